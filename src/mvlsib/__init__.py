@@ -1,0 +1,3 @@
+"""mvlsib-build: construct, validate, publish and evaluate the MVL-SIB benchmark."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Ingest SIB-200, sample MVL-SIB instances, and run the build pipeline."""

@@ -1,0 +1,1 @@
+"""Dataset card templates and rendering."""

@@ -1,0 +1,1 @@
+"""The reference evaluator and its model backends."""

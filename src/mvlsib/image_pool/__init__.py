@@ -1,0 +1,1 @@
+"""The topic-image pool: manifest, curation checks, licences, duplicates, gallery."""

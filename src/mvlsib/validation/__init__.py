@@ -1,0 +1,1 @@
+"""Dataset invariants (SPEC section 4) and model-based image checks."""

@@ -1,0 +1,53 @@
+"""Shared fixtures. Real data lives in ../shared beside the checkout and is never copied."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+SIB_DIR = SHARED / "sib-200"
+TOPIC_PHOTOS = SHARED / "topic-photos"
+POOL_DIR = REPO / "image_pool"
+
+
+def _require(path: Path, what: str) -> Path:
+    if path.exists():
+        return path
+    msg = f"{what} not found at {path}: the tests need ../shared beside the checkout"
+    if os.environ.get("CI"):
+        # In CI a missing data folder is a broken setup, never a reason to skip.
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def sib_dir() -> Path:
+    """The SIB-200 repository's data folder layout root (contains data/annotated)."""
+    return _require(SIB_DIR, "SIB-200 data")
+
+
+@pytest.fixture(scope="session")
+def topic_photos_dir() -> Path:
+    return _require(TOPIC_PHOTOS, "topic photographs")
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def pool_dir() -> Path:
+    return _require(POOL_DIR / "manifest.csv", "bundled image pool").parent
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """Environment for running the package from this checkout in a child process."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
