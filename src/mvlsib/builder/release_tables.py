@@ -331,11 +331,17 @@ def read_image_record(pool: Path, row) -> ImageRecord:
     )
 
 
+def image_sort_key(rec) -> tuple[str, int, str]:
+    """Topic, then the numeric suffix of the id (``sports_2`` before ``sports_10``), like the pool manifest."""
+    _, _, num = rec.image_id.rpartition("_")
+    return (rec.topic, int(num) if num.isdigit() else -1, rec.image_id)
+
+
 def images_table(records: Sequence[ImageRecord]):
     import pyarrow as pa
 
     schema = image_schema()
-    records = sorted(records, key=lambda r: r.image_id)
+    records = sorted(records, key=image_sort_key)
     cols = {
         "image": pa.array(
             [{"bytes": r.data, "path": r.filename} for r in records], type=schema.field("image").type

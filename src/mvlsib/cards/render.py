@@ -1,0 +1,249 @@
+"""Render the dataset card (``README.md``) of a release from ``templates/README.md.tmpl``.
+
+The YAML header is written by hand (not by a YAML library) so that the bytes do
+not depend on a library version; strings are JSON-quoted, which YAML reads as
+double-quoted scalars.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Sequence
+
+from mvlsib.builder.release_stats import LETTERS, ReleaseStats
+from mvlsib.topics import TOPICS
+
+TEMPLATE = "README.md.tmpl"
+PROMPTS_SLOT = "<!-- PROMPTS-SLOT -->"
+
+# Hub licence ids (https://huggingface.co/docs/hub/repositories-licenses) for the SPDX ids a pool may use.
+_HUB_LICENSES = {
+    "cc0-1.0",
+    "cc-by-2.0",
+    "cc-by-2.5",
+    "cc-by-3.0",
+    "cc-by-4.0",
+    "cc-by-sa-3.0",
+    "cc-by-sa-4.0",
+    "pddl",
+}
+_LICENSE_LINKS = {
+    "CC0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
+    "PDDL-1.0": "https://opendatacommons.org/licenses/pddl/1-0/",
+    "LicenseRef-PublicDomain": "https://creativecommons.org/publicdomain/mark/1.0/",
+    "LicenseRef-Unsplash": "https://unsplash.com/license",
+    "LicenseRef-Pexels": "https://www.pexels.com/license/",
+}
+
+
+@dataclass(frozen=True)
+class CardImage:
+    image_id: str
+    topic: str
+    license: str
+    author: str
+    source_url: str
+    title: str = ""
+    width: int = 0
+    height: int = 0
+
+
+@dataclass(frozen=True)
+class CardContext:
+    languages: Sequence[str]
+    images: Sequence[CardImage]
+    stats: ReleaseStats
+    seed: int | None
+    instances_sha256: str
+    toolkit_version: str
+    num_sentences: int
+    source_location: str = ""
+    source_revision: str = ""
+    pool_manifest_sha256: str = ""
+    prompts_markdown: str | None = None  # None: the evaluator's prompts were not available
+    sampling_markdown: str = ""
+    repo_hint: str = "ORG/mvl-sib"
+    extra_build: dict[str, str] = field(default_factory=dict)
+
+
+def license_link(spdx: str) -> str:
+    if spdx in _LICENSE_LINKS:
+        return _LICENSE_LINKS[spdx]
+    low = spdx.lower()
+    for prefix, path in (("cc-by-sa-", "by-sa"), ("cc-by-", "by")):
+        if low.startswith(prefix):
+            return f"https://creativecommons.org/licenses/{path}/{low[len(prefix):]}/"
+    return f"https://spdx.org/licenses/{spdx}.html"
+
+
+def hub_license(spdx: str) -> str:
+    low = spdx.strip().lower()
+    if low == "pddl-1.0":
+        return "pddl"
+    return low if low in _HUB_LICENSES else "other"
+
+
+def size_category(n: int) -> str:
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < bound:
+            return label
+    return "1M<n<10M"
+
+
+def _q(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def yaml_header(ctx: CardContext) -> str:
+    langs = sorted(ctx.languages)
+    iso = sorted({code.split("_")[0] for code in langs})
+    licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
+    lines = ["pretty_name: MVL-SIB", "license:"]
+    lines += [f"- {lic}" for lic in licenses]
+    if "other" in licenses:
+        lines.append(
+            "license_details: "
+            + _q("text CC BY-SA 4.0 (SIB-200/Flores-200); each image its own licence, see the attribution table")
+        )
+    lines += ["language:"] + [f"- {code}" for code in iso]
+    lines.append(f"language_details: {_q(', '.join(langs))}")
+    lines += ["multilinguality:", "- multilingual", "task_categories:", "- visual-question-answering",
+              "- image-text-to-text", "- text-classification", "size_categories:",
+              f"- {size_category(ctx.stats.num_instances)}", "source_datasets:", "- Davlan/sib200",
+              "tags:", "- multilingual", "- vision-language", "- topic-classification", "- benchmark"]
+    lines.append("configs:")
+    default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
+    for config in [*langs, "images"]:
+        lines.append(f"- config_name: {_q(config)}")
+        if config == default:
+            lines.append("  default: true")
+        lines += ["  data_files:", "  - split: test", f"    path: {_q(f'data/{config}/test.parquet')}"]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+
+
+def statistics_markdown(stats: ReleaseStats) -> str:
+    out = [
+        f"Instances per topic (of {stats.num_instances:,}):",
+        "",
+        "| topic | instances |",
+        "|---|---|",
+    ]
+    out += [f"| {t} | {n:,} |" for t, n in stats.per_topic.items()]
+    out += [
+        "",
+        "Correct-option positions (the answer letter of each instance):",
+        "",
+        "| label column | " + " | ".join(LETTERS) + " |",
+        "|---|" + "---|" * len(LETTERS),
+        "| `sentence_label` (i2s, t2s) | " + " | ".join(f"{stats.sentence_labels[c]:,}" for c in LETTERS) + " |",
+        "| `image_label` (s2i, s2t) | " + " | ".join(f"{stats.image_labels[c]:,}" for c in LETTERS) + " |",
+        "",
+        "Image use: how often each image is one of the 5 positive references (`ref_image_ids`) and one of the 4",
+        "image options (`image_option_ids`), with the spread of the reference counts within each topic:",
+        "",
+        "| topic | references per image (min-max) |",
+        "|---|---|",
+    ]
+    out += [f"| {t} | {lo:,}-{hi:,} |" for t, (lo, hi) in stats.reference_spread().items()]
+    out += ["", "<details><summary>Per image</summary>", "", "| image | topic | as reference | as option |", "|---|---|---|---|"]
+    out += [f"| `{u.image_id}` | {u.topic} | {u.as_reference:,} | {u.as_option:,} |" for u in stats.images]
+    out += ["", "</details>"]
+    return "\n".join(out)
+
+
+def attribution_markdown(images: Sequence[CardImage]) -> str:
+    out = ["| image | topic | title | author | licence | source | size |", "|---|---|---|---|---|---|---|"]
+    for im in images:
+        lic = f"[{_cell(im.license)}]({license_link(im.license)})" if im.license else "unknown"
+        src = f"[link]({im.source_url})" if im.source_url else ""
+        size = f"{im.width}×{im.height}" if im.width else ""
+        out.append(
+            f"| `{im.image_id}` | {im.topic} | {_cell(im.title)} | {_cell(im.author)} | {lic} | {src} | {size} |"
+        )
+    return "\n".join(out)
+
+
+def language_table(languages: Sequence[str], per_row: int = 8) -> str:
+    langs = [f"`{code}`" for code in sorted(languages)]
+    rows = [langs[i : i + per_row] for i in range(0, len(langs), per_row)]
+    out = ["| " + " | ".join([" "] * per_row) + " |", "|" + "---|" * per_row]
+    for row in rows:
+        out.append("| " + " | ".join(row + [" "] * (per_row - len(row))) + " |")
+    return "\n".join(out)
+
+
+def image_licence_summary(images: Sequence[CardImage]) -> str:
+    counts: dict[str, int] = {}
+    for im in images:
+        counts[im.license] = counts.get(im.license, 0) + 1
+    parts = [f"{n} × [{lic}]({license_link(lic)})" for lic, n in sorted(counts.items())]
+    return (" In this release: " + ", ".join(parts) + ".") if parts else ""
+
+
+def build_table(ctx: CardContext) -> str:
+    rows = [
+        ("seed", "not recorded" if ctx.seed is None else str(ctx.seed)),
+        ("toolkit", f"mvlsib-build {ctx.toolkit_version}"),
+        ("SIB-200 source", ctx.source_location),
+        ("source revision", ctx.source_revision or "not recorded"),
+        ("image pool manifest sha256", f"`{ctx.pool_manifest_sha256}`" if ctx.pool_manifest_sha256 else ""),
+        ("instances.jsonl sha256", f"`{ctx.instances_sha256}`"),
+        ("languages", str(len(ctx.languages))),
+        ("instances per language", f"{ctx.stats.num_instances:,}"),
+    ]
+    rows += sorted(ctx.extra_build.items())
+    return "\n".join(f"| {k} | {_cell(v)} |" for k, v in rows)
+
+
+def _prompts(ctx: CardContext) -> str:
+    if ctx.prompts_markdown is not None:
+        return ctx.prompts_markdown
+    return (
+        f"{PROMPTS_SLOT}\n"
+        "The exact prompt templates come from the reference evaluator (`mvlsib.evaluation.prompts`), which was not "
+        "available when this card was rendered; `evaluate.py` holds the prompts it uses."
+    )
+
+
+def render_card(ctx: CardContext) -> str:
+    template = string.Template(resources.files("mvlsib.cards").joinpath("templates", TEMPLATE).read_text("utf-8"))
+    topics_per = {im.topic for im in ctx.images}
+    per_topic = len(ctx.images) // len(topics_per) if topics_per else 0
+    text = template.substitute(
+        yaml_header=yaml_header(ctx),
+        num_languages=len(ctx.languages),
+        num_images=len(ctx.images),
+        images_per_topic=per_topic,
+        num_sentences=f"{ctx.num_sentences:,}",
+        num_instances=f"{ctx.stats.num_instances:,}",
+        topic_list=", ".join(f"`{t}`" for t in TOPICS),
+        prompts=_prompts(ctx),
+        repo_hint=ctx.repo_hint,
+        seed="not recorded" if ctx.seed is None else ctx.seed,
+        toolkit_version=ctx.toolkit_version,
+        instances_sha256=ctx.instances_sha256,
+        sampling=ctx.sampling_markdown.strip(),
+        statistics=statistics_markdown(ctx.stats),
+        language_table=language_table(ctx.languages),
+        image_licence_summary=image_licence_summary(ctx.images),
+        attribution=attribution_markdown(ctx.images),
+        build_table=build_table(ctx),
+    )
+    return text.rstrip("\n") + "\n"
+
+
+def card_metadata(readme_text: str) -> dict:
+    """Parse a card's YAML header (for tests and checks)."""
+    import yaml
+
+    if not readme_text.startswith("---\n"):
+        raise ValueError("card does not start with a YAML header")
+    end = readme_text.index("\n---\n", 4)
+    return yaml.safe_load(readme_text[4:end])
