@@ -65,6 +65,105 @@ def build_cli() -> None:
 
 
 # ---------------------------------------------------------------- publish / build
+@build_cli.command("publish")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_WORKDIR,
+    show_default=True,
+    help="Work folder with corpus.parquet and instances.jsonl (used with --out).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write the release folder here from --workdir and --pool.",
+)
+@click.option(
+    "--pool",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=True,
+    help="Image pool folder (with manifest.csv) the instances were sampled with.",
+)
+@click.option("--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it).")
+@click.option(
+    "--release",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Upload this existing release folder (checked against its manifest.json first).",
+)
+@click.option("--repo-id", default=None, help="Hub dataset repository ORG/NAME to upload to.")
+@click.option("--revision", default=None, help="Hub branch to commit to (default: main; created if missing).")
+@click.option("--private", is_flag=True, help="Create the Hub repository as private (if it does not exist yet).")
+@click.option("--tag", default=None, help="Tag the uploaded revision, e.g. v1.0.")
+@click.option("--dry-run", is_flag=True, help="List what would be added, changed and deleted on the Hub; write nothing.")
+@_friendly_errors
+def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run):
+    """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
+
+    \b
+    mvlsib-build publish --workdir W --out DIR
+    mvlsib-build publish --release DIR --repo-id ORG/NAME [--tag v1.0] [--dry-run]
+
+    The Hub token comes from HF_TOKEN or the stored login (`hf auth login`).
+    """
+    from mvlsib.errors import MvlsibError
+
+    if out is None and release is None:
+        raise MvlsibError("nothing to do: pass --out DIR to write a release, or --release DIR --repo-id ORG/NAME to upload one")
+    if out is not None and release is not None:
+        raise MvlsibError("--out writes a new release and --release uploads an existing one; pass only one of them")
+    if release is not None and repo_id is None:
+        raise MvlsibError("--release needs --repo-id ORG/NAME (the Hub dataset repository to upload to)")
+    if out is not None:
+        from mvlsib.builder.publish import publish
+
+        summary = publish(workdir, out, pool, seed=seed, repo_hint=repo_id or "ORG/mvl-sib")
+        for line in summary.lines():
+            click.echo(line)
+        for warning in summary.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        release = out
+    if repo_id is not None:
+        from mvlsib.builder.hub import publish_to_hub
+
+        result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run)
+        for line in result.lines():
+            click.echo(line)
+
+
+@build_cli.command("build")
+@click.option("--sib", required=True, help="SIB-200: a local folder in the repository layout, or a Hub dataset id.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Release folder to write.")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep the intermediate files here (default: a temporary folder, removed afterwards).",
+)
+@click.option(
+    "--pool",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=True,
+    help="Image pool folder with manifest.csv.",
+)
+@click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")
+@click.option("--revision", default=None, help="Revision of a Hub --sib dataset.")
+@_friendly_errors
+def build_cmd(sib, seed, out, workdir, pool, languages, revision):
+    """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
+    from mvlsib.builder.pipeline import build
+
+    langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
+    summary = build(sib, out, seed=seed, workdir=workdir, pool=pool, languages=langs, revision=revision)
+    for line in summary.lines():
+        click.echo(line)
+    for warning in summary.release.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
 
 
 # ================================================================ mvlsib-eval
