@@ -7,11 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-SIB_DIR = SHARED / "sib-200"
-TOPIC_PHOTOS = SHARED / "topic-photos"
-POOL_DIR = REPO / "image_pool"
+from support import POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, subprocess_env  # noqa: F401
 
 
 def _require(path: Path, what: str) -> Path:
@@ -43,11 +39,3 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def pool_dir() -> Path:
     return _require(POOL_DIR / "manifest.csv", "bundled image pool").parent
-
-
-def subprocess_env(**extra: str) -> dict[str, str]:
-    """Environment for running the package from this checkout in a child process."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(extra)
-    return env
