@@ -26,15 +26,6 @@ class BuildSummary:
         return [*self.release.lines(), f"time: {sum(self.seconds.values()):.1f}s ({times})"]
 
 
-def _violation_text(v) -> str:
-    if isinstance(v, str):
-        return v
-    for attrs in (("instance_id", "rule", "detail"), ("record", "rule", "detail")):
-        if all(hasattr(v, a) for a in attrs):
-            return " | ".join(str(getattr(v, a)) for a in attrs)
-    return str(v)
-
-
 def build(
     sib: str,
     out: str | os.PathLike[str],
@@ -53,7 +44,7 @@ def build(
     from mvlsib.builder.ingest import ingest
     from mvlsib.builder.publish import publish
     from mvlsib.builder.sample import sample
-    from mvlsib.validation import validate
+    from mvlsib.validation.invariants import validate_workdir
 
     seconds: dict[str, float] = {}
     with contextlib.ExitStack() as stack:
@@ -73,16 +64,16 @@ def build(
             bar.update(1)
             return result
 
-        ingest_kwargs = {"sib": sib}
+        ingest_kwargs = {"sib": sib, "progress": progress}
         if languages:
             ingest_kwargs["languages"] = list(languages)
         if revision:
             ingest_kwargs["revision"] = revision
         stage("ingest", ingest, work, **ingest_kwargs)
-        stage("sample", sample, work, seed=seed, pool=str(pool))
-        violations = stage("validate", validate, work)
+        stage("sample", sample, work, seed=seed, pool=pool, progress=progress)
+        violations = stage("validate", validate_workdir, work, pool).violations
         if violations:
-            shown = "\n  - ".join(_violation_text(v) for v in list(violations)[:20])
+            shown = "\n  - ".join(str(v).strip() for v in list(violations)[:20])
             more = f"\n  ... and {len(violations) - 20} more" if len(violations) > 20 else ""
             raise MvlsibError(
                 f"{work}: validation found {len(violations)} violation(s); no release was written:\n  - {shown}{more}"

@@ -79,24 +79,10 @@ def _require(path: Path, how: str) -> Path:
 
 
 def read_instances_file(workdir: Path) -> list[dict]:
-    """Instances via the sampler's reader (the contract), with a plain reader when it is absent."""
-    path = _require(Path(workdir) / INSTANCES_NAME, "run `mvlsib-build sample --workdir W` first")
-    try:
-        from mvlsib.builder.sample import read_instances
-    except ImportError:
-        read_instances = None
-    if read_instances is not None:
-        return read_instances(workdir)
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise MvlsibError(f"{path}, line {lineno}: not valid JSON ({exc.msg}); re-run `mvlsib-build sample`") from exc
-    return out
+    from mvlsib.builder.sample import read_instances
+
+    _require(Path(workdir) / INSTANCES_NAME, "run `mvlsib-build sample --workdir W` first")
+    return read_instances(workdir)
 
 
 def read_corpus_texts(workdir: Path) -> tuple[list[int], dict[str, object]]:

@@ -1,8 +1,11 @@
-"""A Hugging Face Hub stand-in on 127.0.0.1: the endpoints huggingface_hub 2.x calls to publish a dataset.
+"""`publish --release DIR --repo-id ORG/NAME` end to end against a Hub stand-in on 127.0.0.1.
 
-It keeps real git-like state (commits with parents, branches, tags, LFS objects
-checked by sha256) so tests can assert what the client really sent. Used by the
-release tests; not a test module itself.
+The stand-in implements the endpoints huggingface_hub 2.x calls to publish a dataset
+(repo create, tree listing, YAML validation, preupload, LFS batch + upload + verify,
+commit, refs, tag, branch) and keeps real git-like state (commits with parents,
+branches, tags, LFS objects checked by sha256), so the tests assert what the client
+really sent. Uploads go through the LFS path: HF_HUB_DISABLE_XET=1 (Xet needs a CAS
+server that the stand-in does not implement).
 """
 
 from __future__ import annotations
@@ -10,11 +13,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
+
+import pytest
+
+from support import subprocess_env
 
 GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"
 LFS_THRESHOLD = 10 * 1024 * 1024
@@ -382,3 +394,149 @@ class HubStandIn:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# ====================================================================== tests
+
+TOKEN = "hf_StandInSecret_9f3b2c71d0e54a8b"
+REPO_ID = "org/mvl-sib"
+LANGS = ["eng_Latn", "fra_Latn", "deu_Latn"]
+
+
+@pytest.fixture(scope="module")
+def small_release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
+    from mvlsib.builder.publish import publish
+
+    out = tmp_path_factory.mktemp("hub") / "release"
+    publish(full_workdir, out, pool_dir, languages=LANGS, progress=False)
+    return out
+
+
+def _env(hub: HubStandIn | None, home: Path, token: str | None = TOKEN) -> dict[str, str]:
+    env = subprocess_env(
+        HF_HOME=str(home),  # no stored login from the machine
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_VERBOSITY="debug",  # the most the library logs; the token must still not appear
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
+    env.pop("HF_TOKEN", None)
+    if token is not None:
+        env["HF_TOKEN"] = token
+    if hub is not None:
+        env["HF_ENDPOINT"] = hub.endpoint
+    return env
+
+
+def _publish(release: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mvlsib", "publish", "--release", str(release), "--repo-id", REPO_ID, *extra],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+
+
+def _local_files(release: Path) -> dict[str, bytes]:
+    return {p.relative_to(release).as_posix(): p.read_bytes() for p in release.rglob("*") if p.is_file()}
+
+
+def test_publish_uploads_every_file_then_commits_nothing(small_release, tmp_path):
+    with HubStandIn(TOKEN) as hub:
+        first = _publish(small_release, _env(hub, tmp_path), "--tag", "v1.0")
+        assert first.returncode == 0, first.stderr
+        history = hub.state.history(REPO_ID)
+        assert len(history) == 2  # the repo's initial commit + the release
+        remote = hub.state.head_files(REPO_ID)
+        assert remote.pop(".gitattributes")
+        assert remote == _local_files(small_release)  # every file, byte for byte
+        commit = history[0]
+        assert commit.summary.startswith("MVL-SIB release: seed 0, mvlsib-build ")
+        assert "3 languages" in commit.summary
+        build = json.loads(commit.description.split("\n\n", 1)[1])
+        assert build["languages"] == sorted(LANGS) and build["seed"] == 0
+        assert hub.state.repos[REPO_ID].tags == {"v1.0": commit.oid}
+        parquet = sorted(p for p in remote if p.endswith(".parquet"))
+        assert len(hub.state.uploads) == len(parquet) == len(LANGS) + 1  # parquet files went through LFS
+        assert f"Bearer {TOKEN}" in hub.state.auth_seen
+
+        second = _publish(small_release, _env(hub, tmp_path), "--tag", "v1.0")
+        assert second.returncode == 0, second.stderr
+        assert len(hub.state.history(REPO_ID)) == 2  # no new commit
+        assert len(hub.state.uploads) == len(parquet)  # nothing re-uploaded
+        assert "nothing changed: no commit made" in second.stdout
+        assert "0 to add, 0 to change, 0 to delete" in second.stdout
+    for res in (first, second):
+        assert TOKEN not in res.stdout + res.stderr
+
+
+def test_changed_release_uploads_only_what_changed(full_workdir, pool_dir, small_release, tmp_path):
+    from mvlsib.builder.hub import publish_to_hub
+    from mvlsib.builder.publish import publish
+
+    other = tmp_path / "other"
+    publish(full_workdir, other, pool_dir, languages=["eng_Latn", "fra_Latn", "spa_Latn"], progress=False)
+    os.environ.pop("HF_TOKEN", None)
+    with HubStandIn(TOKEN) as hub, pytest.MonkeyPatch.context() as mp:
+        mp.setattr("huggingface_hub.constants.HF_HUB_DISABLE_XET", True)
+        publish_to_hub(small_release, REPO_ID, endpoint=hub.endpoint, token=TOKEN)
+        uploaded_before = list(hub.state.uploads)
+
+        dry = publish_to_hub(other, REPO_ID, endpoint=hub.endpoint, token=None, dry_run=True)
+        assert dry.plan.added == ["data/spa_Latn/test.parquet"]
+        assert dry.plan.deleted == ["data/deu_Latn/test.parquet"]
+        assert dry.plan.changed == ["README.md", "manifest.json"]
+        assert "data/eng_Latn/test.parquet" in dry.plan.unchanged and "data/images/test.parquet" in dry.plan.unchanged
+        assert len(hub.state.history(REPO_ID)) == 2  # the dry run wrote nothing
+
+        res = publish_to_hub(other, REPO_ID, endpoint=hub.endpoint, token=TOKEN)
+        assert res.commit_oid == hub.state.repos[REPO_ID].branches["main"]
+        new = hub.state.uploads[len(uploaded_before):]
+        spa = hashlib.sha256((other / "data/spa_Latn/test.parquet").read_bytes()).hexdigest()
+        assert new == [spa]  # unchanged parquet files were not sent again
+        remote = hub.state.head_files(REPO_ID)
+        remote.pop(".gitattributes")
+        assert remote == _local_files(other)
+
+
+def test_dry_run_needs_no_token_and_writes_nothing(small_release, tmp_path):
+    with HubStandIn(TOKEN) as hub:
+        hub_env = _env(hub, tmp_path, token=None)
+        res = _publish(small_release, hub_env, "--dry-run")
+        assert res.returncode == 0, res.stderr
+        assert f"add    data/eng_Latn/test.parquet" in res.stdout
+        assert "dry run: nothing was written to the Hub" in res.stdout
+        assert REPO_ID not in hub.state.repos
+        assert all(method == "GET" for method, _ in hub.state.requests)
+
+        no_token = _publish(small_release, hub_env)
+        assert no_token.returncode != 0
+        assert "no Hugging Face token: set HF_TOKEN" in no_token.stderr
+        assert "Traceback" not in no_token.stderr
+
+        wrong = _publish(small_release, _env(hub, tmp_path, token="hf_wrong_token_123456"))
+        assert wrong.returncode != 0 and "Traceback" not in wrong.stderr
+        assert "hf_wrong_token_123456" not in wrong.stdout + wrong.stderr
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupted", "extra"])
+def test_release_not_matching_its_manifest_is_refused(small_release, tmp_path, damage):
+    bad = tmp_path / "bad"
+    shutil.copytree(small_release, bad)
+    target = bad / "data" / "fra_Latn" / "test.parquet"
+    if damage == "missing":
+        target.unlink()
+    elif damage == "corrupted":
+        data = bytearray(target.read_bytes())
+        data[len(data) // 2] ^= 0xFF  # same size, different content
+        target.write_bytes(bytes(data))
+    else:
+        (bad / "notes.txt").write_text("not part of the release\n")
+    with HubStandIn(TOKEN) as hub:
+        res = _publish(bad, _env(hub, tmp_path))
+        assert res.returncode == 2, res.stdout + res.stderr
+        expected = {
+            "missing": "data/fra_Latn/test.parquet: listed in manifest.json but missing",
+            "corrupted": "data/fra_Latn/test.parquet: sha256 differs from manifest.json",
+            "extra": "notes.txt: present but not listed in manifest.json",
+        }[damage]
+        assert expected in res.stderr
+        assert "refusing" in res.stderr and "Traceback" not in res.stderr
+        assert hub.state.requests == []  # refused before contacting the Hub
