@@ -117,7 +117,7 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
         f"duplicate texts: {report.n_duplicate_groups} group(s) in {len(report.duplicates)} language(s), "
         f"{n_cross} across topics (see {Path(workdir) / 'ingest_report.json'})"
     )
-    click.echo(f"wrote {report.corpus}  sha256 {report.corpus_sha256}")
+    click.echo(f"wrote {Path(workdir) / report.corpus}  sha256 {report.corpus_sha256}")
 
 
 

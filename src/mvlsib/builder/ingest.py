@@ -48,7 +48,7 @@ class DuplicateGroup:
 
 @dataclass
 class IngestReport:
-    corpus: str
+    corpus: str  # file name inside the work folder
     corpus_sha256: str
     reference: str
     sources: list[dict]
@@ -289,7 +289,7 @@ def ingest(
         split_sizes[r.split] += 1
         topic_sizes[r.topic] = topic_sizes.get(r.topic, 0) + 1
     report = IngestReport(
-        corpus=str(corpus),
+        corpus=CORPUS_FILE,
         corpus_sha256=sha256_file(corpus),
         reference=ref_name,
         sources=sources,

@@ -28,6 +28,17 @@ class SibSource:
     languages: dict[str, Path]
 
 
+def _SilentTqdm():
+    from tqdm.auto import tqdm
+
+    class Silent(tqdm):
+        def __init__(self, *args, **kwargs):
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)
+
+    return Silent
+
+
 def is_hub_id(sib: str) -> bool:
     """An existing path is always local; otherwise ``ORG/NAME`` names a Hub dataset."""
     return not Path(sib).exists() and bool(_REPO_ID_RE.match(sib))
@@ -119,6 +130,7 @@ def hub_source(
             allow_patterns=patterns,
             cache_dir=cache_dir,
             endpoint=endpoint,
+            **({} if progress else {"tqdm_class": _SilentTqdm()}),
         )
     except (HfHubHTTPError, OSError) as exc:
         raise MvlsibError(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.") from None
