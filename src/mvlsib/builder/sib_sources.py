@@ -88,6 +88,14 @@ def hub_source(
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 
+    network_errors: tuple[type[BaseException], ...] = (OSError,)
+    try:  # huggingface_hub 2.x talks through httpx2, whose connection errors are not OSErrors
+        import httpx2
+
+        network_errors += (httpx2.TransportError,)
+    except ImportError:  # pragma: no cover - older huggingface_hub
+        pass
+
     api = HfApi(endpoint=endpoint)
     try:
         info = api.dataset_info(repo_id, revision=revision)
@@ -102,7 +110,7 @@ def hub_source(
         ) from None
     except HfHubHTTPError as exc:
         raise MvlsibError(f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.") from None
-    except OSError as exc:  # connection refused, DNS failure, timeouts
+    except network_errors as exc:  # connection refused, DNS failure, timeouts
         raise MvlsibError(
             f"--sib {repo_id}: cannot reach the Hub ({exc.__class__.__name__}: {exc}). "
             "Check the network or HF_ENDPOINT, or pass a local SIB-200 folder."
@@ -132,7 +140,7 @@ def hub_source(
             endpoint=endpoint,
             **({} if progress else {"tqdm_class": _SilentTqdm()}),
         )
-    except (HfHubHTTPError, OSError) as exc:
+    except (HfHubHTTPError, *network_errors) as exc:
         raise MvlsibError(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.") from None
     root = Path(snapshot) / "data"
     langs = {lang: root / lang for lang in available}
