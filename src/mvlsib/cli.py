@@ -192,6 +192,35 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
 # ---------------------------------------------------------------- images
 
 
+pool_option = click.option(
+    "--pool",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=True,
+    help="Image-pool folder holding manifest.csv and the image files.",
+)
+
+
+@build_cli.group("images")
+def images_group() -> None:
+    """Curate the topic-image pool: draw the demo pool, add, check, gallery, credits, import."""
+
+
+@images_group.command("demo-pool")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_POOL, show_default=True,
+              help="Folder to write the drawn pictograms and manifest.csv into.")
+@_friendly_errors
+def images_demo_pool(out: Path) -> None:
+    """Draw the bundled demo pool (10 CC0 pictograms per topic) into OUT.
+
+    Deterministic: the same toolkit and Pillow version give byte-identical files.
+    """
+    from mvlsib.image_pool.demo import write_demo_pool
+
+    path = write_demo_pool(out)
+    click.echo(f"wrote {path}")
+
+
 # ---------------------------------------------------------------- verify-images
 
 
