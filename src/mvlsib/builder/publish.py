@@ -134,33 +134,24 @@ def _read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _find_key(data: dict, *names: str):
-    """First value under one of ``names``, searched breadth-first through nested dicts."""
-    queue = [data]
-    while queue:
-        cur = queue.pop(0)
-        for name in names:
-            if name in cur and not isinstance(cur[name], dict):
-                return cur[name]
-        queue += [v for _, v in sorted(cur.items()) if isinstance(v, dict)]
-    return None
-
-
-def source_info(workdir: Path) -> tuple[str, str]:
-    """SIB-200 source location and revision as the ingest report records them."""
+def source_info(workdir: Path) -> dict:
+    """SIB-200 source location(s), revision(s) and corpus hash as the ingest report records them."""
     report = _read_json(Path(workdir) / INGEST_REPORT_NAME)
-    location = _find_key(report, "source", "sib", "source_location", "location")
-    revision = _find_key(report, "revision", "source_revision", "commit")
-    return (str(location) if location is not None else "", str(revision) if revision is not None else "")
+    sources = [s for s in report.get("sources") or [] if isinstance(s, dict)]
+    locations = [str(s["location"]) for s in sources if s.get("location")]
+    revisions = [str(s["revision"]) for s in sources if s.get("revision")]
+    return {
+        "location": ", ".join(locations),
+        "revision": ", ".join(revisions),
+        "kind": ", ".join(str(s.get("kind")) for s in sources if s.get("kind")),
+        "corpus_sha256": str(report.get("corpus_sha256") or ""),
+    }
 
 
 def recorded_seed(workdir: Path) -> int | None:
-    """The seed the sampler recorded in the work folder, if it did."""
-    for name in ("sample_report.json", "instances.meta.json", "sample.json"):
-        seed = _find_key(_read_json(Path(workdir) / name), "seed")
-        if isinstance(seed, int):
-            return seed
-    return None
+    """The seed ``mvlsib-build sample`` recorded in ``sample_report.json``, if any."""
+    seed = _read_json(Path(workdir) / "sample_report.json").get("seed")
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def _demote_headings(markdown: str, levels: int = 2) -> str:
@@ -312,7 +303,7 @@ def publish(
         )
     records = [rt.read_image_record(pool, r) for r in rows]
     seed = seed if seed is not None else recorded_seed(workdir)
-    location, revision = source_info(workdir)
+    source = source_info(workdir)
     pool_sha = sha256_file(manifest_path(pool))
     version = mvlsib.__version__
 
@@ -349,8 +340,9 @@ def publish(
             instances_sha256=instances_sha,
             toolkit_version=version,
             num_sentences=len(index_ids),
-            source_location=location,
-            source_revision=revision,
+            source_location=source["location"],
+            source_revision=source["revision"] or ("none (local folder)" if source["kind"] == "local" else ""),
+            extra_build={"corpus.parquet sha256": f"`{source['corpus_sha256']}`"} if source["corpus_sha256"] else {},
             pool_manifest_sha256=pool_sha,
             prompts_markdown=prompts,
             sampling_markdown=sampling_markdown(),
@@ -361,7 +353,7 @@ def publish(
             "seed": seed,
             "toolkit": "mvlsib-build",
             "toolkit_version": version,
-            "source": {"location": location, "revision": revision},
+            "source": source,
             "languages": langs,
             "num_instances": len(instances),
             "num_images": len(records),
