@@ -309,9 +309,10 @@ def publish(
 
     plan = rt.plan_instances(instances, index_ids)
     with _staging(Path(out)) as stage:
+        sizes = {}
         for lang in _progress(langs, desc="write languages", enabled=progress):
-            rt.write_language(stage, plan, lang, texts[lang])
-        rt.write_images(stage, records)
+            sizes[lang] = rt.write_language(stage, plan, lang, texts[lang])
+        sizes["images"] = rt.write_images(stage, records)
         shutil.copyfile(mvl_sib.__file__, stage / LOADER_NAME)
         bundled = write_evaluate(stage / EVALUATE_NAME)
 
@@ -347,6 +348,7 @@ def publish(
             prompts_markdown=prompts,
             sampling_markdown=sampling_markdown(),
             repo_hint=repo_hint,
+            config_sizes=sizes,
         )
         (stage / README_NAME).write_text(render_card(ctx), encoding="utf-8", newline="\n")
         build = {

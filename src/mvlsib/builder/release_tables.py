@@ -150,6 +150,15 @@ def image_schema():
     return pa.schema(fields, metadata=_hf_metadata(IMAGE_FEATURES))
 
 
+@dataclass(frozen=True)
+class ConfigSize:
+    """What the card's ``dataset_info`` records for one config."""
+
+    num_examples: int
+    num_bytes: int  # size of the decoded arrow table (what `datasets` calls the split's num_bytes)
+    download_size: int  # size of the parquet file
+
+
 def config_path(out: Path, config: str) -> Path:
     return Path(out) / "data" / config / f"{SPLIT}.parquet"
 
@@ -270,8 +279,10 @@ def language_table(plan: InstancePlan, language: str, texts):
     return pa.Table.from_arrays([cols[f.name].cast(f.type) for f in schema], schema=schema)
 
 
-def write_language(out: Path, plan: InstancePlan, language: str, texts) -> Path:
-    return write_table(language_table(plan, language, texts), config_path(out, language))
+def write_language(out: Path, plan: InstancePlan, language: str, texts) -> "ConfigSize":
+    table = language_table(plan, language, texts)
+    path = write_table(table, config_path(out, language))
+    return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)
 
 
 # ---------------------------------------------------------------- images
@@ -353,7 +364,7 @@ def images_table(records: Sequence[ImageRecord]):
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
-def write_images(out: Path, records: Sequence[ImageRecord]) -> Path:
-    return write_table(
-        images_table(records), config_path(out, IMAGES_CONFIG), row_group_size=IMAGE_ROW_GROUP, no_stats=("image",)
-    )
+def write_images(out: Path, records: Sequence[ImageRecord]) -> "ConfigSize":
+    table = images_table(records)
+    path = write_table(table, config_path(out, IMAGES_CONFIG), row_group_size=IMAGE_ROW_GROUP, no_stats=("image",))
+    return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)

@@ -67,6 +67,9 @@ class CardContext:
     sampling_markdown: str = ""
     repo_hint: str = "ORG/mvl-sib"
     extra_build: dict[str, str] = field(default_factory=dict)
+    # config name -> ConfigSize; written as `dataset_info` (the Hub shows it, and the
+    # `datasets` cache key of a local release hashes it, so a rebuilt file is noticed).
+    config_sizes: dict = field(default_factory=dict)
 
 
 def license_link(spdx: str) -> str:
@@ -114,6 +117,20 @@ def yaml_header(ctx: CardContext) -> str:
               "- image-text-to-text", "- text-classification", "size_categories:",
               f"- {size_category(ctx.stats.num_instances)}", "source_datasets:", "- Davlan/sib200",
               "tags:", "- multilingual", "- vision-language", "- topic-classification", "- benchmark"]
+    if ctx.config_sizes:
+        lines.append("dataset_info:")
+        for config in [*langs, "images"]:
+            if config in ctx.config_sizes:
+                size = ctx.config_sizes[config]
+                lines += [
+                    f"- config_name: {_q(config)}",
+                    "  splits:",
+                    "  - name: test",
+                    f"    num_bytes: {size.num_bytes}",
+                    f"    num_examples: {size.num_examples}",
+                    f"  download_size: {size.download_size}",
+                    f"  dataset_size: {size.num_bytes}",
+                ]
     lines.append("configs:")
     default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
     for config in [*langs, "images"]:
