@@ -103,13 +103,16 @@ def _select(requested: list[str] | None, available: list[str]) -> list[str]:
 
 
 def _annotation_folder(annotation: str | os.PathLike[str]) -> Path:
+    """The folder with the English ``train/dev/test.tsv``: the folder itself, or its ``data/eng``/``eng``."""
     folder = Path(annotation).expanduser().resolve()
-    for candidate in (folder, folder / "data" / "eng", folder / "eng"):
-        if (candidate / "train.tsv").is_file() or (candidate.is_dir() and candidate == folder and any(candidate.iterdir())):
-            return candidate
     if not folder.is_dir():
-        raise MvlsibError(f"--annotation {annotation}: not a folder; give the folder with the English train/dev/test.tsv.")
-    return folder
+        raise MvlsibError(
+            f"--annotation {annotation}: not a folder; give the folder with the English train/dev/test.tsv."
+        )
+    for candidate in (folder, folder / "data" / "eng", folder / "eng"):
+        if (candidate / "train.tsv").is_file():
+            return candidate
+    return folder  # reading it names the missing file
 
 
 def _reference_map(rows: list[SibRow], name: str) -> dict[int, SibRow]:
