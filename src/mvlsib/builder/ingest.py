@@ -213,13 +213,15 @@ def ingest(
             "--flores needs --annotation DIR: the English SIB-200 annotation (train/dev/test.tsv) that gives "
             "each Flores sentence its split and topic, e.g. --annotation sib-200/data/eng."
         )
-    if revision is not None and (sib is None or not is_hub_id(str(sib))):
+    # a Path object always means a local folder; only a string can name a Hub dataset
+    hub = isinstance(sib, str) and is_hub_id(sib)
+    if revision is not None and not hub:
         raise MvlsibError("--revision applies only to a Hub dataset given with --sib ORG/NAME.")
 
     sources: list[dict] = []
     sib_src: SibSource | None = None
     if sib is not None:
-        if is_hub_id(str(sib)):
+        if hub:
             sib_src = hub_source(
                 str(sib), revision, languages=requested, endpoint=endpoint, cache_dir=cache_dir, progress=progress
             )
