@@ -16,6 +16,12 @@ DEFAULT_WORKDIR = "mvlsib-work"
 DEFAULT_POOL = "image_pool"
 
 
+class InputError(click.ClickException):
+    """Bad input the user can fix: message on stderr, exit status 2 (1 is kept for failed checks)."""
+
+    exit_code = 2
+
+
 def _friendly_errors(fn):
     """Turn MvlsibError (bad input the user can fix) into a one-paragraph message, exit 2."""
 
@@ -26,7 +32,7 @@ def _friendly_errors(fn):
         try:
             return fn(*args, **kwargs)
         except MvlsibError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise InputError(str(exc)) from exc
 
     return wrapper
 

@@ -82,7 +82,8 @@ def read_flores_lines(path: Path, fmt: str, expected: int) -> list[str]:
         lines = ["" if t is None else str(t) for t in lines]
     else:
         try:
-            data = path.read_text(encoding="utf-8")
+            # bytes, not read_text: universal newlines would also split at a lone "\r" inside a sentence
+            data = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise MvlsibError(f"{path}: not valid UTF-8 ({exc}); re-save the file as UTF-8.") from None
         # split on "\n" only: str.splitlines would also break at U+2028, U+0085 and other characters
@@ -92,8 +93,9 @@ def read_flores_lines(path: Path, fmt: str, expected: int) -> list[str]:
             lines.pop()
     if len(lines) != expected:
         raise MvlsibError(
-            f"{path}: has {len(lines)} sentences, expected {expected} (Flores {path.suffix.lstrip('.') if fmt == 'text' else path.parent.name}); "
-            "index_ids would not line up. Use the complete Flores-200/Flores+ file."
+            f"{path}: has {len(lines)} sentences, expected {expected} as in every Flores-200/Flores+ "
+            f"{'dev' if expected == DEV_SIZE else 'devtest'} file, or the index_ids would not line up. "
+            "Use the complete file (one sentence per line, no extra blank lines)."
         )
     return lines
 

@@ -103,13 +103,16 @@ def _select(requested: list[str] | None, available: list[str]) -> list[str]:
 
 
 def _annotation_folder(annotation: str | os.PathLike[str]) -> Path:
+    """The folder with the English ``train/dev/test.tsv``: the folder itself, or its ``data/eng``/``eng``."""
     folder = Path(annotation).expanduser().resolve()
-    for candidate in (folder, folder / "data" / "eng", folder / "eng"):
-        if (candidate / "train.tsv").is_file() or (candidate.is_dir() and candidate == folder and any(candidate.iterdir())):
-            return candidate
     if not folder.is_dir():
-        raise MvlsibError(f"--annotation {annotation}: not a folder; give the folder with the English train/dev/test.tsv.")
-    return folder
+        raise MvlsibError(
+            f"--annotation {annotation}: not a folder; give the folder with the English train/dev/test.tsv."
+        )
+    for candidate in (folder, folder / "data" / "eng", folder / "eng"):
+        if (candidate / "train.tsv").is_file():
+            return candidate
+    return folder  # reading it names the missing file
 
 
 def _reference_map(rows: list[SibRow], name: str) -> dict[int, SibRow]:
@@ -210,13 +213,15 @@ def ingest(
             "--flores needs --annotation DIR: the English SIB-200 annotation (train/dev/test.tsv) that gives "
             "each Flores sentence its split and topic, e.g. --annotation sib-200/data/eng."
         )
-    if revision is not None and (sib is None or not is_hub_id(str(sib))):
+    # a Path object always means a local folder; only a string can name a Hub dataset
+    hub = isinstance(sib, str) and is_hub_id(sib)
+    if revision is not None and not hub:
         raise MvlsibError("--revision applies only to a Hub dataset given with --sib ORG/NAME.")
 
     sources: list[dict] = []
     sib_src: SibSource | None = None
     if sib is not None:
-        if is_hub_id(str(sib)):
+        if hub:
             sib_src = hub_source(
                 str(sib), revision, languages=requested, endpoint=endpoint, cache_dir=cache_dir, progress=progress
             )

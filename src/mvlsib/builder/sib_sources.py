@@ -102,7 +102,9 @@ def hub_source(
         commit = info.sha
         files = api.list_repo_files(repo_id, repo_type="dataset", revision=commit)
     except RevisionNotFoundError:
-        raise MvlsibError(f"--revision {revision}: not found in Hub dataset {repo_id}; check the branch/tag/commit.") from None
+        raise MvlsibError(
+            f"--revision {revision}: not found in Hub dataset {repo_id}; check the branch, tag or commit."
+        ) from None
     except RepositoryNotFoundError:
         raise MvlsibError(
             f"--sib {repo_id}: no such Hub dataset (or it is private: log in with `hf auth login`). "
