@@ -507,12 +507,13 @@ def test_dry_run_needs_no_token_and_writes_nothing(small_release, tmp_path):
         assert all(method == "GET" for method, _ in hub.state.requests)
 
         no_token = _publish(small_release, hub_env)
-        assert no_token.returncode != 0
+        assert no_token.returncode == 2
         assert "no Hugging Face token: set HF_TOKEN" in no_token.stderr
         assert "Traceback" not in no_token.stderr
 
         wrong = _publish(small_release, _env(hub, tmp_path, token="hf_wrong_token_123456"))
-        assert wrong.returncode != 0 and "Traceback" not in wrong.stderr
+        assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+        assert "the Hub refused the request (HTTP 401)" in wrong.stderr
         assert "hf_wrong_token_123456" not in wrong.stdout + wrong.stderr
 
 
@@ -531,7 +532,7 @@ def test_release_not_matching_its_manifest_is_refused(small_release, tmp_path, d
         (bad / "notes.txt").write_text("not part of the release\n")
     with HubStandIn(TOKEN) as hub:
         res = _publish(bad, _env(hub, tmp_path))
-        assert res.returncode != 0, res.stdout + res.stderr
+        assert res.returncode == 2, res.stdout + res.stderr
         assert res.stderr.startswith("Error: ")
         expected = {
             "missing": "data/fra_Latn/test.parquet: listed in manifest.json but missing",
