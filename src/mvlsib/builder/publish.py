@@ -182,25 +182,30 @@ def sampling_markdown() -> str:
 
 
 def prompts_markdown(example_row: dict | None) -> str | None:
-    """The evaluator's exact prompts for one instance, when the evaluator's prompt module exists."""
+    """The evaluator's exact prompt templates (and one filled-in example), when its prompt module exists."""
     try:
-        from mvlsib.evaluation.prompts import render_prompt_text
+        from mvlsib.evaluation import prompts as ev
     except ImportError:
-        return None
-    if example_row is None:
         return None
     from mvlsib.builder import mvl_sib
 
     parts = [
-        "These are the exact prompts of the reference evaluator, rendered for the first English instance "
-        "(`<image>` marks where an image goes). The references and options of the other instances and "
-        "languages take the same places."
+        "These are the exact prompts of the reference evaluator (`evaluate.py`). `<image>` marks where an image "
+        "goes; `{...}` marks where the references and options of an instance go, sentences in the target language. "
+        "k=2, 4 and 5 follow the same pattern with that many references."
     ]
     for task in mvl_sib.TASKS:
         for k in (1,) if task == "t2s" else (1, 3):
-            ex = mvl_sib.build_examples([example_row], _ImageIds(), task, k)[0]
-            text = render_prompt_text(task, k, ex["references"], ex["options"])
-            parts.append(f"**`{task}`, k={k}**\n\n```text\n{text}\n```")
+            parts.append(f"**`{task}`, k={k}**\n\n```text\n{ev.render_prompt_text(task, k)}\n```")
+    if example_row is not None:
+        ex = mvl_sib.build_examples([example_row], _ImageIds(), "s2i", 3)[0]
+        text = ev.render_prompt_text("s2i", 3, ex["references"], ex["options"])
+        parts.append(
+            f"Filled in for instance `{ex['instance_id']}` in `eng_Latn` (`s2i`, k=3; the option images are "
+            f"{', '.join(f'`{i}`' for i in ex['image_ids'])}):\n\n```text\n{text}\n```"
+        )
+    if hasattr(ev, "prompts_hash"):
+        parts.append(f"Prompt templates sha256 (recorded in every evaluation run): `{ev.prompts_hash()}`.")
     return "\n\n".join(parts)
 
 
