@@ -80,6 +80,7 @@ class HubState:
         self.lfs: dict[str, bytes] = {}
         self.requests: list[tuple[str, str]] = []
         self.auth_seen: list[str] = []
+        self.unrouted: list[tuple[str, str]] = []
         self.uploads: list[str] = []  # LFS oids received by PUT
         self.regular_uploads: list[str] = []  # paths received inline in a commit
         self.lock = threading.Lock()
@@ -168,6 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PUT(self):
         self._route("PUT")
 
+    def do_HEAD(self):
+        self._route("HEAD")
+
     def _route(self, method: str):
         url = urlparse(self.path)
         path = unquote(url.path)
@@ -187,11 +191,15 @@ class _Handler(BaseHTTPRequestHandler):
                 ("POST", r"/datasets/([^/]+/[^/]+)\.git/info/lfs/objects/batch", self.lfs_batch),
                 ("PUT", r"/lfs-upload/([0-9a-f]{64})", self.lfs_put),
                 ("POST", r"/lfs-verify", self.lfs_verify),
+                ("HEAD", r"/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", self.resolve),
+                ("GET", r"/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", self.resolve),
+                ("POST", r"/api/datasets/([^/]+/[^/]+)/paths-info/([^/]+)", self.paths_info),
             ]
             for m, pattern, fn in routes:
                 match = re.fullmatch(pattern, path)
                 if m == method and match:
                     return fn(*match.groups(), query=query)
+            self.state.unrouted.append((method, path))
             self._error(404, "EntryNotFound", f"stand-in has no route {method} {path}")
 
     # ------------------------------------------------------------ endpoints
@@ -227,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
         repo = self._repo(repo_id)
         if repo is None:
             return
-        oid = repo.branches.get(rev) or repo.tags.get(rev) or (rev if rev in repo.commits else None)
+        oid = self._commit_of(repo, rev)
         if oid is None:
             return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
         files = repo.commits[oid].files
@@ -366,11 +374,69 @@ class _Handler(BaseHTTPRequestHandler):
         repo.branches[name] = repo.branches[payload.get("startingPoint") or "main"]
         self._send(200, {})
 
+    def _commit_of(self, repo: Repo, rev: str) -> str | None:
+        return repo.branches.get(rev) or repo.tags.get(rev) or (rev if rev in repo.commits else None)
+
+    def resolve(self, repo_id, rev, path, query):
+        """File download (what hf_hub_download and HfFileSystem read), with the headers the client checks."""
+        repo = self._repo(repo_id)
+        if repo is None:
+            return
+        oid = self._commit_of(repo, rev)
+        if oid is None:
+            return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+        stored = repo.commits[oid].files.get(path)
+        if stored is None:
+            return self._error(404, "EntryNotFound", f"{path} does not exist at {rev}")
+        entry = stored.tree_entry(path)
+        etag = entry["lfs"]["oid"] if stored.lfs else entry["oid"]
+        data = stored.data
+        status, headers = 200, {"X-Repo-Commit": oid, "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}
+        if stored.lfs:
+            headers.update({"X-Linked-Etag": f'"{etag}"', "X-Linked-Size": str(len(data))})
+        rng = self.headers.get("Range")
+        if rng and rng.startswith("bytes="):
+            start_s, _, end_s = rng[6:].partition("-")
+            start = int(start_s) if start_s else max(0, len(data) - int(end_s))
+            end = min(int(end_s), len(data) - 1) if (end_s and start_s) else len(data) - 1
+            headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
+            data, status = data[start : end + 1], 206
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def paths_info(self, repo_id, rev, query):
+        body = self._body()
+        repo = self._repo(repo_id)
+        if repo is None:
+            return
+        oid = self._commit_of(repo, rev)
+        if oid is None:
+            return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+        try:
+            paths = json.loads(body)["paths"]
+        except (ValueError, KeyError):
+            paths = parse_qs(body.decode()).get("paths", [])
+        files = repo.commits[oid].files
+        out = []
+        for p in paths:
+            p = p.strip("/")
+            if p in files:
+                out.append(files[p].tree_entry(p))
+            elif any(f.startswith(p + "/") for f in files) or p == "":
+                out.append({"type": "directory", "path": p, "oid": "0" * 40, "size": 0})
+        self._send(200, out)
+
     def revision_info(self, repo_id, rev, query):
         repo = self._repo(repo_id)
         if repo is None:
             return
-        oid = repo.branches.get(rev) or repo.tags.get(rev)
+        oid = self._commit_of(repo, rev)
         if oid is None:
             return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
         siblings = [{"rfilename": p} for p in sorted(repo.commits[oid].files)]
@@ -542,3 +608,42 @@ def test_release_not_matching_its_manifest_is_refused(small_release, tmp_path, d
         assert expected in res.stderr
         assert "refusing" in res.stderr and "Traceback" not in res.stderr
         assert hub.state.requests == []  # refused before contacting the Hub
+
+
+_HUB_LOADER = r"""
+import json, os, sys
+here = os.path.abspath(".")
+sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or here, "mvlsib"))]
+import mvl_sib
+out = {}
+for task, k in (("i2s", 3), ("s2t", 2)):
+    ex = mvl_sib.load_task(task, "fra_Latn", k=k, source=sys.argv[1], revision=sys.argv[2])
+    out[task] = [{**{key: e[key] for key in e if key != "images"}, "sizes": [im.size for im in e["images"]]} for e in ex]
+assert "mvlsib" not in sys.modules
+print(json.dumps(out))
+"""
+
+
+def test_loader_reads_the_published_repo(small_release, tmp_path):
+    """`mvl_sib.load_task(..., source="ORG/NAME")` goes through datasets + the Hub API (here the stand-in)."""
+    from mvlsib.builder import mvl_sib
+
+    with HubStandIn(TOKEN) as hub:
+        res = _publish(small_release, _env(hub, tmp_path), "--tag", "v1.0")
+        assert res.returncode == 0, res.stderr
+        loader_dir = tmp_path / "elsewhere"
+        loader_dir.mkdir()
+        shutil.copyfile(small_release / "mvl_sib.py", loader_dir / "mvl_sib.py")
+        env = {k: v for k, v in _env(hub, tmp_path / "home").items() if k != "PYTHONPATH"}
+        got = subprocess.run([sys.executable, "-c", _HUB_LOADER, REPO_ID, "v1.0"], cwd=loader_dir, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert got.returncode == 0, got.stderr[-3000:]
+        downloaded = {p for m, p in hub.state.requests if m == "GET" and "/resolve/" in p}
+    assert any(p.endswith("/data/fra_Latn/test.parquet") for p in downloaded)
+    assert any(p.endswith("/data/images/test.parquet") for p in downloaded)
+    remote = json.loads(got.stdout)
+    for task, k in (("i2s", 3), ("s2t", 2)):
+        local = mvl_sib.load_task(task, "fra_Latn", k=k, source=small_release)
+        expected = [{**{key: e[key] for key in e if key != "images"}, "sizes": [list(im.size) for im in e["images"]]}
+                    for e in local]
+        assert remote[task] == expected
