@@ -35,7 +35,7 @@ def cli_build(sib_dir: Path, pool_dir: Path, tmp_path_factory):
     res = subprocess.run(
         [sys.executable, "-m", "mvlsib", "build", "--sib", str(sib_dir), "--seed", "0", "--out", str(out),
          "--workdir", str(work), "--pool", str(pool_dir)],
-        env=subprocess_env(), capture_output=True, text=True, timeout=600,
+        env=subprocess_env(PYTHONHASHSEED="4242"), capture_output=True, text=True, timeout=600,
     )
     assert res.returncode == 0, res.stderr[-3000:]
     return {"out": out, "work": work, "stdout": res.stdout}
@@ -85,7 +85,7 @@ def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir)
 
 
 def test_two_builds_are_byte_identical(release, lib_release):
-    """CLI pipeline in a subprocess vs. publish() from the shared work folder: same bytes."""
+    """CLI pipeline in a subprocess (PYTHONHASHSEED=4242) vs. publish() from the shared work folder (this process): same bytes."""
     a, b = _files(release), _files(lib_release)
     assert sorted(a) == sorted(b)
     differing = [name for name in a if a[name] != b[name]]
