@@ -85,7 +85,8 @@ def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir)
 
 
 def test_two_builds_are_byte_identical(release, lib_release):
-    """CLI pipeline in a subprocess (PYTHONHASHSEED=4242) vs. publish() from the shared work folder (this process): same bytes."""
+    """Same bytes from the CLI pipeline in a subprocess (PYTHONHASHSEED=4242) and from
+    publish() on the session's shared work folder in this process."""
     a, b = _files(release), _files(lib_release)
     assert sorted(a) == sorted(b)
     differing = [name for name in a if a[name] != b[name]]
