@@ -647,3 +647,16 @@ def test_loader_reads_the_published_repo(small_release, tmp_path):
         expected = [{**{key: e[key] for key in e if key != "images"}, "sizes": [list(im.size) for im in e["images"]]}
                     for e in local]
         assert remote[task] == expected
+
+
+def test_revision_publishes_to_a_new_branch(small_release, tmp_path):
+    with HubStandIn(TOKEN) as hub:
+        res = _publish(small_release, _env(hub, tmp_path), "--revision", "candidate", "--private")
+        assert res.returncode == 0, res.stderr
+        repo = hub.state.repos[REPO_ID]
+        assert repo.private and sorted(repo.branches) == ["candidate", "main"]
+        assert set(hub.state.head_files(REPO_ID, "main")) == {".gitattributes"}  # main untouched
+        remote = hub.state.head_files(REPO_ID, "candidate")
+        remote.pop(".gitattributes")
+        assert remote == _local_files(small_release)
+        assert "revision candidate" in res.stdout
