@@ -116,8 +116,10 @@ class CheckReport:
         if self.ok:
             lines.append(f"OK: {self.n_images} images in {self.pool} pass ({n_warn} warning(s))")
         else:
-            lines.append(f"FAILED: {len(self.errors)} problem(s) in {len(self.offending_ids)} image(s) of {self.pool}: "
-                         + ", ".join(self.offending_ids))
+            topics = sorted({f.topic for f in self.errors if not f.image_id})
+            parts = ([f"image(s) {', '.join(self.offending_ids)}"] if self.offending_ids else []) + (
+                [f"topic(s) {', '.join(topics)}"] if topics else [])
+            lines.append(f"FAILED: {len(self.errors)} problem(s) in {self.pool}: " + "; ".join(parts))
         return "\n".join(lines) + "\n"
 
 
