@@ -36,7 +36,7 @@ class NormalizedImage:
 
 
 def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, what: str | None = None,
-               formats: tuple[str, ...] = INPUT_FORMATS):
+               formats: tuple[str, ...] = INPUT_FORMATS, draft_box: tuple[int, int] | None = None):
     """Open and fully decode an image, refusing bombs, unknown formats and truncated data.
 
     The pixel count is checked from the header before any pixel is decoded, so a
@@ -66,6 +66,12 @@ def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXE
                     f"{label}: {w}x{h} = {w * h:,} pixels exceeds the limit of {max_pixels:,} "
                     "(decompression-bomb guard); scale it down first or raise --max-pixels"
                 )
+            if draft_box and im.format == "JPEG" and im.mode in ("RGB", "L"):
+                # Let libjpeg decode at 1/2, 1/4 or 1/8 scale when the result stays >= the box
+                # (and thus >= the final size): several times faster on camera photos.
+                needed = _draft_size(im.size, draft_box)
+                if needed:
+                    im.draft(im.mode, needed)
             try:
                 im.load()
             except (OSError, SyntaxError, ValueError) as exc:
@@ -74,6 +80,16 @@ def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXE
         if not isinstance(source, bytes):
             fp.close()
     return im
+
+
+def _draft_size(size: tuple[int, int], box: tuple[int, int]) -> tuple[int, int] | None:
+    """Smallest size whose fit into ``box`` equals the full image's fit (None: no reduction)."""
+    w, h = size
+    scale = min(box[0] / w, box[1] / h)
+    if scale >= 0.5:
+        return None
+    # Twice the final size keeps LANCZOS downscaling from a properly oversampled source.
+    return (max(1, round(w * scale * 2)), max(1, round(h * scale * 2)))
 
 
 def to_srgb_rgb(im):
@@ -154,7 +170,7 @@ def normalize_image(source: bytes | str | Path, *, box: tuple[int, int] = DEFAUL
     fmt = fmt.upper()
     if fmt not in ("AUTO", "JPEG", "PNG"):
         raise MvlsibError(f"output format {fmt!r} unknown; use auto, jpeg or png")
-    im = open_image(source, max_pixels=max_pixels, what=what)
+    im = open_image(source, max_pixels=max_pixels, what=what, draft_box=box)
     if fmt == "AUTO":
         lossy = im.format in ("JPEG", "MPO") or (im.format == "WEBP" and not im.info.get("lossless"))
         fmt = "JPEG" if lossy else "PNG"
