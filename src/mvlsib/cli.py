@@ -111,6 +111,24 @@ def _check_options(allow_license, allow_list, min_side, max_pixels, expected_per
                         policy=NearDupPolicy(phash_max=phash_max, dhash_max=dhash_max))
 
 
+def _load_cache(path):
+    if not path:
+        return {}
+    from mvlsib.image_pool.hashes import load_hash_cache
+
+    cache, note = load_hash_cache(path)
+    if note:
+        click.echo(f"warning: {note}", err=True)
+    return cache
+
+
+def _save_cache(path, cache) -> None:
+    if path:
+        from mvlsib.image_pool.hashes import save_hash_cache
+
+        save_hash_cache(path, cache)
+
+
 def check_options(fn):
     """Options shared by `images check` and `images gallery` (the gallery shows check results)."""
     opts = [
@@ -128,6 +146,8 @@ def check_options(fn):
                      help="Near-duplicate when pHash distance <= this (and dHash within --dhash-max)."),
         click.option("--dhash-max", type=click.IntRange(0, 64), default=10, show_default=True,
                      help="Near-duplicate when dHash distance <= this (and pHash within --phash-max)."),
+        click.option("--hash-cache", type=click.Path(dir_okay=False, path_type=Path),
+                     help="JSON file keeping perceptual hashes by sha256, so re-checks only hash changed files."),
     ]
     for o in reversed(opts):
         fn = o(fn)
@@ -175,14 +195,16 @@ def images_add(source, pool, topic, license_, author, source_url, title, image_i
               help="How many closest image pairs to list (even when they pass).")
 @_friendly_errors
 def images_check(pool, allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max,
-                 as_json, json_out, closest) -> None:
+                 hash_cache, as_json, json_out, closest) -> None:
     """Check licences, attribution, files, hashes, duplicates and topic counts; exit 1 naming every problem."""
     import dataclasses
 
     from mvlsib.image_pool.check import check_pool, write_report
 
     opts = _check_options(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
-    report = check_pool(pool, dataclasses.replace(opts, closest=closest), progress=True)
+    cache = _load_cache(hash_cache)
+    report = check_pool(pool, dataclasses.replace(opts, closest=closest), hash_cache=cache, progress=True)
+    _save_cache(hash_cache, cache)
     if json_out:
         write_report(report, json_out)
     click.echo(report.to_json() if as_json else report.to_text(), nl=False)
@@ -199,12 +221,14 @@ def images_check(pool, allow_license, allow_list, min_side, max_pixels, expected
 @check_options
 @_friendly_errors
 def images_gallery(pool, out, report_file, allow_license, allow_list, min_side, max_pixels, expected_per_topic,
-                   phash_max, dhash_max) -> None:
+                   phash_max, dhash_max, hash_cache) -> None:
     """Write a single-file HTML gallery (and contact sheets) for reviewing the pool."""
     from mvlsib.image_pool.gallery import build_gallery
 
     opts = _check_options(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
-    res = build_gallery(pool, out, verification_report=report_file, options=opts, progress=True)
+    cache = _load_cache(hash_cache)
+    res = build_gallery(pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=True)
+    _save_cache(hash_cache, cache)
     click.echo(f"wrote {res.html} and {len(res.contact_sheets)} contact sheet(s)")
     if not res.report.ok:
         click.echo(f"note: images check finds {len(res.report.errors)} problem(s); they are marked in the gallery",

@@ -53,3 +53,13 @@ def pool_copy(tmp_path: Path, pool_dir: Path) -> Path:
     dst = tmp_path / "pool"
     shutil.copytree(pool_dir, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def hash_cache_file(tmp_path_factory, demo_report, hash_cache) -> Path:
+    """The session's hashes (bundled pool included) as an on-disk cache for CLI runs."""
+    from mvlsib.image_pool.hashes import save_hash_cache
+
+    path = tmp_path_factory.mktemp("hashcache") / "hashes.json"
+    save_hash_cache(path, hash_cache)
+    return path

@@ -56,7 +56,7 @@ def _codes(report, image_id):
     return {f.code for f in report.errors if f.image_id == image_id}
 
 
-def test_acceptance_five_planted_problems_are_all_named(pool_copy: Path, tmp_path: Path):
+def test_acceptance_five_planted_problems_are_all_named(pool_copy: Path, tmp_path: Path, hash_cache_file: Path):
     _edit(pool_copy, "entertainment_1", license="CC-BY-NC-4.0")
     _edit(pool_copy, "geography_2", license="CC-BY-4.0", author="")
     _replace_file(pool_copy, "health_3", _resized_copy(pool_copy / "sports/sports_0.png"), "health/health_3.jpg")
@@ -67,7 +67,8 @@ def test_acceptance_five_planted_problems_are_all_named(pool_copy: Path, tmp_pat
     (outside / "travel_5.png").write_bytes((pool_copy / "travel/travel_5.png").read_bytes())
     _edit(pool_copy, "travel_5", file="../outside/travel_5.png")
 
-    res = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_copy), "--json"])
+    cache = ["--hash-cache", str(hash_cache_file)]  # unchanged files are not re-hashed
+    res = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_copy), "--json", *cache])
     assert res.exit_code == 1, res.output
     report = json.loads(res.stdout)
     planted = {"entertainment_1": "licence", "geography_2": "attribution", "health_3": "near-duplicate",
@@ -80,17 +81,36 @@ def test_acceptance_five_planted_problems_are_all_named(pool_copy: Path, tmp_pat
     near = next(f for f in report["findings"] if f["image_id"] == "health_3" and f["code"] == "near-duplicate")
     assert "sports_0" in near["message"]
 
-    text = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_copy)])
+    text = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_copy), *cache])
     assert text.exit_code == 1
     for image_id in planted:
         assert image_id in text.output
     assert "FAILED" in text.output and "closest pairs" in text.output
 
 
-def test_bundled_pool_check_cli_exits_zero(pool_dir: Path):
-    res = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_dir)])
-    assert res.exit_code == 0, res.output
-    assert "OK: 70 images" in res.output
+def test_bundled_pool_check_cli_exits_zero(pool_dir: Path, repo_root: Path):
+    # The acceptance command as a user runs it: a fresh process from this checkout, no cache.
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(repo_root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    res = subprocess.run([sys.executable, "-m", "mvlsib", "images", "check", "--pool", str(pool_dir)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "OK: 70 images" in res.stdout
+
+
+def test_hash_cache_round_trip(tmp_path: Path, pool_dir: Path, demo_report, hash_cache_file: Path):
+    from mvlsib.image_pool.hashes import load_hash_cache
+
+    cache, note = load_hash_cache(hash_cache_file)
+    assert note == "" and len(cache) >= 70
+    again = check_pool(pool_dir, hash_cache=cache)
+    assert [p.as_dict() for p in again.closest_pairs] == [p.as_dict() for p in demo_report.closest_pairs]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    cache, note = load_hash_cache(broken)
+    assert cache == {} and "unreadable hash cache" in note
 
 
 def test_path_escapes(pool_copy: Path, tmp_path: Path, hash_cache):
@@ -165,12 +185,12 @@ def test_topics_and_counts(pool_copy: Path, hash_cache):
     assert not any(f.code == "count" for f in relaxed.findings)
 
 
-def test_allow_list_options_via_cli(pool_copy: Path, tmp_path: Path):
+def test_allow_list_options_via_cli(pool_copy: Path, tmp_path: Path, hash_cache_file: Path):
     _edit(pool_copy, "sports_9", license="MIT")
     allow = tmp_path / "allow.txt"
     allow.write_text("# only public domain\nCC0-1.0\n", encoding="utf-8")
     res = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_copy), "--allow-list", str(allow),
-                                         "--allow-license", "MIT", "--json"])
+                                         "--allow-license", "MIT", "--json", "--hash-cache", str(hash_cache_file)])
     report = json.loads(res.stdout)
     assert res.exit_code == 0, report["findings"]
     assert report["settings"]["allowed_licenses"] == ["CC0-1.0", "MIT"]

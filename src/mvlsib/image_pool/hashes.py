@@ -219,3 +219,52 @@ def nearest_neighbours(pairs: list[PairDistance]) -> dict[str, PairDistance]:
         for x in (p.a, p.b):
             out.setdefault(x, p)
     return out
+
+
+# ---------------------------------------------------------------- on-disk cache
+
+CACHE_FORMAT = (f"mvlsib-image-hashes/1 windows={len(WINDOW_SCALES)}x{WINDOW_STEP}x{MAX_ASPECT_CHANGE} "
+                f"work={WORK_SIZE[0]}x{WORK_SIZE[1]} crh={CRH_SEGMENTATION_SIZE}")
+
+
+def _to_record(h: ImageHashes) -> dict[str, str]:
+    return {"phash": str(h.phash), "dhash": str(h.dhash), "crop": str(h.crop),
+            "win_phash": h.win_phash.astype("<u8").tobytes().hex(), "win_dhash": h.win_dhash.astype("<u8").tobytes().hex()}
+
+
+def _from_record(rec: dict[str, str]) -> ImageHashes:
+    import imagehash
+    import numpy as np
+
+    return ImageHashes(
+        phash=imagehash.hex_to_hash(rec["phash"]), dhash=imagehash.hex_to_hash(rec["dhash"]),
+        crop=imagehash.hex_to_multihash(rec["crop"]),
+        win_phash=np.frombuffer(bytes.fromhex(rec["win_phash"]), dtype="<u8").astype(np.uint64),
+        win_dhash=np.frombuffer(bytes.fromhex(rec["win_dhash"]), dtype="<u8").astype(np.uint64),
+    )
+
+
+def load_hash_cache(path) -> tuple[dict[str, ImageHashes], str]:
+    """Hashes keyed by sha256 of the file bytes, and a note when the file was unusable (then empty)."""
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        return {}, ""
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        if data.get("format") != CACHE_FORMAT:
+            return {}, f"{p}: hash cache made with other settings; recomputing"
+        return {sha: _from_record(rec) for sha, rec in data["hashes"].items()}, ""
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {}, f"{p}: unreadable hash cache ({exc}); recomputing"
+
+
+def save_hash_cache(path, cache: dict[str, ImageHashes]) -> None:
+    import json
+
+    from mvlsib.atomic import atomic_open
+
+    with atomic_open(path) as fh:
+        json.dump({"format": CACHE_FORMAT, "hashes": {k: _to_record(cache[k]) for k in sorted(cache)}}, fh)
