@@ -132,6 +132,17 @@ a{color:#1a56b0;word-break:break-all}
 """
 
 
+def _short_url(url: str) -> str:
+    """host/…/last-part: enough to recognise the source; the link keeps the full address."""
+    from urllib.parse import unquote, urlparse
+
+    u = urlparse(url)
+    parts = [p for p in u.path.split("/") if p]
+    if len(parts) <= 2:
+        return u.netloc + u.path
+    return f"{u.netloc}/{parts[0]}/…/{unquote(parts[-1])}"
+
+
 def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict | None) -> str:
     e = html.escape
     path, _ = resolve_in_pool(root, row.file)
@@ -143,8 +154,8 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
     expr = judge_license(row.license).expression or row.license
     url = license_url(expr)
     lic = f'<a href="{e(url)}">{e(expr)}</a>' if url else e(expr or "(none)")
-    source = (f'<a href="{e(row.source_url)}">{e(row.source_url)}</a>' if row.source_url.startswith(("http://", "https://"))
-              else e(row.source_url or "(no source)"))
+    source = (f'<a href="{e(row.source_url)}" title="{e(row.source_url)}">{e(_short_url(row.source_url))}</a>'
+              if row.source_url.startswith(("http://", "https://")) else e(row.source_url or "(no source)"))
     findings = [f for f in report.findings if f.image_id == row.image_id]
     fhtml = "".join(f'<div class="{"finding" if f.severity == "error" else "warn"}">{e(f.severity)}: [{e(f.code)}] '
                     f"{e(f.message)}</div>" for f in findings)
@@ -183,15 +194,25 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
 def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verification: dict | None) -> str:
     e = html.escape
     topics = [t for t in TOPICS if any(r.topic == t for r in rows)] + sorted({r.topic for r in rows} - set(TOPICS))
+    n_topic = len([f for f in report.errors if not f.image_id])
     status = (f'<span class="good">images check passes</span>' if report.ok else
-              f'<span class="bad">images check: {len(report.errors)} problem(s) in '
-              f'{len(report.offending_ids)} image(s)</span>')
+              f'<span class="bad">images check: {len(report.errors)} problem(s): {len(report.offending_ids)} '
+              f"image(s) marked in red, {n_topic} about topic counts or names</span>")
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>Image pool gallery: {e(root.name)}</title>", f"<style>{CSS}</style></head><body>",
            f"<h1>Image pool gallery: {e(root.name)}</h1>",
            f'<div class="summary">{len(rows)} images in {len(topics)} topics &middot; {status}'
            + (f" &middot; verification by {len(verification['models'])} model(s): {e(', '.join(verification['models']))}"
               if verification else "") + "</div>"]
+    nav = " &middot; ".join(f'<a href="#{e(topic_slug(t))}">{e(t)} ({sum(r.topic == t for r in rows)})</a>'
+                            for t in topics)
+    licences: dict[str, int] = {}
+    for r in rows:
+        key = judge_license(r.license).expression or r.license or "(none)"
+        licences[key] = licences.get(key, 0) + 1
+    out.append(f'<div class="summary">topics: {nav}</div>')
+    out.append('<div class="summary">licences: ' + ", ".join(f"{e(k)} &times;{v}" for k, v in sorted(licences.items()))
+               + "</div>")
     topic_findings = [f for f in report.errors if not f.image_id]
     for t in topics:
         trows = [r for r in rows if r.topic == t]
