@@ -11,7 +11,6 @@ import pytest
 
 from mvlsib.image_pool.add import AddRequest, add_image
 from mvlsib.image_pool.check import check_pool
-from mvlsib.image_pool.manifest import read_manifest
 
 
 @pytest.fixture(scope="session")

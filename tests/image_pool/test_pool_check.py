@@ -10,7 +10,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from PIL import Image
 
