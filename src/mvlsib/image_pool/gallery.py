@@ -195,9 +195,10 @@ def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verifi
     e = html.escape
     topics = [t for t in TOPICS if any(r.topic == t for r in rows)] + sorted({r.topic for r in rows} - set(TOPICS))
     n_topic = len([f for f in report.errors if not f.image_id])
-    status = (f'<span class="good">images check passes</span>' if report.ok else
-              f'<span class="bad">images check: {len(report.errors)} problem(s): {len(report.offending_ids)} '
-              f"image(s) marked in red, {n_topic} about topic counts or names</span>")
+    parts = ([f"{len(report.offending_ids)} image(s) marked in red"] if report.offending_ids else []) + (
+        [f"{n_topic} about topic counts"] if n_topic else [])
+    status = ('<span class="good">images check passes</span>' if report.ok else
+              f'<span class="bad">images check: {len(report.errors)} problem(s): {", ".join(parts)}</span>')
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>Image pool gallery: {e(root.name)}</title>", f"<style>{CSS}</style></head><body>",
            f"<h1>Image pool gallery: {e(root.name)}</h1>",
@@ -211,6 +212,9 @@ def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verifi
         key = judge_license(r.license).expression or r.license or "(none)"
         licences[key] = licences.get(key, 0) + 1
     out.append(f'<div class="summary">topics: {nav}</div>')
+    if report.offending_ids:
+        links = " ".join(f'<a href="#{e(i)}">{e(i)}</a>' for i in report.offending_ids)
+        out.append(f'<div class="summary bad">to fix: {links}</div>')
     out.append('<div class="summary">licences: ' + ", ".join(f"{e(k)} &times;{v}" for k, v in sorted(licences.items()))
                + "</div>")
     topic_findings = [f for f in report.errors if not f.image_id]
