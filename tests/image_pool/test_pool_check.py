@@ -169,6 +169,16 @@ def test_cropped_copy_and_cc_by_without_author(pool_copy: Path, hash_cache):
     assert set(report.offending_ids) == {"travel_1", "geography_0", "travel_2"}
 
 
+def test_orphan_files_are_reported_as_warnings(pool_copy: Path, hash_cache):
+    rows = [r for r in read_manifest(pool_copy) if r.image_id != "travel_9"]
+    write_manifest(pool_copy, rows)
+    report = check_pool(pool_copy, CheckOptions(expected_per_topic=None), hash_cache=hash_cache)
+    assert report.ok
+    warn = [f for f in report.findings if f.code == "orphan"]
+    assert len(warn) == 1 and "travel/travel_9.png" in warn[0].message and warn[0].severity == "warning"
+    assert "WARNING pool: [orphan]" in report.to_text()
+
+
 def test_topics_and_counts(pool_copy: Path, hash_cache):
     rows = read_manifest(pool_copy)
     rows = [dataclasses.replace(r, topic="science_technology") if r.image_id == "science_technology_0" else r

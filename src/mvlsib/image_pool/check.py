@@ -99,7 +99,7 @@ class CheckReport:
     def to_text(self) -> str:
         lines = []
         for f in self.findings:
-            who = f.image_id or f"topic {f.topic}"
+            who = f.image_id or (f"topic {f.topic}" if f.topic else "pool")
             lines.append(f"{f.severity.upper():7} {who}: [{f.code}] {f.message}")
         if self.closest_pairs:
             lines.append("")
@@ -251,6 +251,7 @@ def check_pool(pool: str | Path, options: CheckOptions = CheckOptions(), *,
                                     f"near-duplicate of {y} ({_topic_of(rows, y)}): {p.reason}"))
 
     _check_topics(rows, options, findings)
+    _check_orphans(root, rows, findings)
     order = {r.image_id: i for i, r in enumerate(rows)}
     findings.sort(key=lambda f: (f.image_id == "", order.get(f.image_id, 0), f.topic, f.code, f.message))
     return CheckReport(str(root), len(rows), findings, pairs[: max(options.closest, 0)], nearest_neighbours(pairs),
@@ -282,6 +283,21 @@ def _check_row_metadata(row: ManifestRow, allowed: frozenset[str], findings: lis
     elif not re.fullmatch(re.escape(topic_slug(topic)) + r"_\d+", rid):
         findings.append(Finding(rid, topic, "id", f"image_id {rid!r} does not follow <topic_slug>_<n> "
                                                    f"(e.g. {topic_slug(topic)}_0)", severity="warning"))
+
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp"}
+
+
+def _check_orphans(root: Path, rows: list[ManifestRow], findings: list[Finding]) -> None:
+    """Image files in the pool that no row names: usually a forgotten manifest edit."""
+    named = {(root / r.file).resolve() for r in rows if resolve_in_pool(root, r.file)[0] is not None}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        if path.is_file() and path.resolve() not in named:
+            findings.append(Finding("", "", "orphan", f"{rel.as_posix()} is in the pool folder but no manifest row "
+                                                      "names it; add a row or delete the file", severity="warning"))
 
 
 def _check_topics(rows: list[ManifestRow], options: CheckOptions, findings: list[Finding]) -> None:
