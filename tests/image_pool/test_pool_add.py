@@ -195,3 +195,23 @@ def test_too_small_refused(tmp_path: Path):
     Image.new("RGB", (200, 150), (9, 9, 9)).save(src)
     with pytest.raises(MvlsibError, match="shorter side"):
         add_image(tmp_path / "p", _req(str(src)))
+
+
+def test_add_is_byte_identical_across_processes(tmp_path: Path, repo_root: Path, topic_photos_dir):
+    import os
+    import subprocess
+    import sys
+
+    src = topic_photos_dir / "geography" / "qubes_garrett-parker-DlkF4-dbCOU.jpg"  # has EXIF and an ICC profile
+    outputs = []
+    for seed in ("1", "2"):
+        pool = tmp_path / f"pool{seed}"
+        env = dict(os.environ, PYTHONHASHSEED=seed,
+                   PYTHONPATH=str(repo_root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        res = subprocess.run([sys.executable, "-m", "mvlsib", "images", "add", str(src), "--pool", str(pool),
+                              "--topic", "geography", "--license", "LicenseRef-Unsplash", "--author", "Garrett Parker",
+                              "--source-url", "https://example.org/x"], capture_output=True, text=True, env=env,
+                             timeout=120)
+        assert res.returncode == 0, res.stderr
+        outputs.append(((pool / "manifest.csv").read_bytes(), (pool / "geography" / "geography_0.jpg").read_bytes()))
+    assert outputs[0] == outputs[1]
