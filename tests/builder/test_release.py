@@ -138,7 +138,8 @@ def test_images_config_decodes_and_holds_each_image_once(release, pool_dir, ds_c
 
 
 def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_dir):
-    from mvlsib.cards.render import card_metadata
+    from mvlsib.cards.render import card_metadata, license_link
+    from mvlsib.image_pool.credits import title_of
     from mvlsib.image_pool.manifest import read_manifest
 
     text = (release / "README.md").read_text("utf-8")
@@ -162,7 +163,8 @@ def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_d
     assert "| `sentence_label` (i2s, t2s) | 753 | 753 | 753 | 753 |" in text
     assert "| `image_label` (s2i, s2t) | 753 | 753 | 753 | 753 |" in text
     for row in read_manifest(pool_dir):  # one attribution row per image, with its licence link
-        assert f"| `{row.image_id}` | {row.topic} | {row.extra.get('title', '')} | {row.author} | [{row.license}](" in text
+        link = f"[{row.license}]({license_link(row.license)})"
+        assert f"| `{row.image_id}` | {row.topic} | {title_of(row)} | {row.author} | {link} |" in text
     for heading in ("## Tasks", "### Prompts", "## How to load", "## How to evaluate", "## Sampling",
                     "## Statistics", "## Licences", "## Image attribution", "## Citation"):
         assert heading in text

@@ -18,6 +18,7 @@ from mvlsib.cards.render import (
     render_card,
     size_category,
 )
+from mvlsib.image_pool.credits import title_of
 from mvlsib.image_pool.manifest import read_manifest
 
 
@@ -27,7 +28,7 @@ def photos(topic_photos_dir):
 
 
 def _ctx(photos, **kw) -> CardContext:
-    images = [CardImage(r.image_id, r.topic, r.license, r.author, r.source_url, r.extra.get("title", "")) for r in photos]
+    images = [CardImage(r.image_id, r.topic, r.license, r.author, r.source_url, title_of(r)) for r in photos]
     # one instance per image as its first reference, so the statistics have something to count
     instances = [
         {"topic": r.topic, "sentence_label": n % 4, "image_label": (n + 1) % 4, "ref_image_ids": [r.image_id],
@@ -77,7 +78,7 @@ def test_attribution_lists_every_photo_with_licence_link(photos):
         (row,) = [line for line in rows if line.startswith(f"| `{r.image_id}` |")]
         assert f"[{r.license}]({license_link(r.license)})" in row
         assert f"[link]({r.source_url})" in row
-        assert r.author.replace("|", "\\|") in row
+        assert r.author.replace("|", "\\|") in row and title_of(r) in row
     # the licence summary counts each licence
     n_cc0 = sum(r.license == "CC0-1.0" for r in photos)
     assert f"{n_cc0} × [CC0-1.0](https://creativecommons.org/publicdomain/zero/1.0/)" in text
@@ -105,8 +106,9 @@ def test_rendering_is_deterministic_and_mentions_build(photos):
         ("CC-BY-4.0", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/"),
         ("CC-BY-SA-3.0", "cc-by-sa-3.0", "https://creativecommons.org/licenses/by-sa/3.0/"),
         ("LicenseRef-Unsplash", "other", "https://unsplash.com/license"),
-        ("LicenseRef-PublicDomain", "other", "https://creativecommons.org/publicdomain/mark/1.0/"),
-        ("PDDL-1.0", "pddl", "https://opendatacommons.org/licenses/pddl/1-0/"),
+        ("LicenseRef-PublicDomain", "other", "https://en.wikipedia.org/wiki/Public_domain"),
+        ("PDDL-1.0", "pddl", "https://spdx.org/licenses/PDDL-1.0.html"),
+        ("CC BY-SA 4.0", "cc-by-sa-4.0", "https://creativecommons.org/licenses/by-sa/4.0/"),  # Commons spelling
     ],
 )
 def test_licence_mapping(spdx, hub, link):

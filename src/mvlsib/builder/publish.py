@@ -282,6 +282,7 @@ def publish(
     from mvlsib.builder.release_manifest import write_release_manifest
     from mvlsib.builder.release_stats import compute_stats
     from mvlsib.cards.render import CardContext, CardImage, render_card
+    from mvlsib.image_pool.credits import title_of
     from mvlsib.image_pool.manifest import manifest_path, read_manifest
 
     workdir, pool = Path(workdir), Path(pool)
@@ -335,7 +336,7 @@ def publish(
                     license=rec.license,
                     author=rec.author,
                     source_url=rec.source_url,
-                    title=by_id[rec.image_id].extra.get("title", ""),
+                    title=title_of(by_id[rec.image_id]),
                     width=rec.width,
                     height=rec.height,
                 )

@@ -72,18 +72,31 @@ class CardContext:
     config_sizes: dict = field(default_factory=dict)
 
 
+def _normalized(spdx: str) -> str:
+    """The SPDX expression the image-pool tools read from a manifest licence (``CC BY-SA 4.0`` -> ``CC-BY-SA-4.0``)."""
+    from mvlsib.image_pool.licenses import judge_license
+
+    try:
+        return judge_license(spdx).expression or spdx.strip()
+    except Exception:  # an unparsable licence is shown as written; `images check` reports it
+        return spdx.strip()
+
+
 def license_link(spdx: str) -> str:
-    if spdx in _LICENSE_LINKS:
-        return _LICENSE_LINKS[spdx]
-    low = spdx.lower()
-    for prefix, path in (("cc-by-sa-", "by-sa"), ("cc-by-", "by")):
-        if low.startswith(prefix):
-            return f"https://creativecommons.org/licenses/{path}/{low[len(prefix):]}/"
-    return f"https://spdx.org/licenses/{spdx}.html"
+    """The page explaining a licence: the image-pool tools' link (as in `images credits`), else ours."""
+    from mvlsib.image_pool.licenses import license_url
+
+    expr = _normalized(spdx)
+    url = license_url(expr)
+    if url:
+        return url
+    if expr in _LICENSE_LINKS:
+        return _LICENSE_LINKS[expr]
+    return f"https://spdx.org/licenses/{expr}.html"
 
 
 def hub_license(spdx: str) -> str:
-    low = spdx.strip().lower()
+    low = _normalized(spdx).lower()
     if low == "pddl-1.0":
         return "pddl"
     return low if low in _HUB_LICENSES else "other"
