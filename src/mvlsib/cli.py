@@ -500,13 +500,28 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
 )
 @click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")
 @click.option("--revision", default=None, help="Revision of a Hub --sib dataset.")
+@click.option(
+    "--flores",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Also add the languages of these raw Flores files (e.g. N'Ko); needs --annotation.",
+)
+@click.option(
+    "--annotation",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="English SIB-200 annotation (train/dev/test.tsv) for --flores.",
+)
 @_friendly_errors
-def build_cmd(sib, seed, out, workdir, pool, languages, revision):
+def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annotation):
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
     from mvlsib.builder.pipeline import build
 
     langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
-    summary = build(sib, out, seed=seed, workdir=workdir, pool=pool, languages=langs, revision=revision)
+    summary = build(
+        sib, out, seed=seed, workdir=workdir, pool=pool, languages=langs, revision=revision,
+        flores=flores, annotation=annotation,
+    )
     for line in summary.lines():
         click.echo(line)
     for warning in summary.release.warnings:

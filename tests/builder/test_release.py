@@ -273,3 +273,25 @@ def test_evaluate_script_runs_without_the_package(release):
 def test_release_size(release):
     size = sum(p.stat().st_size for p in release.rglob("*") if p.is_file())
     assert size < 200e6
+
+
+def test_build_with_raw_flores_languages(sib_dir, pool_dir, tmp_path):
+    """`build --flores --annotation` adds N'Ko (built from the raw Flores files) beside SIB-200 languages."""
+    from click.testing import CliRunner
+
+    from mvlsib.builder import mvl_sib
+    from mvlsib.cli import build_cli
+
+    out = tmp_path / "rel"
+    res = CliRunner().invoke(build_cli, [
+        "build", "--sib", str(sib_dir), "--languages", "eng_Latn,nqo_Nkoo", "--out", str(out), "--pool", str(pool_dir),
+        "--flores", str(sib_dir / "data" / "nko_flores"), "--annotation", str(sib_dir / "data" / "eng"),
+    ])
+    assert res.exit_code == 0, res.output
+    assert mvl_sib.languages(out) == ["eng_Latn", "nqo_Nkoo"]
+    nko = mvl_sib.load_task("s2t", "nqo_Nkoo", k=1, source=out)
+    eng = mvl_sib.load_task("s2t", "eng_Latn", k=1, source=out)
+    assert len(nko) == 3012 and [e["options"] for e in nko] == [e["options"] for e in eng]
+    assert all(any("\u07c0" <= ch <= "\u07ff" for ch in e["references"][0]) for e in nko[:50])  # N'Ko script
+    build = json.loads((out / "manifest.json").read_text("utf-8"))["build"]
+    assert build["source"]["kind"] == "local, flores, annotation"

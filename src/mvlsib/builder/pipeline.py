@@ -35,10 +35,15 @@ def build(
     pool: str | os.PathLike[str] = "image_pool",
     languages: Sequence[str] | None = None,
     revision: str | None = None,
+    flores: str | os.PathLike[str] | None = None,
+    annotation: str | os.PathLike[str] | None = None,
     repo_hint: str = "ORG/mvl-sib",
     progress: bool = True,
 ) -> BuildSummary:
-    """Run every stage; the work folder is temporary unless ``workdir`` is given."""
+    """Run every stage; the work folder is temporary unless ``workdir`` is given.
+
+    ``flores``/``annotation`` add languages built from raw Flores files (e.g. N'Ko) to those of ``sib``.
+    """
     from tqdm.auto import tqdm
 
     from mvlsib.builder.ingest import ingest
@@ -69,6 +74,8 @@ def build(
             ingest_kwargs["languages"] = list(languages)
         if revision:
             ingest_kwargs["revision"] = revision
+        if flores is not None:
+            ingest_kwargs.update(flores=flores, annotation=annotation)
         stage("ingest", ingest, work, **ingest_kwargs)
         stage("sample", sample, work, seed=seed, pool=pool, progress=progress)
         violations = stage("validate", validate_workdir, work, pool).violations
