@@ -55,7 +55,69 @@ def build_cli() -> None:
 # ---------------------------------------------------------------- sample
 
 
+@build_cli.command()
+@workdir_option
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.")
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+              help="Image-pool folder (with manifest.csv) whose image ids are sampled.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
+@_friendly_errors
+def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
+    """Sample the 3 x 1,004 MVL-SIB instances (ids only, the same in every language).
+
+    Reads WORKDIR/corpus.parquet and the pool manifest; writes WORKDIR/instances.jsonl
+    and WORKDIR/sample_report.json, then prints the sha256 of instances.jsonl. The
+    algorithm is documented in docs/sampling.md and depends only on inputs and seed.
+    """
+    from mvlsib.builder.sample import sample as run_sample
+
+    report = run_sample(workdir, seed=seed, pool=pool, progress=progress)
+    spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
+    click.echo(f"{report.n_instances} instances from {report.n_sentences} sentences "
+               f"({report.n_languages} languages), seed {report.seed}")
+    click.echo(f"labels A-D: sentence {list(report.sentence_label_counts.values())}, "
+               f"image {list(report.image_label_counts.values())}; positive-image use spread per topic: {spread}")
+    click.echo(f"wrote {report.output}")
+    click.echo(f"sha256 {report.instances_sha256}")
+
+
 # ---------------------------------------------------------------- validate
+
+
+@build_cli.command()
+@workdir_option
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+              help="Image-pool folder whose manifest gives each image's topic.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write every violation and the summary to this JSON file.")
+@click.option("--max-show", type=int, default=50, show_default=True, help="Print at most this many violations.")
+@_friendly_errors
+def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
+    """Check corpus and instances against the JSON Schemas and every dataset invariant.
+
+    Exits 0 with a one-line summary when all holds, 1 with a list of violations
+    (instance id, rule, detail) otherwise. Rules are listed in docs/validation.md.
+    """
+    from mvlsib.atomic import atomic_open
+    from mvlsib.validation.invariants import validate_workdir
+
+    result = validate_workdir(workdir, pool=pool)
+    if json_out is not None:
+        with atomic_open(json_out) as fh:
+            fh.write(result.to_json())
+    s = result.summary
+    if result.ok:
+        click.echo(f"OK: {s['instances']} instances, {s['sentences']} sentences, {s['languages']} languages, "
+                   f"{s['images']} images; all schemas and invariants hold")
+        return
+    click.echo(f"{len(result.violations)} violation(s): " + ", ".join(f"{r} {n}" for r, n in result.counts().items()), err=True)
+    click.echo(f"{'instance':>8}  {'rule':<17} detail", err=True)
+    for v in result.violations[:max_show]:
+        click.echo(str(v), err=True)
+    if len(result.violations) > max_show:
+        click.echo(f"... {len(result.violations) - max_show} more (use --json FILE for all)", err=True)
+    sys.exit(1)
 
 
 # ---------------------------------------------------------------- images

@@ -1,0 +1,28 @@
+"""Portable, seedable pseudo-randomness: every random choice is a sort by a SHA-256 key.
+
+Python's and numpy's generator streams have changed between versions before, and
+``hash()`` depends on PYTHONHASHSEED. A SHA-256 digest of a canonical string does
+not depend on anything but its input, so the sampler can be re-implemented in any
+language from ``docs/sampling.md`` and give the same instances.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+SEP = "\x1f"  # ASCII unit separator: cannot occur in ids, topics or purposes.
+
+
+def hkey(seed: int, purpose: str, *parts: object) -> int:
+    """64-bit key = first 8 bytes (big-endian) of SHA-256(seed ␟ purpose ␟ part ␟ ...)."""
+    text = SEP.join([str(int(seed)), purpose, *map(str, parts)])
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def hash_sorted(items, seed: int, purpose: str, *context: object) -> list:
+    """``items`` ordered by ``(hkey(seed, purpose, *context, item), str(item))``.
+
+    The string tie-break makes the order total even in the (astronomically unlikely)
+    event of a 64-bit key collision.
+    """
+    return sorted(items, key=lambda it: (hkey(seed, purpose, *context, it), str(it)))

@@ -1,0 +1,370 @@
+"""Deterministic sampling of MVL-SIB instances (ids only; the same in every language).
+
+The algorithm is specified in ``docs/sampling.md``; keep the two in step. Every random
+choice is a sort by a SHA-256 key (``hashing.hkey``), and every loop runs over lists in
+a documented order, so the output depends only on the inputs and the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+from mvlsib.atomic import atomic_open
+from mvlsib.builder.hashing import hash_sorted, hkey
+from mvlsib.builder.textnorm import normalize_text
+from mvlsib.errors import MvlsibError
+from mvlsib.topics import TOPICS
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+INSTANCES_NAME = "instances.jsonl"
+SAMPLE_REPORT_NAME = "sample_report.json"
+INSTANCES_PER_SENTENCE = 3
+N_POSITIVE_IMAGES = 5
+N_REF_SENTENCES = 5  # the instance's own sentence + 4 more of its topic
+N_NEG_TOPICS = 3
+N_OPTIONS = 4
+MAX_NEGATIVE_RETRIES = 1000
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One MVL-SIB instance. Field order is the order of keys in ``instances.jsonl``."""
+
+    instance_id: str
+    index_id: int
+    topic: str
+    ref_sentence_ids: list[int]
+    ref_image_ids: list[str]
+    neg_topics: list[str]
+    sentence_option_ids: list[int]
+    sentence_label: int
+    image_option_ids: list[str]
+    topic_options: list[str]
+    image_label: int
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+
+@dataclass
+class SampleReport:
+    seed: int
+    n_instances: int
+    n_sentences: int
+    n_languages: int
+    instances_sha256: str
+    sentence_label_counts: dict[str, int]
+    image_label_counts: dict[str, int]
+    instances_per_topic: dict[str, int]
+    positive_image_use: dict[str, dict[str, int]]
+    positive_image_spread: dict[str, int]
+    first_image_use: dict[str, dict[str, int]]
+    negative_image_use: dict[str, dict[str, int]]
+    duplicate_text_pairs: int
+    output: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def sentence_topics(corpus: "pd.DataFrame") -> dict[int, str]:
+    """index_id -> topic, insisting that every language agrees (ingest checks this too)."""
+    pairs = corpus[["index_id", "topic"]].drop_duplicates()
+    clash = pairs[pairs.duplicated("index_id", keep=False)]
+    if len(clash):
+        iid = int(clash["index_id"].iloc[0])
+        topics = sorted(clash[clash["index_id"] == iid]["topic"])
+        raise MvlsibError(
+            f"corpus: sentence {iid} has different topics in different languages ({', '.join(topics)}); "
+            "re-run `mvlsib-build ingest`, which rejects such input"
+        )
+    return {int(i): str(t) for i, t in zip(pairs["index_id"], pairs["topic"])}
+
+
+def duplicate_partners(corpus: "pd.DataFrame") -> dict[int, frozenset[int]]:
+    """For each sentence id, the ids whose text equals its text (normalised) in some language."""
+    norm = corpus["text"].map(normalize_text)
+    frame = corpus[["language", "index_id"]].assign(norm=norm.values)
+    dups = frame[frame.duplicated(["language", "norm"], keep=False)]
+    partners: dict[int, set[int]] = defaultdict(set)
+    for _, group in dups.groupby(["language", "norm"], sort=True):
+        ids = [int(i) for i in group["index_id"]]
+        for a in ids:
+            partners[a].update(b for b in ids if b != a)
+    return {k: frozenset(v) for k, v in sorted(partners.items())}
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+class _Usage:
+    """Per-image counters that keep image use even (least-used first, hash breaks ties)."""
+
+    def __init__(self, images: Iterable[str]):
+        self.count = Counter({img: 0 for img in images})
+
+    def pick(self, candidates: Sequence[str], n: int, seed: int, purpose: str, iid: str) -> list[str]:
+        chosen = sorted(candidates, key=lambda img: (self.count[img], hkey(seed, purpose, iid, img), img))[:n]
+        for img in chosen:
+            self.count[img] += 1
+        return chosen
+
+
+def _pick_sentences(
+    candidates: Sequence[int],
+    n: int,
+    taken: list[int],
+    partners: Mapping[int, frozenset[int]],
+    seed: int,
+    purpose: str,
+    iid: str,
+    attempt: int = 0,
+) -> list[int]:
+    """First ``n`` candidates in hash order that clash with nothing already in the instance."""
+    out: list[int] = []
+    context = (iid,) if attempt == 0 else (iid, attempt)
+    for cand in hash_sorted(candidates, seed, purpose, *context):
+        if cand in taken or cand in out:
+            continue
+        clash = partners.get(cand, frozenset())
+        if any(t in clash for t in taken) or any(o in clash for o in out):
+            continue
+        out.append(cand)
+        if len(out) == n:
+            return out
+    raise MvlsibError(
+        f"instance {iid}: found only {len(out)} of {n} sentences for {purpose!r} whose text differs from the "
+        "instance's other sentences in every language; the corpus has too few distinct sentences for this topic"
+    )
+
+
+def sample_instances(
+    topics_by_id: Mapping[int, str],
+    images_by_topic: Mapping[str, Sequence[str]],
+    seed: int = 0,
+    partners: Mapping[int, frozenset[int]] | None = None,
+    progress: bool = False,
+) -> list[Instance]:
+    """Sample ``3 × len(topics_by_id)`` instances. Pure function of its arguments."""
+    partners = partners or {}
+    seed = int(seed)
+    _check_inputs(topics_by_id, images_by_topic)
+    topics = sorted({*topics_by_id.values()})
+    by_topic: dict[str, list[int]] = {t: sorted(i for i, tt in topics_by_id.items() if tt == t) for t in topics}
+    images = {t: sorted(images_by_topic[t]) for t in topics}
+
+    pos_use = {t: _Usage(images[t]) for t in topics}
+    first_use = {t: _Usage(images[t]) for t in topics}
+    neg_use = {t: _Usage(images[t]) for t in topics}
+
+    draft: dict[str, dict] = {}
+    negatives_seen: dict[int, list[tuple]] = defaultdict(list)
+    bar = _progress(sum(len(v) for v in by_topic.values()) * INSTANCES_PER_SENTENCE, progress)
+    for topic in topics:
+        iids = [f"{i}-{r}" for i in by_topic[topic] for r in range(INSTANCES_PER_SENTENCE)]
+        for iid in hash_sorted(iids, seed, "order"):
+            index_id = int(iid.split("-")[0])
+            positives = pos_use[topic].pick(images[topic], N_POSITIVE_IMAGES, seed, "pos-image", iid)
+            first = first_use[topic].pick(positives, 1, seed, "first-image", iid)[0]
+            rest = hash_sorted([p for p in positives if p != first], seed, "image-order", iid)
+            refs = [index_id] + _pick_sentences(
+                by_topic[topic], N_REF_SENTENCES - 1, [index_id], partners, seed, "ref-sentence", iid
+            )
+            # Invariant 3: the three instances of a sentence must differ; distinct negatives guarantee it.
+            for attempt in range(MAX_NEGATIVE_RETRIES):
+                others = [t for t in topics if t != topic]
+                ctx = (iid,) if attempt == 0 else (iid, attempt)
+                neg_topics = hash_sorted(others, seed, "neg-topic", *ctx)[:N_NEG_TOPICS]
+                taken = list(refs)
+                neg_sents = []
+                for nt in neg_topics:
+                    got = _pick_sentences(by_topic[nt], 1, taken, partners, seed, "neg-sentence", iid, attempt)[0]
+                    neg_sents.append(got)
+                    taken.append(got)
+                signature = (tuple(neg_topics), tuple(neg_sents))
+                if signature not in negatives_seen[index_id]:
+                    break
+            else:  # pragma: no cover - needs a corpus with a single sentence per topic
+                raise MvlsibError(f"instance {iid}: could not find negatives different from its sibling instances")
+            negatives_seen[index_id].append(signature)
+            neg_images = [neg_use[nt].pick(images[nt], 1, seed, "neg-image", iid)[0] for nt in neg_topics]
+            draft[iid] = dict(
+                index_id=index_id,
+                topic=topic,
+                refs=refs,
+                ref_images=[first, *rest],
+                neg_topics=neg_topics,
+                neg_sents=neg_sents,
+                neg_images=neg_images,
+            )
+            bar.update(1)
+    bar.close()
+
+    sentence_labels = _balanced_labels(draft, seed, "sentence-label")
+    image_labels = _balanced_labels(draft, seed, "image-label")
+    out = []
+    for iid in sorted(draft, key=_iid_key):
+        d = draft[iid]
+        s_label, i_label = sentence_labels[iid], image_labels[iid]
+        s_opts = list(d["neg_sents"])
+        s_opts.insert(s_label, d["index_id"])
+        i_opts = list(d["neg_images"])
+        i_opts.insert(i_label, d["ref_images"][0])
+        t_opts = list(d["neg_topics"])
+        t_opts.insert(i_label, d["topic"])
+        out.append(
+            Instance(
+                instance_id=iid,
+                index_id=d["index_id"],
+                topic=d["topic"],
+                ref_sentence_ids=d["refs"],
+                ref_image_ids=d["ref_images"],
+                neg_topics=d["neg_topics"],
+                sentence_option_ids=s_opts,
+                sentence_label=s_label,
+                image_option_ids=i_opts,
+                topic_options=t_opts,
+                image_label=i_label,
+            )
+        )
+    return out
+
+
+def _balanced_labels(draft: Mapping[str, dict], seed: int, purpose: str) -> dict[str, int]:
+    """Deal labels 0,1,2,3,0,1,... over instances sorted by (topic, hash key).
+
+    Over all 3,012 instances each label occurs exactly 753 times, and within each topic
+    the four counts differ by at most one.
+    """
+    order = sorted(draft, key=lambda iid: (draft[iid]["topic"], hkey(seed, purpose, iid), iid))
+    return {iid: pos % N_OPTIONS for pos, iid in enumerate(order)}
+
+
+def _iid_key(iid: str) -> tuple[int, int]:
+    a, b = iid.split("-")
+    return int(a), int(b)
+
+
+def _check_inputs(topics_by_id: Mapping[int, str], images_by_topic: Mapping[str, Sequence[str]]) -> None:
+    if not topics_by_id:
+        raise MvlsibError("corpus is empty: nothing to sample (did `mvlsib-build ingest` run?)")
+    unknown = sorted({*topics_by_id.values()} - set(TOPICS))
+    if unknown:
+        raise MvlsibError(f"corpus has unknown topic(s) {unknown}; expected {list(TOPICS)}")
+    for topic in sorted({*topics_by_id.values()}):
+        have = len(images_by_topic.get(topic, ()))
+        if have < N_POSITIVE_IMAGES:
+            raise MvlsibError(
+                f"image pool has {have} image(s) for topic {topic!r}; sampling needs at least "
+                f"{N_POSITIVE_IMAGES} per topic (the release uses 10). Add images with `mvlsib-build images add`."
+            )
+    if len({*topics_by_id.values()}) < N_NEG_TOPICS + 1:
+        raise MvlsibError(f"corpus has fewer than {N_NEG_TOPICS + 1} topics; every instance needs 3 negative topics")
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="sample", unit="inst", disable=not enabled, leave=False)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_instances(path: str | Path, instances: Sequence[Instance]) -> str:
+    """Write JSONL atomically; return the sha256 of the bytes written."""
+    data = "".join(inst.to_json() + "\n" for inst in instances).encode("utf-8")
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_instances(workdir: str | Path) -> list[dict]:
+    path = Path(workdir) / INSTANCES_NAME
+    if path.is_dir() or not path.exists():
+        path = Path(workdir) if Path(workdir).is_file() else path
+    if not path.is_file():
+        raise MvlsibError(f"{path}: no instances file; run `mvlsib-build sample --workdir {Path(workdir)}` first")
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise MvlsibError(f"{path}, line {lineno}: not valid JSON ({exc.msg}); re-run `mvlsib-build sample`") from None
+    return out
+
+
+def sample(
+    workdir: str | Path,
+    seed: int = 0,
+    pool: str | Path = "image_pool",
+    progress: bool = False,
+) -> SampleReport:
+    """Read ``WORK/corpus.parquet`` and the pool manifest; write ``instances.jsonl`` and its report."""
+    from mvlsib.builder.ingest import read_corpus
+    from mvlsib.image_pool.manifest import images_by_topic, read_manifest
+
+    workdir = Path(workdir)
+    corpus = read_corpus(workdir)
+    rows = read_manifest(pool)
+    topics_by_id = sentence_topics(corpus)
+    partners = duplicate_partners(corpus)
+    pool_images = images_by_topic(rows)
+    instances = sample_instances(topics_by_id, pool_images, seed=seed, partners=partners, progress=progress)
+    out_path = workdir / INSTANCES_NAME
+    digest = write_instances(out_path, instances)
+    report = build_report(instances, pool_images, seed, digest, partners, n_languages=corpus["language"].nunique())
+    report.output = str(out_path)
+    with atomic_open(workdir / SAMPLE_REPORT_NAME) as fh:
+        fh.write(report.to_json())
+    return report
+
+
+def build_report(
+    instances: Sequence[Instance],
+    pool_images: Mapping[str, Sequence[str]],
+    seed: int,
+    digest: str,
+    partners: Mapping[int, frozenset[int]],
+    n_languages: int,
+) -> SampleReport:
+    letters = "ABCD"
+    pos: dict[str, Counter] = {t: Counter({i: 0 for i in pool_images.get(t, ())}) for t in sorted(pool_images)}
+    first: dict[str, Counter] = {t: Counter({i: 0 for i in pool_images.get(t, ())}) for t in sorted(pool_images)}
+    neg: dict[str, Counter] = {t: Counter({i: 0 for i in pool_images.get(t, ())}) for t in sorted(pool_images)}
+    for inst in instances:
+        pos[inst.topic].update(inst.ref_image_ids)
+        first[inst.topic][inst.ref_image_ids[0]] += 1
+        for j, img in enumerate(inst.image_option_ids):
+            if j != inst.image_label:
+                neg[inst.topic_options[j]][img] += 1
+    used_topics = sorted({inst.topic for inst in instances})
+    return SampleReport(
+        seed=int(seed),
+        n_instances=len(instances),
+        n_sentences=len({inst.index_id for inst in instances}),
+        n_languages=int(n_languages),
+        instances_sha256=digest,
+        sentence_label_counts={letters[k]: v for k, v in sorted(Counter(i.sentence_label for i in instances).items())},
+        image_label_counts={letters[k]: v for k, v in sorted(Counter(i.image_label for i in instances).items())},
+        instances_per_topic=dict(sorted(Counter(i.topic for i in instances).items())),
+        positive_image_use={t: dict(sorted(pos[t].items())) for t in used_topics},
+        positive_image_spread={t: max(pos[t].values()) - min(pos[t].values()) for t in used_topics},
+        first_image_use={t: dict(sorted(first[t].items())) for t in used_topics},
+        negative_image_use={t: dict(sorted(neg[t].items())) for t in used_topics},
+        duplicate_text_pairs=sum(len(v) for v in partners.values()) // 2,
+    )

@@ -1,0 +1,84 @@
+"""Load the package's JSON Schemas and validate records against them."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any, Iterator
+
+SCHEMA_NAMES: tuple[str, ...] = ("corpus_row", "instance", "manifest_row", "release_row", "prediction")
+
+
+@functools.lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    if name not in SCHEMA_NAMES:
+        raise KeyError(f"unknown schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
+    text = resources.files("mvlsib.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.lru_cache(maxsize=None)
+def _registry():
+    from referencing import Registry, Resource
+
+    resources_ = [(load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMA_NAMES]
+    return Registry().with_resources(resources_)
+
+
+@functools.lru_cache(maxsize=None)
+def validator(name: str):
+    """A compiled Draft 2020-12 validator for one schema (refs between our schemas resolve offline)."""
+    from jsonschema import Draft202012Validator
+
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, registry=_registry())
+
+
+def schema_errors(name: str, record: Any) -> Iterator[str]:
+    """Readable messages, one per violation: ``field.path: message``."""
+    for err in sorted(validator(name).iter_errors(record), key=lambda e: list(map(str, e.absolute_path))):
+        where = ".".join(str(p) for p in err.absolute_path) or "(record)"
+        yield f"{where}: {err.message}"
+
+
+def frame_errors(name: str, frame, label_columns: tuple[str, ...] = (), limit: int = 50) -> list[str]:
+    """Validate a table whose rows are flat records, column by column, against schema ``name``.
+
+    Equivalent to validating every row (for schemas whose properties are independent of
+    each other, like ``corpus_row``), but each distinct value is checked once: for the
+    200k-row corpus this is seconds instead of tens of seconds.
+    """
+    from jsonschema import Draft202012Validator
+
+    schema = load_schema(name)
+    props: dict = schema.get("properties", {})
+    errors: list[str] = []
+    missing = [c for c in schema.get("required", []) if c not in frame.columns]
+    if missing:
+        errors.append(f"(table): missing required column(s) {missing}")
+    if schema.get("additionalProperties") is False:
+        extra = [c for c in frame.columns if c not in props]
+        if extra:
+            errors.append(f"(table): unexpected column(s) {extra}")
+    for col in [c for c in props if c in frame.columns]:
+        sub = Draft202012Validator(props[col], registry=_registry())
+        series = frame[col]
+        bad_values = []
+        for value in series.drop_duplicates().tolist():
+            py = value.item() if hasattr(value, "item") else value
+            if py is None or (isinstance(py, float) and py != py) or not sub.is_valid(py):
+                bad_values.append(py)
+        for value in bad_values:
+            mask = series.isna() if value is None or (isinstance(value, float) and value != value) else series == value
+            rows = frame[mask]
+            msg = next(iter(sub.iter_errors(value)), None)
+            why = msg.message if msg is not None else "missing value"
+            for _, row in rows.head(max(0, limit - len(errors))).iterrows():
+                where = "/".join(str(row[c]) for c in label_columns) if label_columns else f"row {row.name}"
+                errors.append(f"{where}: {col}: {why}")
+            if len(errors) >= limit:
+                errors.append(f"... stopped after {limit} errors")
+                return errors
+    return errors

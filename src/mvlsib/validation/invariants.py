@@ -1,0 +1,372 @@
+"""Check a work folder against the JSON Schemas and every dataset invariant of SPEC §4.
+
+Each check returns :class:`Violation` records (instance id, rule, detail) instead of
+stopping at the first problem, so one run shows a curator everything that is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+from mvlsib.builder.textnorm import normalize_text
+from mvlsib.topics import TOPICS
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+N_OPTIONS = 4
+CORPUS_LEVEL = "-"  # instance_id used for violations that belong to no single instance
+
+# rule name -> what it guards; names are stable (tests and users grep for them)
+RULES: dict[str, str] = {
+    "schema": "a record does not match its JSON Schema",
+    "corpus-parallel": "a language's ids, topics or splits differ from the reference language (SPEC §4.6)",
+    "corpus-empty-text": "a sentence is empty in some language",
+    "count": "not exactly 3 instances per SIB sentence with ids '{index_id}-{r}' in order (SPEC §4.1)",
+    "unknown-id": "an instance refers to a sentence or image that does not exist",
+    "positives": "positive images or reference sentences wrong: count, distinctness, topic, own id first (SPEC §4.2)",
+    "negatives": "negative topics, sentences or images wrong (SPEC §4.2)",
+    "options": "options or labels inconsistent with the instance's sentence, images and topics",
+    "siblings": "two instances of the same sentence are identical (SPEC §4.3)",
+    "answerable": "two sentences of an instance read the same in some language (SPEC §4.4)",
+    "label-balance": "correct-option positions A-D not used equally often (SPEC §4.5)",
+    "image-balance": "positive images of a topic used unevenly (SPEC §4.8)",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    instance_id: str
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.instance_id:>8}  {self.rule:<17} {self.detail}"
+
+
+@dataclass
+class ValidationResult:
+    violations: list[Violation]
+    summary: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(v.rule for v in self.violations).items()))
+
+    def to_json(self) -> str:
+        payload = {"ok": self.ok, "summary": self.summary, "counts": self.counts(),
+                   "violations": [asdict(v) for v in self.violations]}
+        return json.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def validate_workdir(workdir: str | Path, pool: str | Path = "image_pool", schemas: bool = True) -> ValidationResult:
+    """Validate ``WORK/corpus.parquet`` + ``WORK/instances.jsonl`` against the pool's manifest."""
+    from mvlsib.builder.ingest import read_corpus
+    from mvlsib.builder.sample import read_instances
+    from mvlsib.image_pool.manifest import read_manifest
+
+    corpus = read_corpus(workdir)
+    instances = read_instances(workdir)
+    manifest = read_manifest(pool)
+    return validate(corpus, instances, {r.image_id: r.topic for r in manifest},
+                    manifest_rows=[r.as_dict() for r in manifest] if schemas else None, schemas=schemas)
+
+
+def validate(
+    corpus: "pd.DataFrame",
+    instances: Sequence[dict],
+    image_topics: Mapping[str, str],
+    manifest_rows: Sequence[dict] | None = None,
+    schemas: bool = True,
+) -> ValidationResult:
+    violations: list[Violation] = []
+    well_formed = _well_formed(instances)
+    if schemas:
+        violations += check_schemas(corpus, instances, manifest_rows or [], well_formed)
+    corpus_violations, topics_by_id = check_corpus(corpus)
+    violations += corpus_violations
+    # Structural checks below assume well-formed records; malformed ones are reported as "schema".
+    violations += check_count(instances, topics_by_id)
+    violations += check_structure(well_formed, topics_by_id, image_topics)
+    violations += check_siblings(well_formed)
+    violations += check_answerable(corpus, well_formed)
+    label_v, label_counts = check_label_balance(well_formed)
+    violations += label_v
+    image_v, spread = check_image_balance(well_formed, image_topics)
+    violations += image_v
+    summary = {
+        "instances": len(instances),
+        "sentences": len(topics_by_id),
+        "languages": int(corpus["language"].nunique()),
+        "corpus_rows": int(len(corpus)),
+        "images": len(image_topics),
+        "label_counts": label_counts,
+        "positive_image_spread": spread,
+    }
+    return ValidationResult(violations=violations, summary=summary)
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def check_schemas(
+    corpus: "pd.DataFrame", instances: Sequence[dict], manifest_rows: Sequence[dict], well_formed: Sequence[dict] | None = None
+) -> list[Violation]:
+    from mvlsib.schema.validators import frame_errors, schema_errors, validator
+
+    out: list[Violation] = []
+    for msg in frame_errors("corpus_row", corpus, label_columns=("language", "index_id")):
+        out.append(Violation(CORPUS_LEVEL, "schema", f"corpus row {msg}"))
+    good = {id(rec) for rec in (_well_formed(instances) if well_formed is None else well_formed)}
+    for n, rec in enumerate(instances, start=1):
+        if id(rec) not in good:
+            iid = str(rec.get("instance_id", f"line {n}")) if isinstance(rec, dict) else f"line {n}"
+            for msg in schema_errors("instance", rec):
+                out.append(Violation(iid, "schema", msg))
+    man_v = validator("manifest_row")
+    for rec in manifest_rows:
+        if not man_v.is_valid(rec):
+            for msg in schema_errors("manifest_row", rec):
+                out.append(Violation(CORPUS_LEVEL, "schema", f"manifest row {rec.get('image_id')}: {msg}"))
+    return out
+
+
+def _well_formed(instances: Sequence[object]) -> list[dict]:
+    from mvlsib.schema.validators import validator
+
+    v = validator("instance")
+    return [inst for inst in instances if isinstance(inst, dict) and v.is_valid(inst)]
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def check_corpus(corpus: "pd.DataFrame") -> tuple[list[Violation], dict[int, str]]:
+    """Every language must carry the reference language's ids, topics and splits (SPEC §4.6)."""
+    out: list[Violation] = []
+    langs = sorted(corpus["language"].unique())
+    if not langs:
+        return [Violation(CORPUS_LEVEL, "corpus-parallel", "corpus has no languages")], {}
+    ref_lang = "eng_Latn" if "eng_Latn" in langs else langs[0]
+    keyed = {lang: frame for lang, frame in corpus.groupby("language", sort=True)}
+    ref = keyed[ref_lang]
+    ref_rows = {(int(i), t, s) for i, t, s in zip(ref["index_id"], ref["topic"], ref["split"])}
+    for lang in langs:
+        frame = keyed[lang]
+        rows = {(int(i), t, s) for i, t, s in zip(frame["index_id"], frame["topic"], frame["split"])}
+        if len(frame) != len(rows):
+            dup = Counter(int(i) for i in frame["index_id"])
+            ids = sorted(i for i, c in dup.items() if c > 1)[:5]
+            out.append(Violation(CORPUS_LEVEL, "corpus-parallel", f"{lang}: index_id(s) {ids} occur more than once"))
+        if rows != ref_rows:
+            extra, lacking = sorted(rows - ref_rows)[:3], sorted(ref_rows - rows)[:3]
+            out.append(Violation(CORPUS_LEVEL, "corpus-parallel",
+                                 f"{lang} differs from {ref_lang}: has {extra} not in {ref_lang}, lacks {lacking}"))
+        empty = frame[frame["text"].map(lambda s: not isinstance(s, str) or not s.strip())]
+        for iid in empty["index_id"].head(5):
+            out.append(Violation(CORPUS_LEVEL, "corpus-empty-text", f"{lang}: sentence {int(iid)} is empty"))
+    return out, {i: t for i, t, _ in sorted(ref_rows)}
+
+
+# --------------------------------------------------------------------------- instances
+
+
+def check_count(instances: Sequence[dict], topics_by_id: Mapping[int, str]) -> list[Violation]:
+    out: list[Violation] = []
+    ids = [inst.get("instance_id") if isinstance(inst, dict) else None for inst in instances]
+    expected = [f"{i}-{r}" for i in sorted(topics_by_id) for r in range(3)]
+    if len(instances) != len(expected):
+        out.append(Violation(CORPUS_LEVEL, "count", f"{len(instances)} instances; expected {len(expected)} (3 per sentence)"))
+    counts = Counter(ids)
+    for iid, c in sorted(counts.items(), key=lambda kv: str(kv[0])):
+        if c > 1:
+            out.append(Violation(str(iid), "count", f"instance id occurs {c} times"))
+    missing = sorted(set(expected) - set(counts), key=_iid_sort)
+    for iid in missing[:20]:
+        out.append(Violation(iid, "count", "instance missing"))
+    if len(missing) > 20:
+        out.append(Violation(CORPUS_LEVEL, "count", f"... and {len(missing) - 20} more missing instances"))
+    for inst in instances:
+        if not isinstance(inst, dict):
+            continue
+        iid, index_id = inst.get("instance_id"), inst.get("index_id")
+        if isinstance(iid, str) and "-" in iid and iid.split("-")[0] != str(index_id):
+            out.append(Violation(iid, "count", f"instance_id does not start with its index_id {index_id}"))
+    if ids == sorted(ids, key=_iid_sort) or not all(isinstance(i, str) for i in ids):
+        return out
+    out.append(Violation(CORPUS_LEVEL, "count", "instances are not ordered by index_id then r"))
+    return out
+
+
+def _iid_sort(iid: str) -> tuple[int, int]:
+    try:
+        a, b = str(iid).split("-")
+        return int(a), int(b)
+    except ValueError:
+        return (math.inf, math.inf)  # type: ignore[return-value]
+
+
+def check_structure(
+    instances: Iterable[dict], topics_by_id: Mapping[int, str], image_topics: Mapping[str, str]
+) -> list[Violation]:
+    out: list[Violation] = []
+    for inst in instances:
+        iid, topic = inst["instance_id"], inst["topic"]
+        v = lambda rule, detail: out.append(Violation(iid, rule, detail))  # noqa: E731
+        sent_ids = [*inst["ref_sentence_ids"], *inst["sentence_option_ids"]]
+        unknown_s = sorted({s for s in sent_ids if s not in topics_by_id})
+        unknown_i = sorted({i for i in [*inst["ref_image_ids"], *inst["image_option_ids"]] if i not in image_topics})
+        if unknown_s:
+            v("unknown-id", f"sentence id(s) {unknown_s} not in the corpus")
+        if unknown_i:
+            v("unknown-id", f"image id(s) {unknown_i} not in the pool manifest")
+        if unknown_s or unknown_i:
+            continue
+        if topics_by_id[inst["index_id"]] != topic:
+            v("positives", f"topic {topic!r} but sentence {inst['index_id']} is {topics_by_id[inst['index_id']]!r}")
+        refs = inst["ref_sentence_ids"]
+        if refs[0] != inst["index_id"]:
+            v("positives", f"ref_sentence_ids[0] is {refs[0]}, not the instance's own id {inst['index_id']}")
+        if inst["index_id"] in refs[1:]:
+            v("positives", "the instance's own id appears again among the 4 additional sentences")
+        wrong = [s for s in refs if topics_by_id[s] != topic]
+        if wrong:
+            v("positives", f"reference sentence(s) {wrong} are not of topic {topic!r}")
+        wrong_img = [i for i in inst["ref_image_ids"] if image_topics[i] != topic]
+        if wrong_img:
+            v("positives", f"positive image(s) {wrong_img} are not of topic {topic!r}")
+        negs = inst["neg_topics"]
+        if topic in negs:
+            v("negatives", f"neg_topics {negs} contain the instance's topic {topic!r}")
+        # Sentence options: own sentence at the label, one sentence of each negative topic elsewhere.
+        s_opts, s_label = inst["sentence_option_ids"], inst["sentence_label"]
+        if s_opts[s_label] != inst["index_id"]:
+            v("options", f"sentence_option_ids[{s_label}] is {s_opts[s_label]}, not the instance's sentence {inst['index_id']}")
+        neg_s = [s for j, s in enumerate(s_opts) if j != s_label]
+        if sorted(topics_by_id[s] for s in neg_s) != sorted(negs):
+            v("negatives", f"negative sentences {neg_s} have topics {[topics_by_id[s] for s in neg_s]}, expected one each of {negs}")
+        if inst["index_id"] in neg_s:
+            v("negatives", "the instance's own sentence appears as a negative option")
+        # Image options: a positive image at the label, one image of each negative topic elsewhere.
+        i_opts, i_label, t_opts = inst["image_option_ids"], inst["image_label"], inst["topic_options"]
+        if image_topics[i_opts[i_label]] != topic:
+            v("options", f"image_option_ids[{i_label}] = {i_opts[i_label]!r} is not of topic {topic!r}")
+        neg_i = [i for j, i in enumerate(i_opts) if j != i_label]
+        if sorted(image_topics[i] for i in neg_i) != sorted(negs):
+            v("negatives", f"negative images {neg_i} have topics {[image_topics[i] for i in neg_i]}, expected one each of {negs}")
+        if [image_topics[i] for i in i_opts] != t_opts:
+            v("options", f"topic_options {t_opts} are not the topics of image_option_ids {i_opts}")
+        if t_opts[i_label] != topic:
+            v("options", f"topic_options[{i_label}] is {t_opts[i_label]!r}, not the instance's topic {topic!r}")
+    return out
+
+
+def _signature(inst: dict) -> tuple:
+    return (tuple(sorted(inst["ref_image_ids"])), tuple(inst["ref_sentence_ids"]), tuple(inst["neg_topics"]),
+            tuple(inst["sentence_option_ids"]), tuple(inst["image_option_ids"]))
+
+
+def check_siblings(instances: Iterable[dict]) -> list[Violation]:
+    out: list[Violation] = []
+    seen: dict[tuple, str] = {}
+    for inst in instances:
+        key = (inst["index_id"], _signature(inst))
+        if key in seen:
+            out.append(Violation(inst["instance_id"], "siblings", f"identical to {seen[key]} (same images, sentences and options)"))
+        else:
+            seen[key] = inst["instance_id"]
+    return out
+
+
+def check_answerable(corpus: "pd.DataFrame", instances: Sequence[dict]) -> list[Violation]:
+    """In every language, the 8 sentences of an instance must have 8 different normalised texts."""
+    import numpy as np
+    import pandas as pd
+
+    if not instances:
+        return []
+    norm = corpus["text"].map(lambda s: normalize_text(s) if isinstance(s, str) else "")
+    codes, _ = pd.factorize(norm, sort=False)
+    langs = sorted(corpus["language"].unique())
+    lang_pos = {lang: n for n, lang in enumerate(langs)}
+    max_id = int(corpus["index_id"].max())
+    table = np.full((len(langs), max_id + 1), -1, dtype=np.int64)
+    table[corpus["language"].map(lang_pos).to_numpy(), corpus["index_id"].to_numpy()] = codes
+
+    ids = [sorted({*inst["ref_sentence_ids"], *inst["sentence_option_ids"]}) for inst in instances]
+    width = max(len(row) for row in ids)
+    mat = np.array([row + [row[0]] * (width - len(row)) for row in ids], dtype=np.int64)
+    n_real = np.array([len(row) for row in ids])
+    if mat.max() > max_id:
+        mat = np.where(mat > max_id, 0, mat)  # unknown ids are reported by check_structure
+    out: list[Violation] = []
+    for lang in langs:
+        c = table[lang_pos[lang]][mat]
+        for r, inst in enumerate(instances):
+            row = c[r, : n_real[r]]
+            if len(set(row.tolist())) == len(row) or (row < 0).any():
+                continue
+            by_code: dict[int, list[int]] = defaultdict(list)
+            for sid, code in zip(ids[r], row.tolist()):
+                by_code[code].append(sid)
+            same = [group for group in by_code.values() if len(group) > 1]
+            out.append(Violation(inst["instance_id"], "answerable", f"{lang}: sentences {same} have the same text"))
+    return out
+
+
+def check_label_balance(instances: Sequence[dict]) -> tuple[list[Violation], dict[str, dict[str, int]]]:
+    out: list[Violation] = []
+    counts: dict[str, dict[str, int]] = {}
+    for field_name, family in (("sentence_label", "i2s/t2s"), ("image_label", "s2i/s2t")):
+        c = Counter(inst[field_name] for inst in instances)
+        counts[field_name] = {"ABCD"[k]: c.get(k, 0) for k in range(N_OPTIONS)}
+        if instances and len(instances) % N_OPTIONS == 0:
+            want = len(instances) // N_OPTIONS
+            bad = {k: v for k, v in counts[field_name].items() if v != want}
+            if bad:
+                out.append(Violation(CORPUS_LEVEL, "label-balance",
+                                     f"{field_name} ({family}): {counts[field_name]}; each letter must be the answer {want} times"))
+        elif instances:
+            spread = max(counts[field_name].values()) - min(counts[field_name].values())
+            if spread > 1:
+                out.append(Violation(CORPUS_LEVEL, "label-balance", f"{field_name} ({family}): {counts[field_name]} (spread {spread} > 1)"))
+    return out, counts
+
+
+def image_spread_tolerance(mean_use: float) -> int:
+    """Allowed max-min spread of positive-image use within a topic: 10 % of the mean, at least 2."""
+    return max(2, math.ceil(0.1 * mean_use))
+
+
+def check_image_balance(
+    instances: Sequence[dict], image_topics: Mapping[str, str]
+) -> tuple[list[Violation], dict[str, int]]:
+    out: list[Violation] = []
+    spread: dict[str, int] = {}
+    for topic in TOPICS:
+        pool = sorted(i for i, t in image_topics.items() if t == topic)
+        topic_insts = [inst for inst in instances if inst["topic"] == topic]
+        if not pool or not topic_insts:
+            continue
+        use = Counter({i: 0 for i in pool})
+        for inst in topic_insts:
+            use.update(i for i in inst["ref_image_ids"] if i in use)
+        spread[topic] = max(use.values()) - min(use.values())
+        mean = sum(use.values()) / len(use)
+        if spread[topic] > image_spread_tolerance(mean):
+            lo, hi = min(use, key=lambda i: (use[i], i)), max(use, key=lambda i: (use[i], i))
+            out.append(Violation(CORPUS_LEVEL, "image-balance",
+                                 f"{topic}: {hi} is a positive {use[hi]} times but {lo} only {use[lo]} "
+                                 f"(spread {spread[topic]} > {image_spread_tolerance(mean)})"))
+    return out, spread
