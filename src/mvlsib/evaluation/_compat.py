@@ -38,7 +38,10 @@ if not BUNDLED:
     from mvlsib.topics import TOPICS
 else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess test
     TOPICS = _FALLBACK_TOPICS
-    TOOLKIT_VERSION = _FALLBACK_VERSION  # replaced by bundle.py with the real version
+    try:  # written into the bundle by bundle.py
+        from ._bundle_info import VERSION as TOOLKIT_VERSION
+    except ImportError:
+        TOOLKIT_VERSION = _FALLBACK_VERSION
 
     class MvlsibError(Exception):
         """A problem with the user's input or environment, stated so that they can fix it."""

@@ -21,6 +21,7 @@ from typing import Iterable, Mapping
 
 from ._compat import MvlsibError
 from .parsing import parse_letter
+from .prompts import LETTERS
 
 METRICS = ("accuracy", "strict_accuracy", "format_error_rate", "valid_accuracy")
 TASK_ORDER = {"i2s": 0, "s2i": 1, "t2s": 2, "s2t": 3}
@@ -47,7 +48,7 @@ def per_language(records: Iterable[Mapping], mode: str = "relaxed") -> list[Cell
     from the responses, so changing the parse mode never needs a rerun."""
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # n, correct, strict, valid
     for rec in records:
-        gold = rec["label"]
+        gold = LETTERS[int(rec["label"])]
         letter = parse_letter(rec["response"], mode)
         c = counts[_cell_key(rec)]
         c[0] += 1
