@@ -71,8 +71,14 @@ def build_tiny_llava(
     num_layers: int = 2,
     vocab_size: int = 1000,
     seed: int = 0,
+    letter_scale: float = 0.0,
 ) -> Path:
-    """Write a random-weight LLaVA (config, safetensors weights, tokenizer, processor) to ``out_dir``."""
+    """Write a random-weight LLaVA (config, safetensors weights, tokenizer, processor) to ``out_dir``.
+
+    ``letter_scale`` > 0 scales the output-embedding rows of the tokens ``A``-``D`` so
+    that the random model mostly answers with a letter (which one depends on the
+    input): the evaluator's parsing and scoring then see both answers and format errors.
+    """
     import torch
     from transformers import (
         CLIPImageProcessor,
@@ -128,6 +134,13 @@ def build_tiny_llava(
     )
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config).eval()
+    if letter_scale:
+        head = model.get_output_embeddings().weight
+        typical = head.norm(dim=1).mean()
+        with torch.no_grad():
+            for letter in "ABCD":
+                row = head[tokenizer.convert_tokens_to_ids(letter)]
+                row *= letter_scale * typical / row.norm()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.save_pretrained(out, safe_serialization=True)
