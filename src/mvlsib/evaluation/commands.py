@@ -69,6 +69,12 @@ def _groups(paths) -> dict[str, dict[str, str]]:
               help="openai backend: server base URL (e.g. http://localhost:8000/v1 for vLLM). Key: OPENAI_API_KEY.")
 @click.option("--concurrency", type=int, default=8, show_default=True,
               help="openai backend: requests in flight at once.")
+@click.option("--max-retries", type=int, default=6, show_default=True,
+              help="openai backend: retries per request on HTTP 429/5xx, timeouts and dropped connections.")
+@click.option("--retry-backoff", type=float, default=1.0, show_default=True,
+              help="openai backend: first retry delay in seconds, doubled per retry (Retry-After wins).")
+@click.option("--request-timeout", type=float, default=120.0, show_default=True,
+              help="openai backend: seconds to wait for one response.")
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
               show_default=True, help="How letters are read for 'letter'/'correct' (metrics.json reports strict too).")
 @click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
@@ -77,7 +83,7 @@ def _groups(paths) -> dict[str, dict[str, str]]:
 @friendly_errors
 def run_command(data, data_revision, model, model_revision, tasks, ks, languages, out, backend, batch_size,
                 device, dtype, max_new_tokens, trust_remote_code, limit, shard, base_url, concurrency,
-                parse_mode, groups_csv, progress):
+                max_retries, retry_backoff, request_timeout, parse_mode, groups_csv, progress):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     import os
 
@@ -99,7 +105,8 @@ def run_command(data, data_revision, model, model_revision, tasks, ks, languages
                 device = f"cuda:{int(os.environ['LOCAL_RANK']) % torch.cuda.device_count()}"
         options = {"batch_size": batch_size, "device": device, "trust_remote_code": trust_remote_code}
     else:
-        options = {"base_url": base_url, "concurrency": concurrency}
+        options = {"base_url": base_url, "concurrency": concurrency, "max_retries": max_retries,
+                   "backoff": retry_backoff, "timeout": request_timeout}
     opts = RunOptions(
         data=data,
         model=model,

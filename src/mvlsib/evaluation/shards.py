@@ -124,12 +124,6 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     records = []
     for shard in sorted(found, key=lambda s: s.index):
         recs = read_predictions(found[shard])
-        expected = configs[shard].get("n_expected")
-        if expected is not None and len(recs) != expected and not allow_partial:
-            raise MvlsibError(
-                f"shard {shard} is incomplete: {len(recs)} of {expected} predictions in {found[shard]}; "
-                "rerun the same command for that shard (it resumes) or pass --allow-partial"
-            )
         for rec in recs:
             key = record_key(rec)
             if key in seen:
@@ -139,6 +133,12 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
                 )
             seen[key] = shard
             records.append(rec)
+        expected = configs[shard].get("n_expected")
+        if expected is not None and len(recs) != expected and not allow_partial:
+            raise MvlsibError(
+                f"shard {shard} is incomplete: {len(recs)} of {expected} predictions in {found[shard]}; "
+                "rerun the same command for that shard (it resumes) or pass --allow-partial"
+            )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "predictions.jsonl") as fh:

@@ -51,7 +51,6 @@ class OpenAIBackend(Backend):
         max_retries: int = 6,
         backoff: float = 1.0,
         api_key_env: str = "OPENAI_API_KEY",
-        **_ignored: Any,
     ) -> None:
         if concurrency < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
@@ -116,9 +115,9 @@ class OpenAIBackend(Backend):
                 if exc.code not in RETRY_STATUS:
                     raise MvlsibError(f"{url} answered {last}; not retrying (check --model and --base-url)") from None
                 retry_after = exc.headers.get("Retry-After") if exc.headers else None
-                if retry_after:
+                if retry_after:  # the server knows best when to come back
                     try:
-                        delay = max(delay, min(float(retry_after), 60.0))
+                        delay = min(max(float(retry_after), 0.0), 60.0)
                     except ValueError:
                         pass
             except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
