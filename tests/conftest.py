@@ -7,11 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-SIB_DIR = SHARED / "sib-200"
-TOPIC_PHOTOS = SHARED / "topic-photos"
-POOL_DIR = REPO / "image_pool"
+from support import POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, subprocess_env  # noqa: F401
 
 
 def _require(path: Path, what: str) -> Path:
@@ -45,9 +41,27 @@ def pool_dir() -> Path:
     return _require(POOL_DIR / "manifest.csv", "bundled image pool").parent
 
 
-def subprocess_env(**extra: str) -> dict[str, str]:
-    """Environment for running the package from this checkout in a child process."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(extra)
-    return env
+# A full work folder (all languages of ../shared/sib-200, seed 0, bundled pool), built once per session.
+@pytest.fixture(scope="session")
+def full_workdir(sib_dir: Path, pool_dir: Path, tmp_path_factory) -> Path:
+    from mvlsib.builder.ingest import ingest
+    from mvlsib.builder.sample import sample
+
+    work = tmp_path_factory.mktemp("work-full")
+    ingest(work, sib=sib_dir, progress=False)
+    sample(work, seed=0, pool=pool_dir)
+    return work
+
+
+@pytest.fixture(scope="session")
+def full_corpus(full_workdir: Path):
+    from mvlsib.builder.ingest import read_corpus
+
+    return read_corpus(full_workdir)
+
+
+@pytest.fixture(scope="session")
+def full_instances(full_workdir: Path) -> list[dict]:
+    from mvlsib.builder.sample import read_instances
+
+    return read_instances(full_workdir)

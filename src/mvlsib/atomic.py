@@ -17,6 +17,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp creates 0600 files; outputs should get the permissions a plain open() would give.
+    os.chmod(tmp_path, 0o666 & ~_umask())
     try:
         yield tmp_path
         os.replace(tmp_path, target)
@@ -37,6 +39,12 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs) -> Iter
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:

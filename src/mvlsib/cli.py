@@ -16,6 +16,12 @@ DEFAULT_WORKDIR = "mvlsib-work"
 DEFAULT_POOL = "image_pool"
 
 
+class InputError(click.ClickException):
+    """Bad input the user can fix: message on stderr, exit status 2 (1 is kept for failed checks)."""
+
+    exit_code = 2
+
+
 def _friendly_errors(fn):
     """Turn MvlsibError (bad input the user can fix) into a one-paragraph message, exit 2."""
 
@@ -26,7 +32,7 @@ def _friendly_errors(fn):
         try:
             return fn(*args, **kwargs)
         except MvlsibError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise InputError(str(exc)) from exc
 
     return wrapper
 
@@ -50,6 +56,75 @@ def build_cli() -> None:
 
 
 # ---------------------------------------------------------------- ingest
+
+
+@build_cli.command("ingest")
+@click.option(
+    "--sib",
+    metavar="DIR|ORG/NAME",
+    default=None,
+    help="SIB-200 source: a local folder (SIB-200 checkout with data/annotated/<lang>/, its 'annotated' "
+    "folder, or the Hub layout data/<lang>/) or a Hub dataset id. "
+    "Default when --flores is not given: Davlan/sib200.",
+)
+@click.option("--revision", default=None, help="Branch, tag or commit of the Hub dataset (--sib ORG/NAME only).")
+@click.option(
+    "--flores",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Folder with raw Flores files <lang>.dev + <lang>.devtest, or Flores+ dev/<lang>.parquet + "
+    "devtest/<lang>.parquet; builds SIB-200 for those languages (needs --annotation).",
+)
+@click.option(
+    "--annotation",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="English SIB-200 annotation folder (train/dev/test.tsv) giving each Flores sentence its split and "
+    "topic; with --sib it replaces eng_Latn as the reference.",
+)
+@click.option(
+    "--languages",
+    default=None,
+    metavar="CODES",
+    help="Comma-separated language codes to keep (e.g. eng_Latn,fra_Latn); default: all.",
+)
+@click.option(
+    "--hub-endpoint",
+    default=None,
+    envvar="HF_ENDPOINT",
+    show_envvar=True,
+    help="Hub server to download from (default https://huggingface.co).",
+)
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
+@workdir_option
+@_friendly_errors
+def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progress, workdir):
+    """Read SIB-200 (or build it from Flores), check it and write WORKDIR/corpus.parquet.
+
+    Every language must have English's ids, splits and topics; texts are parsed exactly and
+    right-stripped. Duplicate translations are listed in WORKDIR/ingest_report.json.
+    """
+    from mvlsib.builder.ingest import ingest
+
+    report = ingest(
+        workdir,
+        sib=sib,
+        revision=revision,
+        flores=flores,
+        annotation=annotation,
+        languages=languages,
+        progress=progress,
+        endpoint=hub_endpoint,
+    )
+    n_cross = sum(g.cross_topic for groups in report.duplicates.values() for g in groups)
+    click.echo(f"languages: {report.n_languages}  rows: {report.n_rows:,}  "
+               f"({report.sentences_per_language} sentences per language)")
+    click.echo(
+        f"duplicate texts: {report.n_duplicate_groups} group(s) in {len(report.duplicates)} language(s), "
+        f"{n_cross} across topics (see {Path(workdir) / 'ingest_report.json'})"
+    )
+    click.echo(f"wrote {Path(workdir) / report.corpus}  sha256 {report.corpus_sha256}")
+
 
 
 # ---------------------------------------------------------------- sample
@@ -121,6 +196,35 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
 
 
 # ---------------------------------------------------------------- images
+
+
+pool_option = click.option(
+    "--pool",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=True,
+    help="Image-pool folder holding manifest.csv and the image files.",
+)
+
+
+@build_cli.group("images")
+def images_group() -> None:
+    """Curate the topic-image pool: draw the demo pool, add, check, gallery, credits, import."""
+
+
+@images_group.command("demo-pool")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_POOL, show_default=True,
+              help="Folder to write the drawn pictograms and manifest.csv into.")
+@_friendly_errors
+def images_demo_pool(out: Path) -> None:
+    """Draw the bundled demo pool (10 CC0 pictograms per topic) into OUT.
+
+    Deterministic: the same toolkit and Pillow version give byte-identical files.
+    """
+    from mvlsib.image_pool.demo import write_demo_pool
+
+    path = write_demo_pool(out)
+    click.echo(f"wrote {path}")
 
 
 # ---------------------------------------------------------------- verify-images

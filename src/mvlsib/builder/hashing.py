@@ -25,4 +25,12 @@ def hash_sorted(items, seed: int, purpose: str, *context: object) -> list:
     The string tie-break makes the order total even in the (astronomically unlikely)
     event of a 64-bit key collision.
     """
-    return sorted(items, key=lambda it: (hkey(seed, purpose, *context, it), str(it)))
+    # Same keys as hkey(seed, purpose, *context, item), with the shared prefix encoded once.
+    prefix = (SEP.join([str(int(seed)), purpose, *map(str, context)]) + SEP).encode("utf-8")
+    sha, frombytes = hashlib.sha256, int.from_bytes
+
+    def key(item):
+        text = str(item)
+        return frombytes(sha(prefix + text.encode("utf-8")).digest()[:8], "big"), text
+
+    return sorted(items, key=key)

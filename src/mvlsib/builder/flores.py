@@ -1,0 +1,127 @@
+"""Build SIB-200 rows for any Flores language from raw Flores files and the English annotation.
+
+SIB-200's ``index_id`` is the 0-based position in Flores dev (997 sentences) followed by devtest
+(1,012 sentences); the annotation gives each id its split and topic, Flores gives the text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mvlsib.errors import MvlsibError
+from mvlsib.builder.tsv import SibRow
+
+DEV_SIZE = 997
+DEVTEST_SIZE = 1012
+
+
+@dataclass(frozen=True)
+class FloresLanguage:
+    language: str
+    dev: Path
+    devtest: Path
+    fmt: str  # "text" | "parquet"
+
+
+def find_flores_languages(folder: Path) -> dict[str, FloresLanguage]:
+    """Languages in ``folder``: ``<lang>.dev``/``<lang>.devtest`` (also under dev/ and devtest/, the
+    Flores-200 release layout) or Flores+ ``dev/<lang>.parquet``/``devtest/<lang>.parquet``."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MvlsibError(f"--flores {folder}: not a folder with Flores files (<lang>.dev and <lang>.devtest).")
+    found: dict[str, FloresLanguage] = {}
+
+    def add(lang: str, dev: Path, devtest: Path, fmt: str) -> None:
+        if not devtest.is_file():
+            raise MvlsibError(
+                f"{dev}: found the dev file but not its devtest partner {devtest}; "
+                "SIB-200 needs both (index_id counts through dev then devtest)."
+            )
+        if lang in found:
+            raise MvlsibError(
+                f"--flores {folder}: language {lang} appears twice ({found[lang].dev} and {dev}); keep one."
+            )
+        found[lang] = FloresLanguage(lang, dev, devtest, fmt)
+
+    for base in (folder, folder / "dev"):
+        test_base = folder if base == folder else folder / "devtest"
+        if not base.is_dir():
+            continue
+        for dev in sorted(base.glob("*.dev")):
+            add(dev.stem, dev, test_base / f"{dev.stem}.devtest", "text")
+    if (folder / "dev").is_dir():
+        for dev in sorted((folder / "dev").glob("*.parquet")):
+            add(dev.stem, dev, folder / "devtest" / dev.name, "parquet")
+    # a devtest file without its dev file is as incomplete as the reverse
+    for base, pattern in ((folder, "*.devtest"), (folder / "devtest", "*.devtest"), (folder / "devtest", "*.parquet")):
+        if base.is_dir():
+            for devtest in sorted(base.glob(pattern)):
+                name = devtest.stem
+                if name not in found:
+                    raise MvlsibError(
+                        f"{devtest}: found the devtest file but not the dev file of {name}; SIB-200 needs both."
+                    )
+    if not found:
+        raise MvlsibError(
+            f"--flores {folder}: no Flores files found; expected <lang>.dev + <lang>.devtest "
+            "or Flores+ dev/<lang>.parquet + devtest/<lang>.parquet."
+        )
+    return dict(sorted(found.items()))
+
+
+def read_flores_lines(path: Path, fmt: str, expected: int) -> list[str]:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path, columns=["text"])
+        except Exception as exc:  # pyarrow raises several types for missing columns or broken files
+            raise MvlsibError(f"{path}: cannot read a 'text' column from this parquet file ({exc}).") from None
+        lines = table.column("text").to_pylist()
+        lines = ["" if t is None else str(t) for t in lines]
+    else:
+        try:
+            # bytes, not read_text: universal newlines would also split at a lone "\r" inside a sentence
+            data = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MvlsibError(f"{path}: not valid UTF-8 ({exc}); re-save the file as UTF-8.") from None
+        # split on "\n" only: str.splitlines would also break at U+2028, U+0085 and other characters
+        # that can occur inside a sentence.
+        lines = data.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+    if len(lines) != expected:
+        raise MvlsibError(
+            f"{path}: has {len(lines)} sentences, expected {expected} as in every Flores-200/Flores+ "
+            f"{'dev' if expected == DEV_SIZE else 'devtest'} file, or the index_ids would not line up. "
+            "Use the complete file (one sentence per line, no extra blank lines)."
+        )
+    return lines
+
+
+def flores_rows(lang: FloresLanguage, annotation: list[SibRow]) -> list[SibRow]:
+    """Rows of ``lang`` with the ids, splits and topics of ``annotation`` and the Flores texts."""
+    dev = read_flores_lines(lang.dev, lang.fmt, DEV_SIZE)
+    devtest = read_flores_lines(lang.devtest, lang.fmt, DEVTEST_SIZE)
+    rows: list[SibRow] = []
+    for ref in annotation:
+        if ref.index_id < DEV_SIZE:
+            path, pos, text = lang.dev, ref.index_id, dev[ref.index_id]
+        elif ref.index_id < DEV_SIZE + DEVTEST_SIZE:
+            pos = ref.index_id - DEV_SIZE
+            path, text = lang.devtest, devtest[pos]
+        else:
+            raise MvlsibError(
+                f"{ref.file}:{ref.line}: index_id {ref.index_id} is beyond Flores dev+devtest "
+                f"({DEV_SIZE + DEVTEST_SIZE} sentences); the annotation does not belong to Flores-200."
+            )
+        text = text.rstrip()
+        if not text:
+            where = f"line {pos + 1}" if lang.fmt == "text" else f"row {pos}"
+            raise MvlsibError(
+                f"{path}: {where} (index_id {ref.index_id}) is empty; every annotated sentence needs its "
+                "translation. Restore the line."
+            )
+        rows.append(SibRow(ref.index_id, ref.topic, text, ref.split, path, pos + 1))
+    return rows

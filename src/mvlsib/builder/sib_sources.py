@@ -1,0 +1,149 @@
+"""Where SIB-200 language folders come from: a local checkout or the Hugging Face Hub.
+
+Both end as a mapping ``language -> folder holding {train,dev,test}.tsv``, so parsing and checks are shared.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mvlsib.errors import MvlsibError
+from mvlsib.builder.tsv import SPLITS
+
+DEFAULT_HUB_DATASET = "Davlan/sib200"
+REFERENCE_LANGUAGE = "eng_Latn"
+_SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_REPO_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+@dataclass(frozen=True)
+class SibSource:
+    kind: str  # "local" | "hub"
+    location: str  # absolute folder, or the Hub repo id
+    revision: str | None  # resolved commit for the Hub
+    root: Path  # folder holding one sub-folder per language
+    languages: dict[str, Path]
+
+
+def _SilentTqdm():
+    from tqdm.auto import tqdm
+
+    class Silent(tqdm):
+        def __init__(self, *args, **kwargs):
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)
+
+    return Silent
+
+
+def is_hub_id(sib: str) -> bool:
+    """An existing path is always local; otherwise ``ORG/NAME`` names a Hub dataset."""
+    return not Path(sib).exists() and bool(_REPO_ID_RE.match(sib))
+
+
+def language_root(folder: Path) -> Path:
+    """The folder whose sub-folders are languages, for the repo layout, the Hub layout or the folder itself."""
+    for candidate in (folder / "data" / "annotated", folder / "annotated", folder / "data"):
+        if candidate.is_dir():
+            return candidate
+    return folder
+
+
+def list_language_folders(root: Path) -> dict[str, Path]:
+    langs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")}
+    if not langs:
+        raise MvlsibError(
+            f"{root}: no language folders found. --sib expects a SIB-200 checkout "
+            "(DIR/data/annotated/<lang>/train.tsv), its 'annotated' folder, or the Hub layout "
+            "(DIR/data/<lang>/train.tsv)."
+        )
+    return langs
+
+
+def local_source(sib: str | os.PathLike[str]) -> SibSource:
+    folder = Path(sib).expanduser().resolve()
+    if not folder.is_dir():
+        raise MvlsibError(f"--sib {sib}: not a folder. Give a SIB-200 checkout folder or a Hub id ORG/NAME.")
+    root = language_root(folder)
+    return SibSource("local", str(folder), None, root, list_language_folders(root))
+
+
+def hub_source(
+    repo_id: str,
+    revision: str | None = None,
+    *,
+    languages: list[str] | None = None,
+    endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+) -> SibSource:
+    """Fetch ``data/<lang>/{train,dev,test}.tsv`` of a Hub dataset into the huggingface_hub cache.
+
+    The revision is resolved to a commit first, so the listing and every file come from the same commit
+    and the report can name it. ``endpoint`` (or ``HF_ENDPOINT``) points the client at another server.
+    """
+    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    network_errors: tuple[type[BaseException], ...] = (OSError,)
+    try:  # huggingface_hub 2.x talks through httpx2, whose connection errors are not OSErrors
+        import httpx2
+
+        network_errors += (httpx2.TransportError,)
+    except ImportError:  # pragma: no cover - older huggingface_hub
+        pass
+
+    api = HfApi(endpoint=endpoint)
+    try:
+        info = api.dataset_info(repo_id, revision=revision)
+        commit = info.sha
+        files = api.list_repo_files(repo_id, repo_type="dataset", revision=commit)
+    except RevisionNotFoundError:
+        raise MvlsibError(
+            f"--revision {revision}: not found in Hub dataset {repo_id}; check the branch, tag or commit."
+        ) from None
+    except RepositoryNotFoundError:
+        raise MvlsibError(
+            f"--sib {repo_id}: no such Hub dataset (or it is private: log in with `hf auth login`). "
+            "For a local folder, check that the path exists."
+        ) from None
+    except HfHubHTTPError as exc:
+        raise MvlsibError(f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.") from None
+    except network_errors as exc:  # connection refused, DNS failure, timeouts
+        raise MvlsibError(
+            f"--sib {repo_id}: cannot reach the Hub ({exc.__class__.__name__}: {exc}). "
+            "Check the network or HF_ENDPOINT, or pass a local SIB-200 folder."
+        ) from None
+
+    available = sorted(
+        {
+            parts[1]
+            for parts in (f.split("/") for f in files)
+            # a name like ".." would lead outside the snapshot folder
+            if len(parts) == 3 and parts[0] == "data" and _SAFE_NAME_RE.match(parts[1])
+        }
+    )
+    if not available:
+        raise MvlsibError(f"Hub dataset {repo_id}@{commit}: no data/<lang>/*.tsv files; is this SIB-200?")
+    wanted = available
+    if languages is not None:
+        wanted = sorted(set(languages) & set(available) | ({REFERENCE_LANGUAGE} & set(available)))
+    patterns = [f"data/{lang}/{split}.tsv" for lang in wanted for split in SPLITS]
+    try:
+        snapshot = snapshot_download(
+            repo_id,
+            repo_type="dataset",
+            revision=commit,
+            allow_patterns=patterns,
+            cache_dir=cache_dir,
+            endpoint=endpoint,
+            **({} if progress else {"tqdm_class": _SilentTqdm()}),
+        )
+    except (HfHubHTTPError, *network_errors) as exc:
+        raise MvlsibError(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.") from None
+    root = Path(snapshot) / "data"
+    langs = {lang: root / lang for lang in available}
+    return SibSource("hub", repo_id, commit, root, langs)

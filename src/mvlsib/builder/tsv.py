@@ -1,0 +1,117 @@
+"""Exact reader for SIB-200's annotated TSV files.
+
+SIB-200 writes its files with pandas' ``to_csv(sep="\\t")``: QUOTE_MINIMAL quoting, quotes inside a
+quoted field doubled. Reading them with pandas' defaults silently turns texts such as ``NA`` or ``null``
+into missing values, so this module parses with the ``csv`` module in strict mode and keeps every field a
+string. Re-writing the parsed rows with ``csv.writer`` reproduces the real files byte for byte, which is
+what the tests check.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from mvlsib.errors import MvlsibError
+from mvlsib.topics import TOPICS
+
+HEADER = ("index_id", "category", "text")
+SPLITS = ("train", "dev", "test")
+_TOPIC_SET = frozenset(TOPICS)
+
+
+@dataclass(frozen=True)
+class SibRow:
+    index_id: int
+    topic: str
+    text: str
+    split: str
+    file: Path
+    line: int  # 1-based line on which the record starts
+
+
+def read_sib_tsv(path: Path, split: str, *, need_text: bool = True) -> list[SibRow]:
+    """Parse one ``{train,dev,test}.tsv`` file; raise MvlsibError at the first malformed record.
+
+    ``need_text=False`` is for the English annotation of the Flores path, whose texts are not used.
+    """
+    try:
+        fh = open(path, encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise MvlsibError(
+            f"{path}: missing split file. Every language folder needs train.tsv, dev.tsv and test.tsv; "
+            "restore the file or leave the language out with --languages."
+        ) from None
+    rows: list[SibRow] = []
+    with fh:
+        reader = csv.reader(fh, delimiter="\t", quotechar='"', doublequote=True, strict=True)
+        start = 1
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise MvlsibError(
+                    f"{path}: the file is empty; expected the header 'index_id<TAB>category<TAB>text' "
+                    "and one row per sentence. Restore the file from SIB-200."
+                )
+            if tuple(header) != HEADER:
+                raise MvlsibError(
+                    f"{path}:1: header is {header!r}, expected {list(HEADER)!r} (tab-separated). "
+                    "Is this a SIB-200 annotated file?"
+                )
+            start = reader.line_num + 1
+            for record in reader:
+                line = start
+                start = reader.line_num + 1
+                if not record:  # a blank line carries no record
+                    continue
+                rows.append(_parse_record(record, path, line, split, need_text))
+        except csv.Error as exc:
+            raise MvlsibError(
+                f"{path}:{start}: malformed TSV ({exc}); fields with quotes must be wrapped in quotes "
+                'with inner quotes doubled (""), as pandas/csv write them.'
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise MvlsibError(f"{path}: not valid UTF-8 ({exc}); re-save the file as UTF-8.") from None
+    return rows
+
+
+def _parse_record(record: list[str], path: Path, line: int, split: str, need_text: bool) -> SibRow:
+    if len(record) != 3:
+        raise MvlsibError(
+            f"{path}:{line}: malformed row with {len(record)} field(s), expected 3 "
+            "(index_id, category, text separated by tabs); a tab inside a text must be in a quoted field."
+        )
+    raw_id, topic, text = record
+    if not (raw_id.isascii() and raw_id.isdigit()):
+        raise MvlsibError(f"{path}:{line}: index_id {raw_id!r} is not a non-negative integer; fix the row.")
+    if topic not in _TOPIC_SET:
+        raise MvlsibError(
+            f"{path}:{line}: unknown topic {topic!r}; the category must be one of {', '.join(TOPICS)}."
+        )
+    text = text.rstrip()
+    if need_text:
+        if not text:
+            raise MvlsibError(
+                f"{path}:{line}: empty text for index_id {raw_id}; every sentence needs its translation. "
+                "Fill it in or leave the language out with --languages."
+            )
+        if "\n" in text or "\r" in text:
+            raise MvlsibError(
+                f"{path}:{line}: the text of index_id {raw_id} spans several lines, most likely an "
+                "unbalanced quote; double the quotes inside the text or wrap the whole field in quotes."
+            )
+    return SibRow(int(raw_id), topic, text, split, path, line)
+
+
+def read_language_folder(folder: Path, *, need_text: bool = True) -> list[SibRow]:
+    """All rows of one language folder, in split order train, dev, test."""
+    if not any(p.is_file() for p in folder.iterdir()):
+        raise MvlsibError(
+            f"{folder}: language folder has no files; expected train.tsv, dev.tsv and test.tsv. "
+            "Remove the empty folder or restore its files."
+        )
+    rows: list[SibRow] = []
+    for split in SPLITS:
+        rows.extend(read_sib_tsv(folder / f"{split}.tsv", split, need_text=need_text))
+    return rows
