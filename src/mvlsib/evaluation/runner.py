@@ -256,10 +256,21 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         "shard": str(opts.shard) if opts.shard else None,
     }
     if opts.shard is None and complete:
+        _sort_predictions(pred_path, records)
         summary["metrics"] = finalize(out, config, records)
     else:
         _write_json(cfg_path, config)
     return summary
+
+
+def _sort_predictions(path: Path, records: list[dict]) -> None:
+    """Rewrite a complete run's predictions in canonical order (deterministic file, atomic)."""
+    from .store import dump_line, iter_sorted
+
+    lines = [dump_line(r) for r in iter_sorted(records)]
+    if path.read_text(encoding="utf-8") != "".join(lines):
+        with atomic_open(path) as fh:
+            fh.writelines(lines)
 
 
 def _process(backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool) -> None:
