@@ -47,6 +47,7 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=4)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="auto")
+    ap.add_argument("--repeats", type=int, default=2, help="rounds; the best time per method and task counts")
     args = ap.parse_args()
 
     import torch
@@ -92,25 +93,29 @@ def main() -> None:
 
     naive_one(requests[0])  # warm-up, both ways
     backend.generate(requests[:2])
-    backend._cache.clear()
-    backend.stats["images_preprocessed"] = 0
 
-    naive_t, naive_out = {}, []
-    for task in dict.fromkeys(tasks):
-        reqs = [r for r, t in zip(requests, tasks) if t == task]
-        t0 = time.perf_counter()
-        naive_out += [naive_one(r) for r in reqs]
-        naive_t[task] = (len(reqs), time.perf_counter() - t0)
-    ours_t, ours_out = {}, []
-    for task in dict.fromkeys(tasks):
-        reqs = [r for r, t in zip(requests, tasks) if t == task]
-        t0 = time.perf_counter()
-        ours_out += backend.generate(reqs)
-        ours_t[task] = (len(reqs), time.perf_counter() - t0)
+    # Best of --repeats per method and task (the machine may be shared); every round of ours
+    # starts with an empty image cache, so preprocessing is paid in each round as in a real run.
+    naive_t: dict[str, tuple[int, float]] = {}
+    ours_t: dict[str, tuple[int, float]] = {}
+    for _ in range(args.repeats):
+        backend._cache.clear()
+        backend.stats["images_preprocessed"] = 0
+        naive_out, ours_out = [], []
+        for task in dict.fromkeys(tasks):
+            reqs = [r for r, t in zip(requests, tasks) if t == task]
+            t0 = time.perf_counter()
+            naive_out += [naive_one(r) for r in reqs]
+            t1 = time.perf_counter()
+            ours_out += backend.generate(reqs)
+            t2 = time.perf_counter()
+            naive_t[task] = (len(reqs), min(t1 - t0, naive_t.get(task, (0, float("inf")))[1]))
+            ours_t[task] = (len(reqs), min(t2 - t1, ours_t.get(task, (0, float("inf")))[1]))
 
     print(f"model {model} ({type(net).__name__}, {backend.dtype}, {backend.device}); "
           f"torch threads {torch.get_num_threads()}; batch size {args.batch_size}; "
-          f"max_new_tokens {args.max_new_tokens}; {len(requests)} prompts ({args.language}, k {args.k})")
+          f"max_new_tokens {args.max_new_tokens}; {len(requests)} prompts ({args.language}, k {args.k}); "
+          f"best of {args.repeats}")
     print(f"{'task':<6} {'prompts':>7} {'naive p/s':>10} {'ours p/s':>10} {'ratio':>7}")
     for task in naive_t:
         n, tn = naive_t[task]
