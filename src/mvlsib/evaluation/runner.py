@@ -119,15 +119,24 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
     """All work items of the run in canonical order, and the images they need."""
     loader = _compat.loader(opts.data)
     need_images = any(t in CROSS_MODAL for t, _ in pairs)
+    # The loader's row/image functions read each language and the images once; a loader with
+    # only the documented load_task (an older release's mvl_sib.py) works too, just slower.
+    fast = all(hasattr(loader, n) for n in ("load_rows", "load_images", "build_examples"))
     try:
-        images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
+        images = loader.load_images(opts.data, opts.data_revision) if need_images and fast else {}
         items: list[WorkItem] = []
         for language in languages:
-            rows = loader.load_rows(language, opts.data, opts.data_revision)
-            if opts.limit is not None:
+            rows = loader.load_rows(language, opts.data, opts.data_revision) if fast else None
+            if rows is not None and opts.limit is not None:
                 rows = rows[: opts.limit]
             for task, k in pairs:
-                for ex in loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k):
+                if fast:
+                    examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k)
+                else:
+                    examples = loader.load_task(task, language, k=k, source=opts.data)[: opts.limit]
+                    for ex in examples:
+                        images.update(zip(ex["image_ids"], ex["images"]))
+                for ex in examples:
                     prompt = prompt_for_example(ex)
                     request = Request(
                         key=f"{task}|k{k}|{language}|{ex['instance_id']}",
