@@ -193,8 +193,7 @@ def finalize(out: Path, config: dict, records: list[dict]) -> dict:
 def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation; returns a summary dict."""
     out = Path(opts.out)
-    loader = _compat.loader(opts.data)
-    del loader
+    _compat.loader(opts.data)  # no loader, no run: say so before anything else
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
     languages = resolve_languages(opts.data, opts.languages)
     fp = fingerprint(opts, pairs, languages)
