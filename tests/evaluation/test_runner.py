@@ -262,5 +262,5 @@ def test_loader_with_only_load_task_gives_the_same_work(release_dir, monkeypatch
                                  languages=mvl_sib.languages)
     monkeypatch.setattr(_compat, "LOADER", slim)
     items, images = runner.build_items(opts, pairs, list(LANGUAGES))
-    assert items == full and len(items) == 2 * 5 * 3
+    assert items == full and len(items) == 2 * 6 * 3  # 2 languages x (3 tasks x 2 k) x 3 instances
     assert set(images) == {i for it in items for i in it.request.image_ids}
