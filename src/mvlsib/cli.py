@@ -540,6 +540,13 @@ def eval_cli() -> None:
 
 # ---------------------------------------------------------------- eval commands
 
+# The commands live in mvlsib.evaluation.commands so that each release's standalone
+# evaluate.py runs the very same code; that module imports only click at load time.
+from mvlsib.evaluation.commands import COMMANDS as _EVAL_COMMANDS  # noqa: E402
+
+for _cmd in _EVAL_COMMANDS:
+    eval_cli.add_command(_cmd)
+
 
 def main() -> None:  # pragma: no cover - convenience for `python -m mvlsib.cli`
     build_cli()

@@ -1,0 +1,165 @@
+"""OpenAI-compatible chat-completions backend (vLLM, SGLang, hosted APIs).
+
+Images are sent inline as base64 data URLs, encoded once per image id. Decoding is
+deterministic (temperature 0). Requests run with bounded concurrency; HTTP 429, 5xx,
+timeouts and dropped connections are retried with exponential backoff (honouring
+``Retry-After``). The API key comes from ``OPENAI_API_KEY`` and is only ever put in
+the ``Authorization`` header: never logged, never written to config.json.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .._compat import MvlsibError
+from .base import Backend, Request
+
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+def encode_image(image) -> str:
+    """A data URL for a PIL image: JPEG (quality 95) for opaque images, PNG otherwise."""
+    buf = io.BytesIO()
+    if image.mode in ("RGB", "L"):
+        image.save(buf, format="JPEG", quality=95)
+        mime = "image/jpeg"
+    else:
+        image.save(buf, format="PNG")
+        mime = "image/png"
+    return f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+class OpenAIBackend(Backend):
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "https://api.openai.com/v1",
+        concurrency: int = 8,
+        max_new_tokens: int = 8,
+        timeout: float = 120.0,
+        max_retries: int = 6,
+        backoff: float = 1.0,
+        api_key_env: str = "OPENAI_API_KEY",
+    ) -> None:
+        if concurrency < 1:
+            raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
+        self.model_id = model
+        self.base_url = base_url.rstrip("/")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise MvlsibError(f"--base-url must start with http:// or https://, got {base_url!r}")
+        self.concurrency = concurrency
+        self.preferred_chunk = concurrency * 4
+        self.max_new_tokens = max_new_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._api_key = os.environ.get(api_key_env) or None
+        self._encoded: dict[str, str] = {}
+        self.images: dict[str, Any] = {}
+        self.stats = {"requests": 0, "retries": 0}
+        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="mvlsib-openai")
+
+    def _data_url(self, image_id: str) -> str:
+        url = self._encoded.get(image_id)
+        if url is None:
+            try:
+                image = self.images[image_id]
+            except KeyError:
+                raise MvlsibError(f"image {image_id!r} is not in the image table of this release") from None
+            url = self._encoded[image_id] = encode_image(image)
+        return url
+
+    def payload(self, request: Request) -> dict[str, Any]:
+        messages = []
+        for message in request.messages:
+            content = []
+            for part in message["content"]:
+                if part["type"] == "image":
+                    content.append({"type": "image_url", "image_url": {"url": self._data_url(part["image_id"])}})
+                else:
+                    content.append({"type": "text", "text": part["text"]})
+            messages.append({"role": message["role"], "content": content})
+        return {
+            "model": self.model_id,
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": self.max_new_tokens,
+        }
+
+    def _post(self, body: bytes) -> dict[str, Any]:
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        url = f"{self.base_url}/chat/completions"
+        last = ""
+        for attempt in range(self.max_retries + 1):
+            delay = self.backoff * (2**attempt)
+            try:
+                req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    return json.loads(resp.read().decode("utf-8"))
+            except urllib.error.HTTPError as exc:
+                detail = exc.read()[:300].decode("utf-8", "replace")
+                last = f"HTTP {exc.code}: {detail}"
+                if exc.code not in RETRY_STATUS:
+                    raise MvlsibError(f"{url} answered {last}; not retrying (check --model and --base-url)") from None
+                retry_after = exc.headers.get("Retry-After") if exc.headers else None
+                if retry_after:  # the server knows best when to come back
+                    try:
+                        delay = min(max(float(retry_after), 0.0), 60.0)
+                    except ValueError:
+                        pass
+            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+            except json.JSONDecodeError as exc:
+                last = f"a response that is not JSON ({exc})"
+            if attempt < self.max_retries:
+                self.stats["retries"] += 1
+                time.sleep(delay)
+        raise MvlsibError(f"{url}: giving up after {self.max_retries + 1} attempts; last error: {last}")
+
+    def _one(self, request: Request) -> str:
+        answer = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
+        self.stats["requests"] += 1
+        try:
+            content = answer["choices"][0]["message"].get("content")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise MvlsibError(
+                f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
+                f"{json.dumps(answer)[:300]}"
+            ) from None
+        if isinstance(content, list):  # some servers answer with content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return content or ""
+
+    def generate(self, requests: list[Request]) -> list[str]:
+        for r in requests:  # encode in this thread, once per image
+            for image_id in r.image_ids:
+                self._data_url(image_id)
+        return list(self._pool.map(self._one, requests))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "model": self.model_id,
+            "model_revision": None,
+            "base_url": self.base_url,
+            "temperature": 0,
+            "max_new_tokens": self.max_new_tokens,
+            "concurrency": self.concurrency,
+            "image_encoding": "JPEG q95 (RGB/L) or PNG, base64 data URL",
+        }
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)

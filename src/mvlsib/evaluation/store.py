@@ -1,0 +1,104 @@
+"""``predictions.jsonl``: one JSON object per line, appended and flushed as results arrive.
+
+A run killed at any moment (even ``kill -9`` in the middle of a write) leaves at most a
+torn last line without its newline; ``open_for_append`` cuts it off before appending, so
+a restarted run rewrites that one result and every key ends up exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+from ._compat import MvlsibError
+
+KEY_FIELDS = ("task", "k", "language", "instance_id")
+
+
+def record_key(rec: dict) -> tuple:
+    return (rec["task"], int(rec["k"]), rec["language"], rec["instance_id"])
+
+
+def key_str(key: tuple) -> str:
+    return "{}|k{}|{}|{}".format(*key)
+
+
+def _complete_length(data: bytes) -> int:
+    """Bytes up to and including the last newline: what a torn tail is cut back to."""
+    return data.rfind(b"\n") + 1
+
+
+def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict]:
+    """Records of a predictions file; a torn last line is ignored (and cut off with ``repair``)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    good = _complete_length(data)
+    if good != len(data) and repair:
+        with open(path, "r+b") as fh:
+            fh.truncate(good)
+            fh.flush()
+            os.fsync(fh.fileno())
+    records = []
+    for lineno, line in enumerate(data[:good].split(b"\n")[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            record_key(rec)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise MvlsibError(
+                f"{path}, line {lineno}: not a prediction record ({exc}); the file is damaged: "
+                "delete that line (the key is then re-run) or start a new --out folder"
+            ) from None
+        records.append(rec)
+    return records
+
+
+def dump_line(rec: dict) -> str:
+    return json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+class PredictionWriter:
+    """Append records, one ``write`` + flush per record; fsync per batch of records."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        read_predictions(self.path, repair=True)
+        self._fh: IO[str] = open(self.path, "a", encoding="utf-8", newline="\n")
+
+    def write_many(self, records: Iterable[dict]) -> None:
+        for rec in records:
+            self._fh.write(dump_line(rec))
+            self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "PredictionWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def iter_sorted(records: Iterable[dict]) -> Iterator[dict]:
+    """Records in canonical order: language, task, k, instance (index_id, r)."""
+    task_rank = {"i2s": 0, "s2i": 1, "t2s": 2, "s2t": 3}
+
+    def instance_rank(iid: str) -> tuple:
+        try:
+            a, b = iid.split("-")
+            return (int(a), int(b), iid)
+        except ValueError:
+            return (1 << 62, 0, iid)
+
+    def sort_key(rec: dict) -> tuple:
+        return (rec["language"], task_rank.get(rec["task"], 9), rec["task"], int(rec["k"]), instance_rank(rec["instance_id"]))
+
+    return iter(sorted(records, key=sort_key))

@@ -1,0 +1,139 @@
+"""The hf backend on the tiny LLaVA: cached per-image inputs are exactly the processor's."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from PIL import Image
+
+from mvlsib.errors import MvlsibError
+from mvlsib.evaluation.backends import Request, make_backend
+from mvlsib.evaluation.prompts import build_prompt
+
+
+@pytest.fixture(scope="module")
+def images(topic_photos_dir):
+    """Real topic photographs (different sizes), decoded once."""
+    files = sorted(p for p in topic_photos_dir.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))[:6]
+    assert len(files) == 6
+    out = {}
+    for i, f in enumerate(files):
+        with Image.open(f) as im:
+            im = im.convert("RGB")
+            im.thumbnail((480, 480))  # real photos, bounded like the release's images, so the test stays quick
+            out[f"img{i}"] = im
+    return out
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_llava, images):
+    b = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4)
+    b.set_images(images)
+    return b
+
+
+def _requests():
+    out = []
+    sentences = ["The tournament was played in a round-robin format.", "Mutation adds new genetic variation.",
+                 "السياحة مهمة", "Pests can spoil food."]
+    for i in range(5):
+        p = build_prompt("i2s", [f"img{j}" for j in range(i % 3 + 1)], sentences)
+        out.append(Request(f"i2s-{i}", tuple(p.messages()), p.image_ids))
+        p = build_prompt("s2i", sentences[: i % 3 + 1], [f"img{(i + j) % 6}" for j in range(4)])
+        out.append(Request(f"s2i-{i}", tuple(p.messages()), p.image_ids))
+        p = build_prompt("s2t", sentences[: i + 1 if i < 4 else 1], ["sports", "travel", "health", "politics"])
+        out.append(Request(f"s2t-{i}", tuple(p.messages()), p.image_ids))
+    return out
+
+
+def test_cached_inputs_equal_processor_inputs(backend, images):
+    reqs = [r for r in _requests() if r.image_ids][:4]
+    texts = [backend._chat_text(r) for r in reqs]
+    ours = backend._assemble_cached(texts, reqs)
+    ref = backend.processor(text=texts, images=[images[i] for r in reqs for i in r.image_ids],
+                            padding=True, return_tensors="pt")
+    assert set(ours) == set(ref)
+    for name in ref:
+        assert torch.equal(ours[name], ref[name]), name
+    # 4 s2i images + references: several images per prompt, placed by the chat template
+    assert (ours["input_ids"] == backend.tokenizer.convert_tokens_to_ids("<image>")).sum() == sum(
+        len(r.image_ids) for r in reqs) * 25
+
+
+def test_generate_batched_with_cache_matches_uncached(tiny_llava, images, backend):
+    reqs = _requests()
+    before = backend.stats["images_preprocessed"]
+    ours = backend.generate(reqs)
+    assert len(ours) == len(reqs) and all(isinstance(r, str) for r in ours)
+    assert backend.cache_images, "the self-check must accept LLaVA's processor"
+    # every image preprocessed once, however many prompts show it
+    assert backend.stats["images_preprocessed"] - before <= len(images)
+    assert backend.stats["images_preprocessed"] == len({i for r in reqs for i in r.image_ids})
+    plain = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4,
+                         cache_images=False)
+    plain.set_images(images)
+    assert plain.generate(reqs) == ours
+    assert plain.stats["fallback_batches"] > 0
+
+
+def test_batching_sorts_and_restores_order(tiny_llava, images):
+    reqs = _requests()[:6]
+    one = make_backend("hf", model=str(tiny_llava), batch_size=1, device="cpu", max_new_tokens=4)
+    one.set_images(images)
+    singles = one.generate(reqs)
+    assert one.stats["generate_calls"] == len(reqs)
+    # Reversed input order gives the same answers per request.
+    assert one.generate(list(reversed(reqs))) == list(reversed(singles))
+
+
+def test_describe_and_errors(backend, tmp_path):
+    d = backend.describe()
+    assert d["model_class"] == "LlavaForConditionalGeneration" and d["trust_remote_code"] is False
+    assert d["decoding"] == "greedy" and d["dtype"] == "float32"
+    with pytest.raises(MvlsibError, match="cannot load model"):
+        make_backend("hf", model=str(tmp_path / "nothing-here"), device="cpu")
+    with pytest.raises(MvlsibError, match="not in the image table"):
+        backend.generate([Request("x", tuple(build_prompt("i2s", ["nope"], list("abcd")).messages()), ("nope",))])
+
+
+def test_refuses_pickle_weights(tiny_llava, tmp_path):
+    """safetensors only: a checkpoint with just pytorch_model.bin is refused."""
+    import shutil
+
+    from transformers import AutoModelForImageTextToText
+
+    bin_dir = tmp_path / "bin-model"
+    shutil.copytree(tiny_llava, bin_dir)
+    model = AutoModelForImageTextToText.from_pretrained(tiny_llava)
+    (bin_dir / "model.safetensors").unlink()
+    torch.save(model.state_dict(), bin_dir / "pytorch_model.bin")
+    with pytest.raises(MvlsibError, match="safetensors"):
+        make_backend("hf", model=str(bin_dir), device="cpu")
+
+
+def test_custom_code_runs_only_with_trust_remote_code(tiny_llava, tmp_path):
+    """A checkpoint with its own Python code: refused (code not run) unless --trust-remote-code."""
+    import json
+    import shutil
+
+    model_dir = tmp_path / "custom"
+    shutil.copytree(tiny_llava, model_dir)
+    config = json.loads((model_dir / "config.json").read_text("utf-8"))
+    config["model_type"] = "mvlsib-custom"
+    config["auto_map"] = {"AutoConfig": "configuration_custom.CustomConfig",
+                          "AutoModelForImageTextToText": "modeling_custom.CustomModel"}
+    (model_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    marker = "import pathlib\npathlib.Path(__file__).with_name('EXECUTED').write_text('ran')\n"
+    (model_dir / "configuration_custom.py").write_text(
+        marker + "from transformers import LlavaConfig\n\n\nclass CustomConfig(LlavaConfig):\n"
+        "    model_type = 'mvlsib-custom'\n", encoding="utf-8")
+    (model_dir / "modeling_custom.py").write_text(
+        marker + "from transformers import LlavaForConditionalGeneration\n\n"
+        "from .configuration_custom import CustomConfig\n\n\n"
+        "class CustomModel(LlavaForConditionalGeneration):\n    config_class = CustomConfig\n", encoding="utf-8")
+    with pytest.raises(MvlsibError, match="--trust-remote-code"):
+        make_backend("hf", model=str(model_dir), device="cpu")
+    assert not (model_dir / "EXECUTED").exists()
+    trusted = make_backend("hf", model=str(model_dir), device="cpu", trust_remote_code=True)
+    assert trusted.describe()["trust_remote_code"] is True
+    assert type(trusted.model).__name__ == "CustomModel"
