@@ -20,7 +20,7 @@ from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.topics import TOPICS
 
-from tests.conftest import subprocess_env
+from support import subprocess_env
 
 N_LANGUAGES = 199
 N_SENTENCES = 1004

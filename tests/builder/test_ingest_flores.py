@@ -13,7 +13,7 @@ from mvlsib.builder.ingest import ingest, read_corpus
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
 
-from tests.conftest import subprocess_env
+from support import subprocess_env
 
 
 def _raw_lines(path: Path) -> list[str]:
