@@ -10,6 +10,7 @@ import base64
 import io
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from PIL import Image
@@ -20,11 +21,12 @@ ANSWERS = [("(C)", "C"), ("**A**", "A"), ("D. because the sentence is about spor
 
 
 class FakeOpenAI:
-    def __init__(self, fail_every: int = 3) -> None:
+    def __init__(self, fail_every: int = 3, stall_first: float = 0.0) -> None:
         self.requests: list[dict] = []
         self.auth_headers: list[str | None] = []
         self.failures = 0
         self.fail_every = fail_every
+        self.stall_first = stall_first  # seconds the very first request hangs (a timeout to retry)
         self._lock = threading.Lock()
         self._seen = 0
         server = self
@@ -42,6 +44,10 @@ class FakeOpenAI:
                 with server._lock:
                     server._seen += 1
                     n = server._seen
+                if n == 1 and server.stall_first:
+                    time.sleep(server.stall_first)
+                    return  # the client has given up by now
+                with server._lock:
                     # every fail_every-th arrival is refused first: 429 (with Retry-After) or 503
                     if server.fail_every and n % server.fail_every == 0:
                         server.failures += 1

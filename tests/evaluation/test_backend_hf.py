@@ -19,7 +19,9 @@ def images(topic_photos_dir):
     out = {}
     for i, f in enumerate(files):
         with Image.open(f) as im:
-            out[f"img{i}"] = im.convert("RGB")
+            im = im.convert("RGB")
+            im.thumbnail((480, 480))  # real photos, bounded like the release's images, so the test stays quick
+            out[f"img{i}"] = im
     return out
 
 
@@ -107,3 +109,31 @@ def test_refuses_pickle_weights(tiny_llava, tmp_path):
     torch.save(model.state_dict(), bin_dir / "pytorch_model.bin")
     with pytest.raises(MvlsibError, match="safetensors"):
         make_backend("hf", model=str(bin_dir), device="cpu")
+
+
+def test_custom_code_runs_only_with_trust_remote_code(tiny_llava, tmp_path):
+    """A checkpoint with its own Python code: refused (code not run) unless --trust-remote-code."""
+    import json
+    import shutil
+
+    model_dir = tmp_path / "custom"
+    shutil.copytree(tiny_llava, model_dir)
+    config = json.loads((model_dir / "config.json").read_text("utf-8"))
+    config["model_type"] = "mvlsib-custom"
+    config["auto_map"] = {"AutoConfig": "configuration_custom.CustomConfig",
+                          "AutoModelForImageTextToText": "modeling_custom.CustomModel"}
+    (model_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    marker = "import pathlib\npathlib.Path(__file__).with_name('EXECUTED').write_text('ran')\n"
+    (model_dir / "configuration_custom.py").write_text(
+        marker + "from transformers import LlavaConfig\n\n\nclass CustomConfig(LlavaConfig):\n"
+        "    model_type = 'mvlsib-custom'\n", encoding="utf-8")
+    (model_dir / "modeling_custom.py").write_text(
+        marker + "from transformers import LlavaForConditionalGeneration\n\n"
+        "from .configuration_custom import CustomConfig\n\n\n"
+        "class CustomModel(LlavaForConditionalGeneration):\n    config_class = CustomConfig\n", encoding="utf-8")
+    with pytest.raises(MvlsibError, match="--trust-remote-code"):
+        make_backend("hf", model=str(model_dir), device="cpu")
+    assert not (model_dir / "EXECUTED").exists()
+    trusted = make_backend("hf", model=str(model_dir), device="cpu", trust_remote_code=True)
+    assert trusted.describe()["trust_remote_code"] is True
+    assert type(trusted.model).__name__ == "CustomModel"

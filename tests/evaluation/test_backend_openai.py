@@ -82,3 +82,13 @@ def test_client_errors_are_not_retried():
 def test_answers_parse_as_documented():
     for text, letter in ANSWERS:
         assert parse_letter(text) == letter
+
+
+def test_timeouts_are_retried():
+    with FakeOpenAI(fail_every=0, stall_first=1.5) as server:
+        backend = make_backend("openai", model="m", base_url=server.base_url, timeout=0.3, backoff=0.01)
+        backend.set_images({})
+        p = build_prompt("s2t", ["A sentence."], ["sports", "travel", "health", "politics"])
+        assert backend.generate([Request("k", tuple(p.messages()))]) == [ANSWERS[0][0]]
+        assert backend.stats["retries"] == 1
+        backend.close()

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from mvlsib.cli import eval_cli
-from tests.conftest import subprocess_env
+from support import subprocess_env
 
 from .conftest import LANGUAGES
 
@@ -96,7 +96,7 @@ def test_resume_refuses_a_different_command(run_dir, release_dir, tiny_llava):
     args = list(RUN_ARGS)
     args[args.index("--k") + 1] = "1,5"
     result = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", run_dir, *args)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "holds a run with different tasks" in result.output
 
 
@@ -125,10 +125,14 @@ def test_kill_9_and_resume_gives_each_key_once(tmp_path, release_dir, tiny_llava
     preds = read_lines(pred)
     keys = Counter((p["task"], p["k"], p["language"], p["instance_id"]) for p in preds)
     assert len(preds) == 140 and set(keys.values()) == {1}
-    full = {(p["task"], p["k"], p["language"], p["instance_id"]): p["prompt_sha256"]
-            for p in read_lines(run_dir / "predictions.jsonl")}
-    assert {k: p["prompt_sha256"] for k, p in ((tuple(k), p) for k, p in
-            (((p["task"], p["k"], p["language"], p["instance_id"]), p) for p in preds))} == full
+    def prompts(records):
+        return {(p["task"], p["k"], p["language"], p["instance_id"]): p["prompt_sha256"] for p in records}
+
+    assert prompts(preds) == prompts(read_lines(run_dir / "predictions.jsonl"))
+    # a finished run's file is in canonical order, whatever order the answers arrived in
+    assert (out / "predictions.jsonl").read_bytes() == (run_dir / "predictions.jsonl").read_bytes() or [
+        (p["language"], p["task"], p["k"]) for p in preds] == [
+        (p["language"], p["task"], p["k"]) for p in read_lines(run_dir / "predictions.jsonl")]
     assert json.loads((out / "metrics.json").read_text("utf-8"))["n_predictions"] == 140
 
 
@@ -184,7 +188,7 @@ def test_merge_refuses_inconsistent_shards(sharded, tmp_path, release_dir, tiny_
     for name in ("predictions.shard-0-of-2.jsonl", "config.shard-0-of-2.json"):
         (lone / name).write_bytes((sharded / name).read_bytes())
     r = invoke("merge", lone, "--out", tmp_path / "m1")
-    assert r.exit_code == 1 and "shards 1/2 are missing" in r.output
+    assert r.exit_code == 2 and "shards 1/2 are missing" in r.output
     # a shard of another command (different --limit)
     other = tmp_path / "other"
     args = list(SHARD_ARGS)
@@ -192,32 +196,32 @@ def test_merge_refuses_inconsistent_shards(sharded, tmp_path, release_dir, tiny_
     assert invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", other, "--shard", "1/2",
                   *args).exit_code == 0
     r = invoke("merge", lone, other, "--out", tmp_path / "m2")
-    assert r.exit_code == 1 and "is from a different run" in r.output and "limit" in r.output
+    assert r.exit_code == 2 and "is from a different run" in r.output and "limit" in r.output
     # overlapping shards: shard 1 claims a key of shard 0
     bad = _copy_shards(sharded, tmp_path / "overlap")
     lines0 = (bad / "predictions.shard-0-of-2.jsonl").read_text("utf-8").splitlines(keepends=True)
     lines1 = (bad / "predictions.shard-1-of-2.jsonl").read_text("utf-8").splitlines(keepends=True)
     (bad / "predictions.shard-1-of-2.jsonl").write_text("".join(lines1[:-1] + lines0[:1]), encoding="utf-8")
     r = invoke("merge", bad, "--out", tmp_path / "m3")
-    assert r.exit_code == 1 and "the shards overlap" in r.output
+    assert r.exit_code == 2 and "the shards overlap" in r.output
     # an incomplete shard
     short = _copy_shards(sharded, tmp_path / "short")
     (short / "predictions.shard-1-of-2.jsonl").write_text("".join(lines1[:-2]), encoding="utf-8")
     r = invoke("merge", short, "--out", tmp_path / "m4")
-    assert r.exit_code == 1 and "shard 1/2 is incomplete: 13 of 15" in r.output
+    assert r.exit_code == 2 and "shard 1/2 is incomplete: 13 of 15" in r.output
     assert invoke("merge", short, "--out", tmp_path / "m5", "--allow-partial").exit_code == 0
 
 
 def test_bad_inputs_are_clear(tmp_path, release_dir, tiny_llava):
     r = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", tmp_path / "x", "--languages",
                "xxx_Latn", "--no-progress")
-    assert r.exit_code == 1 and "xxx_Latn" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "xxx_Latn" in r.output and "Traceback" not in r.output
     r = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", tmp_path / "x", "--tasks", "v2v")
-    assert r.exit_code == 1 and "unknown task 'v2v'" in r.output
+    assert r.exit_code == 2 and "unknown task 'v2v'" in r.output
     r = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", tmp_path / "x", "--shard", "2/2")
-    assert r.exit_code == 1 and "shard index must be in 0..N-1" in r.output
+    assert r.exit_code == 2 and "shard index must be in 0..N-1" in r.output
     r = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", tmp_path / "x", "--k", "6")
-    assert r.exit_code == 1 and "--k values must be in 1..5" in r.output
+    assert r.exit_code == 2 and "--k values must be in 1..5" in r.output
 
 
 def test_report_side_by_side(run_dir, sharded, tmp_path):
@@ -241,3 +245,22 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     for name in ("accuracy_per_language.png", "task_k_heatmap.png", "text_vs_crossmodal_gap.png"):
         with Image.open(out / name) as im:
             assert im.format == "PNG" and im.width > 300
+
+
+def test_loader_with_only_load_task_gives_the_same_work(release_dir, monkeypatch):
+    """The runner also works with a loader that has only the documented load_task."""
+    import types
+
+    from mvlsib.builder import mvl_sib
+    from mvlsib.evaluation import _compat, runner
+
+    opts = runner.RunOptions(data=str(release_dir), model="unused", out=Path("unused"), languages=LANGUAGES,
+                             limit=3, tasks=("i2s", "s2i", "s2t"), ks=(1, 3))
+    pairs = runner.resolve_tasks_ks(opts.tasks, opts.ks)
+    full, _ = runner.build_items(opts, pairs, list(LANGUAGES))
+    slim = types.SimpleNamespace(load_task=mvl_sib.load_task, normalize_task=mvl_sib.normalize_task,
+                                 languages=mvl_sib.languages)
+    monkeypatch.setattr(_compat, "LOADER", slim)
+    items, images = runner.build_items(opts, pairs, list(LANGUAGES))
+    assert items == full and len(items) == 2 * 5 * 3
+    assert set(images) == {i for it in items for i in it.request.image_ids}

@@ -52,6 +52,9 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 is not what a plain open() gives
         if "b" not in mode:
             kwargs.setdefault("encoding", "utf-8")
             kwargs.setdefault("newline", "\n")

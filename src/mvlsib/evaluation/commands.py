@@ -13,6 +13,12 @@ import click
 from ._compat import MvlsibError
 
 
+class InputError(click.ClickException):
+    """Bad input the user can fix: message on stderr, exit status 2 (as mvlsib-build)."""
+
+    exit_code = 2
+
+
 def friendly_errors(fn):
     """Bad input the user can fix -> one clean message and exit status 2, not a traceback."""
 
@@ -21,7 +27,7 @@ def friendly_errors(fn):
         try:
             return fn(*args, **kwargs)
         except MvlsibError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise InputError(str(exc)) from exc
 
     return wrapper
 

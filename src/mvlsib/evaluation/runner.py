@@ -119,15 +119,24 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
     """All work items of the run in canonical order, and the images they need."""
     loader = _compat.loader(opts.data)
     need_images = any(t in CROSS_MODAL for t, _ in pairs)
+    # The loader's row/image functions read each language and the images once; a loader with
+    # only the documented load_task (an older release's mvl_sib.py) works too, just slower.
+    fast = all(hasattr(loader, n) for n in ("load_rows", "load_images", "build_examples"))
     try:
-        images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
+        images = loader.load_images(opts.data, opts.data_revision) if need_images and fast else {}
         items: list[WorkItem] = []
         for language in languages:
-            rows = loader.load_rows(language, opts.data, opts.data_revision)
-            if opts.limit is not None:
+            rows = loader.load_rows(language, opts.data, opts.data_revision) if fast else None
+            if rows is not None and opts.limit is not None:
                 rows = rows[: opts.limit]
             for task, k in pairs:
-                for ex in loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k):
+                if fast:
+                    examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k)
+                else:
+                    examples = loader.load_task(task, language, k=k, source=opts.data)[: opts.limit]
+                    for ex in examples:
+                        images.update(zip(ex["image_ids"], ex["images"]))
+                for ex in examples:
                     prompt = prompt_for_example(ex)
                     request = Request(
                         key=f"{task}|k{k}|{language}|{ex['instance_id']}",
@@ -184,8 +193,7 @@ def finalize(out: Path, config: dict, records: list[dict]) -> dict:
 def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation; returns a summary dict."""
     out = Path(opts.out)
-    loader = _compat.loader(opts.data)
-    del loader
+    _compat.loader(opts.data)  # no loader, no run: say so before anything else
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
     languages = resolve_languages(opts.data, opts.languages)
     fp = fingerprint(opts, pairs, languages)
@@ -256,10 +264,21 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         "shard": str(opts.shard) if opts.shard else None,
     }
     if opts.shard is None and complete:
+        _sort_predictions(pred_path, records)
         summary["metrics"] = finalize(out, config, records)
     else:
         _write_json(cfg_path, config)
     return summary
+
+
+def _sort_predictions(path: Path, records: list[dict]) -> None:
+    """Rewrite a complete run's predictions in canonical order (deterministic file, atomic)."""
+    from .store import dump_line, iter_sorted
+
+    lines = [dump_line(r) for r in iter_sorted(records)]
+    if path.read_text(encoding="utf-8") != "".join(lines):
+        with atomic_open(path) as fh:
+            fh.writelines(lines)
 
 
 def _process(backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool) -> None:

@@ -87,7 +87,7 @@ class PredictionWriter:
         self.close()
 
 
-def iter_sorted(records: Iterable[dict], order: dict[tuple, int] | None = None) -> Iterator[dict]:
+def iter_sorted(records: Iterable[dict]) -> Iterator[dict]:
     """Records in canonical order: language, task, k, instance (index_id, r)."""
     task_rank = {"i2s": 0, "s2i": 1, "t2s": 2, "s2t": 3}
 
