@@ -217,3 +217,19 @@ def test_swapped_topics_flag_exactly_those_two(tmp_path, pool_dir, fitted_clip, 
         else:
             assert res["passed"] is True
     assert set(_table_ids((out / "report.md").read_text("utf-8"))[:2]) == {a, b}
+
+
+def test_tiny_models_command_writes_a_loadable_clip(tmp_path, pool_dir, capsys):
+    from mvlsib.validation.tiny_models import main
+    from mvlsib.validation.zero_shot import DualEncoder, model_kind
+
+    assert main(["clip", "--out", str(tmp_path / "clip"), "--fit-pool", str(pool_dir), "--steps", "3"]) == 0
+    assert "fitted to" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "clip").iterdir()) == [
+        "config.json", "model.safetensors", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"]
+    assert model_kind(str(tmp_path / "clip")) == "dual"
+    enc = DualEncoder(str(tmp_path / "clip"), device="cpu")
+    ids = enc.tokenizer(["a picture about health."])["input_ids"][0]
+    # CLIP pools at the end-of-text token: the tokenizer must put one there
+    assert ids[0] == enc.tokenizer.bos_token_id and ids[-1] == enc.tokenizer.eos_token_id
+    assert enc.class_embeddings(TOPICS).shape == (7, 32)
