@@ -77,6 +77,8 @@ class DualEncoder:
 
         if batch_size < 1:
             raise MvlsibError(f"--batch-size must be at least 1, got {batch_size}")
+        if dtype not in ("auto", "bfloat16", "float16", "float32"):
+            raise MvlsibError(f"--dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if device.startswith("cuda") and not torch.cuda.is_available():
