@@ -159,3 +159,50 @@ def test_sample_cli_without_corpus_explains(tmp_path, pool_dir):
     result = CliRunner().invoke(build_cli, ["sample", "--workdir", str(tmp_path), "--pool", str(pool_dir)])
     assert result.exit_code != 0
     assert "ingest" in result.output
+
+
+def _other_pythons() -> list[str]:
+    import os
+    import glob
+
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    found = []
+    for exe in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))):
+        version = exe.split("/versions/")[1].split("/")[0]
+        minor = tuple(int(x) for x in version.split(".")[:2])
+        if minor >= (3, 10) and ".".join(map(str, minor)) != here:
+            found.append(exe)
+    return found
+
+
+CROSS_VERSION_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from mvlsib.builder.sample import sample_instances
+data = json.load(open(sys.argv[2], encoding="utf-8"))
+topics = {int(k): v for k, v in data["topics"].items()}
+partners = {int(k): frozenset(v) for k, v in data["partners"].items()}
+out = sample_instances(topics, data["images"], seed=0, partners=partners)
+sys.stdout.buffer.write("".join(i.to_json() + "\n" for i in out).encode("utf-8"))
+"""
+
+
+def test_byte_identical_across_python_versions(full_corpus, full_workdir, pool_dir, tmp_path):
+    """The pure sampler (stdlib only) gives the same bytes on every other Python >= 3.10 found here."""
+    from mvlsib.image_pool.manifest import images_by_topic, read_manifest
+
+    others = _other_pythons()
+    if not others:
+        pytest.skip("no other Python >= 3.10 installed under ~/.pyenv/versions")
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({
+        "topics": {str(k): v for k, v in sentence_topics(full_corpus).items()},
+        "partners": {str(k): sorted(v) for k, v in duplicate_partners(full_corpus).items()},
+        "images": images_by_topic(read_manifest(pool_dir)),
+    }), encoding="utf-8")
+    expected = (full_workdir / INSTANCES_NAME).read_bytes()
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    for exe in others:
+        proc = subprocess.run([exe, "-I", "-c", CROSS_VERSION_SCRIPT, src, str(inputs)], capture_output=True, check=False)
+        assert proc.returncode == 0, (exe, proc.stderr.decode())
+        assert proc.stdout == expected, f"{exe} produced different instances"

@@ -273,10 +273,21 @@ def _check_inputs(topics_by_id: Mapping[int, str], images_by_topic: Mapping[str,
         raise MvlsibError(f"corpus has fewer than {N_NEG_TOPICS + 1} topics; every instance needs 3 negative topics")
 
 
+class _NoProgress:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress(total: int, enabled: bool):
+    # The pure sampler must run on a bare Python (the cross-version test does that), so tqdm is optional here.
+    if not enabled:
+        return _NoProgress()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="sample", unit="inst", disable=not enabled, leave=False)
+    return tqdm(total=total, desc="sample", unit="inst", leave=False)
 
 
 # --------------------------------------------------------------------------- files

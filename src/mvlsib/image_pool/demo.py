@@ -217,14 +217,12 @@ def ent_film_reel(p: Pen):
         a = 2 * math.pi * i / 6
         p.circle(cx + 88 * math.cos(a), cy + 88 * math.sin(a), 36, fill=(40, 30, 70), width=3)
     # film strip unrolling to the right
-    pts_y = 360
     p.poly([(cx + 60, cy + r - 12), (640, 330), (640, 420), (cx + 40, cy + r + 60)], fill=(25, 25, 25), outline=None)
     for i in range(9):
         x = cx + 80 + i * 38
         y = 345 + (x - cx - 80) * 0.02
         p.rect((x, y, x + 18, y + 10), fill=WHITE, outline=None)
         p.rect((x, y + 52, x + 18, y + 62), fill=WHITE, outline=None)
-    _ = pts_y
 
 
 def ent_stage(p: Pen):
@@ -270,12 +268,9 @@ def ent_masks(p: Pen):
 def ent_popcorn(p: Pen):
     p.stripes((30, 60, 120), (25, 50, 100), n=12)
     p.poly([(220, 180), (420, 180), (395, 440), (245, 440)], fill=WHITE, width=4)
-    for i in range(5):
-        x0 = 220 + i * 40 + (10 if i % 2 == 0 else 0)
-        if i % 2 == 0:
-            p.poly([(220 + i * 40, 180), (260 + i * 40, 180), (254 + i * 34, 440), (245 + i * 30, 440)],
-                   fill=(220, 30, 40), outline=None)
-        _ = x0
+    for i in range(0, 5, 2):
+        p.poly([(220 + i * 40, 180), (260 + i * 40, 180), (254 + i * 34, 440), (245 + i * 30, 440)],
+               fill=(220, 30, 40), outline=None)
     p.poly([(220, 180), (420, 180), (395, 440), (245, 440)], fill=None, width=4)
     for cx, cy in ((240, 170), (275, 150), (310, 140), (350, 148), (390, 165), (260, 125), (300, 110),
                    (340, 115), (375, 130), (320, 85), (285, 95)):
@@ -353,7 +348,7 @@ def ent_tv(p: Pen):
 
 def ent_tickets(p: Pen):
     p.fill((35, 120, 90))
-    for (x, y, c, ang) in ((90, 90, (250, 200, 60), 0), (200, 240, (240, 90, 100), 0)):
+    for (x, y, c) in ((90, 90, (250, 200, 60)), (200, 240, (240, 90, 100))):
         p.rect((x, y, x + 360, y + 150), fill=c, width=4)
         p.circle(x, y + 75, 22, fill=(35, 120, 90), width=4)
         p.circle(x + 360, y + 75, 22, fill=(35, 120, 90), width=4)
@@ -362,7 +357,6 @@ def ent_tickets(p: Pen):
         p.star(x + 130, y + 75, 42, WHITE)
         p.rect((x + 190, y + 50, x + 250, y + 60), fill=BLACK, outline=None)
         p.rect((x + 190, y + 80, x + 240, y + 90), fill=BLACK, outline=None)
-        _ = ang
 
 
 def ent_camera(p: Pen):
@@ -677,7 +671,7 @@ def pol_capitol(p: Pen):
     for x in range(205, 450, 30):
         p.rect((x, 230, x + 12, 298), fill=(210, 205, 190), outline=None)
     p.rect((40, 395, 600, 410), fill=(200, 195, 180), outline=None)
-    _flag(p, 320, 20, 0, 0, [], pole=False)
+    p.rect((320, 20, 320, 20), fill=None, width=2)  # tip of the lantern's spire (kept: pool bytes are published)
 
 
 def pol_podium(p: Pen):
@@ -688,10 +682,9 @@ def pol_podium(p: Pen):
     p.rect((180, 240, 460, 270), fill=(140, 90, 50), width=4)
     p.circle(320, 350, 45, fill=(240, 200, 60), width=3)
     p.star(320, 350, 30, (20, 50, 110), outline=None)
-    for (x0, x1) in ((290, 250), (350, 390)):
+    for x1 in (250, 390):
         p.line([(320, 240), (x1, 160)], fill=(60, 60, 60), width=5)
         p.oval((x1 - 12, 140, x1 + 12, 175), fill=(40, 40, 40), outline=None)
-        _ = x0
     _flag(p, 80, 150, 80, 55, [(220, 40, 40), WHITE, (40, 90, 200)])
     _flag(p, 560, 150, -80, 55, [(40, 150, 70), WHITE, (220, 40, 40)])
 
@@ -851,13 +844,11 @@ def sci_microscope(p: Pen):
     p.rrect((170, 400, 470, 440), 12, fill=c, outline=None)
     p.line([(400, 400), (420, 260), (380, 150)], fill=c, width=30)
     p.rect((250, 300, 430, 320), fill=c, outline=None)
-    a = 0.45
     p.poly([(300, 60), (345, 40), (400, 250), (355, 270)], fill=(230, 230, 240), width=4)
     p.poly([(292, 40), (340, 20), (350, 50), (302, 70)], fill=(60, 60, 70), outline=None)
     p.poly([(350, 265), (390, 250), (395, 290), (360, 300)], fill=(60, 60, 70), outline=None)
     p.rect((280, 290, 340, 298), fill=(120, 200, 240), outline=None)
     p.circle(450, 230, 26, fill=(150, 150, 170), width=3)
-    _ = a
     # petri dish
     p.oval((60, 380, 160, 420), fill=(220, 240, 250), width=3)
     p.circle(100, 398, 8, fill=(120, 200, 100), outline=None)
@@ -1220,7 +1211,6 @@ def tra_balloon(p: Pen):
     cols = [(230, 50, 50), (250, 200, 40), (40, 140, 220), (250, 200, 40), (230, 50, 50)]
     for i, c in enumerate(cols):
         w = 130 - abs(i - 2) * 48
-        p.chord((cx - 130 + sum(0 for _ in range(i)), cy - 140, cx + 130, cy + 140), 0, 360, fill=None, outline=None)
         p.oval((cx - w, cy - 140, cx + w, cy + 140), fill=c, outline=None)
     p.oval((cx - 130, cy - 140, cx + 130, cy + 140), fill=None, width=4)
     p.line([(cx - 90, cy + 110), (cx - 25, 390)], width=3)

@@ -48,7 +48,17 @@ def read_manifest(pool: str | Path) -> list[ManifestRow]:
             f"{MANIFEST_NAME} (the repository's bundled pool is 'image_pool'), or create one "
             "with `mvlsib-build images demo-pool --out DIR`."
         )
-    with open(path, newline="", encoding="utf-8") as fh:
+    try:
+        return _read_rows(path)
+    except UnicodeDecodeError as exc:
+        raise MvlsibError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the manifest as UTF-8") from None
+    except csv.Error as exc:
+        raise MvlsibError(f"{path}: malformed CSV ({exc}); check the quoting") from None
+
+
+def _read_rows(path: Path) -> list[ManifestRow]:
+    # utf-8-sig: spreadsheet programs save CSV with a byte-order mark.
+    with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
         if missing:

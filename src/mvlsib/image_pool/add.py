@@ -1,0 +1,110 @@
+"""`images add`: normalise one image and append it to a pool, atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mvlsib.errors import MvlsibError
+from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
+from mvlsib.image_pool.licenses import has_value, judge_license
+from mvlsib.image_pool.manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
+from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
+from mvlsib.topics import TOPICS, topic_slug
+
+DEFAULT_MIN_SIDE = 224
+
+
+@dataclass(frozen=True)
+class AddRequest:
+    source: str
+    topic: str
+    license: str
+    author: str
+    source_url: str
+    title: str = ""
+    image_id: str = ""
+    box: tuple[int, int] = DEFAULT_BOX
+    fmt: str = "auto"
+    min_side: int = DEFAULT_MIN_SIDE
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    timeout: float = DEFAULT_TIMEOUT_S
+
+
+def next_image_id(rows: list[ManifestRow], topic: str) -> str:
+    """``<topic_slug>_<n>`` with n one above the highest n used for the topic's slug."""
+    slug = topic_slug(topic)
+    used = [int(m.group(1)) for r in rows if (m := re.fullmatch(re.escape(slug) + r"_(\d+)", r.image_id))]
+    return f"{slug}_{max(used) + 1 if used else 0}"
+
+
+def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
+    if req.topic not in TOPICS:
+        raise MvlsibError(f"--topic {req.topic!r} is not one of the 7 SIB-200 topics: {', '.join(TOPICS)}")
+    verdict = judge_license(req.license)
+    if not verdict.allowed:
+        raise MvlsibError(f"--license {req.license!r} refused: {verdict.reason}")
+    if verdict.requires_attribution:
+        missing = [n for n, v in (("--author", req.author), ("--source-url", req.source_url)) if not has_value(v)]
+        if missing:
+            raise MvlsibError(f"{verdict.expression} requires attribution: give {' and '.join(missing)}")
+    image_id = req.image_id or next_image_id(rows, req.topic)
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", image_id):
+        raise MvlsibError(f"--image-id {image_id!r}: use letters, digits, '_', '-' and '.' only")
+    if any(r.image_id == image_id for r in rows):
+        raise MvlsibError(f"image id {image_id!r} is already in the pool; choose another --image-id or remove the row")
+    return image_id
+
+
+def add_image(pool: str | Path, req: AddRequest, *, create: bool = True) -> ManifestRow:
+    """Normalise ``req.source`` into ``pool`` and append its manifest row.
+
+    Nothing changes on failure: the image is written under a temporary name and renamed,
+    then the manifest is replaced atomically; if that fails the new image is removed.
+    """
+    from mvlsib.atomic import atomic_path
+
+    pool = Path(pool)
+    if (pool / MANIFEST_NAME).is_file():
+        rows = read_manifest(pool)
+    elif create:
+        rows = []
+    else:
+        raise MvlsibError(f"{pool}: no {MANIFEST_NAME}; create the pool first")
+    image_id = _validate(req, rows)
+    data = read_source(req.source, timeout=req.timeout, max_bytes=req.max_bytes)
+    norm = normalize_image(data, box=req.box, fmt=req.fmt, max_pixels=req.max_pixels, what=req.source)
+    if min(norm.width, norm.height) < req.min_side:
+        raise MvlsibError(f"{req.source}: {norm.width}x{norm.height} after fitting into {req.box[0]}x{req.box[1]} "
+                          f"has a shorter side under {req.min_side} px; use a larger image")
+    sha = hashlib.sha256(norm.data).hexdigest()
+    dup = next((r for r in rows if r.sha256 == sha), None)
+    if dup is not None:
+        raise MvlsibError(f"{req.source}: identical to {dup.image_id} already in the pool")
+    rel = f"{topic_slug(req.topic)}/{image_id}{norm.extension}"
+    target = pool / rel
+    if target.exists():
+        raise MvlsibError(f"{target} already exists but no manifest row names it; move it away first")
+    extra_keys: list[str] = []
+    for r in rows:
+        extra_keys += [k for k in r.extra if k not in extra_keys]
+    extra = {k: "" for k in extra_keys}
+    if req.title or "title" in extra:
+        extra["title"] = req.title
+    row = ManifestRow(image_id=image_id, topic=req.topic, file=rel, license=judge_license(req.license).expression,
+                      author=req.author.strip(), source_url=req.source_url.strip(), sha256=sha, extra=extra)
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(norm.data)
+    try:
+        write_manifest(pool, [*rows, row])
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        with contextlib.suppress(OSError):
+            target.parent.rmdir()  # only succeeds if this add created it and left it empty
+        raise
+    return row

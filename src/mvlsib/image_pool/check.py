@@ -1,0 +1,324 @@
+"""`images check`: everything a curator must get right before a pool goes into a release."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from mvlsib.image_pool.hashes import ImageHashes, NearDupPolicy, PairDistance, all_pairs, compute_hashes, nearest_neighbours
+from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license
+from mvlsib.image_pool.manifest import ManifestRow, manifest_path, read_manifest
+from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
+from mvlsib.topics import TOPICS, topic_slug
+
+DEFAULT_MIN_SIDE = 224
+DEFAULT_EXPECTED_PER_TOPIC = 10
+
+
+@dataclass(frozen=True)
+class Finding:
+    image_id: str  # empty for findings about a whole topic
+    topic: str
+    code: str  # licence, attribution, path, missing, format, decode, size, pixels, sha256, duplicate, near-duplicate, topic, count, id
+    message: str
+    severity: str = "error"  # or "warning" (reported, does not fail the check)
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    allowed_licenses: tuple[str, ...] = DEFAULT_ALLOWED
+    min_side: int = DEFAULT_MIN_SIDE
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    expected_per_topic: int | None = DEFAULT_EXPECTED_PER_TOPIC  # None or 0: do not check counts
+    policy: NearDupPolicy = NearDupPolicy()
+    closest: int = 10  # closest pairs listed even when they pass
+
+
+@dataclass
+class ImageInfo:
+    format: str = ""
+    width: int = 0
+    height: int = 0
+    sha256: str = ""
+
+
+@dataclass
+class CheckReport:
+    pool: str
+    n_images: int
+    findings: list[Finding]
+    closest_pairs: list[PairDistance]
+    nearest: dict[str, PairDistance]
+    info: dict[str, ImageInfo]
+    options: CheckOptions
+    hashes: dict[str, ImageHashes] = field(default_factory=dict, repr=False)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def offending_ids(self) -> list[str]:
+        return sorted({f.image_id for f in self.errors if f.image_id})
+
+    def to_dict(self) -> dict:
+        pol = self.options.policy
+        return {
+            "pool": self.pool,
+            "ok": self.ok,
+            "n_images": self.n_images,
+            "n_errors": len(self.errors),
+            "n_warnings": len(self.findings) - len(self.errors),
+            "offending_ids": self.offending_ids,
+            "findings": [asdict(f) for f in self.findings],
+            "closest_pairs": [p.as_dict() for p in self.closest_pairs],
+            "nearest": {k: v.as_dict() for k, v in sorted(self.nearest.items())},
+            "images": {k: asdict(v) for k, v in sorted(self.info.items())},
+            "settings": {
+                "allowed_licenses": list(self.options.allowed_licenses),
+                "min_side": self.options.min_side,
+                "max_pixels": self.options.max_pixels,
+                "expected_per_topic": self.options.expected_per_topic,
+                "near_duplicate": {"phash_max": pol.phash_max, "dhash_max": pol.dhash_max,
+                                   "crop_segment_bits": pol.crop_segment_bits,
+                                   "crop_segments_min": pol.crop_segments_min},
+            },
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+    def to_text(self) -> str:
+        lines = []
+        for f in self.findings:
+            who = f.image_id or (f"topic {f.topic}" if f.topic else "pool")
+            lines.append(f"{f.severity.upper():7} {who}: [{f.code}] {f.message}")
+        if self.closest_pairs:
+            lines.append("")
+            lines.append("closest pairs (pHash/dHash bits: whole image, best crop window; crop-resistant segments):")
+            for p in self.closest_pairs:
+                flag = "NEAR-DUPLICATE" if p.near_duplicate else "ok"
+                lines.append(f"  {p.a:<24} {p.b:<24} whole {p.phash:>2}/{p.dhash:<2}  window {p.window_phash:>2}/"
+                             f"{p.window_dhash:<2}  segments {p.crop_segments}  {flag}")
+            pol = self.options.policy
+            lines.append(f"  (near-duplicate when pHash <= {pol.phash_max} and dHash <= {pol.dhash_max} for the whole "
+                         f"image or a crop window, or >= {pol.crop_segments_min} segments match)")
+        lines.append("")
+        n_warn = len(self.findings) - len(self.errors)
+        if self.ok:
+            lines.append(f"OK: {self.n_images} images in {self.pool} pass ({n_warn} warning(s))")
+        else:
+            topics = sorted({f.topic for f in self.errors if not f.image_id})
+            parts = ([f"image(s) {', '.join(self.offending_ids)}"] if self.offending_ids else []) + (
+                [f"topic(s) {', '.join(topics)}"] if topics else [])
+            lines.append(f"FAILED: {len(self.errors)} problem(s) in {self.pool}: " + "; ".join(parts))
+        return "\n".join(lines) + "\n"
+
+
+def pool_root(pool: str | Path) -> Path:
+    return manifest_path(pool).parent
+
+
+def resolve_in_pool(root: Path, rel: str) -> tuple[Path | None, str]:
+    """The file a manifest ``file`` value names, or None with the reason it is refused."""
+    if not rel:
+        return None, "empty file field"
+    if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
+        return None, f"absolute path {rel!r}; files must be relative to the pool folder"
+    parts = re.split(r"[\\/]", rel)
+    if ".." in parts:
+        return None, f"path {rel!r} climbs out of the pool folder with '..'"
+    path = root / rel
+    try:
+        real = path.resolve(strict=False)
+        inside = real.is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as exc:  # symlink loops
+        return None, f"path {rel!r} cannot be resolved ({exc})"
+    if not inside:
+        return None, f"path {rel!r} leads outside the pool folder (symlink to {real})"
+    return path, ""
+
+
+def _end_marker_problem(data: bytes, fmt: str) -> str:
+    if fmt == "JPEG" and not data.rstrip(b"\x00\r\n ").endswith(b"\xff\xd9"):
+        return "JPEG data ends without its end-of-image marker: the file is truncated"
+    if fmt == "PNG" and not data.endswith(b"IEND\xaeB`\x82"):
+        return "PNG data does not end with the IEND chunk: the file is truncated"
+    if fmt == "WEBP" and len(data) >= 8 and int.from_bytes(data[4:8], "little") + 8 > len(data):
+        return "WebP data is shorter than its RIFF header says: the file is truncated"
+    return ""
+
+
+def _inspect(image_id: str, topic: str, data: bytes, opts: CheckOptions, findings: list[Finding]):
+    """Decode fully; append findings; return the image when it is usable for hashing."""
+    import warnings
+
+    from PIL import Image, UnidentifiedImageError
+
+    def bad(code: str, msg: str):
+        findings.append(Finding(image_id, topic, code, msg))
+        return None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            im = Image.open(io.BytesIO(data))
+        except Image.DecompressionBombError as exc:
+            return bad("pixels", f"refused as a decompression bomb ({exc})")
+        except UnidentifiedImageError:
+            return bad("decode", "not a decodable image (unknown format or corrupt header)")
+        except Exception as exc:  # noqa: BLE001 - any decoder failure is a finding about this file
+            return bad("decode", f"cannot be opened ({exc})")
+        if im.format not in POOL_FORMATS:
+            return bad("format", f"format {im.format} is not allowed in a pool; use JPEG, PNG or WebP "
+                                 "(`images add` converts)")
+        w, h = im.size
+        if w * h > opts.max_pixels:
+            return bad("pixels", f"{w}x{h} = {w * h:,} pixels exceeds the limit of {opts.max_pixels:,} "
+                                 "(decompression-bomb guard); not decoded")
+        try:
+            im.load()
+        except Exception as exc:  # noqa: BLE001
+            return bad("decode", f"cannot be decoded to the end ({exc}); the file is truncated or corrupt")
+    marker = _end_marker_problem(data, im.format)
+    if marker:
+        bad("decode", marker)
+    if min(w, h) < opts.min_side:
+        bad("size", f"{w}x{h} is too small: shorter side {min(w, h)} px < {opts.min_side} px (--min-side)")
+    return im
+
+
+def check_pool(pool: str | Path, options: CheckOptions = CheckOptions(), *,
+               hash_cache: dict[str, ImageHashes] | None = None, progress: bool = False) -> CheckReport:
+    """Run every check on ``pool``. ``hash_cache`` (sha256 of file bytes -> hashes) is read and filled."""
+    from tqdm import tqdm
+
+    root = pool_root(pool)
+    rows = read_manifest(pool)
+    findings: list[Finding] = []
+    info: dict[str, ImageInfo] = {}
+    hashes: dict[str, ImageHashes] = {}
+    cache = hash_cache if hash_cache is not None else {}
+    allowed = frozenset(options.allowed_licenses)
+    by_sha: dict[str, list[str]] = {}
+
+    for row in tqdm(rows, desc="checking images", unit="img", disable=not progress):
+        rid, topic = row.image_id, row.topic
+        _check_row_metadata(row, allowed, findings)
+        path, why = resolve_in_pool(root, row.file)
+        if path is None:
+            findings.append(Finding(rid, topic, "path", why))
+            continue
+        if not path.is_file():
+            findings.append(Finding(rid, topic, "missing", f"file {row.file!r} does not exist in {root}"))
+            continue
+        data = path.read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        info[rid] = ImageInfo(sha256=sha)
+        if row.sha256.lower() != sha:
+            findings.append(Finding(rid, topic, "sha256", f"manifest sha256 {row.sha256 or '(empty)'} does not match "
+                                                           f"the file ({sha}); the file changed or the row is stale"))
+        by_sha.setdefault(sha, []).append(rid)
+        im = _inspect(rid, topic, data, options, findings)
+        if im is None:
+            continue
+        info[rid] = ImageInfo(im.format, im.size[0], im.size[1], sha)
+        if sha not in cache:
+            cache[sha] = compute_hashes(im)
+        hashes[rid] = cache[sha]
+
+    for sha, ids in sorted(by_sha.items()):
+        if len(ids) > 1:
+            for rid in ids:
+                others = ", ".join(i for i in ids if i != rid)
+                findings.append(Finding(rid, _topic_of(rows, rid), "duplicate",
+                                        f"byte-identical to {others}; keep one and replace the other(s)"))
+
+    pairs = all_pairs(hashes, options.policy)
+    for p in pairs:
+        if not p.near_duplicate or info[p.a].sha256 == info[p.b].sha256:  # exact duplicates reported above
+            continue
+        for x, y in ((p.a, p.b), (p.b, p.a)):
+            findings.append(Finding(x, _topic_of(rows, x), "near-duplicate",
+                                    f"near-duplicate of {y} ({_topic_of(rows, y)}): {p.reason}"))
+
+    _check_topics(rows, options, findings)
+    _check_orphans(root, rows, findings)
+    order = {r.image_id: i for i, r in enumerate(rows)}
+    findings.sort(key=lambda f: (f.image_id == "", order.get(f.image_id, 0), f.topic, f.code, f.message))
+    return CheckReport(str(root), len(rows), findings, pairs[: max(options.closest, 0)], nearest_neighbours(pairs),
+                       info, options, hashes)
+
+
+def _topic_of(rows: list[ManifestRow], image_id: str) -> str:
+    return next((r.topic for r in rows if r.image_id == image_id), "")
+
+
+def _check_row_metadata(row: ManifestRow, allowed: frozenset[str], findings: list[Finding]) -> None:
+    rid, topic = row.image_id, row.topic
+    verdict = judge_license(row.license, allowed)
+    if not verdict.allowed:
+        findings.append(Finding(rid, topic, "licence", f"licence {row.license!r} refused: {verdict.reason}"))
+    elif verdict.requires_attribution:
+        missing = [name for name, value in (("author", row.author), ("source_url", row.source_url)) if not has_value(value)]
+        if missing:
+            findings.append(Finding(rid, topic, "attribution",
+                                    f"{verdict.expression} requires attribution, but {' and '.join(missing)} "
+                                    f"{'is' if len(missing) == 1 else 'are'} missing; fill in who made the image "
+                                    "and where it was published"))
+    if topic not in TOPICS:
+        hint = ""
+        if topic.replace("_", "/") in TOPICS:
+            hint = f" (write {topic.replace('_', '/')!r})"
+        findings.append(Finding(rid, topic, "topic", f"topic {topic!r} is not one of the 7 SIB-200 topics "
+                                                      f"({', '.join(TOPICS)}){hint}"))
+    elif not re.fullmatch(re.escape(topic_slug(topic)) + r"_\d+", rid):
+        findings.append(Finding(rid, topic, "id", f"image_id {rid!r} does not follow <topic_slug>_<n> "
+                                                   f"(e.g. {topic_slug(topic)}_0)", severity="warning"))
+
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp"}
+
+
+def _check_orphans(root: Path, rows: list[ManifestRow], findings: list[Finding]) -> None:
+    """Image files in the pool that no row names: usually a forgotten manifest edit."""
+    named = {(root / r.file).resolve() for r in rows if resolve_in_pool(root, r.file)[0] is not None}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        if path.is_file() and path.resolve() not in named:
+            findings.append(Finding("", "", "orphan", f"{rel.as_posix()} is in the pool folder but no manifest row "
+                                                      "names it; add a row or delete the file", severity="warning"))
+
+
+def _check_topics(rows: list[ManifestRow], options: CheckOptions, findings: list[Finding]) -> None:
+    if not options.expected_per_topic:
+        return
+    counts = {t: 0 for t in TOPICS}
+    for r in rows:
+        if r.topic in counts:
+            counts[r.topic] += 1
+    for t, n in counts.items():
+        if n != options.expected_per_topic:
+            findings.append(Finding("", t, "count", f"topic {t!r} has {n} image(s), expected "
+                                                     f"{options.expected_per_topic} (--expected-per-topic)"))
+
+
+def write_report(report: CheckReport, path: str | Path) -> None:
+    from mvlsib.atomic import atomic_open
+
+    with atomic_open(path) as fh:
+        fh.write(report.to_json())
+
+
+__all__ = ["CheckOptions", "CheckReport", "Finding", "check_pool", "resolve_in_pool", "pool_root", "write_report",
+           "DEFAULT_MIN_SIDE", "DEFAULT_EXPECTED_PER_TOPIC"]

@@ -1,0 +1,124 @@
+"""`images import-release`: turn an upstream release's image folder into a pool.
+
+Upstream layout: ``data/images/sib200/<category>_<i>.jpg`` with categories ``entertainment,
+geography, health, politics, science, sports, travel`` (``science`` is SIB-200's
+``science/technology``). Licence facts are not in that folder, so they come from a CSV with
+one row per file: ``file`` (file name, e.g. ``science_3.jpg``), ``license``, ``author``,
+``source_url`` and optionally ``title``; other columns are kept in the manifest.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from mvlsib.errors import MvlsibError
+from mvlsib.image_pool.licenses import judge_license
+from mvlsib.image_pool.manifest import MANIFEST_NAME, ManifestRow, write_manifest
+from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
+from mvlsib.topics import topic_slug
+
+UPSTREAM_SUBDIR = Path("data/images/sib200")
+CATEGORY_TO_TOPIC = {
+    "entertainment": "entertainment",
+    "geography": "geography",
+    "health": "health",
+    "politics": "politics",
+    "science": "science/technology",
+    "sports": "sports",
+    "travel": "travel",
+}
+_NAME_RE = re.compile(r"(?P<cat>[a-z]+)_(?P<i>\d+)\.(?:jpe?g|png|webp)", re.IGNORECASE)
+_KEY_COLUMNS = ("file", "filename", "image", "path")
+
+
+def find_image_dir(release: Path) -> Path:
+    for cand in (release / UPSTREAM_SUBDIR, release / "sib200", release):
+        if cand.is_dir() and any(_NAME_RE.fullmatch(p.name) for p in cand.iterdir()):
+            return cand
+    raise MvlsibError(f"{release}: no images named <category>_<i>.jpg under {UPSTREAM_SUBDIR} (the upstream "
+                      "release layout); pass the release folder")
+
+
+def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
+    """CSV rows keyed by file name (the basename of the key column)."""
+    try:
+        fh = open(path, newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise MvlsibError(f"{path}: cannot read the licence CSV ({exc})") from None
+    with fh:
+        reader = csv.DictReader(fh)
+        cols = [c.strip() for c in (reader.fieldnames or [])]
+        key = next((c for c in _KEY_COLUMNS if c in cols), None)
+        missing = [c for c in ("license", "author", "source_url") if c not in cols]
+        if key is None or missing:
+            need = ([f"one of {'/'.join(_KEY_COLUMNS)}"] if key is None else []) + missing
+            raise MvlsibError(f"{path}: header lacks {', '.join(need)}; expected columns file, license, author, "
+                              "source_url[, title]")
+        facts: dict[str, dict[str, str]] = {}
+        for lineno, rec in enumerate(reader, start=2):
+            rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items() if k is not None}
+            name = Path(rec[key].replace("\\", "/")).name
+            if not name:
+                raise MvlsibError(f"{path}, line {lineno}: empty {key}")
+            if name in facts:
+                raise MvlsibError(f"{path}, line {lineno}: {name} appears twice")
+            facts[name] = rec | {"_key": key}
+    return facts
+
+
+def import_release(release: str | Path, licences_csv: str | Path, pool: str | Path, *,
+                   box: tuple[int, int] = DEFAULT_BOX, fmt: str = "auto", max_pixels: int = DEFAULT_MAX_PIXELS,
+                   progress: bool = True) -> list[ManifestRow]:
+    """Build a new pool at ``pool`` from ``release``; the folder appears only when complete."""
+    from tqdm import tqdm
+
+    release, pool = Path(release), Path(pool)
+    if pool.exists() and any(pool.iterdir()):
+        raise MvlsibError(f"{pool}: exists and is not empty; import into a new folder")
+    src_dir = find_image_dir(release)
+    facts = read_licence_facts(Path(licences_csv))
+    files = sorted((p for p in src_dir.iterdir() if _NAME_RE.fullmatch(p.name)),
+                   key=lambda p: (p.name.split("_")[0], int(_NAME_RE.fullmatch(p.name).group("i"))))
+    problems = []
+    for p in files:
+        cat = _NAME_RE.fullmatch(p.name).group("cat").lower()
+        if cat not in CATEGORY_TO_TOPIC:
+            problems.append(f"{p.name}: unknown category {cat!r} (expected {', '.join(CATEGORY_TO_TOPIC)})")
+        if p.name not in facts:
+            problems.append(f"{p.name}: no row in {licences_csv}; add its license, author and source_url")
+    unused = sorted(set(facts) - {p.name for p in files})
+    problems += [f"{licences_csv}: row for {n} but no such image in {src_dir}" for n in unused]
+    if problems:
+        raise MvlsibError("cannot import the release:\n  " + "\n  ".join(problems))
+
+    pool.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{pool.name}.", dir=pool.parent))
+    try:
+        rows = []
+        for p in tqdm(files, desc="importing images", unit="img", disable=not progress):
+            m = _NAME_RE.fullmatch(p.name)
+            topic = CATEGORY_TO_TOPIC[m.group("cat").lower()]
+            image_id = f"{topic_slug(topic)}_{int(m.group('i'))}"
+            norm = normalize_image(p, box=box, fmt=fmt, max_pixels=max_pixels)
+            rel = f"{topic_slug(topic)}/{image_id}{norm.extension}"
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_bytes(norm.data)
+            rec = facts[p.name]
+            extra = {k: v for k, v in rec.items() if k not in ("license", "author", "source_url", rec["_key"], "_key")}
+            extra["upstream_file"] = p.name
+            verdict = judge_license(rec["license"])
+            rows.append(ManifestRow(image_id, topic, rel, verdict.expression or rec["license"], rec["author"],
+                                    rec["source_url"], hashlib.sha256(norm.data).hexdigest(), extra))
+        write_manifest(tmp / MANIFEST_NAME, rows)
+        if pool.exists():
+            pool.rmdir()
+        tmp.rename(pool)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return rows
