@@ -233,3 +233,16 @@ def test_tiny_models_command_writes_a_loadable_clip(tmp_path, pool_dir, capsys):
     # CLIP pools at the end-of-text token: the tokenizer must put one there
     assert ids[0] == enc.tokenizer.bos_token_id and ids[-1] == enc.tokenizer.eos_token_id
     assert enc.class_embeddings(TOPICS).shape == (7, 32)
+
+
+def test_gallery_reads_the_report(both_run, tiny_llava, random_clip):
+    """The image-pool gallery (`images gallery --report`) is the report's other reader."""
+    from mvlsib.image_pool.gallery import read_verification
+
+    _, out, report = both_run
+    seen = read_verification(out / "report.json")
+    assert seen["models"] == [str(tiny_llava), str(random_clip)]
+    assert len(seen["by_id"]) == N_IMAGES
+    for img in report["images"]:
+        assert {m: r["passed"] for m, r in seen["by_id"][img["image_id"]].items()} == \
+            {m: r["passed"] for m, r in img["results"].items()}
