@@ -371,8 +371,13 @@ def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None)
     per_model: dict[str, dict[str, dict[str, Any]]] = {}
     model_info: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
+    # Read every config first: a wrong --model fails before hours of work on the others.
+    kinds = {
+        s.name: "generative" if s.backend == "openai" else model_kind(s.model, opts.revision, opts.trust_remote_code)
+        for s in opts.specs
+    }
     for spec in opts.specs:
-        kind = "generative" if spec.backend == "openai" else model_kind(spec.model, opts.revision, opts.trust_remote_code)
+        kind = kinds[spec.name]
         started = time.perf_counter()
         if kind == "dual":
             runner = DualEncoder(
