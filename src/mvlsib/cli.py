@@ -412,6 +412,76 @@ def images_import_release(release, licences_csv, pool, box, fmt) -> None:
 # ---------------------------------------------------------------- verify-images
 
 
+@build_cli.command("verify-images")
+@click.option("--model", "models", multiple=True, required=True, metavar="M",
+              help="Model to check with (repeatable): a local folder or Hub id (hf backend: image-text-to-text "
+              "models are asked, CLIP/SigLIP-style dual encoders classify zero-shot; detected from the config), "
+              "or a served model name (openai backend). Prefix hf: or openai: to pick the backend per model.")
+@pool_option
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=str(Path(DEFAULT_WORKDIR) / "verify-images"), show_default=True,
+              help="Folder for report.json and report.md.")
+@click.option("--backend", type=click.Choice(["hf", "openai"]), default="hf", show_default=True,
+              help="Backend for models without a prefix: hf (transformers, local) or openai (HTTP server).")
+@click.option("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 "
+              "(openai backend; the key is read from OPENAI_API_KEY).")
+@click.option("--concurrency", type=int, default=8, show_default=True, help="Parallel requests (openai backend).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="Where hf models run; auto picks CUDA when torch sees a GPU.")
+@click.option("--dtype", type=click.Choice(["auto", "bfloat16", "float16", "float32"]), default="auto",
+              show_default=True, help="Weights dtype for hf models; auto is bfloat16 on CUDA, float32 on the CPU.")
+@click.option("--batch-size", type=int, default=8, show_default=True,
+              help="Prompts (generative) or images (dual encoder) per forward pass.")
+@click.option("--rotations", type=click.IntRange(1, 7), default=7, show_default=True,
+              help="Option orders per image (cyclic rotations of the 7 topics, spread evenly); 7 puts every "
+              "topic once at every letter A-G.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+              help="A generative model passes an image when more than this share of the orders pick its "
+              "topic (0.5: majority; 1: every order).")
+@click.option("--parse-mode", type=click.Choice(["strict", "relaxed", "lenient"]), default="relaxed",
+              show_default=True, help="How answer letters are read (as in mvlsib-eval).")
+@click.option("--topic-names", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="CSV with a 'language' column and one column per topic: ask with these names, once per "
+              "language (replaces the English names; include an eng_Latn row to keep them).")
+@click.option("--max-new-tokens", type=int, default=8, show_default=True, help="Tokens generated per answer.")
+@click.option("--revision", default=None, help="Branch, tag or commit of Hub models (all hf models).")
+@click.option("--trust-remote-code", is_flag=True, default=False,
+              help="Allow models whose code lives in their repository (runs that code: only for models you trust).")
+@click.option("--allow-fail", is_flag=True, default=False,
+              help="Exit 0 even when some image fails some model (the report still lists them).")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
+@_friendly_errors
+def verify_images_cmd(models, pool, out, backend, base_url, concurrency, device, dtype, batch_size, rotations,
+                      threshold, parse_mode, topic_names, max_new_tokens, revision, trust_remote_code, allow_fail,
+                      progress):
+    """Check that every pool image is classified as its topic by every model.
+
+    Generative models see each image with the 7 topics as options A-G, in several option
+    orders; dual encoders classify zero-shot over the topic names. Writes OUT/report.json and
+    OUT/report.md (failures first). Exits 1 when any image fails any model, unless --allow-fail.
+    """
+    from mvlsib.validation.verify_images import VerifyOptions, verify_images
+
+    opts = VerifyOptions(
+        pool=pool, models=list(models), out=out, backend=backend, base_url=base_url, concurrency=concurrency,
+        device=device, dtype=dtype, batch_size=batch_size, rotations=rotations, threshold=threshold,
+        parse_mode=parse_mode, topic_names=topic_names, max_new_tokens=max_new_tokens, revision=revision,
+        trust_remote_code=trust_remote_code, progress=progress,
+    )
+    report = verify_images(opts)
+    n_images = len(report["images"])
+    for name in report["models"]:
+        e = report["summary"][name]
+        click.echo(f"{name} ({e['kind']}): {e['passed']}/{n_images} images pass")
+    click.echo(f"wrote {Path(out) / 'report.json'} and {Path(out) / 'report.md'}")
+    if report["failures"]:
+        failed = sorted({image_id for image_id, _ in report["failures"]})
+        shown = ", ".join(failed[:10]) + (f", ... ({len(failed) - 10} more)" if len(failed) > 10 else "")
+        click.echo(f"{len(failed)} image(s) fail at least one model: {shown}", err=True)
+        if not allow_fail:
+            sys.exit(1)
+
+
 # ---------------------------------------------------------------- publish / build
 @build_cli.command("publish")
 @click.option(

@@ -20,6 +20,7 @@ stand alone (``c``, ``c)``), so the English article ``a`` never reads as A.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -50,11 +51,18 @@ _OPENERS = "([{<*_\"'`“‘«‹„‚「『【〔（［｛"
 _CLOSERS = ")]}>*_\"'`”’»›」』】〕）］｝.:,;!。、："
 _LEAD = re.compile(r"^[\s" + re.escape(_OPENERS) + r"]*")
 # The cue word in any case; the letter itself upper case, so "the answer is a sentence" reads nothing.
-_CUE = re.compile(
+_CUE_PATTERN = (
     r"(?i:answer|option|choice|letter)\s*(?i:is|would be|:|=|-)?\s*[\s"
     + re.escape(_OPENERS)
-    + r"]*([A-D])(?![^\W\d_])"
+    + r"]*([@LETTERS@])(?![^\W\d_])"
 )
+_CUE = re.compile(_CUE_PATTERN.replace("@LETTERS@", "A-D"))
+
+
+@functools.lru_cache(maxsize=None)
+def _cue_for(letters: tuple[str, ...]) -> re.Pattern[str]:
+    # Other letter sets (verify-images asks with 7 options, A-G) get their own cue pattern.
+    return re.compile(_CUE_PATTERN.replace("@LETTERS@", re.escape("".join(letters))))
 
 
 def normalize(response: str) -> str:
@@ -62,7 +70,7 @@ def normalize(response: str) -> str:
     return unicodedata.normalize("NFKC", response).translate(_TRANSLATE)
 
 
-def _letter_at_start(text: str) -> tuple[str | None, str]:
+def _letter_at_start(text: str, letters: tuple[str, ...] = LETTERS) -> tuple[str | None, str]:
     """The option letter the text starts with after wrappers, and the rest after it."""
     body = text[_LEAD.match(text).end():]
     if not body:
@@ -71,23 +79,24 @@ def _letter_at_start(text: str) -> tuple[str | None, str]:
     # A letter followed by another letter starts a word ("According", "Apple"), not an answer.
     if rest and (rest[0].isalpha() or rest[0].isdigit()):
         return None, rest
-    if first in LETTERS:
+    if first in letters:
         return first, rest
-    if first in "abcd":
+    if first.upper() in letters and first.islower():
         # Lower case only when it stands alone or is closed like an option label ("c", "c)", "c.").
         if not rest.strip() or rest.lstrip()[:1] in tuple(_CLOSERS) and not rest.startswith(" "):
             return first.upper(), rest
     return None, rest
 
 
-def parse_letter(response: str | None, mode: str = "relaxed") -> str | None:
-    """The option letter (``"A"``-``"D"``) read from ``response``, or ``None`` (format error)."""
+def parse_letter(response: str | None, mode: str = "relaxed", letters: tuple[str, ...] = LETTERS) -> str | None:
+    """The option letter (``"A"``-``"D"``, or one of ``letters``) read from ``response``, or ``None``."""
     if mode not in MODES:
         raise ValueError(f"unknown parse mode {mode!r}; expected one of {MODES}")
     if not response:
         return None
     text = normalize(response)
-    letter, rest = _letter_at_start(text)
+    letters = tuple(letters)
+    letter, rest = _letter_at_start(text, letters)
     if mode == "strict":
         if letter is None or rest.strip(_CLOSERS + " \t\r\n"):
             return None
@@ -95,7 +104,7 @@ def parse_letter(response: str | None, mode: str = "relaxed") -> str | None:
     if letter is not None:
         return letter
     if mode == "lenient":
-        match = _CUE.search(text)
+        match = (_CUE if letters == LETTERS else _cue_for(letters)).search(text)
         if match:
             return match.group(1).upper()
     return None
