@@ -227,8 +227,10 @@ def test_bad_inputs_are_clear(tmp_path, release_dir, tiny_llava):
 def test_report_side_by_side(run_dir, sharded, tmp_path):
     groups = tmp_path / "tiers.csv"
     groups.write_text("language,group\neng_Latn,high\narb_Arab,high\n", encoding="utf-8")
+    merged = tmp_path / "merged"
+    assert invoke("merge", sharded, "--out", merged).exit_code == 0
     out = tmp_path / "report"
-    r = invoke("report", run_dir, sharded, "--out", out, "--groups", groups, "--name", "full", "--name", "text")
+    r = invoke("report", run_dir, merged, "--out", out, "--groups", groups, "--name", "full", "--name", "text")
     assert r.exit_code == 0, r.output
     md = (out / "report.md").read_text("utf-8")
     assert "| full acc | FE | valid | text acc | FE | valid |" in md
