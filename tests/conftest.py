@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests with a fixed seed, so a red build is reproducible; locally they explore.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 from support import POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, subprocess_env  # noqa: F401
 

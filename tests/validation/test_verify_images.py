@@ -246,3 +246,12 @@ def test_gallery_reads_the_report(both_run, tiny_llava, random_clip):
     for img in report["images"]:
         assert {m: r["passed"] for m, r in seen["by_id"][img["image_id"]].items()} == \
             {m: r["passed"] for m, r in img["results"].items()}
+    # What a reviewer reads on a gallery card: topic counts over the 7 orders, and the CLIP margin.
+    from mvlsib.image_pool.gallery import _prediction_summary
+
+    first = report["images"][0]["results"]
+    llava, clip = first[str(tiny_llava)], first[str(random_clip)]
+    text = _prediction_summary(llava["predictions"])
+    assert "{" not in text and sum(int(part.split(" ")[-1].split("/")[0]) for part in text.split(", ")) == 7
+    clip_text = _prediction_summary(clip["predictions"], clip.get("margin"))
+    assert clip_text.startswith(clip["predictions"][0]["predicted_topic"]) and "margin" in clip_text

@@ -180,7 +180,7 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
                     parts.append(f'<div class="warn">{e(m)}: no result</div>')
                     continue
                 ok = bool(r.get("passed"))
-                preds = ", ".join(str(p) for p in (r.get("predictions") or []))
+                preds = _prediction_summary(r.get("predictions") or [], r.get("margin"))
                 parts.append(f'<div class="{"pass" if ok else "fail"}">{"&#10004;" if ok else "&#10008;"} {e(m)}: '
                              f'{"passed" if ok else "failed"}{" &middot; predicted " + e(preds) if preds else ""}</div>')
             models = '<div class="models">' + "".join(parts) + "</div>"
@@ -189,6 +189,19 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
             f'<div class="id">{e(row.image_id)}</div><div class="title">{e(title_of(row))}</div>'
             f'<div class="lic">licence: {lic}</div><div>author: {e(row.author or "(none)")}</div>'
             f"<div>source: {source}</div>{nn_html}{models}{fhtml}</div></div>")
+
+
+def _prediction_summary(predictions: list, margin: object = None) -> str:
+    """Readable summary of verify-images predictions: topic counts over the orders, plus the margin."""
+    from collections import Counter
+
+    topics = [p.get("predicted_topic") or p.get("letter") or "unreadable" if isinstance(p, dict) else str(p)
+              for p in predictions]
+    counts = Counter(str(t) for t in topics)
+    text = ", ".join(f"{t} {n}/{len(topics)}" if len(topics) > 1 else t for t, n in counts.most_common())
+    if isinstance(margin, (int, float)):
+        text += f" (margin {margin:+.2f})"
+    return text
 
 
 def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verification: dict | None) -> str:
