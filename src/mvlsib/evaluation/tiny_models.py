@@ -29,26 +29,33 @@ LLAVA_CHAT_TEMPLATE = (
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>", "<image>"]
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 1000):
-    """A byte-level BPE fast tokenizer trained on ``texts``, with LLaVA's special tokens."""
+def train_bpe(texts: Iterable[str], vocab_size: int, special_tokens: list[str]):
+    """A byte-level BPE ``tokenizers.Tokenizer`` trained locally on ``texts`` (no download)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=SPECIAL_TOKENS,
+        special_tokens=special_tokens,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
+    tok.train_from_iterator(list(texts), trainer=trainer)
+    return tok
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 1000):
+    """A byte-level BPE fast tokenizer trained on ``texts``, with LLaVA's special tokens."""
+    from transformers import PreTrainedTokenizerFast
+
     # The prompt scaffolding is English; make sure its words are cheap to encode.
     scaffold = [
         "Which option matches the topic? Answer with the option's letter from the given choices directly.",
         "entertainment geography health politics science/technology sports travel A. B. C. D.",
     ]
-    tok.train_from_iterator(list(texts) + scaffold, trainer=trainer)
+    tok = train_bpe(list(texts) + scaffold, vocab_size, SPECIAL_TOKENS)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
         unk_token="<unk>",

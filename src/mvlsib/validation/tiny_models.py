@@ -37,19 +37,12 @@ def _tokenizer_texts(extra: Iterable[str] = ()) -> list[str]:
 
 def train_clip_tokenizer(texts: Iterable[str], vocab_size: int = 600):
     """Byte-level BPE tokenizer that wraps every text as ``<s> ... </s>`` (CLIP pools at the EOS)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import processors
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(list(texts), trainer=trainer)
+    from mvlsib.evaluation.tiny_models import train_bpe
+
+    tok = train_bpe(texts, vocab_size, SPECIAL_TOKENS)
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>",
         special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))],
