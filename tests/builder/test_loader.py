@@ -243,3 +243,11 @@ def test_loader_runs_from_release_folder_without_mvlsib(small_release):
         assert val["n"] == 7 * N_PER_TOPIC
         assert val["first"]["references"] == refs and val["first"]["options"] == opts and val["first"]["label"] == label
         assert len(val["sizes"]) == {"i2s": int(k), "s2i": 4}.get(task, 0)
+
+
+def test_standalone_loader_topics_match_the_package():
+    """mvl_sib.py may not import mvlsib, so it carries its own copy of the topic list; keep them equal."""
+    from mvlsib.builder import mvl_sib
+    from mvlsib.topics import TOPICS
+
+    assert mvl_sib.TOPICS == TOPICS
