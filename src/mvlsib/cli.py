@@ -6,35 +6,18 @@ Library modules are imported inside each command so that ``--help`` stays fast
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
 import click
 
+# One error wrapper for both command groups: MvlsibError (bad input the user can fix) becomes a
+# one-paragraph message and exit status 2. It lives with the evaluator's commands because each
+# release's standalone evaluate.py needs it without this module.
+from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
+
 DEFAULT_WORKDIR = "mvlsib-work"
 DEFAULT_POOL = "image_pool"
-
-
-class InputError(click.ClickException):
-    """Bad input the user can fix: message on stderr, exit status 2 (1 is kept for failed checks)."""
-
-    exit_code = 2
-
-
-def _friendly_errors(fn):
-    """Turn MvlsibError (bad input the user can fix) into a one-paragraph message, exit 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from mvlsib.errors import MvlsibError
-
-        try:
-            return fn(*args, **kwargs)
-        except MvlsibError as exc:
-            raise InputError(str(exc)) from exc
-
-    return wrapper
 
 
 workdir_option = click.option(

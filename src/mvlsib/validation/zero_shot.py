@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from mvlsib.errors import MvlsibError
+from mvlsib.evaluation.backends.hf import move_inputs, resolve_runtime
 
 # Short, topic-neutral templates; English, also used with translated topic names.
 TEMPLATES: tuple[str, ...] = (
@@ -75,16 +76,7 @@ class DualEncoder:
         import torch
         from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
-        if batch_size < 1:
-            raise MvlsibError(f"--batch-size must be at least 1, got {batch_size}")
-        if dtype not in ("auto", "bfloat16", "float16", "float32"):
-            raise MvlsibError(f"--dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise MvlsibError("--device cuda was asked for but torch sees no CUDA device; use --device cpu")
-        if dtype == "auto":
-            dtype = "bfloat16" if device.startswith("cuda") else "float32"
+        device, dtype = resolve_runtime(batch_size, device, dtype)
         self.model_id, self.revision, self.batch_size = model, revision, batch_size
         self.device, self.dtype, self.trust_remote_code = device, dtype, trust_remote_code
         common = {"revision": revision or "main", "trust_remote_code": trust_remote_code}
@@ -105,13 +97,7 @@ class DualEncoder:
         self._padding = "max_length" if "siglip" in type(self.model).__name__.lower() else True
 
     def _to_device(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        import torch
-
-        return {
-            k: (v.to(self.device, dtype=self.model.dtype) if torch.is_floating_point(v) else v.to(self.device))
-            for k, v in inputs.items()
-            if hasattr(v, "to")
-        }
+        return move_inputs(inputs, self.device, self.model.dtype)
 
     def text_embeddings(self, texts: Sequence[str]):
         """L2-normalised text embeddings (float32, on the CPU), one row per text."""

@@ -25,6 +25,36 @@ from .base import Backend, Request
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 
 
+def resolve_runtime(batch_size: int, device: str, dtype: str) -> tuple[str, str]:
+    """Check --batch-size/--device/--dtype and resolve "auto": CUDA + bf16 when present, else CPU float32.
+
+    Shared by every local-model user (this backend, verify-images' dual encoders).
+    """
+    import torch
+
+    if batch_size < 1:
+        raise MvlsibError(f"--batch-size must be at least 1, got {batch_size}")
+    if dtype not in DTYPES:
+        raise MvlsibError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise MvlsibError("--device cuda was asked for but torch sees no CUDA device; use --device cpu")
+    if dtype == "auto":
+        dtype = "bfloat16" if device.startswith("cuda") else "float32"
+    return device, dtype
+
+
+def move_inputs(inputs: Any, device: str, dtype: Any) -> dict[str, Any]:
+    """Processor outputs on ``device``; floating-point tensors (pixels) in the model's ``dtype``."""
+    import torch
+
+    return {
+        k: (v.to(device, dtype=dtype) if torch.is_floating_point(v) else v.to(device)) if hasattr(v, "to") else v
+        for k, v in inputs.items()
+    }
+
+
 def _hf_content(messages: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
     # Chat templates only need to know *where* an image goes; pixels come from the cache.
     out = []
@@ -53,16 +83,7 @@ class HFBackend(Backend):
         import torch
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        if batch_size < 1:
-            raise MvlsibError(f"--batch-size must be at least 1, got {batch_size}")
-        if dtype not in DTYPES:
-            raise MvlsibError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise MvlsibError("--device cuda was asked for but torch sees no CUDA device; use --device cpu")
-        if dtype == "auto":
-            dtype = "bfloat16" if device.startswith("cuda") else "float32"
+        device, dtype = resolve_runtime(batch_size, device, dtype)
         self.model_id = model
         self.revision = revision
         self.batch_size = batch_size
@@ -205,11 +226,7 @@ class HFBackend(Backend):
             else:
                 inputs = self._assemble_direct(batch_texts, batch_reqs)
                 self.stats["fallback_batches"] += 1
-            inputs = {
-                k: (v.to(self.device, dtype=self.model.dtype) if torch.is_floating_point(v) else v.to(self.device))
-                if hasattr(v, "to") else v
-                for k, v in inputs.items()
-            }
+            inputs = move_inputs(inputs, self.device, self.model.dtype)
             with torch.inference_mode():
                 out = self.model.generate(
                     **inputs,
