@@ -13,7 +13,7 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-from support import POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, subprocess_env  # noqa: F401
+from support import POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS
 
 
 def _require(path: Path, what: str) -> Path:

@@ -22,3 +22,19 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env
+
+
+# Prelude for scripts that must prove the release works without the toolkit: run in a child
+# process with cwd = the release folder, it removes every path entry that provides `mvlsib`
+# and stops if `mvlsib` is still importable.
+WITHOUT_MVLSIB = r"""
+import json, os, sys
+here = os.path.abspath(".")
+sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or here, "mvlsib"))]
+try:
+    import mvlsib  # noqa: F401
+except ImportError:
+    pass
+else:
+    raise SystemExit("mvlsib is importable; the test would prove nothing")
+"""

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from support import WITHOUT_MVLSIB
+
 from mvlsib.builder import mvl_sib
 from mvlsib.builder import release_tables as rt
 from mvlsib.image_pool.manifest import ManifestRow, read_manifest, write_manifest
@@ -200,17 +202,7 @@ def test_datasets_reads_the_files(small_release):
     assert lang[0]["sentence"] == small_release["texts"]["fra_Latn"][lang[0]["index_id"]]
 
 
-_STANDALONE = r"""
-import json, os, sys
-here = os.path.abspath(".")
-# An environment without the toolkit: drop every path entry that provides `mvlsib`.
-sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or here, "mvlsib"))]
-try:
-    import mvlsib  # noqa: F401
-except ImportError:
-    pass
-else:
-    raise SystemExit("mvlsib is importable; the test would prove nothing")
+_STANDALONE = WITHOUT_MVLSIB + r"""
 import mvl_sib
 out = {}
 for task in mvl_sib.TASKS:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import shutil
-from pathlib import Path
 
 from click.testing import CliRunner
 

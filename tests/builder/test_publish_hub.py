@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 
-from support import subprocess_env
+from support import WITHOUT_MVLSIB, subprocess_env
 
 GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"
 LFS_THRESHOLD = 10 * 1024 * 1024
@@ -567,7 +567,7 @@ def test_dry_run_needs_no_token_and_writes_nothing(small_release, tmp_path):
         hub_env = _env(hub, tmp_path, token=None)
         res = _publish(small_release, hub_env, "--dry-run")
         assert res.returncode == 0, res.stderr
-        assert f"add    data/eng_Latn/test.parquet" in res.stdout
+        assert "add    data/eng_Latn/test.parquet" in res.stdout
         assert "dry run: nothing was written to the Hub" in res.stdout
         assert REPO_ID not in hub.state.repos
         assert all(method == "GET" for method, _ in hub.state.requests)
@@ -610,10 +610,7 @@ def test_release_not_matching_its_manifest_is_refused(small_release, tmp_path, d
         assert hub.state.requests == []  # refused before contacting the Hub
 
 
-_HUB_LOADER = r"""
-import json, os, sys
-here = os.path.abspath(".")
-sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or here, "mvlsib"))]
+_HUB_LOADER = WITHOUT_MVLSIB + r"""
 import mvl_sib
 out = {}
 for task, k in (("i2s", 3), ("s2t", 2)):

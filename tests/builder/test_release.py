@@ -8,7 +8,6 @@ work folder. Everything below checks those two folders.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import subprocess
@@ -19,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from support import subprocess_env
+from support import WITHOUT_MVLSIB, subprocess_env
 
 CHECK_LANGS = ["eng_Latn", "zho_Hans", "arb_Arab", "tir_Ethi"]
 
@@ -159,7 +158,7 @@ def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_d
     assert "visual-question-answering" in meta["task_categories"] and meta["size_categories"] == ["1K<n<10K"]
 
     sha = hashlib.sha256((full_workdir / "instances.jsonl").read_bytes()).hexdigest()
-    assert f"sampled with seed **0**" in text and sha in text
+    assert "sampled with seed **0**" in text and sha in text
     assert "| `sentence_label` (i2s, t2s) | 753 | 753 | 753 | 753 |" in text
     assert "| `image_label` (s2i, s2t) | 753 | 753 | 753 | 753 |" in text
     for row in read_manifest(pool_dir):  # one attribution row per image, with its licence link
@@ -191,16 +190,7 @@ def test_manifest_lists_every_file_and_the_build(release, pool_dir):
     assert (release / "mvl_sib.py").read_bytes() == Path(__import__("mvlsib.builder.mvl_sib").builder.mvl_sib.__file__).read_bytes()
 
 
-_STANDALONE = r"""
-import json, os, sys
-here = os.path.abspath(".")
-sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or here, "mvlsib"))]
-try:
-    import mvlsib  # noqa: F401
-except ImportError:
-    pass
-else:
-    raise SystemExit("mvlsib is importable; the test would prove nothing")
+_STANDALONE = WITHOUT_MVLSIB + r"""
 import mvl_sib
 lang = sys.argv[1]
 rows = mvl_sib.load_rows(lang, ".")
