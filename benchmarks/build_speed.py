@@ -36,7 +36,7 @@ elif stage == "validate":
     from mvlsib.validation.invariants import validate_workdir
     assert validate_workdir(work, pool=pool).ok
 elif stage == "schema":
-    from mvlsib.builder.ingest import read_corpus
+    from mvlsib.workdir.corpus import read_corpus
     from mvlsib.schema.validators import frame_errors, validator
     corpus = read_corpus(work)
     t1 = time.perf_counter()

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 def build_release(tmp: Path, language: str) -> Path:
     from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.publish import publish
+    from mvlsib.release.publish import publish
     from mvlsib.builder.sample import sample
 
     sib = REPO.parent / "shared" / "sib-200"
@@ -52,12 +52,12 @@ def main() -> None:
 
     import torch
 
-    from mvlsib.builder import mvl_sib
+    from mvlsib.release_format import mvl_sib
     from mvlsib.evaluation.backends import Request
     from mvlsib.evaluation.backends.hf import HFBackend, _hf_content
     from mvlsib.evaluation.prompts import prompt_for_example
     from mvlsib.evaluation.runner import resolve_tasks_ks
-    from mvlsib.evaluation.tiny_models import build_tiny_llava, sib_sentences
+    from mvlsib.testing.tiny_llava import build_tiny_llava, sib_sentences
 
     tmp = Path(tempfile.mkdtemp(prefix="mvlsib-bench-"))
     data = Path(args.data) if args.data else build_release(tmp, args.language)

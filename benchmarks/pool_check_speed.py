@@ -52,7 +52,7 @@ def main() -> None:
 
     from mvlsib.image_pool import hashes as H
     from mvlsib.image_pool.check import check_pool, pool_root
-    from mvlsib.image_pool.manifest import read_manifest
+    from mvlsib.workdir.pool_manifest import read_manifest
 
     root = pool_root(args.pool)
     rows = read_manifest(args.pool)[: args.images]

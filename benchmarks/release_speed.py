@@ -41,7 +41,7 @@ def _naive_write(workdir: Path, out: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mvlsib.builder.sample import read_instances
+    from mvlsib.workdir.instances import read_instances
 
     instances = read_instances(workdir)
     corpus = pq.read_table(workdir / "corpus.parquet", columns=["language", "index_id", "text"]).to_pylist()
@@ -73,9 +73,9 @@ def main() -> None:
 
     import datasets
 
-    from mvlsib.builder import mvl_sib
-    from mvlsib.builder.pipeline import build
-    from mvlsib.builder.publish import publish
+    from mvlsib.release_format import mvl_sib
+    from mvlsib.pipeline import build
+    from mvlsib.release.publish import publish
 
     datasets.disable_progress_bars()
     rows: list[tuple[str, str, str]] = []

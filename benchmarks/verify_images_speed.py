@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/verify_images_speed.py [--pool image_pool] [--threads 1,2] [--batch-size 16]
 
-Builds a random-weight tiny LLaVA and a tiny CLIP (mvlsib.validation.tiny_models) in a
+Builds a random-weight tiny LLaVA and a tiny CLIP (mvlsib.testing.tiny_verify) in a
 temporary folder and times, over every pool image (70 x 7 option orders for the LLaVA):
 
 - ``ours``: what ``verify-images`` does (``run_generative`` through the evaluator's hf
@@ -34,8 +34,8 @@ def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from mvlsib.topics import TOPICS
-    from mvlsib.validation.rotations import rotate
-    from mvlsib.validation.verify_images import question_text
+    from mvlsib.verify_images.rotations import rotate
+    from mvlsib.verify_images.verify import question_text
 
     processor = AutoProcessor.from_pretrained(model_dir)
     model = AutoModelForImageTextToText.from_pretrained(model_dir, use_safetensors=True).to(device).eval()
@@ -59,7 +59,7 @@ def naive_clip(model_dir: Path, entries, device: str):
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
     from mvlsib.topics import TOPICS
-    from mvlsib.validation.zero_shot import TEMPLATES, features
+    from mvlsib.verify_images.zero_shot import TEMPLATES, features
 
     tok = AutoTokenizer.from_pretrained(model_dir)
     proc = AutoImageProcessor.from_pretrained(model_dir)
@@ -80,12 +80,12 @@ def naive_clip(model_dir: Path, entries, device: str):
 def main() -> None:
     import torch
 
-    from mvlsib.evaluation.tiny_models import build_tiny_llava
+    from mvlsib.testing.tiny_llava import build_tiny_llava
     from mvlsib.topics import TOPICS
-    from mvlsib.validation.rotations import rotation_shifts
-    from mvlsib.validation.tiny_models import _tokenizer_texts, build_tiny_clip, fit_tiny_clip
-    from mvlsib.validation.verify_images import VerifyOptions, load_pool_images, run_dual, run_generative
-    from mvlsib.validation.zero_shot import DualEncoder
+    from mvlsib.verify_images.rotations import rotation_shifts
+    from mvlsib.testing.tiny_verify import _tokenizer_texts, build_tiny_clip, fit_tiny_clip
+    from mvlsib.verify_images.verify import VerifyOptions, load_pool_images, run_dual, run_generative
+    from mvlsib.verify_images.zero_shot import DualEncoder
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pool", default=str(REPO / "image_pool"))

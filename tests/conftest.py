@@ -13,7 +13,7 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-from support import POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS
+from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS
 
 
 def _require(path: Path, what: str) -> Path:
@@ -61,13 +61,39 @@ def full_workdir(sib_dir: Path, pool_dir: Path, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def full_corpus(full_workdir: Path):
-    from mvlsib.builder.ingest import read_corpus
+    from mvlsib.workdir.corpus import read_corpus
 
     return read_corpus(full_workdir)
 
 
 @pytest.fixture(scope="session")
 def full_instances(full_workdir: Path) -> list[dict]:
-    from mvlsib.builder.sample import read_instances
+    from mvlsib.workdir.instances import read_instances
 
     return read_instances(full_workdir)
+
+
+# The evaluator's fixtures: a tiny random-weight LLaVA and a real two-language release, built once.
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory, sib_dir) -> Path:
+    """A random-weight LLaVA whose output layer favours the letters A-D (answers are letters
+    or garbage, so parsing, scoring and format errors all get exercised)."""
+    from mvlsib.testing.tiny_llava import build_tiny_llava, sib_sentences
+
+    out = tmp_path_factory.mktemp("tiny-llava")
+    return build_tiny_llava(out, sib_sentences(sib_dir, EVAL_LANGUAGES, limit=150), letter_scale=3.0)
+
+
+@pytest.fixture(scope="session")
+def release_dir(tmp_path_factory, sib_dir, pool_dir) -> Path:
+    """A release folder made by the real pipeline (ingest -> sample -> publish) for two languages."""
+    from mvlsib.builder.ingest import ingest
+    from mvlsib.release.publish import publish
+    from mvlsib.builder.sample import sample
+
+    base = tmp_path_factory.mktemp("release")
+    work = base / "work"
+    ingest(work, sib=sib_dir, languages=",".join(EVAL_LANGUAGES), progress=False)
+    sample(work, seed=0, pool=pool_dir, progress=False)
+    publish(work, base / "rel", pool_dir, progress=False)
+    return base / "rel"

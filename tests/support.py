@@ -14,6 +14,8 @@ SHARED = REPO.parent / "shared"
 SIB_DIR = SHARED / "sib-200"
 TOPIC_PHOTOS = SHARED / "topic-photos"
 POOL_DIR = REPO / "image_pool"
+# The languages of the evaluator tests' release: one Latin-script, one right-to-left.
+EVAL_LANGUAGES = ("eng_Latn", "arb_Arab")
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-# Sorted order is the canonical order wherever the toolkit lists topics.
-TOPICS: tuple[str, ...] = (
-    "entertainment",
-    "geography",
-    "health",
-    "politics",
-    "science/technology",
-    "sports",
-    "travel",
-)
+# Sorted order is the canonical order wherever the toolkit lists topics. The list lives in the
+# standalone release reader, which ships alone in every release and must know it too.
+from mvlsib.release_format.mvl_sib import TOPICS  # noqa: E402
 
 
 def topic_slug(topic: str) -> str:

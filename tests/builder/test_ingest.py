@@ -10,12 +10,9 @@ import sys
 
 import pytest
 
-from mvlsib.builder.ingest import (
-    CORPUS_COLUMNS,
-    ingest,
-    read_corpus,
-    read_ingest_report,
-)
+from mvlsib.builder.ingest import ingest
+from mvlsib.workdir import CORPUS_COLUMNS
+from mvlsib.workdir.corpus import read_corpus, read_ingest_report
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.topics import TOPICS

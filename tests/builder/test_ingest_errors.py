@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mvlsib.builder.ingest import ingest, read_corpus
+from mvlsib.builder.ingest import ingest
+from mvlsib.workdir.corpus import read_corpus
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
 

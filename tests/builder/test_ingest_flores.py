@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mvlsib.builder.ingest import ingest, read_corpus
+from mvlsib.builder.ingest import ingest
+from mvlsib.workdir.corpus import read_corpus
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
 

@@ -6,11 +6,12 @@ import shutil
 
 import pytest
 
-from mvlsib.builder.ingest import ingest, read_corpus
+from mvlsib.builder.ingest import ingest
+from mvlsib.workdir.corpus import read_corpus
 from mvlsib.builder.sib_sources import is_hub_id
 from mvlsib.errors import MvlsibError
 
-from tests.builder.hub_server import COMMIT, FakeHub
+from fakes.hub_server import COMMIT, FakeHub
 
 LANGS = ("eng_Latn", "fra_Latn", "zul_Latn")
 

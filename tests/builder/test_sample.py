@@ -79,7 +79,7 @@ def test_golden_records(full_workdir):
 
 
 def test_seed_changes_sample(full_corpus, full_instances, pool_dir):
-    from mvlsib.image_pool.manifest import images_by_topic, read_manifest
+    from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
 
     other = sample_instances(
         sentence_topics(full_corpus), images_by_topic(read_manifest(pool_dir)), seed=1,
@@ -189,7 +189,7 @@ sys.stdout.buffer.write("".join(i.to_json() + "\n" for i in out).encode("utf-8")
 
 def test_byte_identical_across_python_versions(full_corpus, full_workdir, pool_dir, tmp_path):
     """The pure sampler (stdlib only) gives the same bytes on every other Python >= 3.10 found here."""
-    from mvlsib.image_pool.manifest import images_by_topic, read_manifest
+    from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
 
     others = _other_pythons()
     if not others:

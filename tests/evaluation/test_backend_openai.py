@@ -13,7 +13,7 @@ from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.parsing import parse_letter
 from mvlsib.evaluation.prompts import build_prompt
 
-from .openai_server import ANSWERS, FakeOpenAI, images_of, text_of
+from fakes.openai_server import ANSWERS, FakeOpenAI, images_of, text_of
 
 SECRET = "sk-test-5e5e5e-do-not-print"
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from mvlsib.cli import eval_cli
 from support import subprocess_env
 
-from .conftest import LANGUAGES
+from support import EVAL_LANGUAGES as LANGUAGES
 
 RUN_ARGS = ["--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3", "--languages", ",".join(LANGUAGES), "--limit", "10",
             "--max-new-tokens", "1", "--batch-size", "8", "--device", "cpu", "--no-progress"]
@@ -247,22 +247,3 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     for name in ("accuracy_per_language.png", "task_k_heatmap.png", "text_vs_crossmodal_gap.png"):
         with Image.open(out / name) as im:
             assert im.format == "PNG" and im.width > 300
-
-
-def test_loader_with_only_load_task_gives_the_same_work(release_dir, monkeypatch):
-    """The runner also works with a loader that has only the documented load_task."""
-    import types
-
-    from mvlsib.builder import mvl_sib
-    from mvlsib.evaluation import _compat, runner
-
-    opts = runner.RunOptions(data=str(release_dir), model="unused", out=Path("unused"), languages=LANGUAGES,
-                             limit=3, tasks=("i2s", "s2i", "s2t"), ks=(1, 3))
-    pairs = runner.resolve_tasks_ks(opts.tasks, opts.ks)
-    full, _ = runner.build_items(opts, pairs, list(LANGUAGES))
-    slim = types.SimpleNamespace(load_task=mvl_sib.load_task, normalize_task=mvl_sib.normalize_task,
-                                 languages=mvl_sib.languages)
-    monkeypatch.setattr(_compat, "LOADER", slim)
-    items, images = runner.build_items(opts, pairs, list(LANGUAGES))
-    assert items == full and len(items) == 2 * 6 * 3  # 2 languages x (3 tasks x 2 k) x 3 instances
-    assert set(images) == {i for it in items for i in it.request.image_ids}

@@ -18,7 +18,7 @@ from mvlsib.errors import MvlsibError
 from mvlsib.image_pool import add as add_mod
 from mvlsib.image_pool.add import AddRequest, add_image
 from mvlsib.image_pool.fetch import download
-from mvlsib.image_pool.manifest import read_manifest
+from mvlsib.workdir.pool_manifest import read_manifest
 
 
 def _jpeg(im, **kw) -> bytes:

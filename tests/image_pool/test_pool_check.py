@@ -16,7 +16,7 @@ from PIL import Image
 from mvlsib.cli import build_cli
 from mvlsib.image_pool.check import CheckOptions, check_pool
 from mvlsib.image_pool.hashes import compare, hashes_of_bytes
-from mvlsib.image_pool.manifest import read_manifest, write_manifest
+from mvlsib.workdir.pool_manifest import read_manifest, write_manifest
 
 
 def _edit(pool: Path, image_id: str, **changes) -> None:

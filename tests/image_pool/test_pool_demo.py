@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from mvlsib.image_pool.demo import LICENSE, PICTOGRAMS, png_bytes, render, write_demo_pool
-from mvlsib.image_pool.manifest import read_manifest
+from mvlsib.workdir.pool_manifest import read_manifest
 from mvlsib.topics import TOPICS, topic_slug
 
 

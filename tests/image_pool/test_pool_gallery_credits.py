@@ -19,7 +19,7 @@ from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.credits import credits_markdown
 from mvlsib.image_pool.gallery import build_gallery
 from mvlsib.image_pool.import_release import import_release
-from mvlsib.image_pool.manifest import read_manifest
+from mvlsib.workdir.pool_manifest import read_manifest
 from mvlsib.topics import TOPICS, topic_slug
 
 
@@ -109,7 +109,7 @@ def test_credits_one_line_per_image(photo_pool: Path):
 def test_credits_cli_escapes_markdown(pool_copy: Path, tmp_path: Path):
     import dataclasses
 
-    from mvlsib.image_pool.manifest import write_manifest
+    from mvlsib.workdir.pool_manifest import write_manifest
 
     rows = [dataclasses.replace(r, author="A_b *c* [d]") if r.image_id == "sports_0" else r
             for r in read_manifest(pool_copy)]

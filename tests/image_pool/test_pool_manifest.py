@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from mvlsib.errors import MvlsibError
-from mvlsib.image_pool.manifest import images_by_topic, read_manifest, write_manifest
+from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest, write_manifest
 
 HEADER = "image_id,topic,file,license,author,source_url,sha256"
 

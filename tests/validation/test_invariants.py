@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from mvlsib.builder.sample import duplicate_partners
 from mvlsib.cli import build_cli
-from mvlsib.image_pool.manifest import read_manifest
+from mvlsib.workdir.pool_manifest import read_manifest
 from mvlsib.validation.invariants import RULES, validate
 
 

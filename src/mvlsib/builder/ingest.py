@@ -27,13 +27,12 @@ from mvlsib.builder.sib_sources import (
 )
 from mvlsib.builder.tsv import SPLITS, SibRow, read_language_folder
 from mvlsib.errors import MvlsibError
+from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE as REPORT_FILE
+
 
 if TYPE_CHECKING:
     import pandas as pd
 
-CORPUS_FILE = "corpus.parquet"
-REPORT_FILE = "ingest_report.json"
-CORPUS_COLUMNS = ("language", "index_id", "split", "topic", "text")
 
 
 @dataclass(frozen=True)
@@ -337,33 +336,3 @@ def write_corpus(path: Path, language, index_id, split, topic, text) -> None:
             data_page_version="1.0",
             row_group_size=1 << 20,
         )
-
-
-def read_corpus(workdir: str | os.PathLike[str]) -> "pd.DataFrame":
-    """``WORK/corpus.parquet`` as a DataFrame: language, index_id, split, topic, text (string/int64 dtypes)."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = Path(workdir) / CORPUS_FILE
-    if not path.is_file():
-        raise MvlsibError(f"{path}: no corpus here; run `mvlsib-build ingest --workdir {workdir}` first.")
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:  # pyarrow's error types differ between versions
-        raise MvlsibError(f"{path}: not a readable parquet file ({exc}); run `mvlsib-build ingest` again.") from None
-    if tuple(table.column_names) != CORPUS_COLUMNS:
-        raise MvlsibError(
-            f"{path}: columns are {table.column_names}, expected {list(CORPUS_COLUMNS)}; "
-            "run `mvlsib-build ingest` again."
-        )
-    df = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
-    df["index_id"] = df["index_id"].astype("int64")
-    return df
-
-
-def read_ingest_report(workdir: str | os.PathLike[str]) -> dict:
-    path = Path(workdir) / REPORT_FILE
-    if not path.is_file():
-        raise MvlsibError(f"{path}: no ingest report here; run `mvlsib-build ingest --workdir {workdir}` first.")
-    return json.loads(path.read_text(encoding="utf-8"))

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from mvlsib.atomic import atomic_open
 from mvlsib.builder.hashing import hash_sorted, hkey
-from mvlsib.builder.textnorm import normalize_text
+from mvlsib.textnorm import normalize_text
 from mvlsib.errors import MvlsibError
+from mvlsib.workdir import INSTANCES_FILE as INSTANCES_NAME, SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
+
 from mvlsib.topics import TOPICS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-INSTANCES_NAME = "instances.jsonl"
-SAMPLE_REPORT_NAME = "sample_report.json"
 INSTANCES_PER_SENTENCE = 3
 N_POSITIVE_IMAGES = 5
 N_REF_SENTENCES = 5  # the instance's own sentence + 4 more of its topic
@@ -301,24 +301,6 @@ def write_instances(path: str | Path, instances: Sequence[Instance]) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_instances(workdir: str | Path) -> list[dict]:
-    path = Path(workdir) / INSTANCES_NAME
-    if path.is_dir() or not path.exists():
-        path = Path(workdir) if Path(workdir).is_file() else path
-    if not path.is_file():
-        raise MvlsibError(f"{path}: no instances file; run `mvlsib-build sample --workdir {Path(workdir)}` first")
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise MvlsibError(f"{path}, line {lineno}: not valid JSON ({exc.msg}); re-run `mvlsib-build sample`") from None
-    return out
-
-
 def sample(
     workdir: str | Path,
     seed: int = 0,
@@ -326,8 +308,8 @@ def sample(
     progress: bool = False,
 ) -> SampleReport:
     """Read ``WORK/corpus.parquet`` and the pool manifest; write ``instances.jsonl`` and its report."""
-    from mvlsib.builder.ingest import read_corpus
-    from mvlsib.image_pool.manifest import images_by_topic, read_manifest
+    from mvlsib.workdir.corpus import read_corpus
+    from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
 
     workdir = Path(workdir)
     corpus = read_corpus(workdir)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ._compat import MvlsibError
+from ._compat import TASK_TABLE, TASKS, MvlsibError
 
 
 class InputError(click.ClickException):
@@ -32,6 +32,29 @@ def friendly_errors(fn):
     return wrapper
 
 
+def with_backend_options(fn):
+    """``--backend`` and every registered backend's own options (one set for every command that runs models).
+
+    The command receives ``backend`` and each option under its constructor name; ``options_for``
+    picks the chosen backend's.
+    """
+    from .backends import BACKENDS, backend_options
+
+    decorators = [click.option("--backend", type=click.Choice(list(BACKENDS)), default=BACKENDS[0], show_default=True,
+                               help="hf: a transformers model run here; openai: an OpenAI-compatible chat-completions "
+                               "server (vLLM, SGLang, hosted APIs).")]
+    for _, opt in backend_options():
+        if opt.kind is bool:
+            decorators.append(click.option(f"--{opt.flag}", opt.param, is_flag=True, default=opt.default, help=opt.help))
+        else:
+            kind = click.Choice(list(opt.choices)) if opt.choices else opt.kind
+            decorators.append(click.option(f"--{opt.flag}", opt.param, type=kind, default=opt.default,
+                                           show_default=opt.default is not None, help=opt.help))
+    for decorate in reversed(decorators):
+        fn = decorate(fn)
+    return fn
+
+
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
@@ -48,51 +71,30 @@ def _groups(paths) -> dict[str, dict[str, str]]:
 @click.option("--data-revision", default=None, help="Branch, tag or commit of a Hub dataset repo.")
 @click.option("--model", required=True, metavar="PATH|ID|NAME",
               help="hf: local model folder or Hub model id; openai: the served model name.")
-@click.option("--revision", "model_revision", default=None, help="Model branch, tag or commit (hf backend).")
-@click.option("--tasks", default="i2s,s2i,t2s,s2t", show_default=True,
-              help="Comma-separated tasks: i2s, s2i, t2s, s2t (img2sent/sent2img also accepted).")
+@click.option("--tasks", default=",".join(TASKS), show_default=True,
+              help=f"Comma-separated tasks: {', '.join(TASKS)} (upstream names {', '.join(t.upstream for t in TASK_TABLE)} also accepted).")
 @click.option("--k", "ks", default="1,3,5", show_default=True,
-              help="Comma-separated numbers of references (1-5); t2s always runs k=1 only.")
+              help="Comma-separated numbers of references (1-5); a task with a single reference (t2s) runs k=1 only.")
 @click.option("--languages", default="all", show_default=True,
               help="'all' (every language of a local release) or comma-separated codes, e.g. eng_Latn,urd_Arab.")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.")
-@click.option("--backend", type=click.Choice(["hf", "openai"]), default="hf", show_default=True,
-              help="hf: transformers model run here; openai: an OpenAI-compatible chat-completions server.")
-@click.option("--batch-size", type=int, default=8, show_default=True, help="Prompts per generate call (hf).")
-@click.option("--device", default="auto", show_default=True,
-              help="hf: auto (CUDA when present, else CPU), cpu, cuda or cuda:N.")
-@click.option("--dtype", type=click.Choice(["auto", "bfloat16", "float16", "float32"]), default="auto",
-              show_default=True, help="hf weights dtype; auto = bfloat16 on CUDA, float32 on CPU.")
 @click.option("--max-new-tokens", type=int, default=8, show_default=True,
               help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').")
-@click.option("--trust-remote-code", is_flag=True, default=False,
-              help="Allow the model's own Python code from its repo to run (off by default: it is arbitrary code).")
 @click.option("--limit", type=int, default=None, help="Only the first N instances of each language.")
 @click.option("--shard", default=None, metavar="I/N",
               help="Run shard I of N (0-based). Default: RANK/WORLD_SIZE under torchrun/accelerate, else everything.")
-@click.option("--base-url", default="https://api.openai.com/v1", show_default=True,
-              help="openai backend: server base URL (e.g. http://localhost:8000/v1 for vLLM). Key: OPENAI_API_KEY.")
-@click.option("--concurrency", type=int, default=8, show_default=True,
-              help="openai backend: requests in flight at once.")
-@click.option("--max-retries", type=int, default=6, show_default=True,
-              help="openai backend: retries per request on HTTP 429/5xx, timeouts and dropped connections.")
-@click.option("--retry-backoff", type=float, default=1.0, show_default=True,
-              help="openai backend: first retry delay in seconds, doubled per retry (Retry-After wins).")
-@click.option("--request-timeout", type=float, default=120.0, show_default=True,
-              help="openai backend: seconds to wait for one response.")
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
               show_default=True, help="How letters are read for 'letter'/'correct' (metrics.json reports strict too).")
+@with_backend_options
 @click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
-def run_command(data, data_revision, model, model_revision, tasks, ks, languages, out, backend, batch_size,
-                device, dtype, max_new_tokens, trust_remote_code, limit, shard, base_url, concurrency,
-                max_retries, retry_backoff, request_timeout, parse_mode, groups_csv, progress):
+def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, shard,
+                parse_mode, groups_csv, progress, backend, **backend_values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
-    import os
-
+    from .backends import options_for
     from .runner import RunOptions, run_eval
     from .shards import parse_shard
 
@@ -103,16 +105,10 @@ def run_command(data, data_revision, model, model_revision, tasks, ks, languages
     if limit is not None and limit < 1:
         raise MvlsibError(f"--limit must be at least 1, got {limit}")
     shard_obj = parse_shard(shard)
-    if backend == "hf":
-        if device == "auto" and os.environ.get("LOCAL_RANK") and shard_obj is not None:
-            import torch
-
-            if torch.cuda.is_available():
-                device = f"cuda:{int(os.environ['LOCAL_RANK']) % torch.cuda.device_count()}"
-        options = {"batch_size": batch_size, "device": device, "trust_remote_code": trust_remote_code}
-    else:
-        options = {"base_url": base_url, "concurrency": concurrency, "max_retries": max_retries,
-                   "backoff": retry_backoff, "timeout": request_timeout}
+    options = options_for(backend, backend_values)
+    if backend == "openai" and not options.get("base_url"):
+        raise MvlsibError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
+                          "https://api.openai.com/v1 for OpenAI)")
     opts = RunOptions(
         data=data,
         model=model,
@@ -125,9 +121,9 @@ def run_command(data, data_revision, model, model_revision, tasks, ks, languages
         shard=shard_obj,
         parse_mode=parse_mode,
         data_revision=data_revision,
-        model_revision=model_revision,
+        model_revision=options.pop("revision", None),
         max_new_tokens=max_new_tokens,
-        dtype=dtype,
+        dtype=options.pop("dtype", "auto"),
         backend_options=options,
         groups=_groups(groups_csv),
         progress=progress,

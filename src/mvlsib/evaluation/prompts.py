@@ -20,10 +20,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ._compat import TOPICS
+from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS
 
 LETTERS = ("A", "B", "C", "D")
-TASKS = ("i2s", "s2i", "t2s", "s2t")
 IMAGE_PLACEHOLDER = "<image>"
 
 # Bump when the wording changes; the snapshot tests fail until the snapshots are updated.
@@ -48,10 +47,6 @@ class Prompt:
 
     def text(self) -> str:
         return "".join(p["text"] if p["type"] == "text" else IMAGE_PLACEHOLDER for p in self.parts)
-
-    def sha256(self) -> str:
-        payload = json.dumps([dict(p) for p in self.parts], ensure_ascii=False, sort_keys=True)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 class _Builder:
@@ -82,10 +77,20 @@ def _text_options(b: _Builder, options: Sequence[str]) -> None:
         b.text(f"{letter}. {option}\n")
 
 
+# How a references block is introduced, by the kind of reference (the task table's column).
+_REFERENCE_HEADER = {"ref_image_ids": ("Image:", "images:"), "ref_sentences": ("Sentence:", "sentences:")}
+_IMAGE_COLUMNS = ("ref_image_ids", "image_option_ids")
+
+
 def build_prompt(task: str, references: Sequence[str], options: Sequence[str]) -> Prompt:
     """The prompt of one example: ``references``/``options`` as the loader gives them
-    (image ids for images, texts for sentences, topic names for topics)."""
-    if task not in TASKS:
+    (image ids for images, texts for sentences, topic names for topics).
+
+    The layout follows the task's row of the task table: its reference and option kinds
+    decide how each is shown, its ``question`` is asked between them.
+    """
+    spec = TASK_BY_NAME.get(task)
+    if spec is None:
         raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
     if len(options) != len(LETTERS):
         raise ValueError(f"{task}: expected {len(LETTERS)} options, got {len(options)}")
@@ -93,35 +98,25 @@ def build_prompt(task: str, references: Sequence[str], options: Sequence[str]) -
     if k < 1:
         raise ValueError(f"{task}: at least one reference is needed")
     b = _Builder()
-    b.text((TOPIC_LINE_CROSS_MODAL if task in ("i2s", "s2i") else TOPIC_LINE_TEXT) + "\n")
-    if task == "i2s":
-        b.text(_plural(k, "Image:", "images:").capitalize() + "\n")
-        for image_id in references:
-            b.image(image_id)
-            b.text("\n")
-        what = "the image" if k == 1 else f"all {k} images"
-        b.text(f"Which sentence is about the same topic as {what}?\nOptions:\n")
-        _text_options(b, options)
-    elif task == "s2i":
-        b.text(_plural(k, "Sentence:", "sentences:").capitalize() + "\n")
-        for sentence in references:
-            b.text(f"{sentence}\n")
-        what = "the sentence" if k == 1 else f"all {k} sentences"
-        b.text(f"Which image is about the same topic as {what}?\nOptions:\n")
+    b.text((TOPIC_LINE_CROSS_MODAL if spec.cross_modal else TOPIC_LINE_TEXT) + "\n")
+    if spec.references == "topic":
+        b.text(f"Topic: {references[0]}\n")
+    else:
+        b.text(_plural(k, *_REFERENCE_HEADER[spec.references]).capitalize() + "\n")
+        for reference in references:
+            if spec.references in _IMAGE_COLUMNS:
+                b.image(reference)
+                b.text("\n")
+            else:
+                b.text(f"{reference}\n")
+    one, many = spec.question
+    b.text((one if k == 1 else many.format(k=k)) + "\nOptions:\n")
+    if spec.options in _IMAGE_COLUMNS:
         for letter, image_id in zip(LETTERS, options):
             b.text(f"{letter}. ")
             b.image(image_id)
             b.text("\n")
-    elif task == "t2s":
-        b.text(f"Topic: {references[0]}\n")
-        b.text("Which sentence is about this topic?\nOptions:\n")
-        _text_options(b, options)
-    else:  # s2t
-        b.text(_plural(k, "Sentence:", "sentences:").capitalize() + "\n")
-        for sentence in references:
-            b.text(f"{sentence}\n")
-        what = "is the sentence" if k == 1 else f"are all {k} sentences"
-        b.text(f"Which topic {what} about?\nOptions:\n")
+    else:
         _text_options(b, options)
     b.text(ANSWER_LINE)
     return b.build()
@@ -139,17 +134,18 @@ def render_prompt_text(task: str, k: int = 1, references: Sequence[str] | None =
     Without ``references``/``options`` it renders the template with placeholders
     (``{SENTENCE 1}``, ``{OPTION A}``, ...): what the dataset card shows.
     """
+    spec = TASK_BY_NAME[task]
     if references is None:
-        if task == "i2s":
+        if spec.references in _IMAGE_COLUMNS:
             references = [f"image_{i + 1}" for i in range(k)]
-        elif task == "t2s":
+        elif spec.references == "topic":
             references = ["{TOPIC}"]
         else:
             references = [f"{{SENTENCE {i + 1}}}" for i in range(k)]
     if options is None:
-        if task == "s2i":
+        if spec.options in _IMAGE_COLUMNS:
             options = [f"option_{letter}" for letter in LETTERS]
-        elif task == "s2t":
+        elif spec.options == "topic_options":
             options = [f"{{TOPIC {letter}}}" for letter in LETTERS]
         else:
             options = [f"{{SENTENCE {letter}}}" for letter in LETTERS]
@@ -159,9 +155,9 @@ def render_prompt_text(task: str, k: int = 1, references: Sequence[str] | None =
 def template_renderings() -> dict[str, str]:
     """Every template (task x k) rendered with placeholders: what ``prompts_hash`` fingerprints."""
     out = {}
-    for task in TASKS:
-        for k in (1,) if task == "t2s" else (1, 2, 3, 4, 5):
-            out[f"{task}/k{k}"] = render_prompt_text(task, k)
+    for spec in TASK_TABLE:
+        for k in spec.k_values:
+            out[f"{spec.name}/k{k}"] = render_prompt_text(spec.name, k)
     return out
 
 

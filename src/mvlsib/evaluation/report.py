@@ -12,12 +12,12 @@ import csv
 from pathlib import Path
 from typing import Mapping
 
-from ._compat import MvlsibError, atomic_open
-from .runner import load_run
+from ._compat import TASK_TABLE, TASKS, MvlsibError, atomic_open
+from .store import load_run
 from .scoring import METRICS, compute_metrics
 
-TEXT_ONLY = ("t2s", "s2t")
-CROSS_MODAL = ("i2s", "s2i")
+TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
+CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)
 
 
 def _fmt(v) -> str:
@@ -109,7 +109,7 @@ def _markdown(out: Path, loaded, summaries, mode: str) -> Path:
             f"{m['n_predictions']} |"
         )
     keys = sorted({(r["task"], r["k"]) for _, _, m in loaded for r in m["macro"]},
-                  key=lambda tk: (("i2s", "s2i", "t2s", "s2t").index(tk[0]) if tk[0] in ("i2s", "s2i", "t2s", "s2t") else 9, tk[1]))
+                  key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]))
     lines += ["", "## Macro averages over languages (task × k)", "",
               "Accuracy / format-error rate / valid accuracy per run.", ""]
     lines.append("| task | k | " + " | ".join(f"{label} acc | FE | valid" for label, _, _ in loaded) + " |")
@@ -174,7 +174,7 @@ def _plots(out: Path, loaded, summaries) -> list[Path]:
 
     fig, axes = plt.subplots(1, len(loaded), figsize=(4 * len(loaded), 3.2), squeeze=False)
     for ax, (label, _, m) in zip(axes[0], loaded):
-        tasks = [t for t in ("i2s", "s2i", "t2s", "s2t") if any(r["task"] == t for r in m["macro"])]
+        tasks = [t for t in TASKS if any(r["task"] == t for r in m["macro"])]
         ks = sorted({r["k"] for r in m["macro"]})
         grid = [[float("nan")] * len(ks) for _ in tasks]
         for r in m["macro"]:

@@ -12,22 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from . import _compat
-from ._compat import MvlsibError, atomic_open
+from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atomic_open
 from .backends import Backend, Request, make_backend
 from .parsing import LETTERS, parse_letter
-from .prompts import TASKS, TEMPLATE_VERSION, prompt_for_example, prompts_hash
-from .scoring import compute_metrics
+from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .shards import Shard, select
-from .store import PredictionWriter, read_predictions, record_key
-
-CROSS_MODAL = ("i2s", "s2i")
+from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key
 
 
 @dataclass
@@ -62,15 +58,8 @@ class WorkItem:
 
 
 def _versions() -> dict[str, str | None]:
-    from importlib import metadata
-
-    out: dict[str, str | None] = {"python": platform.python_version(), "mvlsib-build": _compat.TOOLKIT_VERSION}
-    for dist in ("torch", "transformers", "datasets", "pyarrow", "pillow", "huggingface-hub"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
+    out = _compat.library_versions(("torch", "transformers", "datasets", "pyarrow", "pillow", "huggingface-hub"))
+    return {"python": out.pop("python"), "mvlsib-build": _compat.TOOLKIT_VERSION, **out}
 
 
 def release_manifest_sha256(data: str) -> str | None:
@@ -81,7 +70,7 @@ def release_manifest_sha256(data: str) -> str | None:
 
 
 def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:
-    """(task, k) pairs in canonical order; t2s only ever k=1 (repeating a topic adds nothing)."""
+    """(task, k) pairs in the task table's order, each task with the asked k it has."""
     loader = _compat.loader()
     names = []
     for t in tasks:
@@ -92,14 +81,17 @@ def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:
         if name not in names:
             names.append(name)
     for k in ks:
-        if not 1 <= int(k) <= 5:
-            raise MvlsibError(f"--k values must be in 1..5 (each instance has 5 references), got {k}")
+        if int(k) not in K_VALUES:
+            raise MvlsibError(f"--k values must be in {min(K_VALUES)}..{max(K_VALUES)} "
+                              f"(each instance has {max(K_VALUES)} references), got {k}")
     pairs = []
-    for task in TASKS:
-        if task not in names:
+    for spec in TASK_TABLE:
+        if spec.name not in names:
             continue
-        for k in sorted(set(int(k) for k in ks)) if task != "t2s" else (1,):
-            pairs.append((task, k))
+        # A task with fewer references (t2s: the topic) runs only the k it has.
+        ks_here = [k for k in sorted(set(int(k) for k in ks)) if k in spec.k_values] or [spec.k_values[0]]
+        for k in ks_here:
+            pairs.append((spec.name, k))
     return pairs
 
 
@@ -119,23 +111,15 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
     """All work items of the run in canonical order, and the images they need."""
     loader = _compat.loader(opts.data)
     need_images = any(t in CROSS_MODAL for t, _ in pairs)
-    # The loader's row/image functions read each language and the images once; a loader with
-    # only the documented load_task (an older release's mvl_sib.py) works too, just slower.
-    fast = all(hasattr(loader, n) for n in ("load_rows", "load_images", "build_examples"))
     try:
-        images = loader.load_images(opts.data, opts.data_revision) if need_images and fast else {}
+        images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
         items: list[WorkItem] = []
         for language in languages:
-            rows = loader.load_rows(language, opts.data, opts.data_revision) if fast else None
-            if rows is not None and opts.limit is not None:
+            rows = loader.load_rows(language, opts.data, opts.data_revision)
+            if opts.limit is not None:
                 rows = rows[: opts.limit]
             for task, k in pairs:
-                if fast:
-                    examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k)
-                else:
-                    examples = loader.load_task(task, language, k=k, source=opts.data)[: opts.limit]
-                    for ex in examples:
-                        images.update(zip(ex["image_ids"], ex["images"]))
+                examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k)
                 for ex in examples:
                     prompt = prompt_for_example(ex)
                     request = Request(
@@ -174,20 +158,6 @@ def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
 def _paths(out: Path, shard: Shard | None) -> tuple[Path, Path]:
     suffix = shard.suffix if shard else ""
     return out / f"predictions{suffix}.jsonl", out / f"config{suffix}.json"
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    with atomic_open(path) as fh:
-        json.dump(obj, fh, ensure_ascii=False, indent=2, sort_keys=True)
-        fh.write("\n")
-
-
-def finalize(out: Path, config: dict, records: list[dict]) -> dict:
-    """Write metrics.json and config.json of a complete (or merged) run; returns the metrics."""
-    metrics = compute_metrics(records, config.get("parse_mode", "relaxed"), config.get("groups") or {})
-    _write_json(out / "metrics.json", metrics)
-    _write_json(out / "config.json", config)
-    return metrics
 
 
 def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = None) -> dict[str, Any]:
@@ -319,24 +289,3 @@ def _process(backend: Backend, pending: list[WorkItem], pred_path: Path, mode: s
 def _prompt_sha(request: Request) -> str:
     payload = json.dumps(list(request.messages), ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def load_run(run: str | Path) -> tuple[dict, list[dict], dict]:
-    """(config, predictions, metrics) of a finished run folder."""
-    run = Path(run)
-    pred = run / "predictions.jsonl"
-    cfg = run / "config.json"
-    if not pred.is_file() or not cfg.is_file():
-        raise MvlsibError(
-            f"{run}: not a finished run folder (needs predictions.jsonl and config.json; "
-            "for a sharded run, `mvlsib-eval merge` it first)"
-        )
-    config = json.loads(cfg.read_text(encoding="utf-8"))
-    metrics_path = run / "metrics.json"
-    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    return config, read_predictions(pred), metrics
-
-
-def rescore(run: str | Path, mode: str = "relaxed", groups: Mapping[str, Mapping[str, str]] | None = None) -> dict:
-    config, records, _ = load_run(run)
-    return compute_metrics(records, mode, groups or config.get("groups") or {})

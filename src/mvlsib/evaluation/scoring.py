@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from ._compat import MvlsibError
+from ._compat import TASKS, MvlsibError
 from .parsing import parse_letter
 from .prompts import LETTERS
 
 METRICS = ("accuracy", "strict_accuracy", "format_error_rate", "valid_accuracy")
-TASK_ORDER = {"i2s": 0, "s2i": 1, "t2s": 2, "s2t": 3}
+TASK_ORDER = {name: n for n, name in enumerate(TASKS)}
 
 
 @dataclass

@@ -90,8 +90,7 @@ def find_shards(sources: list[Path]) -> dict[Shard, Path]:
 
 def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False) -> dict:
     """Merge shard files into ``out`` (predictions.jsonl, config.json, metrics.json)."""
-    from .runner import finalize
-    from .store import dump_line, iter_sorted, read_predictions, record_key
+    from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
 
     found = find_shards(sources)
     counts = {s.count for s in found}

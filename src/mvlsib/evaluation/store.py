@@ -1,4 +1,5 @@
-"""``predictions.jsonl``: one JSON object per line, appended and flushed as results arrive.
+"""The run folder's files. ``predictions.jsonl``: one JSON object per line, appended and flushed as
+results arrive; ``config.json`` and ``metrics.json`` (``finalize``, ``load_run``).
 
 A run killed at any moment (even ``kill -9`` in the middle of a write) leaves at most a
 torn last line without its newline; ``open_for_append`` cuts it off before appending, so
@@ -10,19 +11,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator
 
-from ._compat import MvlsibError
-
-KEY_FIELDS = ("task", "k", "language", "instance_id")
+from ._compat import TASKS, MvlsibError, atomic_open
+from .scoring import compute_metrics
 
 
 def record_key(rec: dict) -> tuple:
     return (rec["task"], int(rec["k"]), rec["language"], rec["instance_id"])
-
-
-def key_str(key: tuple) -> str:
-    return "{}|k{}|{}|{}".format(*key)
 
 
 def _complete_length(data: bytes) -> int:
@@ -89,7 +85,7 @@ class PredictionWriter:
 
 def iter_sorted(records: Iterable[dict]) -> Iterator[dict]:
     """Records in canonical order: language, task, k, instance (index_id, r)."""
-    task_rank = {"i2s": 0, "s2i": 1, "t2s": 2, "s2t": 3}
+    task_rank = {name: n for n, name in enumerate(TASKS)}
 
     def instance_rank(iid: str) -> tuple:
         try:
@@ -102,3 +98,36 @@ def iter_sorted(records: Iterable[dict]) -> Iterator[dict]:
         return (rec["language"], task_rank.get(rec["task"], 9), rec["task"], int(rec["k"]), instance_rank(rec["instance_id"]))
 
     return iter(sorted(records, key=sort_key))
+
+
+# ---------------------------------------------------------------- the run folder's JSON files
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    with atomic_open(path) as fh:
+        json.dump(obj, fh, ensure_ascii=False, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+def finalize(out: Path, config: dict, records: list[dict]) -> dict:
+    """Write metrics.json and config.json of a complete (or merged) run; returns the metrics."""
+    metrics = compute_metrics(records, config.get("parse_mode", "relaxed"), config.get("groups") or {})
+    _write_json(out / "metrics.json", metrics)
+    _write_json(out / "config.json", config)
+    return metrics
+
+
+def load_run(run: str | Path) -> tuple[dict, list[dict], dict]:
+    """(config, predictions, metrics) of a finished run folder."""
+    run = Path(run)
+    pred = run / "predictions.jsonl"
+    cfg = run / "config.json"
+    if not pred.is_file() or not cfg.is_file():
+        raise MvlsibError(
+            f"{run}: not a finished run folder (needs predictions.jsonl and config.json; "
+            "for a sharded run, `mvlsib-eval merge` it first)"
+        )
+    config = json.loads(cfg.read_text(encoding="utf-8"))
+    metrics_path = run / "metrics.json"
+    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
+    return config, read_predictions(pred), metrics

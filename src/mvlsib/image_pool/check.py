@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mvlsib.image_pool.hashes import ImageHashes, NearDupPolicy, PairDistance, all_pairs, compute_hashes, nearest_neighbours
 from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license
-from mvlsib.image_pool.manifest import ManifestRow, manifest_path, read_manifest
+from mvlsib.workdir.pool_manifest import ManifestRow, manifest_path, read_manifest
 from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
 from mvlsib.topics import TOPICS, topic_slug
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from mvlsib.image_pool.licenses import has_value, judge_license, license_url
-from mvlsib.image_pool.manifest import ManifestRow, read_manifest
+from mvlsib.workdir.pool_manifest import ManifestRow, read_manifest
 from mvlsib.topics import TOPICS
 
 

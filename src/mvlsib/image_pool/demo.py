@@ -1451,7 +1451,7 @@ def write_demo_pool(out: str | Path, *, progress: bool = True) -> Path:
     from tqdm import tqdm
 
     from mvlsib.atomic import atomic_open
-    from mvlsib.image_pool.manifest import ManifestRow, write_manifest
+    from mvlsib.workdir.pool_manifest import ManifestRow, write_manifest
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

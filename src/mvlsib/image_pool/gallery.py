@@ -19,7 +19,7 @@ from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.check import CheckOptions, CheckReport, check_pool, pool_root, resolve_in_pool
 from mvlsib.image_pool.credits import title_of
 from mvlsib.image_pool.licenses import judge_license, license_url
-from mvlsib.image_pool.manifest import ManifestRow, read_manifest
+from mvlsib.workdir.pool_manifest import ManifestRow, read_manifest
 from mvlsib.topics import TOPICS, topic_slug
 
 THUMB = (320, 240)

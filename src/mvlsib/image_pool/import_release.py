@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.licenses import judge_license
-from mvlsib.image_pool.manifest import MANIFEST_NAME, ManifestRow, write_manifest
+from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, write_manifest
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
 from mvlsib.topics import topic_slug
 

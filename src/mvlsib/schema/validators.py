@@ -10,12 +10,62 @@ from typing import Any, Iterator
 SCHEMA_NAMES: tuple[str, ...] = ("corpus_row", "instance", "manifest_row", "release_row", "prediction")
 
 
+LANGUAGE_CODE_PATTERN = "^[a-z]{3}_[A-Z][a-z]{3}$"
+_BASE = "https://mvlsib.org/schema/"
+
+
 @functools.lru_cache(maxsize=None)
 def load_schema(name: str) -> dict[str, Any]:
     if name not in SCHEMA_NAMES:
         raise KeyError(f"unknown schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
-    text = resources.files("mvlsib.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    if name == "release_row":
+        return release_row_schema()
+    schema = json.loads(resources.files("mvlsib.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
+    if name == "prediction":
+        # Task names and k range come from the task table, not from a copy in the file.
+        from mvlsib.tasks import K_VALUES, TASKS
+
+        schema["properties"]["task"] = {"enum": list(TASKS)}
+        schema["properties"]["k"] = {"type": "integer", "minimum": min(K_VALUES), "maximum": max(K_VALUES)}
+    return schema
+
+
+def release_row_schema() -> dict[str, Any]:
+    """The JSON Schema of a release row, derived from the release column table.
+
+    Columns that hold instance ids reuse the instance schema's definitions; the columns that
+    hold a language's texts (``TEXT_OF``) are non-empty strings shaped like the ids they hold
+    the texts of.
+    """
+    from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS, TEXT_OF
+
+    instance = json.loads(resources.files("mvlsib.schema").joinpath("instance.schema.json").read_text("utf-8"))
+    text = {"type": "string", "minLength": 1}
+    props: dict[str, Any] = {}
+    for name, kind in LANGUAGE_COLUMNS:
+        if name in instance["properties"]:
+            props[name] = {"$ref": f"{_BASE}instance.schema.json#/properties/{name}"}
+        elif name == "language":
+            props[name] = {"type": "string", "pattern": LANGUAGE_CODE_PATTERN}
+        elif name in TEXT_OF:
+            twin = instance["properties"][TEXT_OF[name]]
+            if kind.startswith("list<"):
+                props[name] = {"type": "array", "items": text, "minItems": twin["minItems"], "maxItems": twin["maxItems"]}
+            else:
+                props[name] = dict(text)
+        else:  # pragma: no cover - a new column must be given a rule here
+            raise KeyError(f"release column {name!r} has no JSON Schema rule; add one in release_row_schema")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{_BASE}release_row.schema.json",
+        "title": "MVL-SIB release row",
+        "description": "One row of a release's per-language parquet: an instance's ids (as in instances.jsonl) "
+        "with its texts in that language. Derived from the release column table (mvl_sib.LANGUAGE_COLUMNS).",
+        "type": "object",
+        "properties": props,
+        "required": [name for name, _ in LANGUAGE_COLUMNS],
+        "additionalProperties": False,
+    }
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from mvlsib.builder.textnorm import normalize_text
+from mvlsib.textnorm import normalize_text
 from mvlsib.topics import TOPICS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,9 +72,9 @@ class ValidationResult:
 
 def validate_workdir(workdir: str | Path, pool: str | Path = "image_pool", schemas: bool = True) -> ValidationResult:
     """Validate ``WORK/corpus.parquet`` + ``WORK/instances.jsonl`` against the pool's manifest."""
-    from mvlsib.builder.ingest import read_corpus
-    from mvlsib.builder.sample import read_instances
-    from mvlsib.image_pool.manifest import read_manifest
+    from mvlsib.workdir.corpus import read_corpus
+    from mvlsib.workdir.instances import read_instances
+    from mvlsib.workdir.pool_manifest import read_manifest
 
     corpus = read_corpus(workdir)
     instances = read_instances(workdir)
@@ -328,7 +328,10 @@ def check_answerable(corpus: "pd.DataFrame", instances: Sequence[dict]) -> list[
 def check_label_balance(instances: Sequence[dict]) -> tuple[list[Violation], dict[str, dict[str, int]]]:
     out: list[Violation] = []
     counts: dict[str, dict[str, int]] = {}
-    for field_name, family in (("sentence_label", "i2s/t2s"), ("image_label", "s2i/s2t")):
+    from mvlsib.tasks import TASK_TABLE
+
+    families = {f: "/".join(t.name for t in TASK_TABLE if t.label == f) for f in dict.fromkeys(t.label for t in TASK_TABLE)}
+    for field_name, family in families.items():
         c = Counter(inst[field_name] for inst in instances)
         counts[field_name] = {"ABCD"[k]: c.get(k, 0) for k in range(N_OPTIONS)}
         if instances and len(instances) % N_OPTIONS == 0:

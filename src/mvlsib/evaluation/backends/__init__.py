@@ -1,27 +1,57 @@
-"""Model backends. ``make_backend(name, **options)`` builds one by name."""
+"""Model backends and their registry.
+
+A backend is one module here with one ``Backend`` subclass that declares its own
+command-line options (``OPTIONS``). Both commands that run models (``mvlsib-eval run``
+and ``mvlsib-build verify-images``) build their backend flags from this registry, so a
+new backend is one module, one ``REGISTRY`` row, its docs and its tests
+(docs/contributing/backend.md).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import Any, Mapping
 
-from .base import Backend, Request
+from .._compat import MvlsibError
+from .base import Backend, BackendOption, Request
 
-BACKENDS = ("hf", "openai")
+# name -> (module in this package, class). Modules are imported only when asked for, and
+# importing one must stay light (heavy libraries are imported inside the backend's methods).
+REGISTRY: dict[str, tuple[str, str]] = {
+    "hf": ("hf", "HFBackend"),
+    "openai": ("openai", "OpenAIBackend"),
+}
+BACKENDS = tuple(REGISTRY)
+
+
+def backend_class(name: str) -> type[Backend]:
+    try:
+        module, cls = REGISTRY[name]
+    except KeyError:
+        raise MvlsibError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}") from None
+    return getattr(importlib.import_module(f".{module}", __name__), cls)
+
+
+def backend_options() -> list[tuple[str, BackendOption]]:
+    """Every backend's options as (backend, option), in registry order, each flag once."""
+    out, seen = [], set()
+    for name in BACKENDS:
+        for opt in backend_class(name).OPTIONS:
+            if opt.flag not in seen:
+                seen.add(opt.flag)
+                out.append((name, opt))
+    return out
+
+
+def options_for(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The constructor keywords of backend ``name`` from parsed command-line ``values`` (keyed by ``param``)."""
+    return {opt.param: values[opt.param] for opt in backend_class(name).OPTIONS if opt.param in values}
 
 
 def make_backend(name: str, **options: Any) -> Backend:
-    """``hf`` (transformers, local) or ``openai`` (OpenAI-compatible HTTP server)."""
-    if name == "hf":
-        from .hf import HFBackend
-
-        return HFBackend(**options)
-    if name == "openai":
-        from .openai import OpenAIBackend
-
-        return OpenAIBackend(**options)
-    from .._compat import MvlsibError
-
-    raise MvlsibError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+    """Build backend ``name`` (see ``REGISTRY``) with its constructor keywords."""
+    return backend_class(name)(**options)
 
 
-__all__ = ["Backend", "Request", "BACKENDS", "make_backend"]
+__all__ = ["Backend", "BackendOption", "Request", "BACKENDS", "REGISTRY", "backend_class", "backend_options",
+           "options_for", "make_backend"]

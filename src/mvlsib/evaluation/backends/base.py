@@ -15,6 +15,21 @@ from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
+class BackendOption:
+    """A command-line option a backend owns: ``--{flag}``, passed to the constructor as ``param``.
+
+    ``choices`` restricts the value; ``kind`` is ``str``, ``int``, ``float`` or ``bool`` (a flag).
+    """
+
+    flag: str
+    param: str
+    kind: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Request:
     """One prompt. ``messages``: chat messages whose content parts are
     ``{"type": "text", "text": ...}`` or ``{"type": "image", "image_id": ...}``."""
@@ -28,6 +43,8 @@ class Backend(abc.ABC):
     """Subclass and implement ``generate``; ``describe`` goes into config.json."""
 
     name: str = "backend"
+    #: the command-line options this backend owns (see BackendOption)
+    OPTIONS: tuple[BackendOption, ...] = ()
     #: how many requests the runner should hand over at once (results are saved per call)
     preferred_chunk: int = 32
 

@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from .._compat import MvlsibError
-from .base import Backend, Request
+from .base import Backend, BackendOption, Request
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 
@@ -28,16 +28,27 @@ DTYPES = ("auto", "bfloat16", "float16", "float32")
 def resolve_runtime(batch_size: int, device: str, dtype: str) -> tuple[str, str]:
     """Check --batch-size/--device/--dtype and resolve "auto": CUDA + bf16 when present, else CPU float32.
 
+    Under torchrun/accelerate (``LOCAL_RANK`` set) "auto" is the rank's own GPU.
+
     Shared by every local-model user (this backend, verify-images' dual encoders).
     """
+    import os
+    import re
+
     import torch
 
     if batch_size < 1:
         raise MvlsibError(f"--batch-size must be at least 1, got {batch_size}")
     if dtype not in DTYPES:
         raise MvlsibError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", device):
+        raise MvlsibError(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
+        local_rank = os.environ.get("LOCAL_RANK", "")
+        if device == "cuda" and local_rank.isdigit():
+            # One process per GPU under torchrun/accelerate: each rank takes its own device.
+            device = f"cuda:{int(local_rank) % torch.cuda.device_count()}"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise MvlsibError("--device cuda was asked for but torch sees no CUDA device; use --device cpu")
     if dtype == "auto":
@@ -68,6 +79,18 @@ def _hf_content(messages: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
 
 class HFBackend(Backend):
     name = "hf"
+    OPTIONS = (
+        BackendOption("revision", "revision", str, None, "hf: model branch, tag or commit (all hf models)."),
+        BackendOption("batch-size", "batch_size", int, 8, "hf: prompts (dual encoders: images) per forward pass."),
+        BackendOption("device", "device", str, "auto",
+                      "hf: auto (CUDA when present, the rank's own GPU under torchrun/accelerate, else CPU), "
+                      "cpu, cuda or cuda:N."),
+        BackendOption("dtype", "dtype", str, "auto", "hf: weights dtype; auto = bfloat16 on CUDA, float32 on CPU.",
+                      choices=DTYPES),
+        BackendOption("trust-remote-code", "trust_remote_code", bool, False,
+                      "hf: allow the model's own Python code from its repo to run (off by default: it is "
+                      "arbitrary code; only for models you trust)."),
+    )
 
     def __init__(
         self,

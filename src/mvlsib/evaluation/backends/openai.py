@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .._compat import MvlsibError
-from .base import Backend, Request
+from .base import Backend, BackendOption, Request
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -40,11 +40,22 @@ def encode_image(image) -> str:
 
 class OpenAIBackend(Backend):
     name = "openai"
+    OPTIONS = (
+        BackendOption("base-url", "base_url", str, None,
+                      "openai: server base URL, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang) or "
+                      "https://api.openai.com/v1; no default, so prompts go only where you say. Key: OPENAI_API_KEY."),
+        BackendOption("concurrency", "concurrency", int, 8, "openai: requests in flight at once."),
+        BackendOption("max-retries", "max_retries", int, 6,
+                      "openai: retries per request on HTTP 429/5xx, timeouts and dropped connections."),
+        BackendOption("retry-backoff", "backoff", float, 1.0,
+                      "openai: first retry delay in seconds, doubled per retry (Retry-After wins)."),
+        BackendOption("request-timeout", "timeout", float, 120.0, "openai: seconds to wait for one response."),
+    )
 
     def __init__(
         self,
         model: str,
-        base_url: str = "https://api.openai.com/v1",
+        base_url: str | None = None,
         concurrency: int = 8,
         max_new_tokens: int = 8,
         timeout: float = 120.0,
@@ -54,6 +65,9 @@ class OpenAIBackend(Backend):
     ) -> None:
         if concurrency < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
+        if not base_url:
+            raise MvlsibError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
+                              "https://api.openai.com/v1 for OpenAI)")
         self.model_id = model
         self.base_url = base_url.rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):

@@ -1,1 +1,0 @@
-"""Dataset card templates and rendering."""

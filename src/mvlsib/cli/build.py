@@ -1,0 +1,329 @@
+"""`mvlsib-build` commands: ingest, sample, validate, verify-images, publish and build."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
+from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
+from mvlsib.evaluation.commands import with_backend_options
+
+
+# ---------------------------------------------------------------- ingest
+
+
+@build_cli.command("ingest")
+@click.option(
+    "--sib",
+    metavar="DIR|ORG/NAME",
+    default=None,
+    help="SIB-200 source: a local folder (SIB-200 checkout with data/annotated/<lang>/, its 'annotated' "
+    "folder, or the Hub layout data/<lang>/) or a Hub dataset id. "
+    "Default when --flores is not given: Davlan/sib200.",
+)
+@click.option("--revision", default=None, help="Branch, tag or commit of the Hub dataset (--sib ORG/NAME only).")
+@click.option(
+    "--flores",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Folder with raw Flores files <lang>.dev + <lang>.devtest, or Flores+ dev/<lang>.parquet + "
+    "devtest/<lang>.parquet; builds SIB-200 for those languages (needs --annotation).",
+)
+@click.option(
+    "--annotation",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="English SIB-200 annotation folder (train/dev/test.tsv) giving each Flores sentence its split and "
+    "topic; with --sib it replaces eng_Latn as the reference.",
+)
+@click.option(
+    "--languages",
+    default=None,
+    metavar="CODES",
+    help="Comma-separated language codes to keep (e.g. eng_Latn,fra_Latn); default: all.",
+)
+@click.option(
+    "--hub-endpoint",
+    default=None,
+    envvar="HF_ENDPOINT",
+    show_envvar=True,
+    help="Hub server to download from (default https://huggingface.co).",
+)
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
+@workdir_option
+@_friendly_errors
+def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progress, workdir):
+    """Read SIB-200 (or build it from Flores), check it and write WORKDIR/corpus.parquet.
+
+    Every language must have English's ids, splits and topics; texts are parsed exactly and
+    right-stripped. Duplicate translations are listed in WORKDIR/ingest_report.json.
+    """
+    from mvlsib.builder.ingest import ingest
+
+    report = ingest(
+        workdir,
+        sib=sib,
+        revision=revision,
+        flores=flores,
+        annotation=annotation,
+        languages=languages,
+        progress=progress,
+        endpoint=hub_endpoint,
+    )
+    n_cross = sum(g.cross_topic for groups in report.duplicates.values() for g in groups)
+    click.echo(f"languages: {report.n_languages}  rows: {report.n_rows:,}  "
+               f"({report.sentences_per_language} sentences per language)")
+    click.echo(
+        f"duplicate texts: {report.n_duplicate_groups} group(s) in {len(report.duplicates)} language(s), "
+        f"{n_cross} across topics (see {Path(workdir) / 'ingest_report.json'})"
+    )
+    click.echo(f"wrote {Path(workdir) / report.corpus}  sha256 {report.corpus_sha256}")
+
+
+
+# ---------------------------------------------------------------- sample
+
+
+@build_cli.command()
+@workdir_option
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.")
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+              help="Image-pool folder (with manifest.csv) whose image ids are sampled.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
+@_friendly_errors
+def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
+    """Sample the 3 x 1,004 MVL-SIB instances (ids only, the same in every language).
+
+    Reads WORKDIR/corpus.parquet and the pool manifest; writes WORKDIR/instances.jsonl
+    and WORKDIR/sample_report.json, then prints the sha256 of instances.jsonl. The
+    algorithm is documented in docs/sampling.md and depends only on inputs and seed.
+    """
+    from mvlsib.builder.sample import sample as run_sample
+
+    report = run_sample(workdir, seed=seed, pool=pool, progress=progress)
+    spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
+    click.echo(f"{report.n_instances} instances from {report.n_sentences} sentences "
+               f"({report.n_languages} languages), seed {report.seed}")
+    click.echo(f"labels A-D: sentence {list(report.sentence_label_counts.values())}, "
+               f"image {list(report.image_label_counts.values())}; positive-image use spread per topic: {spread}")
+    click.echo(f"wrote {report.output}")
+    click.echo(f"sha256 {report.instances_sha256}")
+
+
+# ---------------------------------------------------------------- validate
+
+
+@build_cli.command()
+@workdir_option
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+              help="Image-pool folder whose manifest gives each image's topic.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write every violation and the summary to this JSON file.")
+@click.option("--max-show", type=int, default=50, show_default=True, help="Print at most this many violations.")
+@_friendly_errors
+def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
+    """Check corpus and instances against the JSON Schemas and every dataset invariant.
+
+    Exits 0 with a one-line summary when all holds, 1 with a list of violations
+    (instance id, rule, detail) otherwise. Rules are listed in docs/validation.md.
+    """
+    from mvlsib.atomic import atomic_open
+    from mvlsib.validation.invariants import validate_workdir
+
+    result = validate_workdir(workdir, pool=pool)
+    if json_out is not None:
+        with atomic_open(json_out) as fh:
+            fh.write(result.to_json())
+    s = result.summary
+    if result.ok:
+        click.echo(f"OK: {s['instances']} instances, {s['sentences']} sentences, {s['languages']} languages, "
+                   f"{s['images']} images; all schemas and invariants hold")
+        return
+    click.echo(f"{len(result.violations)} violation(s): " + ", ".join(f"{r} {n}" for r, n in result.counts().items()), err=True)
+    click.echo(f"{'instance':>8}  {'rule':<17} detail", err=True)
+    for v in result.violations[:max_show]:
+        click.echo(str(v), err=True)
+    if len(result.violations) > max_show:
+        click.echo(f"... {len(result.violations) - max_show} more (use --json FILE for all)", err=True)
+    sys.exit(1)
+
+
+
+# ---------------------------------------------------------------- verify-images
+
+
+@build_cli.command("verify-images")
+@click.option("--model", "models", multiple=True, required=True, metavar="M",
+              help="Model to check with (repeatable): a local folder or Hub id (hf backend: image-text-to-text "
+              "models are asked, CLIP/SigLIP-style dual encoders classify zero-shot; detected from the config), "
+              "or a served model name (openai backend). Prefix hf: or openai: to pick the backend per model.")
+@pool_option
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=str(Path(DEFAULT_WORKDIR) / "verify-images"), show_default=True,
+              help="Folder for report.json and report.md.")
+@with_backend_options
+@click.option("--rotations", type=click.IntRange(1, 7), default=7, show_default=True,
+              help="Option orders per image (cyclic rotations of the 7 topics, spread evenly); 7 puts every "
+              "topic once at every letter A-G.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+              help="A generative model passes an image when more than this share of the orders pick its "
+              "topic (0.5: majority; 1: every order).")
+@click.option("--parse-mode", type=click.Choice(["strict", "relaxed", "lenient"]), default="relaxed",
+              show_default=True, help="How answer letters are read (as in mvlsib-eval).")
+@click.option("--topic-names", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="CSV with a 'language' column and one column per topic: ask with these names, once per "
+              "language (replaces the English names; include an eng_Latn row to keep them).")
+@click.option("--max-new-tokens", type=int, default=8, show_default=True, help="Tokens generated per answer.")
+@click.option("--allow-fail", is_flag=True, default=False,
+              help="Exit 0 even when some image fails some model (the report still lists them).")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
+@_friendly_errors
+def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic_names, max_new_tokens, allow_fail,
+                      progress, backend, **backend_values):
+    """Check that every pool image is classified as its topic by every model.
+
+    Generative models see each image with the 7 topics as options A-G, in several option
+    orders; dual encoders classify zero-shot over the topic names. Writes OUT/report.json and
+    OUT/report.md (failures first). Exits 1 when any image fails any model, unless --allow-fail.
+    The backend options are the evaluator's (`mvlsib-eval run`); a model prefixed hf: or openai:
+    uses that backend whatever --backend says.
+    """
+    from mvlsib.verify_images.verify import VerifyOptions, verify_images
+
+    opts = VerifyOptions(
+        pool=pool, models=list(models), out=out, backend=backend, rotations=rotations, threshold=threshold,
+        parse_mode=parse_mode, topic_names=topic_names, max_new_tokens=max_new_tokens, progress=progress,
+        **backend_values,
+    )
+    report = verify_images(opts)
+    n_images = len(report["images"])
+    for name in report["models"]:
+        e = report["summary"][name]
+        click.echo(f"{name} ({e['kind']}): {e['passed']}/{n_images} images pass")
+    click.echo(f"wrote {Path(out) / 'report.json'} and {Path(out) / 'report.md'}")
+    if report["failures"]:
+        failed = sorted({image_id for image_id, _ in report["failures"]})
+        shown = ", ".join(failed[:10]) + (f", ... ({len(failed) - 10} more)" if len(failed) > 10 else "")
+        click.echo(f"{len(failed)} image(s) fail at least one model: {shown}", err=True)
+        if not allow_fail:
+            sys.exit(1)
+
+
+# ---------------------------------------------------------------- publish / build
+@build_cli.command("publish")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_WORKDIR,
+    show_default=True,
+    help="Work folder with corpus.parquet and instances.jsonl (used with --out).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write the release folder here from --workdir and --pool.",
+)
+@click.option(
+    "--pool",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=True,
+    help="Image pool folder (with manifest.csv) the instances were sampled with.",
+)
+@click.option("--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it).")
+@click.option(
+    "--release",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Upload this existing release folder (checked against its manifest.json first).",
+)
+@click.option("--repo-id", default=None, help="Hub dataset repository ORG/NAME to upload to.")
+@click.option("--revision", default=None, help="Hub branch to commit to (default: main; created if missing).")
+@click.option("--private", is_flag=True, help="Create the Hub repository as private (if it does not exist yet).")
+@click.option("--tag", default=None, help="Tag the uploaded revision, e.g. v1.0.")
+@click.option("--dry-run", is_flag=True, help="List what would be added, changed and deleted on the Hub; write nothing.")
+@_friendly_errors
+def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run):
+    """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
+
+    \b
+    mvlsib-build publish --workdir W --out DIR
+    mvlsib-build publish --release DIR --repo-id ORG/NAME [--tag v1.0] [--dry-run]
+
+    The Hub token comes from HF_TOKEN or the stored login (`hf auth login`).
+    """
+    from mvlsib.errors import MvlsibError
+
+    if out is None and release is None:
+        raise MvlsibError("nothing to do: pass --out DIR to write a release, or --release DIR --repo-id ORG/NAME to upload one")
+    if out is not None and release is not None:
+        raise MvlsibError("--out writes a new release and --release uploads an existing one; pass only one of them")
+    if release is not None and repo_id is None:
+        raise MvlsibError("--release needs --repo-id ORG/NAME (the Hub dataset repository to upload to)")
+    if out is not None:
+        from mvlsib.release.publish import publish
+
+        summary = publish(workdir, out, pool, seed=seed, repo_hint=repo_id or "ORG/mvl-sib")
+        for line in summary.lines():
+            click.echo(line)
+        for warning in summary.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        release = out
+    if repo_id is not None:
+        from mvlsib.release.hub import publish_to_hub
+
+        result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run)
+        for line in result.lines():
+            click.echo(line)
+
+
+@build_cli.command("build")
+@click.option("--sib", required=True, help="SIB-200: a local folder in the repository layout, or a Hub dataset id.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Release folder to write.")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep the intermediate files here (default: a temporary folder, removed afterwards).",
+)
+@click.option(
+    "--pool",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=True,
+    help="Image pool folder with manifest.csv.",
+)
+@click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")
+@click.option("--revision", default=None, help="Revision of a Hub --sib dataset.")
+@click.option(
+    "--flores",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Also add the languages of these raw Flores files (e.g. N'Ko); needs --annotation.",
+)
+@click.option(
+    "--annotation",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="English SIB-200 annotation (train/dev/test.tsv) for --flores.",
+)
+@_friendly_errors
+def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annotation):
+    """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
+    from mvlsib.pipeline import build
+
+    langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
+    summary = build(
+        sib, out, seed=seed, workdir=workdir, pool=pool, languages=langs, revision=revision,
+        flores=flores, annotation=annotation,
+    )
+    for line in summary.lines():
+        click.echo(line)
+    for warning in summary.release.warnings:
+        click.echo(f"warning: {warning}", err=True)

@@ -1,0 +1,42 @@
+"""The two command groups and the options several commands share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+DEFAULT_WORKDIR = "mvlsib-work"
+DEFAULT_POOL = "image_pool"
+
+
+workdir_option = click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_WORKDIR,
+    show_default=True,
+    help="Work folder where stages exchange files (corpus.parquet, instances.jsonl, ...).",
+)
+
+pool_option = click.option(
+    "--pool",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=True,
+    help="Image-pool folder holding manifest.csv and the image files.",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mvlsib-build")
+def build_cli() -> None:
+    """Build, validate and publish the MVL-SIB benchmark.
+
+    Typical order: ingest -> sample -> validate -> publish (or `build` for all of them).
+    """
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mvlsib-build")
+def eval_cli() -> None:
+    """Evaluate vision-language models on MVL-SIB (the reference evaluator)."""

@@ -1,0 +1,91 @@
+"""``mvlsib-build build``: ingest -> sample -> validate -> publish-to-folder in one go."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from mvlsib.errors import MvlsibError
+
+STAGES = ("ingest", "sample", "validate", "publish")
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    release: object  # publish.ReleaseSummary
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        times = ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        return [*self.release.lines(), f"time: {sum(self.seconds.values()):.1f}s ({times})"]
+
+
+def build(
+    sib: str,
+    out: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    workdir: str | os.PathLike[str] | None = None,
+    pool: str | os.PathLike[str] = "image_pool",
+    languages: Sequence[str] | None = None,
+    revision: str | None = None,
+    flores: str | os.PathLike[str] | None = None,
+    annotation: str | os.PathLike[str] | None = None,
+    repo_hint: str = "ORG/mvl-sib",
+    progress: bool = True,
+) -> BuildSummary:
+    """Run every stage; the work folder is temporary unless ``workdir`` is given.
+
+    ``flores``/``annotation`` add languages built from raw Flores files (e.g. N'Ko) to those of ``sib``.
+    """
+    from tqdm.auto import tqdm
+
+    from mvlsib.builder.ingest import ingest
+    from mvlsib.release.publish import publish
+    from mvlsib.builder.sample import sample
+    from mvlsib.validation.invariants import validate_workdir
+
+    seconds: dict[str, float] = {}
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="mvlsib-build-"))
+        work = Path(workdir)
+        work.mkdir(parents=True, exist_ok=True)
+        bar = stack.enter_context(
+            tqdm(total=len(STAGES), desc="build", unit="stage", file=sys.stderr, disable=not progress)
+        )
+
+        def stage(name: str, fn, *args, **kwargs):
+            bar.set_description(f"build: {name}")
+            t0 = time.perf_counter()
+            result = fn(*args, **kwargs)
+            seconds[name] = time.perf_counter() - t0
+            bar.update(1)
+            return result
+
+        ingest_kwargs = {"sib": sib, "progress": progress}
+        if languages:
+            ingest_kwargs["languages"] = list(languages)
+        if revision:
+            ingest_kwargs["revision"] = revision
+        if flores is not None:
+            ingest_kwargs.update(flores=flores, annotation=annotation)
+        stage("ingest", ingest, work, **ingest_kwargs)
+        stage("sample", sample, work, seed=seed, pool=pool, progress=progress)
+        violations = stage("validate", validate_workdir, work, pool).violations
+        if violations:
+            shown = "\n  - ".join(str(v).strip() for v in list(violations)[:20])
+            more = f"\n  ... and {len(violations) - 20} more" if len(violations) > 20 else ""
+            raise MvlsibError(
+                f"{work}: validation found {len(violations)} violation(s); no release was written:\n  - {shown}{more}"
+            )
+        release = stage(
+            "publish", publish, work, out, pool, seed=seed, repo_hint=repo_hint, progress=progress
+        )
+    return BuildSummary(release=release, seconds=seconds)

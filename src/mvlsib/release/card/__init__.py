@@ -1,0 +1,1 @@
+"""The dataset card (README.md) of a release and its templates."""

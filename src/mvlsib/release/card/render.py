@@ -1,0 +1,309 @@
+"""Render the dataset card (``README.md``) of a release from ``templates/README.md.tmpl``.
+
+The YAML header is written by hand (not by a YAML library) so that the bytes do
+not depend on a library version; strings are JSON-quoted, which YAML reads as
+double-quoted scalars.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Sequence
+
+from mvlsib.release.stats import LETTERS, ReleaseStats
+from mvlsib.tasks import DEFAULT_K_VALUES, TASK_TABLE, TASKS
+from mvlsib.topics import TOPICS
+
+TEMPLATE = "README.md.tmpl"
+
+# Hub licence ids (https://huggingface.co/docs/hub/repositories-licenses) for the SPDX ids a pool may use.
+_HUB_LICENSES = {
+    "cc0-1.0",
+    "cc-by-2.0",
+    "cc-by-2.5",
+    "cc-by-3.0",
+    "cc-by-4.0",
+    "cc-by-sa-3.0",
+    "cc-by-sa-4.0",
+    "pddl",
+}
+_LICENSE_LINKS = {
+    "CC0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
+    "PDDL-1.0": "https://opendatacommons.org/licenses/pddl/1-0/",
+    "LicenseRef-PublicDomain": "https://creativecommons.org/publicdomain/mark/1.0/",
+    "LicenseRef-Unsplash": "https://unsplash.com/license",
+    "LicenseRef-Pexels": "https://www.pexels.com/license/",
+}
+
+
+@dataclass(frozen=True)
+class CardImage:
+    image_id: str
+    topic: str
+    license: str
+    author: str
+    source_url: str
+    title: str = ""
+    width: int = 0
+    height: int = 0
+
+
+@dataclass(frozen=True)
+class CardContext:
+    languages: Sequence[str]
+    images: Sequence[CardImage]
+    stats: ReleaseStats
+    seed: int | None
+    instances_sha256: str
+    toolkit_version: str
+    num_sentences: int
+    source_location: str = ""
+    source_revision: str = ""
+    pool_manifest_sha256: str = ""
+    prompts_markdown: str = ""  # the evaluator's prompt templates (publish.prompts_markdown)
+    sampling_markdown: str = ""
+    repo_hint: str = "ORG/mvl-sib"
+    extra_build: dict[str, str] = field(default_factory=dict)
+    # config name -> ConfigSize; written as `dataset_info` (the Hub shows it, and the
+    # `datasets` cache key of a local release hashes it, so a rebuilt file is noticed).
+    config_sizes: dict = field(default_factory=dict)
+
+
+def _normalized(spdx: str) -> str:
+    """The SPDX expression the image-pool tools read from a manifest licence (``CC BY-SA 4.0`` -> ``CC-BY-SA-4.0``)."""
+    from mvlsib.image_pool.licenses import judge_license
+
+    try:
+        return judge_license(spdx).expression or spdx.strip()
+    except Exception:  # an unparsable licence is shown as written; `images check` reports it
+        return spdx.strip()
+
+
+def license_link(spdx: str) -> str:
+    """The page explaining a licence: the image-pool tools' link (as in `images credits`), else ours."""
+    from mvlsib.image_pool.licenses import license_url
+
+    expr = _normalized(spdx)
+    url = license_url(expr)
+    if url:
+        return url
+    if expr in _LICENSE_LINKS:
+        return _LICENSE_LINKS[expr]
+    return f"https://spdx.org/licenses/{expr}.html"
+
+
+def hub_license(spdx: str) -> str:
+    low = _normalized(spdx).lower()
+    if low == "pddl-1.0":
+        return "pddl"
+    return low if low in _HUB_LICENSES else "other"
+
+
+def size_category(n: int) -> str:
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < bound:
+            return label
+    return "1M<n<10M"
+
+
+def _q(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def yaml_header(ctx: CardContext) -> str:
+    langs = sorted(ctx.languages)
+    iso = sorted({code.split("_")[0] for code in langs})
+    licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
+    lines = ["pretty_name: MVL-SIB", "license:"]
+    lines += [f"- {lic}" for lic in licenses]
+    if "other" in licenses:
+        lines.append(
+            "license_details: "
+            + _q("text CC BY-SA 4.0 (SIB-200/Flores-200); each image its own licence, see the attribution table")
+        )
+    lines += ["language:"] + [f"- {code}" for code in iso]
+    lines.append(f"language_details: {_q(', '.join(langs))}")
+    lines += ["multilinguality:", "- multilingual", "task_categories:", "- visual-question-answering",
+              "- image-text-to-text", "- text-classification", "size_categories:",
+              f"- {size_category(ctx.stats.num_instances)}", "source_datasets:", "- Davlan/sib200",
+              "tags:", "- multilingual", "- vision-language", "- topic-classification", "- benchmark"]
+    if ctx.config_sizes:
+        lines.append("dataset_info:")
+        for config in [*langs, "images"]:
+            if config in ctx.config_sizes:
+                size = ctx.config_sizes[config]
+                lines += [
+                    f"- config_name: {_q(config)}",
+                    "  splits:",
+                    "  - name: test",
+                    f"    num_bytes: {size.num_bytes}",
+                    f"    num_examples: {size.num_examples}",
+                    f"  download_size: {size.download_size}",
+                    f"  dataset_size: {size.num_bytes}",
+                ]
+    lines.append("configs:")
+    default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
+    for config in [*langs, "images"]:
+        lines.append(f"- config_name: {_q(config)}")
+        if config == default:
+            lines.append("  default: true")
+        lines += ["  data_files:", "  - split: test", f"    path: {_q(f'data/{config}/test.parquet')}"]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+
+
+def statistics_markdown(stats: ReleaseStats) -> str:
+    out = [
+        f"Instances per topic (of {stats.num_instances:,}):",
+        "",
+        "| topic | instances |",
+        "|---|---|",
+    ]
+    out += [f"| {t} | {n:,} |" for t, n in stats.per_topic.items()]
+    out += [
+        "",
+        "Correct-option positions (the answer letter of each instance):",
+        "",
+        "| label column | " + " | ".join(LETTERS) + " |",
+        "|---|" + "---|" * len(LETTERS),
+        *(f"| `{column}` ({', '.join(t.name for t in TASK_TABLE if t.label == column)}) | "
+          + " | ".join(f"{counts[c]:,}" for c in LETTERS) + " |"
+          for column, counts in (("sentence_label", stats.sentence_labels), ("image_label", stats.image_labels))),
+        "",
+        "Image use: how often each image is one of the 5 positive references (`ref_image_ids`) and one of the 4",
+        "image options (`image_option_ids`), with the spread of the reference counts within each topic:",
+        "",
+        "| topic | references per image (min-max) |",
+        "|---|---|",
+    ]
+    out += [f"| {t} | {lo:,}-{hi:,} |" for t, (lo, hi) in stats.reference_spread().items()]
+    out += ["", "<details><summary>Per image</summary>", "", "| image | topic | as reference | as option |", "|---|---|---|---|"]
+    out += [f"| `{u.image_id}` | {u.topic} | {u.as_reference:,} | {u.as_option:,} |" for u in stats.images]
+    out += ["", "</details>"]
+    return "\n".join(out)
+
+
+def attribution_markdown(images: Sequence[CardImage]) -> str:
+    out = ["| image | topic | title | author | licence | source | size |", "|---|---|---|---|---|---|---|"]
+    for im in images:
+        lic = f"[{_cell(im.license)}]({license_link(im.license)})" if im.license else "unknown"
+        src = f"[link]({im.source_url})" if im.source_url else ""
+        size = f"{im.width}×{im.height}" if im.width else ""
+        out.append(
+            f"| `{im.image_id}` | {im.topic} | {_cell(im.title)} | {_cell(im.author)} | {lic} | {src} | {size} |"
+        )
+    return "\n".join(out)
+
+
+def language_table(languages: Sequence[str], per_row: int = 8) -> str:
+    langs = [f"`{code}`" for code in sorted(languages)]
+    rows = [langs[i : i + per_row] for i in range(0, len(langs), per_row)]
+    out = ["| " + " | ".join([" "] * per_row) + " |", "|" + "---|" * per_row]
+    for row in rows:
+        out.append("| " + " | ".join(row + [" "] * (per_row - len(row))) + " |")
+    return "\n".join(out)
+
+
+def image_licence_summary(images: Sequence[CardImage]) -> str:
+    counts: dict[str, int] = {}
+    for im in images:
+        counts[im.license] = counts.get(im.license, 0) + 1
+    parts = [f"{n} × [{lic}]({license_link(lic)})" for lic, n in sorted(counts.items())]
+    return (" In this release: " + ", ".join(parts) + ".") if parts else ""
+
+
+def build_table(ctx: CardContext) -> str:
+    rows = [
+        ("seed", "not recorded" if ctx.seed is None else str(ctx.seed)),
+        ("toolkit", f"mvlsib-build {ctx.toolkit_version}"),
+        ("SIB-200 source", ctx.source_location),
+        ("source revision", ctx.source_revision or "not recorded"),
+        ("image pool manifest sha256", f"`{ctx.pool_manifest_sha256}`" if ctx.pool_manifest_sha256 else ""),
+        ("instances.jsonl sha256", f"`{ctx.instances_sha256}`"),
+        ("languages", str(len(ctx.languages))),
+        ("instances per language", f"{ctx.stats.num_instances:,}"),
+    ]
+    rows += sorted(ctx.extra_build.items())
+    return "\n".join(f"| {k} | {_cell(v)} |" for k, v in rows)
+
+
+def tasks_markdown() -> str:
+    """The card's task section, from the task table."""
+    from mvlsib.tasks import DEFAULT_K_VALUES, TASK_BY_NAME, TASK_TABLE
+
+    def code(names):
+        names = [f"`{n}`" for n in names]
+        return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
+
+    text_only = [t for t in TASK_TABLE if not t.cross_modal]
+    cross = [t for t in TASK_TABLE if t.cross_modal]
+    lines = [
+        f"Every task has {len(LETTERS)} options lettered {LETTERS[0]}-{LETTERS[-1]}. "
+        f"{code(t.name for t in text_only)} are the text-only mirrors of {code(t.mirror for t in text_only)}: comparing",
+        "them separates language understanding from vision-language matching.",
+        "",
+        "| task | references | options | label column | k |",
+        "|---|---|---|---|---|",
+    ]
+    for t in TASK_TABLE:
+        refs = f"`{t.references}`" if t.references == "topic" else f"the first k of `{t.references}`"
+        ks = ", ".join(str(k) for k in t.k_values if k in DEFAULT_K_VALUES)
+        lines.append(f"| `{t.name}` {t.title} | {refs} | `{t.options}` | `{t.label}` | {ks} |")
+    lines += [
+        "",
+        f"The upstream task names {code(t.upstream for t in cross)} are accepted by the loader as aliases of "
+        f"{code(t.name for t in cross)}.",
+    ]
+    assert all(TASK_BY_NAME[t.mirror].mirror == t.name for t in TASK_TABLE)
+    return "\n".join(lines)
+
+
+def _prompts(ctx: CardContext) -> str:
+    return ctx.prompts_markdown
+
+
+def render_card(ctx: CardContext) -> str:
+    template = string.Template(resources.files("mvlsib.release.card").joinpath("templates", TEMPLATE).read_text("utf-8"))
+    topics_per = {im.topic for im in ctx.images}
+    per_topic = len(ctx.images) // len(topics_per) if topics_per else 0
+    text = template.substitute(
+        yaml_header=yaml_header(ctx),
+        num_languages=len(ctx.languages),
+        num_images=len(ctx.images),
+        images_per_topic=per_topic,
+        num_sentences=f"{ctx.num_sentences:,}",
+        num_instances=f"{ctx.stats.num_instances:,}",
+        topic_list=", ".join(f"`{t}`" for t in TOPICS),
+        prompts=_prompts(ctx),
+        tasks_table=tasks_markdown(),
+        example_task=TASKS[0],
+        all_tasks=",".join(TASKS),
+        default_ks=",".join(str(k) for k in DEFAULT_K_VALUES),
+        repo_hint=ctx.repo_hint,
+        seed="not recorded" if ctx.seed is None else ctx.seed,
+        toolkit_version=ctx.toolkit_version,
+        instances_sha256=ctx.instances_sha256,
+        sampling=ctx.sampling_markdown.strip(),
+        statistics=statistics_markdown(ctx.stats),
+        language_table=language_table(ctx.languages),
+        image_licence_summary=image_licence_summary(ctx.images),
+        attribution=attribution_markdown(ctx.images),
+        build_table=build_table(ctx),
+    )
+    return text.rstrip("\n") + "\n"
+
+
+def card_metadata(readme_text: str) -> dict:
+    """Parse a card's YAML header (for tests and checks)."""
+    import yaml
+
+    if not readme_text.startswith("---\n"):
+        raise ValueError("card does not start with a YAML header")
+    end = readme_text.index("\n---\n", 4)
+    return yaml.safe_load(readme_text[4:end])

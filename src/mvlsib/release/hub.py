@@ -1,0 +1,222 @@
+"""Upload a release folder to the Hugging Face Hub as a dataset repository.
+
+Only files whose content differs from the Hub's are uploaded: the release's
+manifest.json gives every local sha256, and the Hub's tree listing gives the
+LFS sha256 (large files) or the git blob id (small files) of every remote file.
+An unchanged release therefore makes no commit at all.
+
+The token comes from ``HF_TOKEN`` or the stored login (``hf auth login``); it is
+handed to ``HfApi`` and never printed, logged or written by this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mvlsib.errors import MvlsibError
+
+REPO_TYPE = "dataset"
+# Files the Hub creates or manages itself; never deleted by a publish.
+_HUB_OWNED = {".gitattributes"}
+
+
+@dataclass(frozen=True)
+class UploadPlan:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.deleted)
+
+    def lines(self) -> list[str]:
+        out = []
+        for label, paths in (("add", self.added), ("change", self.changed), ("delete", self.deleted)):
+            out += [f"{label:7s}{p}" for p in paths]
+        out.append(
+            f"{len(self.added)} to add, {len(self.changed)} to change, {len(self.deleted)} to delete, "
+            f"{len(self.unchanged)} unchanged"
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class HubResult:
+    repo_id: str
+    revision: str
+    plan: UploadPlan
+    dry_run: bool
+    commit_oid: str | None = None
+    commit_url: str | None = None
+    commit_message: str | None = None
+    tag: str | None = None
+    tag_created: bool = False
+
+    def lines(self) -> list[str]:
+        out = [f"repository: {self.repo_id} (dataset), revision {self.revision}"]
+        out += self.plan.lines()
+        if self.dry_run:
+            out.append("dry run: nothing was written to the Hub")
+        elif self.commit_oid:
+            out.append(f"commit {self.commit_oid}: {self.commit_message}")
+        else:
+            out.append("nothing changed: no commit made")
+        if self.tag:
+            out.append(f"tag {self.tag}: {'created' if self.tag_created else 'already at this commit'}")
+        return out
+
+
+def git_blob_id(path: Path) -> str:
+    """The git object id of a file (what the Hub reports as ``oid`` for non-LFS files)."""
+    h = hashlib.sha1()
+    h.update(b"blob %d\0" % path.stat().st_size)
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def commit_message(manifest: dict) -> tuple[str, str]:
+    """Summary line and description naming the build parameters."""
+    build = manifest.get("build", {})
+    seed = build.get("seed")
+    summary = (
+        f"MVL-SIB release: seed {seed if seed is not None else 'unrecorded'}, "
+        f"mvlsib-build {build.get('toolkit_version', '?')}, {len(build.get('languages', []))} languages, "
+        f"instances sha256 {str(build.get('instances_sha256', ''))[:12]}"
+    )
+    description = "Build parameters (from manifest.json):\n\n" + json.dumps(build, indent=2, sort_keys=True)
+    return summary, description
+
+
+def resolve_token(token: str | None = None) -> str | None:
+    if token:
+        return token
+    env = os.environ.get("HF_TOKEN")
+    if env:
+        return env
+    from huggingface_hub import get_token
+
+    return get_token()
+
+
+def _remote_files(api, repo_id: str, revision: str) -> dict | None:
+    """{path: RepoFile} of the remote revision; None when the repo or revision does not exist yet."""
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    try:
+        items = api.list_repo_tree(repo_id, recursive=True, revision=revision, repo_type=REPO_TYPE)
+        return {item.path: item for item in items if hasattr(item, "blob_id")}
+    except RevisionNotFoundError:
+        return None
+    except RepositoryNotFoundError:
+        return None
+
+
+def plan_upload(release: Path, manifest: dict, remote: dict | None) -> UploadPlan:
+    remote = remote or {}
+    local = sorted([*manifest["files"], "manifest.json"])
+    added, changed, unchanged = [], [], []
+    for rel in local:
+        item = remote.get(rel)
+        if item is None:
+            added.append(rel)
+            continue
+        if item.lfs is not None and rel in manifest["files"]:
+            same = item.lfs.sha256 == manifest["files"][rel]["sha256"]
+        elif item.lfs is not None:
+            from mvlsib.atomic import sha256_file
+
+            same = item.lfs.sha256 == sha256_file(release / rel)
+        else:
+            same = item.blob_id == git_blob_id(release / rel)
+        (unchanged if same else changed).append(rel)
+    deleted = sorted(p for p in remote if p not in set(local) and p not in _HUB_OWNED)
+    return UploadPlan(added=added, changed=changed, deleted=deleted, unchanged=unchanged)
+
+
+def publish_to_hub(
+    release: str | os.PathLike[str],
+    repo_id: str,
+    *,
+    revision: str | None = None,
+    private: bool = False,
+    tag: str | None = None,
+    dry_run: bool = False,
+    endpoint: str | None = None,
+    token: str | None = None,
+) -> HubResult:
+    """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from mvlsib.release.manifest import verify_release
+
+    release = Path(release)
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise MvlsibError(f"--repo-id {repo_id!r}: expected ORG/NAME, e.g. my-org/mvl-sib")
+    manifest = verify_release(release)
+    branch = revision or "main"
+    tok = resolve_token(token)
+    if tok is None and not dry_run:
+        raise MvlsibError(
+            "no Hugging Face token: set HF_TOKEN or log in with `hf auth login` (a token with write access "
+            f"to {repo_id}), or use --dry-run to only list the changes"
+        )
+    api = HfApi(endpoint=endpoint, token=tok if tok is not None else False)
+    try:
+        if not dry_run:
+            api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+        remote = _remote_files(api, repo_id, branch)
+        plan = plan_upload(release, manifest, remote)
+        if dry_run:
+            return HubResult(repo_id, branch, plan, dry_run=True, tag=None)
+        summary, description = commit_message(manifest)
+        oid = url = None
+        if remote is None and revision:
+            api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
+        if not plan.empty:
+            ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(release / p)) for p in [*plan.added, *plan.changed]]
+            ops += [CommitOperationDelete(path_in_repo=p) for p in plan.deleted]
+            info = api.create_commit(
+                repo_id,
+                ops,
+                commit_message=summary,
+                commit_description=description,
+                repo_type=REPO_TYPE,
+                revision=branch,
+            )
+            oid, url = info.oid, info.commit_url
+        created = False
+        if tag:
+            created = _ensure_tag(api, repo_id, tag, branch, summary)
+        return HubResult(
+            repo_id, branch, plan, dry_run=False, commit_oid=oid, commit_url=url,
+            commit_message=summary if oid else None, tag=tag, tag_created=created,
+        )
+    except HfHubHTTPError as exc:
+        # The message names the URL and the server's reason; it never contains the token.
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise MvlsibError(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}") from exc
+
+
+def _ensure_tag(api, repo_id: str, tag: str, branch: str, message: str) -> bool:
+    """Create ``tag`` at the head of ``branch``; fine if it is already there, an error if it points elsewhere."""
+    refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+    heads = {b.name: b.target_commit for b in refs.branches}
+    tags = {t.name: t.target_commit for t in refs.tags}
+    if tag in tags:
+        if tags[tag] == heads.get(branch):
+            return False
+        raise MvlsibError(
+            f"tag {tag!r} already exists on {repo_id} at commit {tags[tag]}, not at the head of {branch}; "
+            "choose a new tag (tags of published releases should not move)"
+        )
+    api.create_tag(repo_id, tag=tag, tag_message=message, revision=branch, repo_type=REPO_TYPE)
+    return True

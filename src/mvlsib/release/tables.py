@@ -1,0 +1,302 @@
+"""The release's parquet files: one per language and one holding the images once.
+
+Writer settings are fixed here so that the same inputs always give the same bytes
+with a given pyarrow version (parquet files name their writer in the footer, so
+byte equality across pyarrow versions is not promised; the instance data is).
+The ``huggingface`` schema metadata is written as a fixed JSON string rather than
+by ``datasets`` so the bytes do not change with the installed ``datasets``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from mvlsib.atomic import atomic_path
+from mvlsib.errors import MvlsibError
+
+from mvlsib.release_format.mvl_sib import IMAGE_COLUMNS as _IMAGE_COLUMN_TYPES
+from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, SPLIT
+from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS as _LANGUAGE_COLUMN_TYPES
+
+LANGUAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _LANGUAGE_COLUMN_TYPES)
+IMAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _IMAGE_COLUMN_TYPES)
+
+# Fixed writer settings (see module docstring). zstd is deterministic for a given level.
+_WRITER = dict(
+    version="2.6",
+    compression="zstd",
+    compression_level=3,
+    use_dictionary=True,
+    data_page_version="1.0",
+    store_schema=False,
+    write_page_index=False,
+    write_page_checksum=False,
+)
+# The Dataset Viewer and streaming readers want small row groups for image data.
+IMAGE_ROW_GROUP = 10
+
+
+def _feature(kind: str) -> dict:
+    """The `datasets` feature (as its JSON form) of a column type of the release format."""
+    if kind == "image":
+        return {"_type": "Image"}
+    if kind.startswith("list<"):
+        return {"feature": _feature(kind[5:-1]), "_type": "List"}
+    return {"dtype": kind, "_type": "Value"}
+
+
+def _arrow_type(kind: str):
+    import pyarrow as pa
+
+    if kind == "image":
+        return pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    if kind.startswith("list<"):
+        return pa.list_(_arrow_type(kind[5:-1]))
+    return {"string": pa.string(), "int64": pa.int64()}[kind]
+
+
+LANGUAGE_FEATURES: dict = {name: _feature(kind) for name, kind in _LANGUAGE_COLUMN_TYPES}
+IMAGE_FEATURES: dict = {name: _feature(kind) for name, kind in _IMAGE_COLUMN_TYPES}
+
+
+def _hf_metadata(features: dict) -> dict[bytes, bytes]:
+    text = json.dumps({"info": {"features": features}}, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
+    return {b"huggingface": text.encode("utf-8")}
+
+
+def language_schema():
+    import pyarrow as pa
+
+    fields = [(name, _arrow_type(kind)) for name, kind in _LANGUAGE_COLUMN_TYPES]
+    return pa.schema(fields, metadata=_hf_metadata(LANGUAGE_FEATURES))
+
+
+def image_schema():
+    import pyarrow as pa
+
+    fields = [(name, _arrow_type(kind)) for name, kind in _IMAGE_COLUMN_TYPES]
+    return pa.schema(fields, metadata=_hf_metadata(IMAGE_FEATURES))
+
+
+@dataclass(frozen=True)
+class ConfigSize:
+    """What the card's ``dataset_info`` records for one config."""
+
+    num_examples: int
+    num_bytes: int  # size of the decoded arrow table (what `datasets` calls the split's num_bytes)
+    download_size: int  # size of the parquet file
+
+
+def config_path(out: Path, config: str) -> Path:
+    return Path(out) / "data" / config / f"{SPLIT}.parquet"
+
+
+def write_table(table, path: Path, *, row_group_size: int | None = None, no_stats: Sequence[str] = ()) -> Path:
+    """Write ``table`` atomically with the fixed settings."""
+    import pyarrow.parquet as pq
+
+    stats: bool | list[str] = True
+    if no_stats:
+        # Binary min/max statistics would copy whole images into the footer.
+        stats = [f.name for f in table.schema if f.name not in no_stats]
+    metadata = dict(table.schema.metadata or {})
+    with atomic_path(path) as tmp:
+        # store_schema=False keeps the version-specific ARROW:schema blob out of the file;
+        # it also drops schema metadata, so the datasets features are added explicitly.
+        with pq.ParquetWriter(tmp, table.schema, write_statistics=stats, **_WRITER) as writer:
+            writer.write_table(table, row_group_size=row_group_size or max(1, table.num_rows))
+            if metadata:
+                writer.add_key_value_metadata(metadata)
+    return Path(path)
+
+
+# ---------------------------------------------------------------- languages
+
+
+@dataclass(frozen=True)
+class InstancePlan:
+    """Language-independent part of every language table, computed once per release.
+
+    Sentence texts are looked up per language by position (``take``) in that
+    language's texts ordered by index_id, so writing 200 languages does no
+    per-row Python work.
+    """
+
+    index_ids: list[int]  # sorted sentence ids; position in this list = text position
+    base: dict  # column name -> pyarrow array (language-independent columns)
+    sentence_pos: object  # int32 array: position of each instance's sentence
+    ref_pos: object  # flattened positions for ref_sentences (5 per instance)
+    option_pos: object  # flattened positions for sentence_options (4 per instance)
+    num_rows: int
+
+
+def plan_instances(instances: list[dict], index_ids: Sequence[int]):
+    import pyarrow as pa
+
+    pos = {int(x): n for n, x in enumerate(index_ids)}
+
+    def lookup(ids, inst, field):
+        try:
+            return [pos[int(x)] for x in ids]
+        except KeyError as exc:
+            raise MvlsibError(
+                f"instance {inst.get('instance_id')}: {field} refers to sentence id {exc.args[0]}, "
+                "which is not in corpus.parquet; re-run `mvlsib-build sample` on this corpus"
+            ) from None
+
+    sent, refs, opts = [], [], []
+    for inst in instances:
+        sent += lookup([inst["index_id"]], inst, "index_id")
+        refs += lookup(inst["ref_sentence_ids"], inst, "ref_sentence_ids")
+        opts += lookup(inst["sentence_option_ids"], inst, "sentence_option_ids")
+        if len(inst["ref_sentence_ids"]) != 5 or len(inst["sentence_option_ids"]) != 4:
+            raise MvlsibError(
+                f"instance {inst.get('instance_id')}: expected 5 ref_sentence_ids and 4 sentence_option_ids; "
+                "run `mvlsib-build validate` to see what is wrong with instances.jsonl"
+            )
+
+    s, i = pa.string(), pa.int64()
+
+    def col(name, typ):
+        return pa.array([inst[name] for inst in instances], type=typ)
+
+    base = {
+        "instance_id": col("instance_id", s),
+        "index_id": col("index_id", i),
+        "topic": col("topic", s),
+        "ref_sentence_ids": col("ref_sentence_ids", pa.list_(i)),
+        "ref_image_ids": col("ref_image_ids", pa.list_(s)),
+        "neg_topics": col("neg_topics", pa.list_(s)),
+        "sentence_option_ids": col("sentence_option_ids", pa.list_(i)),
+        "sentence_label": col("sentence_label", i),
+        "image_option_ids": col("image_option_ids", pa.list_(s)),
+        "topic_options": col("topic_options", pa.list_(s)),
+        "image_label": col("image_label", i),
+    }
+    return InstancePlan(
+        index_ids=[int(x) for x in index_ids],
+        base=base,
+        sentence_pos=pa.array(sent, type=pa.int32()),
+        ref_pos=pa.array(refs, type=pa.int32()),
+        option_pos=pa.array(opts, type=pa.int32()),
+        num_rows=len(instances),
+    )
+
+
+def language_table(plan: InstancePlan, language: str, texts):
+    """The table of one language; ``texts`` are its sentences ordered like ``plan.index_ids``."""
+    import pyarrow as pa
+
+    texts = pa.array(texts, type=pa.string()) if not isinstance(texts, pa.Array) else texts
+    if len(texts) != len(plan.index_ids):
+        raise MvlsibError(
+            f"corpus.parquet: language {language} has {len(texts)} sentences, expected {len(plan.index_ids)} "
+            "(the ids of the English annotation); re-run `mvlsib-build ingest`"
+        )
+
+    def lists(flat_pos, width):
+        offsets = pa.array(range(0, plan.num_rows * width + 1, width), type=pa.int32())
+        return pa.ListArray.from_arrays(offsets, texts.take(flat_pos))
+
+    cols = dict(plan.base)
+    cols["language"] = pa.array([language] * plan.num_rows, type=pa.string())
+    cols["sentence"] = texts.take(plan.sentence_pos)
+    cols["ref_sentences"] = lists(plan.ref_pos, 5)
+    cols["sentence_options"] = lists(plan.option_pos, 4)
+    schema = language_schema()
+    return pa.Table.from_arrays([cols[f.name].cast(f.type) for f in schema], schema=schema)
+
+
+def write_language(out: Path, plan: InstancePlan, language: str, texts) -> "ConfigSize":
+    table = language_table(plan, language, texts)
+    path = write_table(table, config_path(out, language))
+    return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)
+
+
+# ---------------------------------------------------------------- images
+
+
+@dataclass(frozen=True)
+class ImageRecord:
+    image_id: str
+    topic: str
+    license: str
+    author: str
+    source_url: str
+    data: bytes
+    filename: str
+    width: int
+    height: int
+    sha256: str
+
+
+def read_image_record(pool: Path, row) -> ImageRecord:
+    """Read one manifest row's file, checking its hash and that it decodes."""
+    import hashlib
+
+    from PIL import Image
+
+    pool = Path(pool)
+    rel = Path(row.file)
+    path = (pool / rel).resolve()
+    if rel.is_absolute() or not path.is_relative_to(pool.resolve()):
+        raise MvlsibError(f"{pool / 'manifest.csv'}: image {row.image_id}: file {row.file!r} lies outside the pool folder")
+    if not path.is_file():
+        raise MvlsibError(f"{pool / 'manifest.csv'}: image {row.image_id}: file {row.file!r} does not exist in {pool}")
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if row.sha256 and row.sha256.lower() != digest:
+        raise MvlsibError(
+            f"{pool / 'manifest.csv'}: image {row.image_id}: sha256 of {row.file} is {digest}, manifest says {row.sha256}; "
+            "run `mvlsib-build images check` and fix the pool before publishing"
+        )
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.load()
+            width, height = img.size
+    except Exception as exc:  # PIL raises many types, DecompressionBombError included
+        raise MvlsibError(f"{path}: image {row.image_id} cannot be decoded ({exc}); fix or replace it in the pool") from exc
+    return ImageRecord(
+        image_id=row.image_id,
+        topic=row.topic,
+        license=row.license,
+        author=row.author,
+        source_url=row.source_url,
+        data=data,
+        filename=rel.name,
+        width=width,
+        height=height,
+        sha256=digest,
+    )
+
+
+def image_sort_key(rec) -> tuple[str, int, str]:
+    """Topic, then the numeric suffix of the id (``sports_2`` before ``sports_10``), like the pool manifest."""
+    _, _, num = rec.image_id.rpartition("_")
+    return (rec.topic, int(num) if num.isdigit() else -1, rec.image_id)
+
+
+def images_table(records: Sequence[ImageRecord]):
+    import pyarrow as pa
+
+    schema = image_schema()
+    records = sorted(records, key=image_sort_key)
+    cols = {
+        "image": pa.array(
+            [{"bytes": r.data, "path": r.filename} for r in records], type=schema.field("image").type
+        ),
+    }
+    for name in IMAGE_COLUMNS[1:]:
+        typ = schema.field(name).type
+        cols[name] = pa.array([getattr(r, name) for r in records], type=typ)
+    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+def write_images(out: Path, records: Sequence[ImageRecord]) -> "ConfigSize":
+    table = images_table(records)
+    path = write_table(table, config_path(out, IMAGES_CONFIG), row_group_size=IMAGE_ROW_GROUP, no_stats=("image",))
+    return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)

@@ -1,0 +1,336 @@
+"""MVL-SIB loader: turn a release (local folder or Hub repo id) into task examples.
+
+This file is copied verbatim into every MVL-SIB release, so it must stay
+standalone: only the standard library, pyarrow / ``datasets`` and Pillow.
+
+    import mvl_sib
+    examples = mvl_sib.load_task("i2s", "eng_Latn", k=3, source=".")
+
+Each example is a dict with
+
+- ``instance_id``, ``language``, ``task``, ``k``, ``label`` (0-3, the correct option)
+- ``references``: ``i2s`` k image ids; ``s2i``/``s2t`` k sentence texts (the
+  instance's own sentence first); ``t2s`` ``[topic]``
+- ``options``: ``i2s``/``t2s`` 4 sentence texts; ``s2i`` 4 image ids; ``s2t`` 4 topic names
+- ``images`` / ``image_ids``: every image of the example in prompt order
+  (references first, then options) as PIL images / ids; empty for text-only tasks
+- ``sentences``: every target-language text of the example in prompt order
+  (references first, then options); topic names are not sentences.
+
+Images are decoded once per call and the same PIL objects are shared by all
+examples of that call (copy one before changing it in place).
+
+A local release folder is read with pyarrow directly (fast, no cache); a Hub
+repo id goes through ``datasets.load_dataset(repo, name=..., split="test")``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import NamedTuple
+
+__all__ = [
+    "Task",
+    "TASK_TABLE",
+    "TASKS",
+    "LANGUAGE_COLUMNS",
+    "IMAGE_COLUMNS",
+    "TASK_ALIASES",
+    "K_VALUES",
+    "TOPICS",
+    "normalize_task",
+    "languages",
+    "load_rows",
+    "load_images",
+    "build_examples",
+    "load_task",
+]
+
+class Task(NamedTuple):
+    """One MVL-SIB task: the single place that says what a task is.
+
+    Everything that knows about tasks (this loader, the evaluator's prompts, runner,
+    store, scoring and report, the dataset card, validation) reads this table, so a
+    new task is one row here plus its prompt wording.
+    """
+
+    name: str
+    title: str  # what is matched to what, for tables
+    upstream: str  # the name in upstream's loading script (WueNLP/mvl-sib), accepted as an alias
+    references: str  # column of a language row holding the references (sliced to k), or "topic"
+    options: str  # column holding the 4 options
+    label: str  # column holding the correct option's index (0-3)
+    k_values: tuple  # the numbers of references the task has
+    cross_modal: bool  # shows images (the text-only tasks mirror a cross-modal one)
+    mirror: str  # the task with the same options in the other modality (for the text-only vs cross-modal gap)
+    question: tuple  # the question, (for k=1, for k>1 with {k})
+
+
+# Canonical order: runs, reports and predictions files list tasks in this order.
+TASK_TABLE = (
+    Task("i2s", "images → sentence", "img2sent", "ref_image_ids", "sentence_options", "sentence_label", (1, 2, 3, 4, 5), True, "t2s",
+         ("Which sentence is about the same topic as the image?",
+          "Which sentence is about the same topic as all {k} images?")),
+    Task("s2i", "sentences → image", "sent2img", "ref_sentences", "image_option_ids", "image_label", (1, 2, 3, 4, 5), True, "s2t",
+         ("Which image is about the same topic as the sentence?",
+          "Which image is about the same topic as all {k} sentences?")),
+    Task("t2s", "topic → sentence", "topic2sent", "topic", "sentence_options", "sentence_label", (1,), False, "i2s",
+         ("Which sentence is about this topic?", None)),
+    Task("s2t", "sentences → topic", "sent2topic", "ref_sentences", "topic_options", "image_label", (1, 2, 3, 4, 5), False, "s2i",
+         ("Which topic is the sentence about?", "Which topic are all {k} sentences about?")),
+)
+TASKS = tuple(t.name for t in TASK_TABLE)
+TASK_BY_NAME = {t.name: t for t in TASK_TABLE}
+# Upstream (WueNLP/mvl-sib) task names, accepted so that existing code keeps working.
+TASK_ALIASES = {t.upstream: t.name for t in TASK_TABLE}
+K_VALUES = tuple(sorted({k for t in TASK_TABLE for k in t.k_values}))
+# The k the paper reports and the evaluator runs by default.
+DEFAULT_K_VALUES = (1, 3, 5)
+# What a column of a language row holds, for the columns that tasks use as references or options.
+IMAGE_COLUMNS_OF_ROWS = ("ref_image_ids", "image_option_ids")
+TOPICS = (
+    "entertainment",
+    "geography",
+    "health",
+    "politics",
+    "science/technology",
+    "sports",
+    "travel",
+)
+# The release's columns in file order, (name, type): the one declaration from which the
+# parquet schema, the `datasets` features and the JSON Schema of a release row are derived.
+# Types: string, int64, list<string>, list<int64>, image ({bytes, path}, the `datasets` Image).
+LANGUAGE_COLUMNS = (
+    ("instance_id", "string"),
+    ("index_id", "int64"),
+    ("language", "string"),
+    ("topic", "string"),
+    ("sentence", "string"),
+    ("ref_sentence_ids", "list<int64>"),
+    ("ref_sentences", "list<string>"),
+    ("ref_image_ids", "list<string>"),
+    ("neg_topics", "list<string>"),
+    ("sentence_option_ids", "list<int64>"),
+    ("sentence_options", "list<string>"),
+    ("sentence_label", "int64"),
+    ("image_option_ids", "list<string>"),
+    ("topic_options", "list<string>"),
+    ("image_label", "int64"),
+)
+# Language-dependent columns and the id column whose sentences they hold, in that language.
+TEXT_OF = {"sentence": "index_id", "ref_sentences": "ref_sentence_ids", "sentence_options": "sentence_option_ids"}
+IMAGE_COLUMNS = (
+    ("image", "image"),
+    ("image_id", "string"),
+    ("topic", "string"),
+    ("license", "string"),
+    ("author", "string"),
+    ("source_url", "string"),
+    ("width", "int64"),
+    ("height", "int64"),
+    ("sha256", "string"),
+)
+IMAGES_CONFIG = "images"
+SPLIT = "test"
+
+# Columns a language file must provide for build_examples: those the task table names.
+_ROW_COLUMNS = tuple(dict.fromkeys(
+    ["instance_id", "language", "topic"]
+    + [c for t in TASK_TABLE for c in (t.references, t.options, t.label) if c != "topic"]
+))
+
+
+class LoaderError(ValueError):
+    """Bad arguments or an incomplete release; the message says what to fix."""
+
+
+def normalize_task(task: str) -> str:
+    """Canonical task name for ``task`` (accepts the upstream aliases)."""
+    name = str(task).strip().lower()
+    name = TASK_ALIASES.get(name, name)
+    if name not in TASKS:
+        raise LoaderError(
+            f"unknown task {task!r}: expected one of {', '.join(TASKS)} "
+            f"(or the upstream names {', '.join(sorted(TASK_ALIASES))})"
+        )
+    return name
+
+
+def _check_k(task: str, k) -> int:
+    values = TASK_BY_NAME[task].k_values
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise LoaderError(f"k must be an integer in {values[0]}..{values[-1]}, got {k!r}")
+    if k not in values:
+        if len(values) == 1:
+            raise LoaderError(f"task {task} has a single reference, so only k={values[0]} exists; got k={k}")
+        raise LoaderError(f"k must be in {values[0]}..{values[-1]} (each instance has {values[-1]} references), got k={k}")
+    return k
+
+
+def _is_local(source) -> bool:
+    return os.path.isdir(os.fspath(source))
+
+
+def _local_file(source, config: str) -> str:
+    return os.path.join(os.fspath(source), "data", config, f"{SPLIT}.parquet")
+
+
+def languages(source=".") -> list:
+    """Language configs of a local release folder, sorted."""
+    if not _is_local(source):
+        raise LoaderError(f"{source!r} is not a local folder; languages() lists local releases only")
+    data = os.path.join(os.fspath(source), "data")
+    if not os.path.isdir(data):
+        return []
+    return sorted(
+        name
+        for name in os.listdir(data)
+        if name != IMAGES_CONFIG and os.path.isfile(_local_file(source, name))
+    )
+
+
+def _hub_dataset(source, config: str, revision=None):
+    try:
+        import datasets
+    except ImportError as exc:  # pragma: no cover - depends on the user's environment
+        raise LoaderError(
+            f"{source!r} is not a local folder, and loading from the Hub needs the `datasets` package "
+            "(pip install datasets)"
+        ) from exc
+    if "/" not in str(source) or str(source).count("/") != 1:
+        raise LoaderError(
+            f"{source!r} is neither an existing release folder nor a Hub repo id of the form ORG/NAME"
+        )
+    return datasets.load_dataset(str(source), name=config, split=SPLIT, revision=revision)
+
+
+def load_rows(language: str, source=".", revision=None) -> list:
+    """The instance rows (dicts) of one language config."""
+    if _is_local(source):
+        path = _local_file(source, language)
+        if not os.path.isfile(path):
+            have = languages(source)
+            hint = f"; languages here: {', '.join(have[:8])}{' ...' if len(have) > 8 else ''}" if have else ""
+            raise LoaderError(f"{path}: no such file; {language!r} is not a language of this release{hint}")
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path, columns=list(_ROW_COLUMNS))
+        return table.to_pylist()
+    ds = _hub_dataset(source, language, revision)
+    return ds.select_columns(list(_ROW_COLUMNS)).to_list()
+
+
+def _decode(data: bytes, image_id: str):
+    from PIL import Image
+
+    try:
+        img = Image.open(io.BytesIO(data))
+        img.load()
+    except Exception as exc:
+        raise LoaderError(f"image {image_id!r} in the images config cannot be decoded: {exc}") from exc
+    return img
+
+
+def load_images(source=".", revision=None) -> dict:
+    """All images of a release as ``{image_id: PIL.Image}``, each decoded once."""
+    if _is_local(source):
+        path = _local_file(source, IMAGES_CONFIG)
+        if not os.path.isfile(path):
+            raise LoaderError(f"{path}: no such file; the release's images config is missing")
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path, columns=["image_id", "image"])
+        ids = table.column("image_id").to_pylist()
+        blobs = table.column("image").combine_chunks().field("bytes").to_pylist()
+        return {image_id: _decode(blob, image_id) for image_id, blob in zip(ids, blobs)}
+    ds = _hub_dataset(source, IMAGES_CONFIG, revision)
+    out = {}
+    for row in ds:
+        img = row["image"]
+        if isinstance(img, dict):  # a datasets version that does not decode on access
+            img = _decode(img["bytes"], row["image_id"])
+        out[row["image_id"]] = img
+    return out
+
+
+def build_examples(rows, images, task: str, k: int = 1) -> list:
+    """Task examples from language rows (see ``load_rows``) and images (see ``load_images``).
+
+    ``images`` may be ``None`` for the text-only tasks ``t2s`` and ``s2t``.
+    """
+    task = normalize_task(task)
+    k = _check_k(task, k)
+    spec = TASK_BY_NAME[task]
+    if spec.cross_modal and images is None:
+        raise LoaderError(f"task {task} shows images: pass the images (load_images(source))")
+    out = []
+    for row in rows:
+        references = [row["topic"]] if spec.references == "topic" else list(row[spec.references][:k])
+        options = list(row[spec.options])
+        label = row[spec.label]
+        # Prompt order: references first, then options.
+        image_ids = [*(references if spec.references in IMAGE_COLUMNS_OF_ROWS else ()),
+                     *(options if spec.options in IMAGE_COLUMNS_OF_ROWS else ())]
+        sentences = [*(references if spec.references == "ref_sentences" else ()),
+                     *(options if spec.options == "sentence_options" else ())]
+        try:
+            example_images = [images[i] for i in image_ids]
+        except KeyError as exc:
+            raise LoaderError(
+                f"instance {row['instance_id']}: image {exc.args[0]!r} is not in the images config"
+            ) from None
+        out.append(
+            {
+                "instance_id": row["instance_id"],
+                "language": row["language"],
+                "task": task,
+                "k": k,
+                "references": references,
+                "options": options,
+                "label": int(label),
+                "images": example_images,
+                "image_ids": list(image_ids),
+                "sentences": list(sentences),
+            }
+        )
+    return out
+
+
+def load_task(task: str, language: str, k: int = 1, source=".", revision=None) -> list:
+    """Examples of ``task`` (``i2s``, ``s2i``, ``t2s``, ``s2t``) in ``language`` with ``k`` references.
+
+    ``source`` is a release folder (default: the current folder, where this file
+    lives in a release) or a Hub repo id such as ``ORG/mvl-sib``; ``revision``
+    picks a Hub branch, tag or commit.
+    """
+    task = normalize_task(task)
+    k = _check_k(task, k)
+    rows = load_rows(language, source, revision)
+    images = load_images(source, revision) if TASK_BY_NAME[task].cross_modal else None
+    return build_examples(rows, images, task, k)
+
+
+def _main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Print a summary of MVL-SIB task examples.")
+    parser.add_argument("--task", default="i2s", help="i2s, s2i, t2s or s2t (default i2s)")
+    parser.add_argument("--language", default="eng_Latn", help="language config, e.g. eng_Latn")
+    parser.add_argument("--k", type=int, default=1, help="number of references, 1..5 (t2s: 1)")
+    parser.add_argument("--source", default=".", help="release folder or Hub repo id (default .)")
+    args = parser.parse_args(argv)
+    try:
+        examples = load_task(args.task, args.language, k=args.k, source=args.source)
+    except LoaderError as exc:
+        parser.exit(2, f"error: {exc}\n")
+    print(f"{len(examples)} examples of {normalize_task(args.task)} k={args.k} in {args.language}")
+    if examples:
+        first = dict(examples[0])
+        first["images"] = [f"<{im.mode} {im.width}x{im.height}>" for im in first["images"]]
+        print(first)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

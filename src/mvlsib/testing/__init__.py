@@ -1,0 +1,1 @@
+"""Tiny random-weight models built from configs, for tests and benchmarks. Never shipped in a release."""

@@ -1,0 +1,176 @@
+"""The floor plan of docs/architecture.md, enforced: no import runs against the layers, no cycles.
+
+The import graph is read from the source with ``ast`` (every ``import`` and ``from ... import``,
+including those inside functions, which are still dependencies), so the test needs no import
+of the package and sees lazy imports too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from support import REPO
+
+SRC = REPO / "src" / "mvlsib"
+
+# Lowest first. A module may import its own package and any package of a lower layer; within
+# the leaf layer the leaves may import each other (the cycle check keeps that acyclic).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("__init__", "errors", "atomic", "topics", "tasks", "versions", "textnorm", "limits", "csvio", "workdir",
+     "release_format", "schema"),
+    ("builder", "image_pool", "evaluation"),
+    ("validation", "verify_images"),
+    ("release",),
+    ("pipeline",),
+    ("cli", "testing"),
+    ("__main__",),
+)
+RANK = {pkg: n for n, layer in enumerate(LAYERS) for pkg in layer}
+# Modules that ship alone in every release: they may import nothing of mvlsib.
+STANDALONE = ("release_format/mvl_sib.py",)
+# The evaluator ships (bundled) in every release: outside its own package it reaches the
+# toolkit only through _compat, whose bundled branch provides the same names.
+EVALUATION_DOOR = "evaluation/_compat.py"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute names of every mvlsib module ``path`` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+    me = _module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "mvlsib"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.split(".")[0] != "mvlsib":
+                continue
+            out.add(mod)
+            # ``from pkg import module`` imports the module too
+            for a in node.names:
+                candidate = f"{mod}.{a.name}"
+                if _exists(candidate):
+                    out.add(candidate)
+    return out
+
+
+def _exists(module: str) -> bool:
+    rel = Path(*module.split(".")[1:])
+    return (SRC / rel).with_suffix(".py").is_file() or (SRC / rel / "__init__.py").is_file()
+
+
+def _graph() -> dict[str, set[str]]:
+    files = sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+    assert files, f"no sources under {SRC}"
+    names = {_module_name(p): p for p in files}
+    graph = {}
+    for name, path in names.items():
+        deps = set()
+        for dep in _imports(path):
+            # resolve to the longest existing module prefix
+            parts = dep.split(".")
+            while parts and ".".join(parts) not in names:
+                parts.pop()
+            if parts and ".".join(parts) != name:
+                deps.add(".".join(parts))
+        graph[name] = deps
+    return graph
+
+
+def _top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_package_has_a_layer():
+    tops = {_top(m) for m in _graph()}
+    assert tops - set(RANK) == set(), "add the new package to LAYERS here and in docs/architecture.md"
+
+
+def test_no_import_runs_against_the_layers():
+    bad = []
+    for module, deps in _graph().items():
+        here = _top(module)
+        for dep in deps:
+            there = _top(dep)
+            if there == here or there == "__init__":
+                continue
+            if RANK[there] > RANK[here] or (RANK[there] == RANK[here] and RANK[here] != 0):
+                bad.append(f"{module} -> {dep}")
+    assert bad == []
+
+
+def test_no_cycles():
+    graph = _graph()
+    seen: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(node):
+        seen[node] = 1
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if seen.get(dep) == 1:
+                cycles.append(stack[stack.index(dep):] + [dep])
+            elif dep not in seen:
+                visit(dep)
+        stack.pop()
+        seen[node] = 2
+
+    for node in sorted(graph):
+        if node not in seen:
+            visit(node)
+    assert cycles == []
+    # and none between packages either
+    packages: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        packages.setdefault(_top(module), set()).update(_top(d) for d in deps if _top(d) != _top(module))
+    for pkg, deps in packages.items():
+        for dep in deps:
+            assert pkg not in packages.get(dep, set()), f"packages {pkg} and {dep} import each other"
+
+
+@pytest.mark.parametrize("rel", STANDALONE)
+def test_standalone_modules_import_nothing_of_mvlsib(rel):
+    assert _imports(SRC / rel) == set()
+
+
+def test_evaluator_reaches_the_toolkit_only_through_compat():
+    bad = []
+    for path in sorted((SRC / "evaluation").rglob("*.py")):
+        if path.relative_to(SRC).as_posix() == EVALUATION_DOOR:
+            continue
+        outside = {d for d in _imports(path) if not d.startswith("mvlsib.evaluation")}
+        bad += [f"{_module_name(path)} -> {d}" for d in sorted(outside)]
+    assert bad == []
+
+
+def test_the_checker_sees_a_planted_violation(tmp_path, monkeypatch):
+    """A back-reference and a cycle planted in a copy of the tree are found (the test can fail)."""
+    import shutil
+
+    copy = tmp_path / "mvlsib"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "errors.py").write_text((copy / "errors.py").read_text() + "\nfrom mvlsib.cli import build_cli\n")
+    monkeypatch.setattr(__import__(__name__), "SRC", copy)
+    with pytest.raises(AssertionError):
+        test_no_import_runs_against_the_layers()
+    with pytest.raises(AssertionError):
+        test_no_cycles()

@@ -1,0 +1,126 @@
+"""The standalone evaluate.py of a release: same code, deterministic, runs without mvlsib."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import mvlsib
+from mvlsib.evaluation import _compat
+from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_zip, evaluate_script, write_evaluate_script
+
+EVAL_DIR = Path(_compat.__file__).resolve().parent
+
+# Runs evaluate.py as __main__ with every `mvlsib` import failing, as on a machine without the toolkit.
+BLOCKED_RUNNER = r"""
+import runpy, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mvlsib" or name.startswith("mvlsib."):
+            raise ImportError(f"{name} is blocked in this test")
+        return None
+sys.meta_path.insert(0, Block())
+sys.argv = ["evaluate.py", *sys.argv[1:]]
+runpy.run_path("evaluate.py", run_name="__main__")
+"""
+
+
+def test_bundle_is_deterministic_and_complete(tmp_path):
+    assert bundle_zip() == bundle_zip()
+    a = write_evaluate_script(tmp_path / "a.py").read_bytes()
+    b = write_evaluate_script(tmp_path / "b.py").read_bytes()
+    assert a == b and a.decode("utf-8") == evaluate_script()
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(bundle_zip())) as zf:
+        names = zf.namelist()
+        assert names == sorted(names)
+        assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        for path in EVAL_DIR.rglob("*.py"):
+            rel = path.relative_to(EVAL_DIR).as_posix()
+            assert zf.read(f"{BUNDLE_PACKAGE}/{rel}") == path.read_bytes(), rel  # the same code
+        assert mvlsib.__version__ in zf.read(f"{BUNDLE_PACKAGE}/_bundle_info.py").decode()
+
+
+def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
+    """No test fixture, no bundler, no second copy of a leaf: the evaluator package and the leaves it uses."""
+    import io
+    import zipfile
+
+    from mvlsib.release.bundle import SHARED_LEAVES
+
+    src = Path(mvlsib.__file__).resolve().parent
+    expected = {f"{BUNDLE_PACKAGE}/{p.relative_to(EVAL_DIR).as_posix()}" for p in EVAL_DIR.rglob("*.py")
+                if "__pycache__" not in p.parts}
+    expected |= {f"{BUNDLE_PACKAGE}/_bundle_info.py", f"{BUNDLE_PACKAGE}/_shared/__init__.py"}
+    expected |= {f"{BUNDLE_PACKAGE}/_shared/{name}.py" for name in SHARED_LEAVES}
+    with zipfile.ZipFile(io.BytesIO(bundle_zip())) as zf:
+        assert set(zf.namelist()) == expected
+        for name in SHARED_LEAVES:
+            assert zf.read(f"{BUNDLE_PACKAGE}/_shared/{name}.py") == (src / f"{name}.py").read_bytes()
+        assert not [n for n in zf.namelist() if "tiny" in n or "bundle.py" in n]
+    # the leaves import nothing of mvlsib, so they run where mvlsib is absent
+    for name in SHARED_LEAVES:
+        tree = ast.parse((src / f"{name}.py").read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0 and not (node.module or "").startswith("mvlsib"), name
+
+
+def test_release_carries_the_bundled_evaluator(release_dir):
+    assert (release_dir / "evaluate.py").read_text("utf-8") == evaluate_script()
+
+
+def test_evaluate_py_runs_from_release_without_mvlsib(tmp_path, release_dir, tiny_llava):
+    rel = tmp_path / "rel"
+    shutil.copytree(release_dir, rel)
+    args = ["--data", ".", "--model", str(tiny_llava), "--tasks", "i2s,s2i,t2s", "--k", "1,3", "--languages",
+            "eng_Latn", "--limit", "3", "--max-new-tokens", "1", "--device", "cpu", "--no-progress"]
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, *args, "--out", str(tmp_path / "bundled")],
+                          cwd=rel, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "15 new predictions" in proc.stdout  # (i2s k1,k3 + s2i k1,k3 + t2s) x 3
+    # The blocker really bites: importing mvlsib in the same way fails.
+    check = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER.replace('runpy.run_path("evaluate.py", '
+                            'run_name="__main__")', "import mvlsib")], cwd=rel, env=env, capture_output=True,
+                           text=True)
+    assert check.returncode != 0 and "blocked" in check.stderr
+    # Same code, same answers: the installed evaluator gives identical predictions.
+    from click.testing import CliRunner
+
+    from mvlsib.cli import eval_cli
+
+    result = CliRunner().invoke(eval_cli, ["run", *[a if a != "." else str(rel) for a in args],
+                                           "--out", str(tmp_path / "installed")])
+    assert result.exit_code == 0, result.output
+
+    def strip(path):
+        return [{k: v for k, v in json.loads(line).items()} for line in path.read_text("utf-8").splitlines()]
+
+    assert strip(tmp_path / "bundled" / "predictions.jsonl") == strip(tmp_path / "installed" / "predictions.jsonl")
+    cfg = json.loads((tmp_path / "bundled" / "config.json").read_text("utf-8"))
+    assert cfg["versions"]["mvlsib-build"] == mvlsib.__version__
+    # help works and names the default command
+    proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, "--help"], cwd=rel, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "run" in proc.stdout and "report" in proc.stdout
+
+
+def test_bundled_cli_reports_errors_cleanly(tmp_path, release_dir):
+    """A folder with the evaluator and loader but no data: a clean message, exit 2."""
+    rel = tmp_path / "rel"
+    rel.mkdir()
+    for name in ("evaluate.py", "mvl_sib.py"):
+        shutil.copy(release_dir / name, rel / name)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, "--data", ".", "--model", "m", "--out",
+                           str(tmp_path / "o"), "--languages", "eng_Latn"], cwd=rel, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "images config is missing" in proc.stderr

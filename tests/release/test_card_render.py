@@ -1,0 +1,117 @@
+"""Card rendering on the real topic photographs' manifest (mixed licences, titles, authors)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from mvlsib.release.stats import compute_stats
+from mvlsib.release.tables import ConfigSize
+from mvlsib.release.card.render import (
+    CardContext,
+    CardImage,
+    card_metadata,
+    hub_license,
+    license_link,
+    render_card,
+    size_category,
+)
+from mvlsib.image_pool.credits import title_of
+from mvlsib.workdir.pool_manifest import read_manifest
+
+
+@pytest.fixture(scope="module")
+def photos(topic_photos_dir):
+    return read_manifest(topic_photos_dir)
+
+
+def _ctx(photos, **kw) -> CardContext:
+    images = [CardImage(r.image_id, r.topic, r.license, r.author, r.source_url, title_of(r)) for r in photos]
+    # one instance per image as its first reference, so the statistics have something to count
+    instances = [
+        {"topic": r.topic, "sentence_label": n % 4, "image_label": (n + 1) % 4, "ref_image_ids": [r.image_id],
+         "image_option_ids": [r.image_id]}
+        for n, r in enumerate(photos)
+    ]
+    base = dict(
+        languages=["eng_Latn", "fra_Latn", "ace_Arab", "ace_Latn"],
+        images=images,
+        stats=compute_stats(instances, {r.image_id: r.topic for r in photos}),
+        seed=0,
+        instances_sha256="ab" * 32,
+        toolkit_version="9.9.9",
+        num_sentences=1004,
+        source_location="/data/sib-200",
+        source_revision="none (local folder)",
+        pool_manifest_sha256="cd" * 32,
+        config_sizes={c: ConfigSize(3012, 1000, 500) for c in ["eng_Latn", "fra_Latn", "ace_Arab", "ace_Latn", "images"]},
+    )
+    base.update(kw)
+    return CardContext(**base)
+
+
+def test_yaml_header_parses_and_names_every_config(photos):
+    text = render_card(_ctx(photos))
+    meta = card_metadata(text)
+    assert [c["config_name"] for c in meta["configs"]] == ["ace_Arab", "ace_Latn", "eng_Latn", "fra_Latn", "images"]
+    assert [c["config_name"] for c in meta["configs"] if c.get("default")] == ["eng_Latn"]
+    assert meta["language"] == ["ace", "eng", "fra"]
+    assert meta["language_details"] == "ace_Arab, ace_Latn, eng_Latn, fra_Latn"
+    # real photos mix CC0, CC-BY(-SA) and LicenseRef-* licences: the latter make the card say "other"
+    assert meta["license"][0] == "cc-by-sa-4.0"
+    assert {"cc0-1.0", "cc-by-4.0", "other"} <= set(meta["license"])
+    assert "license_details" in meta
+    assert meta["dataset_info"][0] == {
+        "config_name": "ace_Arab", "splits": [{"name": "test", "num_bytes": 1000, "num_examples": 3012}],
+        "download_size": 500, "dataset_size": 1000,
+    }
+
+
+def test_attribution_lists_every_photo_with_licence_link(photos):
+    text = render_card(_ctx(photos))
+    section = text.split("## Image attribution", 1)[1].split("## Build", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(photos) == 69
+    for r in photos:
+        (row,) = [line for line in rows if line.startswith(f"| `{r.image_id}` |")]
+        assert f"[{r.license}]({license_link(r.license)})" in row
+        assert f"[link]({r.source_url})" in row
+        assert r.author.replace("|", "\\|") in row and title_of(r) in row
+    # the licence summary counts each licence
+    n_cc0 = sum(r.license == "CC0-1.0" for r in photos)
+    assert f"{n_cc0} × [CC0-1.0](https://creativecommons.org/publicdomain/zero/1.0/)" in text
+
+
+def test_prompts_go_into_the_card(photos):
+    text = render_card(_ctx(photos, prompts_markdown="**`i2s`, k=1**\n\n```text\nPROMPT\n```"))
+    assert "```text\nPROMPT\n```" in text
+
+
+def test_rendering_is_deterministic_and_mentions_build(photos):
+    a, b = render_card(_ctx(photos)), render_card(_ctx(photos))
+    assert hashlib.sha256(a.encode()).digest() == hashlib.sha256(b.encode()).digest()
+    assert "| seed | 0 |" in a and "| toolkit | mvlsib-build 9.9.9 |" in a
+    assert "sampled with seed **0**" in a and "ab" * 32 in a
+    assert "| seed | not recorded |" in render_card(_ctx(photos, seed=None))
+    assert a.endswith("```\n") and "$" not in a.replace("$$", "")
+
+
+@pytest.mark.parametrize(
+    "spdx,hub,link",
+    [
+        ("CC0-1.0", "cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/"),
+        ("CC-BY-4.0", "cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/"),
+        ("CC-BY-SA-3.0", "cc-by-sa-3.0", "https://creativecommons.org/licenses/by-sa/3.0/"),
+        ("LicenseRef-Unsplash", "other", "https://unsplash.com/license"),
+        ("LicenseRef-PublicDomain", "other", "https://en.wikipedia.org/wiki/Public_domain"),
+        ("PDDL-1.0", "pddl", "https://spdx.org/licenses/PDDL-1.0.html"),
+        ("CC BY-SA 4.0", "cc-by-sa-4.0", "https://creativecommons.org/licenses/by-sa/4.0/"),  # Commons spelling
+    ],
+)
+def test_licence_mapping(spdx, hub, link):
+    assert hub_license(spdx) == hub and license_link(spdx) == link
+
+
+def test_size_category():
+    assert [size_category(n) for n in (999, 3012, 20_000, 617_460)] == ["n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M"]

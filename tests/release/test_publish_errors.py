@@ -1,0 +1,63 @@
+"""`publish --workdir W --out DIR` refuses bad input with a message naming what to fix, and writes nothing."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+
+from click.testing import CliRunner
+
+from mvlsib.cli import build_cli
+
+
+def _run(*args: str):
+    return CliRunner().invoke(build_cli, list(args))
+
+
+def test_missing_work_files(tmp_path):
+    res = _run("publish", "--workdir", str(tmp_path / "empty"), "--out", str(tmp_path / "rel"))
+    assert res.exit_code == 2
+    assert "instances.jsonl: no instances file; run `mvlsib-build sample" in res.output
+    assert not (tmp_path / "rel").exists()
+
+
+def test_pool_without_the_sampled_images(full_workdir, pool_dir, tmp_path):
+    pool = tmp_path / "pool"
+    shutil.copytree(pool_dir, pool)
+    with open(pool / "manifest.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    with open(pool / "manifest.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(r for r in rows if r["image_id"] != "sports_3")
+    res = _run("publish", "--workdir", str(full_workdir), "--out", str(tmp_path / "rel"), "--pool", str(pool))
+    assert res.exit_code == 2
+    assert "sports_3" in res.output and "not in this pool" in res.output
+    assert not (tmp_path / "rel").exists()
+
+
+def test_image_file_changed_after_the_manifest(full_workdir, pool_dir, tmp_path):
+    pool = tmp_path / "pool"
+    shutil.copytree(pool_dir, pool)
+    victim = next(pool.glob("travel/*.png"))
+    victim.write_bytes(victim.read_bytes() + b"\0")
+    res = _run("publish", "--workdir", str(full_workdir), "--out", str(tmp_path / "rel"), "--pool", str(pool))
+    assert res.exit_code == 2
+    assert f"sha256 of travel/{victim.name}" in res.output and "images check" in res.output
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_release(full_workdir, pool_dir, tmp_path):
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "thesis.tex").write_text("do not delete\n")
+    res = _run("publish", "--workdir", str(full_workdir), "--out", str(out), "--pool", str(pool_dir))
+    assert res.exit_code == 2 and "holds no release" in res.output
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".precious")]  # no staging left behind
+
+
+def test_argument_combinations():
+    assert "nothing to do" in _run("publish").output
+    assert "--release needs --repo-id" in _run("publish", "--release", ".").output
+    res = _run("publish", "--release", ".", "--out", "x")
+    assert res.exit_code == 2 and "pass only one of them" in res.output
