@@ -281,3 +281,30 @@ def test_build_with_raw_flores_languages(sib_dir, pool_dir, tmp_path):
     assert all(any("\u07c0" <= ch <= "\u07ff" for ch in e["references"][0]) for e in nko[:50])  # N'Ko script
     build = json.loads((out / "manifest.json").read_text("utf-8"))["build"]
     assert build["source"]["kind"] == "local, flores, annotation"
+
+
+def test_publish_applies_the_release_row_schema(full_workdir):
+    """The release row schema (derived from the column table) is applied to every table publish writes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from mvlsib.errors import MvlsibError
+    from mvlsib.release import tables as rt
+    from mvlsib.workdir.corpus import read_corpus_texts
+    from mvlsib.workdir.instances import read_instances
+
+    index_ids, texts = read_corpus_texts(full_workdir)
+    plan = rt.plan_instances(read_instances(full_workdir), index_ids)
+    table = rt.language_table(plan, "fra_Latn", texts["fra_Latn"])
+    rt.check_language_table(table, "fra_Latn", full=True)
+    empty = pc.if_else(pa.array([i == 5 for i in range(table.num_rows)]), "", table.column("sentence"))
+    bad_text = table.set_column(table.schema.get_field_index("sentence"), "sentence", empty)
+    for full in (True, False):
+        with pytest.raises(MvlsibError, match="sentence has an empty or missing text"):
+            rt.check_language_table(bad_text, "fra_Latn", full=full)
+    labels = [7 if i == 9 else v for i, v in enumerate(table.column("image_label").to_pylist())]
+    bad_label = table.set_column(table.schema.get_field_index("image_label"), "image_label", pa.array(labels))
+    with pytest.raises(MvlsibError, match="image_label: 7 is greater than the maximum of 3"):
+        rt.check_language_table(bad_label, "fra_Latn", full=True)
+    with pytest.raises(MvlsibError, match="not a language code"):
+        rt.check_language_table(table, "fra_Latn copy", full=False)

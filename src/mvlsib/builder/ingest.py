@@ -13,7 +13,6 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mvlsib.atomic import atomic_open, atomic_path, sha256_file
 from mvlsib.builder.flores import FloresLanguage, find_flores_languages, flores_rows
@@ -27,11 +26,7 @@ from mvlsib.builder.sib_sources import (
 )
 from mvlsib.builder.tsv import SPLITS, SibRow, read_language_folder
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE as REPORT_FILE
-
-
-if TYPE_CHECKING:
-    import pandas as pd
+from mvlsib.workdir import CORPUS_FILE, INGEST_REPORT_FILE as REPORT_FILE
 
 
 

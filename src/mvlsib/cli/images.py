@@ -7,7 +7,10 @@ from pathlib import Path
 
 import click
 
+from mvlsib import limits
 from mvlsib.cli.groups import DEFAULT_POOL, build_cli, pool_option
+
+_BOX = "x".join(map(str, limits.IMAGE_BOX))
 from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
 
 
@@ -77,11 +80,11 @@ def check_options(fn):
                      help="Also accept this licence key (repeatable), on top of the allow-list."),
         click.option("--allow-list", type=click.Path(dir_okay=False, exists=True, path_type=Path),
                      help="File with the allowed licence keys, one per line (replaces the default list)."),
-        click.option("--min-side", type=click.IntRange(1), default=224, show_default=True,
+        click.option("--min-side", type=click.IntRange(1), default=limits.MIN_SIDE, show_default=True,
                      help="Smallest accepted shorter side in pixels."),
-        click.option("--max-pixels", type=click.IntRange(1), default=64_000_000, show_default=True,
+        click.option("--max-pixels", type=click.IntRange(1), default=limits.MAX_PIXELS, show_default=True,
                      help="Largest accepted width x height (decompression-bomb guard)."),
-        click.option("--expected-per-topic", type=click.IntRange(0), default=10, show_default=True,
+        click.option("--expected-per-topic", type=click.IntRange(0), default=limits.IMAGES_PER_TOPIC, show_default=True,
                      help="Images each of the 7 topics must have (0: do not check counts)."),
         click.option("--phash-max", type=click.IntRange(0, 64), default=10, show_default=True,
                      help="Near-duplicate when pHash distance <= this (and dHash within --dhash-max)."),
@@ -105,16 +108,16 @@ def check_options(fn):
 @click.option("--source-url", default="", help="Page where the image and its licence are published.")
 @click.option("--title", default="", help="Short description used in credits and the gallery.")
 @click.option("--image-id", default="", help="Id to use instead of the next free <topic_slug>_<n>.")
-@click.option("--box", default="640x480", show_default=True, help="Fit the image into WIDTHxHEIGHT (never enlarged).")
+@click.option("--box", default=_BOX, show_default=True, help="Fit the image into WIDTHxHEIGHT (never enlarged).")
 @click.option("--format", "fmt", type=click.Choice(["auto", "jpeg", "png"]), default="auto", show_default=True,
               help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.")
-@click.option("--min-side", type=click.IntRange(1), default=224, show_default=True,
+@click.option("--min-side", type=click.IntRange(1), default=limits.MIN_SIDE, show_default=True,
               help="Refuse images whose shorter side is smaller after fitting.")
-@click.option("--max-pixels", type=click.IntRange(1), default=64_000_000, show_default=True,
+@click.option("--max-pixels", type=click.IntRange(1), default=limits.MAX_PIXELS, show_default=True,
               help="Refuse images with more pixels (decompression-bomb guard).")
-@click.option("--max-bytes", type=click.IntRange(1), default=25 * 1024 * 1024, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(1), default=limits.MAX_DOWNLOAD_BYTES, show_default=True,
               help="Refuse sources larger than this many bytes.")
-@click.option("--timeout", type=click.FloatRange(0.1), default=30.0, show_default=True,
+@click.option("--timeout", type=click.FloatRange(0.1), default=limits.DOWNLOAD_TIMEOUT_S, show_default=True,
               help="Seconds to wait for a URL to answer.")
 @_friendly_errors
 def images_add(source, pool, topic, license_, author, source_url, title, image_id, box, fmt, min_side, max_pixels,
@@ -201,7 +204,7 @@ def images_credits(pool, out) -> None:
               help="CSV with file, license, author, source_url[, title] for every image of the release.")
 @click.option("--pool", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="New (or empty) folder to build the pool in.")
-@click.option("--box", default="640x480", show_default=True, help="Fit images into WIDTHxHEIGHT (never enlarged).")
+@click.option("--box", default=_BOX, show_default=True, help="Fit images into WIDTHxHEIGHT (never enlarged).")
 @click.option("--format", "fmt", type=click.Choice(["auto", "jpeg", "png"]), default="auto", show_default=True,
               help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.")
 @_friendly_errors

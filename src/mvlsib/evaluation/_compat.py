@@ -14,10 +14,14 @@ from __future__ import annotations
 # even when some other version of it happens to be installed.
 BUNDLED = not __name__.startswith("mvlsib.evaluation")
 
+__all__ = ["BUNDLED", "TOOLKIT_VERSION", "atomic_open", "open_csv", "MvlsibError", "library_versions", "TOPICS",
+           "TASK_TABLE", "TASKS", "TASK_BY_NAME", "K_VALUES", "CROSS_MODAL", "loader"]
+
 
 if not BUNDLED:
     from mvlsib import __version__ as TOOLKIT_VERSION
     from mvlsib.atomic import atomic_open
+    from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
     from mvlsib.release_format import mvl_sib as _loader_module
     from mvlsib.topics import TOPICS
@@ -28,6 +32,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
 
     from ._bundle_info import VERSION as TOOLKIT_VERSION
     from ._shared.atomic import atomic_open
+    from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions
 

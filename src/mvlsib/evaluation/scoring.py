@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from ._compat import TASKS, MvlsibError
+from ._compat import TASKS, MvlsibError, open_csv
 from .parsing import parse_letter
 from .prompts import LETTERS
 
@@ -96,7 +96,7 @@ def read_groups_csv(path: str | Path) -> dict[str, str]:
     """A grouping CSV with columns ``language`` and ``group`` -> {language: group}."""
     path = Path(path)
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        with open_csv(path) as fh:
             reader = csv.DictReader(fh)
             missing = {"language", "group"} - set(reader.fieldnames or [])
             if missing:

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import MIN_SIDE
 from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
 from mvlsib.image_pool.licenses import has_value, judge_license
 from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
 from mvlsib.topics import TOPICS, topic_slug
 
-DEFAULT_MIN_SIDE = 224
+DEFAULT_MIN_SIDE = MIN_SIDE
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,17 @@ import io
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 
+from mvlsib.limits import IMAGES_PER_TOPIC, MIN_SIDE
 from mvlsib.image_pool.hashes import ImageHashes, NearDupPolicy, PairDistance, all_pairs, compute_hashes, nearest_neighbours
 from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license
-from mvlsib.workdir.pool_manifest import ManifestRow, manifest_path, read_manifest
+from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
 from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
 from mvlsib.topics import TOPICS, topic_slug
 
-DEFAULT_MIN_SIDE = 224
-DEFAULT_EXPECTED_PER_TOPIC = 10
+DEFAULT_MIN_SIDE = MIN_SIDE
+DEFAULT_EXPECTED_PER_TOPIC = IMAGES_PER_TOPIC
 
 
 @dataclass(frozen=True)
@@ -121,30 +122,6 @@ class CheckReport:
                 [f"topic(s) {', '.join(topics)}"] if topics else [])
             lines.append(f"FAILED: {len(self.errors)} problem(s) in {self.pool}: " + "; ".join(parts))
         return "\n".join(lines) + "\n"
-
-
-def pool_root(pool: str | Path) -> Path:
-    return manifest_path(pool).parent
-
-
-def resolve_in_pool(root: Path, rel: str) -> tuple[Path | None, str]:
-    """The file a manifest ``file`` value names, or None with the reason it is refused."""
-    if not rel:
-        return None, "empty file field"
-    if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
-        return None, f"absolute path {rel!r}; files must be relative to the pool folder"
-    parts = re.split(r"[\\/]", rel)
-    if ".." in parts:
-        return None, f"path {rel!r} climbs out of the pool folder with '..'"
-    path = root / rel
-    try:
-        real = path.resolve(strict=False)
-        inside = real.is_relative_to(root.resolve())
-    except (OSError, RuntimeError) as exc:  # symlink loops
-        return None, f"path {rel!r} cannot be resolved ({exc})"
-    if not inside:
-        return None, f"path {rel!r} leads outside the pool folder (symlink to {real})"
-    return path, ""
 
 
 def _end_marker_problem(data: bytes, fmt: str) -> str:

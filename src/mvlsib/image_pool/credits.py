@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 from mvlsib.image_pool.licenses import has_value, judge_license, license_url
-from mvlsib.workdir.pool_manifest import ManifestRow, read_manifest
-from mvlsib.topics import TOPICS
+from mvlsib.workdir.pool_manifest import ManifestRow, image_order, read_manifest
 
 
 def _md(text: str) -> str:
@@ -31,17 +30,11 @@ def credit_line(row: ManifestRow) -> str:
 
 
 def credits_markdown(rows: list[ManifestRow], heading: str = "Image credits") -> str:
-    order = {t: i for i, t in enumerate(TOPICS)}
-    rows = sorted(rows, key=lambda r: (order.get(r.topic, len(order)), r.topic, _num(r.image_id), r.image_id))
+    rows = sorted(rows, key=lambda r: image_order(r.topic, r.image_id))
     lines = [f"## {heading}", "", f"{len(rows)} images. Each image keeps its own licence; "
              "the licence link explains what it permits.", ""]
     lines += [credit_line(r) for r in rows]
     return "\n".join(lines) + "\n"
-
-
-def _num(image_id: str) -> int:
-    tail = image_id.rpartition("_")[2]
-    return int(tail) if tail.isdigit() else -1
 
 
 def pool_credits(pool: str | Path) -> str:

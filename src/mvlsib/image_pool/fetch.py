@@ -6,9 +6,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import DOWNLOAD_TIMEOUT_S, MAX_DOWNLOAD_BYTES
 
-DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_MAX_BYTES = 25 * 1024 * 1024
+DEFAULT_TIMEOUT_S = DOWNLOAD_TIMEOUT_S
+DEFAULT_MAX_BYTES = MAX_DOWNLOAD_BYTES
 ACCEPTED_CONTENT_TYPES = ("image/jpeg", "image/png", "image/webp", "image/gif", "image/tiff", "image/bmp")
 USER_AGENT = "mvlsib-build image-pool (+https://github.com/mvlsib/mvlsib-build)"
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
-from mvlsib.image_pool.check import CheckOptions, CheckReport, check_pool, pool_root, resolve_in_pool
+from mvlsib.image_pool.check import CheckOptions, CheckReport, check_pool
 from mvlsib.image_pool.credits import title_of
 from mvlsib.image_pool.licenses import judge_license, license_url
-from mvlsib.workdir.pool_manifest import ManifestRow, read_manifest
+from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
 from mvlsib.topics import TOPICS, topic_slug
 
 THUMB = (320, 240)

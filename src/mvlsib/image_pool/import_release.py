@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.licenses import judge_license
 from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, write_manifest
@@ -47,7 +48,7 @@ def find_image_dir(release: Path) -> Path:
 def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
     """CSV rows keyed by file name (the basename of the key column)."""
     try:
-        fh = open(path, newline="", encoding="utf-8-sig")
+        fh = open_csv(path)
     except OSError as exc:
         raise MvlsibError(f"{path}: cannot read the licence CSV ({exc})") from None
     with fh:

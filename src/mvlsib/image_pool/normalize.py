@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import IMAGE_BOX, MAX_PIXELS
 
-DEFAULT_BOX: tuple[int, int] = (640, 480)  # the upstream MVL-SIB release used 640x480 thumbnails
-DEFAULT_MAX_PIXELS = 64_000_000  # above any real camera photo in use; far below a decompression bomb
+DEFAULT_BOX: tuple[int, int] = IMAGE_BOX
+DEFAULT_MAX_PIXELS = MAX_PIXELS
 POOL_FORMATS = ("JPEG", "PNG", "WEBP")  # formats a pool file may have
 INPUT_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "TIFF", "BMP", "MPO")  # formats `images add` accepts
 JPEG_SAVE_OPTIONS = {"format": "JPEG", "quality": 90, "subsampling": "4:2:0", "optimize": False,

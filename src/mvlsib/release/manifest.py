@@ -8,7 +8,6 @@ is uploaded.
 from __future__ import annotations
 
 import json
-import platform
 from pathlib import Path
 
 from mvlsib.atomic import atomic_open, sha256_file

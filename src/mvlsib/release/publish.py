@@ -231,8 +231,10 @@ def publish(
     plan = rt.plan_instances(instances, index_ids)
     with _staging(Path(out)) as stage:
         sizes = {}
-        for lang in _progress(langs, desc="write languages", enabled=progress):
-            sizes[lang] = rt.write_language(stage, plan, lang, texts[lang])
+        for n, lang in enumerate(_progress(langs, desc="write languages", enabled=progress)):
+            # The release row schema applies to every table: in full to the first, and to the
+            # language-dependent columns of all (tables.check_language_table).
+            sizes[lang] = rt.write_language(stage, plan, lang, texts[lang], check_full=n == 0)
         sizes["images"] = rt.write_images(stage, records)
         shutil.copyfile(mvl_sib.__file__, stage / LOADER_NAME)
         write_evaluate_script(stage / EVALUATE_NAME)

@@ -58,6 +58,7 @@ def compute_stats(instances: list[dict], image_topics: dict[str, str]) -> Releas
     )
 
 
-def _id_key(image_id: str) -> tuple[int, str]:
-    _, _, num = image_id.rpartition("_")
-    return (int(num) if num.isdigit() else -1, image_id)
+def _id_key(image_id: str) -> tuple[str, int, str]:
+    from mvlsib.workdir.pool_manifest import image_order
+
+    return image_order("", image_id)

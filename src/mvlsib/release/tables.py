@@ -211,8 +211,64 @@ def language_table(plan: InstancePlan, language: str, texts):
     return pa.Table.from_arrays([cols[f.name].cast(f.type) for f in schema], schema=schema)
 
 
-def write_language(out: Path, plan: InstancePlan, language: str, texts) -> "ConfigSize":
+def check_language_table(table, language: str, *, full: bool) -> None:
+    """Apply the release row's JSON Schema (derived from the column table) to a language table.
+
+    The language-dependent columns (``language`` and ``TEXT_OF``) are checked vectorised against
+    their schema rules. ``full`` also runs every other column's values through the JSON Schema
+    validator; those id columns are the same arrays in every language, so checking them in one
+    table checks them in all.
+    """
+    import pyarrow.compute as pc
+
+    from mvlsib.release_format.mvl_sib import TEXT_OF
+    from mvlsib.schema.validators import load_schema, validator
+
+    where = f"release table of {language}"
+    if full:
+        # Row by row through the schema, but each distinct value of a column once: the schema's
+        # properties are independent of each other, so this equals validating every row.
+        schema = load_schema("release_row")
+        if list(table.column_names) != schema["required"]:
+            raise MvlsibError(f"{where}: columns {table.column_names} are not the release columns (a toolkit bug)")
+        from jsonschema import Draft202012Validator
+
+        inlined = validator("release_row").schema["properties"]
+        ids = table.column("instance_id").to_pylist()
+        for column in [c for c in table.column_names if c not in TEXT_OF and c != "language"]:
+            check = Draft202012Validator(inlined[column])
+            seen: set = set()
+            for n, value in enumerate(table.column(column).to_pylist()):
+                key = tuple(value) if isinstance(value, list) else value
+                if key in seen:
+                    continue
+                seen.add(key)
+                error = next(iter(check.iter_errors(value)), None)
+                if error is not None:
+                    raise MvlsibError(f"{where}, instance {ids[n]}: {column}: {error.message} "
+                                      "(a toolkit bug: please report it)")
+    props = load_schema("release_row")["properties"]
+    import re
+
+    if not re.fullmatch(props["language"]["pattern"], language):
+        raise MvlsibError(f"{where}: {language!r} is not a language code of the form xxx_Xxxx")
+    if not pc.all(pc.equal(table.column("language"), language)).as_py():
+        raise MvlsibError(f"{where}: a row names another language (a toolkit bug: please report it)")
+    for column in TEXT_OF:
+        values = table.column(column)
+        rule = props[column]
+        if "minItems" in rule:
+            lengths = pc.list_value_length(values)
+            if pc.any(pc.not_equal(lengths, rule["minItems"])).as_py() or lengths.null_count:
+                raise MvlsibError(f"{where}: {column} must hold {rule['minItems']} texts in every row")
+            values = pc.list_flatten(values)
+        if values.null_count or pc.any(pc.less(pc.utf8_length(values), rule.get("items", rule)["minLength"])).as_py():
+            raise MvlsibError(f"{where}: {column} has an empty or missing text; re-run `mvlsib-build ingest`")
+
+
+def write_language(out: Path, plan: InstancePlan, language: str, texts, *, check_full: bool = False) -> "ConfigSize":
     table = language_table(plan, language, texts)
+    check_language_table(table, language, full=check_full)
     path = write_table(table, config_path(out, language))
     return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)
 
@@ -240,11 +296,11 @@ def read_image_record(pool: Path, row) -> ImageRecord:
 
     from PIL import Image
 
+    from mvlsib.workdir.pool_manifest import pool_file
+
     pool = Path(pool)
     rel = Path(row.file)
-    path = (pool / rel).resolve()
-    if rel.is_absolute() or not path.is_relative_to(pool.resolve()):
-        raise MvlsibError(f"{pool / 'manifest.csv'}: image {row.image_id}: file {row.file!r} lies outside the pool folder")
+    path = pool_file(pool, row)
     if not path.is_file():
         raise MvlsibError(f"{pool / 'manifest.csv'}: image {row.image_id}: file {row.file!r} does not exist in {pool}")
     data = path.read_bytes()
@@ -275,9 +331,9 @@ def read_image_record(pool: Path, row) -> ImageRecord:
 
 
 def image_sort_key(rec) -> tuple[str, int, str]:
-    """Topic, then the numeric suffix of the id (``sports_2`` before ``sports_10``), like the pool manifest."""
-    _, _, num = rec.image_id.rpartition("_")
-    return (rec.topic, int(num) if num.isdigit() else -1, rec.image_id)
+    from mvlsib.workdir.pool_manifest import image_order
+
+    return image_order(rec.topic, rec.image_id)
 
 
 def images_table(records: Sequence[ImageRecord]):

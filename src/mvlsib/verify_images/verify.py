@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mvlsib.atomic import atomic_open
+from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import MAX_PIXELS
 from mvlsib.topics import TOPICS
 
 from .rotations import LETTERS, required_correct, rotate, rotation_shifts
 
 DEFAULT_LANGUAGE = "eng_Latn"
-MAX_PIXELS = 64_000_000  # larger images are refused before decoding (decompression bombs)
 
 
 # ---------------------------------------------------------------------------- inputs
@@ -113,7 +114,7 @@ def read_topic_names(path: str | Path) -> dict[str, tuple[str, ...]]:
     """
     path = Path(path)
     try:
-        fh = open(path, newline="", encoding="utf-8-sig")
+        fh = open_csv(path)
     except OSError as exc:
         raise MvlsibError(f"--topic-names {path}: cannot read it ({exc.strerror})") from None
     with fh:
@@ -160,13 +161,11 @@ def load_pool_images(pool: str | Path) -> list[tuple[Any, Any]]:
     """(manifest row, RGB PIL image) for every image of the pool, in manifest order."""
     from PIL import Image
 
-    from mvlsib.workdir.pool_manifest import manifest_path, read_manifest
+    from mvlsib.workdir.pool_manifest import manifest_path, pool_file, read_manifest
 
-    pool_dir = manifest_path(pool).parent
     rows = read_manifest(pool)
     if not rows:
         raise MvlsibError(f"{manifest_path(pool)}: the manifest lists no images")
-    root = pool_dir.resolve()
     out = []
     for lineno, row in enumerate(rows, start=2):
         if row.topic not in TOPICS:
@@ -174,9 +173,7 @@ def load_pool_images(pool: str | Path) -> list[tuple[Any, Any]]:
                 f"{manifest_path(pool)}, line {lineno}: image {row.image_id} has topic {row.topic!r}; "
                 f"expected one of {', '.join(TOPICS)}"
             )
-        file = (pool_dir / row.file).resolve()
-        if root not in file.parents:
-            raise MvlsibError(f"{manifest_path(pool)}, line {lineno}: file {row.file!r} lies outside the pool folder")
+        file = pool_file(pool, row, lineno)
         try:
             with Image.open(file) as im:
                 if im.width * im.height > MAX_PIXELS:

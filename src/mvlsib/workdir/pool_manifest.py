@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, field
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mvlsib.atomic import atomic_open
+from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import POOL_MANIFEST_FILE
 
@@ -58,8 +60,7 @@ def read_manifest(pool: str | Path) -> list[ManifestRow]:
 
 
 def _read_rows(path: Path) -> list[ManifestRow]:
-    # utf-8-sig: spreadsheet programs save CSV with a byte-order mark.
-    with open(path, newline="", encoding="utf-8-sig") as fh:
+    with open_csv(path) as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
@@ -97,9 +98,53 @@ def write_manifest(pool: str | Path, rows: list[ManifestRow]) -> Path:
     return path
 
 
+def image_order(topic: str, image_id: str) -> tuple[str, int, str]:
+    """The order images are listed in everywhere (manifest, card, credits, images parquet): topic,
+    then the id's numeric suffix (``sports_2`` before ``sports_10``)."""
+    _, _, num = image_id.rpartition("_")
+    return (topic, int(num) if num.isdigit() else -1, image_id)
+
+
 def _sort_key(row: ManifestRow) -> tuple[str, int, str]:
-    stem, _, num = row.image_id.rpartition("_")
-    return (row.topic, int(num) if num.isdigit() else -1, row.image_id)
+    return image_order(row.topic, row.image_id)
+
+
+def pool_root(pool: str | Path) -> Path:
+    """The pool folder of ``pool`` (the folder, or the folder of a manifest file)."""
+    return manifest_path(pool).parent
+
+
+def resolve_in_pool(root: Path, rel: str) -> tuple[Path | None, str]:
+    """The file a manifest ``file`` value names, or None with the reason it is refused.
+
+    The one place that decides which paths a manifest may name: relative, no ``..``, and not
+    leading out of the pool folder through a symlink.
+    """
+    if not rel:
+        return None, "empty file field"
+    if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
+        return None, f"absolute path {rel!r}; files must be relative to the pool folder"
+    parts = re.split(r"[\\/]", rel)
+    if ".." in parts:
+        return None, f"path {rel!r} climbs out of the pool folder with '..'"
+    path = root / rel
+    try:
+        real = path.resolve(strict=False)
+        inside = real.is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as exc:  # symlink loops
+        return None, f"path {rel!r} cannot be resolved ({exc})"
+    if not inside:
+        return None, f"path {rel!r} leads outside the pool folder (symlink to {real})"
+    return path, ""
+
+
+def pool_file(pool: str | Path, row: ManifestRow, lineno: int | None = None) -> Path:
+    """The file of a manifest row, or MvlsibError naming the manifest line and why it is refused."""
+    path, why = resolve_in_pool(pool_root(pool), row.file)
+    if path is None:
+        where = f"{manifest_path(pool)}, line {lineno}" if lineno else f"{manifest_path(pool)}: image {row.image_id}"
+        raise MvlsibError(f"{where}: file {row.file!r} lies outside the pool folder ({why}); fix the manifest row")
+    return path
 
 
 def images_by_topic(rows: list[ManifestRow]) -> dict[str, list[str]]:

@@ -30,13 +30,6 @@ _HUB_LICENSES = {
     "cc-by-sa-4.0",
     "pddl",
 }
-_LICENSE_LINKS = {
-    "CC0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
-    "PDDL-1.0": "https://opendatacommons.org/licenses/pddl/1-0/",
-    "LicenseRef-PublicDomain": "https://creativecommons.org/publicdomain/mark/1.0/",
-    "LicenseRef-Unsplash": "https://unsplash.com/license",
-    "LicenseRef-Pexels": "https://www.pexels.com/license/",
-}
 
 
 @dataclass(frozen=True)
@@ -83,15 +76,13 @@ def _normalized(spdx: str) -> str:
 
 
 def license_link(spdx: str) -> str:
-    """The page explaining a licence: the image-pool tools' link (as in `images credits`), else ours."""
+    """The page explaining a licence: the image-pool tools' link (as in `images credits`), else its SPDX page."""
     from mvlsib.image_pool.licenses import license_url
 
     expr = _normalized(spdx)
     url = license_url(expr)
     if url:
         return url
-    if expr in _LICENSE_LINKS:
-        return _LICENSE_LINKS[expr]
     return f"https://spdx.org/licenses/{expr}.html"
 
 

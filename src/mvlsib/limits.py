@@ -1,0 +1,18 @@
+"""Named limits and size defaults, each written once.
+
+Every command-line default and library default for these reads them from here, so the
+help text, the library and the docs cannot drift apart.
+"""
+
+# Images: decoded pixels above this are refused before decoding (decompression bombs); far above
+# any real camera photo in use.
+MAX_PIXELS = 64_000_000
+# Images: the shorter side a pool image must have after normalisation.
+MIN_SIDE = 224
+# Images: normalised pool images fit this box (never enlarged); also MTEB's thumbnail size.
+IMAGE_BOX = (640, 480)
+# Downloads of a source image: largest body accepted, and seconds for the whole request.
+MAX_DOWNLOAD_BYTES = 25 * 1024 * 1024
+DOWNLOAD_TIMEOUT_S = 30.0
+# The pool: images each topic must have.
+IMAGES_PER_TOPIC = 10
