@@ -11,7 +11,7 @@ from mvlsib.workdir.corpus import read_corpus
 from mvlsib.builder.sib_sources import is_hub_id
 from mvlsib.errors import MvlsibError
 
-from fakes.hub_server import COMMIT, FakeHub
+from fakes.hub import serve_folder
 
 LANGS = ("eng_Latn", "fra_Latn", "zul_Latn")
 
@@ -26,11 +26,12 @@ def hub_repo(tmp_path_factory, sib_dir):
 
 
 def test_hub_download_of_selected_languages(tmp_path, hub_repo, sib_dir):
-    with FakeHub("Davlan/sib200", hub_repo) as hub:
+    with serve_folder("Davlan/sib200", hub_repo) as hub:
         report = ingest(
             tmp_path / "w", sib="Davlan/sib200", languages="fra_Latn", endpoint=hub.endpoint,
             cache_dir=tmp_path / "cache", progress=False,
         )
+    COMMIT = hub.commit
     assert report.sources == [{"kind": "hub", "location": "Davlan/sib200", "revision": COMMIT}]
     assert report.languages == ["fra_Latn"]
     downloaded = sorted(p for m, p in hub.requests if m == "GET" and "/resolve/" in p)
@@ -45,7 +46,7 @@ def test_hub_download_of_selected_languages(tmp_path, hub_repo, sib_dir):
 
 
 def test_hub_all_languages_and_revision(tmp_path, hub_repo):
-    with FakeHub("Davlan/sib200", hub_repo) as hub:
+    with serve_folder("Davlan/sib200", hub_repo) as hub:
         report = ingest(
             tmp_path / "w", sib="Davlan/sib200", revision="main", endpoint=hub.endpoint,
             cache_dir=tmp_path / "cache", progress=False,
@@ -65,7 +66,7 @@ def test_hub_all_languages_and_revision(tmp_path, hub_repo):
 
 def test_hub_unreachable_is_a_clear_error(tmp_path):
     # a port nobody listens on: the server is started and stopped to reserve it
-    with FakeHub("Davlan/sib200", tmp_path) as hub:
+    with serve_folder("Davlan/sib200", tmp_path) as hub:
         endpoint = hub.endpoint
     with pytest.raises(MvlsibError, match="cannot reach the Hub"):
         ingest(tmp_path / "w", sib="Davlan/sib200", endpoint=endpoint, cache_dir=tmp_path / "c", progress=False)

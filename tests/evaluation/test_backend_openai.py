@@ -13,7 +13,7 @@ from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.parsing import parse_letter
 from mvlsib.evaluation.prompts import build_prompt
 
-from fakes.openai_server import ANSWERS, FakeOpenAI, images_of, text_of
+from fakes.openai_compat import ANSWERS, images_of, lettered_server, text_of
 
 SECRET = "sk-test-5e5e5e-do-not-print"
 
@@ -21,7 +21,7 @@ SECRET = "sk-test-5e5e5e-do-not-print"
 def test_run_against_local_server(release_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     out = tmp_path / "run"
-    with FakeOpenAI(fail_every=3) as server:
+    with lettered_server(fail_every=3) as server:
         result = CliRunner().invoke(eval_cli, [
             "run", "--backend", "openai", "--base-url", server.base_url, "--model", "served-vlm",
             "--data", str(release_dir), "--tasks", "i2s,s2i", "--k", "3", "--languages", "eng_Latn",
@@ -60,7 +60,7 @@ def test_run_against_local_server(release_dir, tmp_path, monkeypatch):
 
 
 def test_gives_up_with_a_clear_message(tmp_path):
-    with FakeOpenAI(fail_every=1) as server:  # refuses everything
+    with lettered_server(fail_every=1) as server:  # refuses everything
         backend = make_backend("openai", model="m", base_url=server.base_url, max_retries=2, backoff=0.001)
         backend.set_images({})
         p = build_prompt("s2t", ["A sentence."], ["sports", "travel", "health", "politics"])
@@ -70,7 +70,7 @@ def test_gives_up_with_a_clear_message(tmp_path):
 
 
 def test_client_errors_are_not_retried():
-    with FakeOpenAI(fail_every=0) as server:
+    with lettered_server(fail_every=0) as server:
         backend = make_backend("openai", model="m", base_url=server.base_url.replace("/v1", "/v2"), backoff=5)
         backend.set_images({})
         p = build_prompt("s2t", ["A sentence."], ["sports", "travel", "health", "politics"])
@@ -85,7 +85,7 @@ def test_answers_parse_as_documented():
 
 
 def test_timeouts_are_retried():
-    with FakeOpenAI(fail_every=0, stall_first=1.5) as server:
+    with lettered_server(fail_every=0, stall_first=1.5) as server:
         backend = make_backend("openai", model="m", base_url=server.base_url, timeout=0.3, backoff=0.01)
         backend.set_images({})
         p = build_prompt("s2t", ["A sentence."], ["sports", "travel", "health", "politics"])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +117,34 @@ def test_licence_mapping(spdx, hub, link):
 
 def test_size_category():
     assert [size_category(n) for n in (999, 3012, 20_000, 617_460)] == ["n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M"]
+
+
+GOLDEN_CARD = Path(__file__).parent / "golden" / "README.md"
+
+
+def test_rendered_card_matches_the_golden_file(photos):
+    """The whole card, byte for byte: template, tables, prompts, sampling procedure, attribution.
+
+    A change to the card must be made on purpose: rerun with MVLSIB_UPDATE_GOLDEN=1 to rewrite
+    the golden file (the test then fails once, so an update is never silently green), review
+    the diff and commit it with the reason.
+    """
+    from mvlsib.release.publish import prompts_markdown, sampling_markdown
+
+    row = {"instance_id": "0-0", "language": "eng_Latn", "topic": "travel",
+           "ref_image_ids": [f"travel_{i}" for i in range(5)],
+           "ref_sentences": [f"Sentence {i} about travel." for i in range(5)],
+           "sentence_options": ["A travel sentence.", "A health sentence.", "A sports sentence.", "A geography one."],
+           "sentence_label": 0, "image_option_ids": ["health_1", "travel_2", "sports_3", "geography_4"],
+           "topic_options": ["health", "travel", "sports", "geography"], "image_label": 1}
+    text = render_card(_ctx(photos, prompts_markdown=prompts_markdown(row), sampling_markdown=sampling_markdown()))
+    if os.environ.get("MVLSIB_UPDATE_GOLDEN"):
+        GOLDEN_CARD.write_text(text, encoding="utf-8", newline="\n")
+        pytest.fail(f"rewrote {GOLDEN_CARD}; review the diff, commit it, and rerun without MVLSIB_UPDATE_GOLDEN")
+    assert GOLDEN_CARD.is_file(), f"{GOLDEN_CARD} is missing: run once with MVLSIB_UPDATE_GOLDEN=1"
+    golden = GOLDEN_CARD.read_text(encoding="utf-8")
+    if text != golden:
+        import difflib
+
+        diff = "".join(list(difflib.unified_diff(golden.splitlines(True), text.splitlines(True), "golden", "now"))[:60])
+        pytest.fail(f"the rendered card differs from {GOLDEN_CARD.name} (MVLSIB_UPDATE_GOLDEN=1 rewrites it):\n{diff}")

@@ -20,7 +20,7 @@ from mvlsib.verify_images.verify import (
     question_text,
     read_topic_names,
 )
-from fakes.vlm_server import FORMATS, LENIENT_ONLY_SHIFT, TopicServer
+from fakes.openai_compat import FORMATS, LENIENT_ONLY_SHIFT, topic_server
 
 N_IMAGES = 70
 
@@ -169,7 +169,7 @@ def test_server_identifies_every_pool_image(pool_images):
 
     from PIL import Image
 
-    server = TopicServer(pool_images)
+    server = topic_server(pool_images)
     for image_id, (_, im) in pool_images.items():
         buf = io.BytesIO()
         im.save(buf, format="JPEG", quality=95)
@@ -181,7 +181,7 @@ def served_run(tmp_path_factory, pool_dir, pool_images):
     """Two served models: an oracle (wrong on two images) and a position-biased one."""
     out = tmp_path_factory.mktemp("served")
     wrong = {"health_3": "travel", "politics_5": "sports"}
-    with TopicServer(pool_images, wrong=wrong) as server:
+    with topic_server(pool_images, wrong=wrong) as server:
         result = verify("--pool", pool_dir, "--backend", "openai", "--base-url", server.base_url,
                         "--model", "oracle", "--model", "always-a", "--out", out, "--concurrency", "4")
     return result, json.loads((out / "report.json").read_text("utf-8")), server, wrong
@@ -222,7 +222,7 @@ def test_lenient_parsing_and_translated_names(tmp_path, pool_dir, pool_images):
                        "language," + ",".join(TOPICS) + "\n"
                        "eng_Latn," + ",".join(TOPICS) + "\n"
                        "deu_Latn," + ",".join(german) + "\n")
-    with TopicServer(pool_images, names=dict(zip(german, TOPICS))) as server:
+    with topic_server(pool_images, names=dict(zip(german, TOPICS))) as server:
         result = verify("--pool", pool_dir, "--base-url", server.base_url, "--model", "openai:oracle",
                         "--topic-names", names_csv, "--parse-mode", "lenient", "--rotations", "7",
                         "--out", tmp_path / "out")
