@@ -1,0 +1,41 @@
+"""Tiny random-weight models of the popular vision-language families, one module per family.
+
+Each module builds, from configs and a tokenizer trained here (nothing is downloaded), a
+model folder that ``AutoProcessor`` and ``AutoModelForImageTextToText`` (or, for dual
+encoders, ``AutoModel``) load like a Hub checkpoint: safetensors weights, the family's
+processor, and the family's **real chat template** (each module names its source). Tests
+and benchmarks run the evaluator and ``verify-images`` on them to prove that every family
+receives correct inputs (docs/evaluation.md, "Model families").
+
+A family module defines::
+
+    FAMILY: str              # the key, e.g. "qwen2_vl"
+    KIND: str                # "generative" or "dual_encoder"
+    TEMPLATE_SOURCE: str     # where the chat template comes from (generative)
+    def build(out_dir, texts, *, seed=0) -> Path
+
+Modules are found by name: adding a family is adding a module here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+from types import ModuleType
+from typing import Iterable
+
+
+def family_names() -> list[str]:
+    """Every family module in this package, sorted (modules starting with "_" are helpers)."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+def family(name: str) -> ModuleType:
+    if name not in family_names():
+        raise KeyError(f"unknown family {name!r}; expected one of {', '.join(family_names())}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def build_family(name: str, out_dir: str | Path, texts: Iterable[str], *, seed: int = 0) -> Path:
+    return family(name).build(Path(out_dir), list(texts), seed=seed)
