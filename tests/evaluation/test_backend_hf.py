@@ -46,34 +46,47 @@ def _requests():
     return out
 
 
-def test_cached_inputs_equal_processor_inputs(backend, images):
+def test_batched_inputs_equal_per_prompt_processor_calls(backend, images):
+    """A batch is exactly its prompts processed one by one (one image list per prompt), collated."""
+    from mvlsib.evaluation.backends.hf_inputs import compare_batched, infer_layout
+
     reqs = [r for r in _requests() if r.image_ids][:4]
     texts = [backend._chat_text(r) for r in reqs]
-    ours = backend._assemble_cached(texts, reqs)
-    ref = backend.processor(text=texts, images=[images[i] for r in reqs for i in r.image_ids],
-                            padding=True, return_tensors="pt")
-    assert set(ours) == set(ref)
-    for name in ref:
-        assert torch.equal(ours[name], ref[name]), name
-    # 4 s2i images + references: several images per prompt, placed by the chat template
-    assert (ours["input_ids"] == backend.tokenizer.convert_tokens_to_ids("<image>")).sum() == sum(
-        len(r.image_ids) for r in reqs) * 25
+    singles = [backend.processor(text=[t], images=[[images[i] for i in r.image_ids]], return_tensors="pt")
+               for t, r in zip(texts, reqs)]
+    batches = backend.build_batches(reqs)
+    for idx, inputs in batches:
+        ref = backend.processor(text=[texts[i] for i in idx], images=[[images[j] for j in reqs[i].image_ids]
+                                for i in idx], padding=True, return_tensors="pt")
+        assert compare_batched([dict(singles[i]) for i in idx], dict(ref), infer_layout(
+            [dict(singles[i]) for i in idx], dict(ref)), backend.tokenizer.pad_token_id) == []
+        assert set(inputs) == set(ref)
+        for name in ref:
+            assert torch.equal(inputs[name], ref[name]), name
+        # image tokens per row: images x tokens per image (25 for this LLaVA), in prompt order
+        image_token = backend.tokenizer.convert_tokens_to_ids("<image>")
+        for row, i in zip(inputs["input_ids"], idx):
+            assert int((row == image_token).sum()) == 25 * len(reqs[i].image_ids)
+    assert sorted(i for idx, _ in batches for i in idx) == list(range(len(reqs)))
 
 
-def test_generate_batched_with_cache_matches_uncached(tiny_llava, images, backend):
+def test_generate_batched_with_cache_matches_uncached(tiny_llava, images):
     reqs = _requests()
-    before = backend.stats["images_preprocessed"]
+    backend = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4)
+    backend.set_images(images)
     ours = backend.generate(reqs)
     assert len(ours) == len(reqs) and all(isinstance(r, str) for r in ours)
-    assert backend.cache_images, "the self-check must accept LLaVA's processor"
-    # every image preprocessed once, however many prompts show it
-    assert backend.stats["images_preprocessed"] - before <= len(images)
-    assert backend.stats["images_preprocessed"] == len({i for r in reqs for i in r.image_ids})
+    # each distinct image tuple preprocessed once, however many prompts show it
+    tuples = {r.image_ids for r in reqs if r.image_ids}
+    assert backend.stats["images_preprocessed"] <= sum(len(t) for t in tuples)
+    again = backend.generate(reqs)
+    assert again == ours
+    assert backend.stats["image_cache_hits"] >= len([r for r in reqs if r.image_ids])
     plain = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4,
                          cache_images=False)
     plain.set_images(images)
     assert plain.generate(reqs) == ours
-    assert plain.stats["fallback_batches"] > 0
+    assert plain.stats["images_preprocessed"] == 0
 
 
 def test_batching_sorts_and_restores_order(tiny_llava, images):
@@ -90,7 +103,8 @@ def test_describe_and_errors(backend, tmp_path):
     d = backend.describe()
     assert d["model_class"] == "LlavaForConditionalGeneration" and d["trust_remote_code"] is False
     assert d["decoding"] == "greedy" and d["dtype"] == "float32"
-    with pytest.raises(MvlsibError, match="cannot load model"):
+    assert d["generation"]["repetition_penalty"] == 1.0 and d["generation"]["do_sample"] is False
+    with pytest.raises(MvlsibError, match="cannot load"):
         make_backend("hf", model=str(tmp_path / "nothing-here"), device="cpu")
     with pytest.raises(MvlsibError, match="not in the image table"):
         backend.generate([Request("x", tuple(build_prompt("i2s", ["nope"], list("abcd")).messages()), ("nope",))])

@@ -16,6 +16,12 @@ mathematical ``𝐂``) and after mapping look-alike capitals of other scripts
 (Cyrillic ``А В С``, Greek ``Α Β``) to A-D. Lower-case letters count only when they
 stand alone (``c``, ``c)``), so the English article ``a`` never reads as A.
 ``None`` means a format error: no option letter can be read.
+
+Reasoning models think before they answer: a thinking block (``<think>...</think>`` and the
+markers of ``REASONING_MARKERS``) is removed before the letter is read, and an answer wrapped
+in answer tags (GLM-4.1V's ``<answer>...</answer>``, ``<|begin_of_box|>...<|end_of_box|>``)
+is unwrapped. A thinking block that never closes (the token budget ran out while thinking)
+leaves no answer: a format error. The raw response is what ``predictions.jsonl`` keeps.
 """
 
 from __future__ import annotations
@@ -27,6 +33,32 @@ import unicodedata
 from .prompts import LETTERS
 
 MODES = ("strict", "relaxed", "lenient")
+
+# (open, close) markers of a thinking block, as the reasoning families' chat templates write them:
+# Qwen3 / Qwen3-VL-Thinking / GLM-4.1V-Thinking / DeepSeek-R1 style, and Kimi-VL-Thinking.
+REASONING_MARKERS = (("<think>", "</think>"), ("\u25c1think\u25b7", "\u25c1/think\u25b7"))
+# Tags some reasoning templates put around the final answer (GLM-4.1V).
+ANSWER_WRAPPERS = (("<answer>", "</answer>"), ("<|begin_of_box|>", "<|end_of_box|>"))
+
+
+def strip_reasoning(response: str) -> str:
+    """The part of a response that answers: thinking blocks removed, answer tags unwrapped.
+
+    The prompt may already have opened the block (a template whose generation prompt ends
+    in ``<think>``), so a close marker without its opener also ends the thinking; an opener
+    that is never closed means the model was still thinking: nothing is answered.
+    """
+    for opener, closer in REASONING_MARKERS:
+        if closer in response:
+            response = response[response.rindex(closer) + len(closer):]
+        elif opener in response:
+            response = response[: response.index(opener)]
+    for opener, closer in ANSWER_WRAPPERS:
+        start = response.find(opener)
+        if start != -1:
+            end = response.find(closer, start)
+            response = response[start + len(opener): end if end != -1 else len(response)]
+    return response
 
 # Capital letters of other scripts that look like (and are typed for) A-D.
 _CONFUSABLES = {
@@ -94,7 +126,7 @@ def parse_letter(response: str | None, mode: str = "relaxed", letters: tuple[str
         raise ValueError(f"unknown parse mode {mode!r}; expected one of {MODES}")
     if not response:
         return None
-    text = normalize(response)
+    text = normalize(strip_reasoning(response))
     letters = tuple(letters)
     letter, rest = _letter_at_start(text, letters)
     if mode == "strict":

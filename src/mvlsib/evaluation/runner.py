@@ -152,7 +152,28 @@ def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
         "prompts_sha256": prompts_hash(),
         "prompt_template_version": TEMPLATE_VERSION,
         "shard_count": opts.shard.count if opts.shard else 1,
+        **_backend_fingerprint(opts.backend_options),
     }
+
+
+def _backend_fingerprint(options: dict[str, Any]) -> dict[str, Any]:
+    """Backend settings that change what the model sees: part of the fingerprint only when set,
+    so runs made without them keep their fingerprint."""
+    out: dict[str, Any] = {}
+    for name in ("chat_template_kwargs", "processor_kwargs"):
+        value = options.get(name)
+        if value:
+            try:
+                out[name] = json.loads(value) if isinstance(value, str) else dict(value)
+            except ValueError:
+                raise MvlsibError(f"--{name.replace('_', '-')} must be a JSON object, got {value!r}") from None
+    template = options.get("chat_template")
+    if template:
+        try:
+            out["chat_template_sha256"] = hashlib.sha256(Path(template).read_bytes()).hexdigest()
+        except OSError as exc:
+            raise MvlsibError(f"--chat-template {template}: cannot read it ({exc})") from None
+    return out
 
 
 def _paths(out: Path, shard: Shard | None) -> tuple[Path, Path]:

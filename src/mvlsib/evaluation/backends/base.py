@@ -29,6 +29,13 @@ class BackendOption:
     choices: tuple[str, ...] | None = None
 
 
+# Options more than one backend owns (one flag, one meaning, wherever it is used).
+CHAT_TEMPLATE_KWARGS = BackendOption(
+    "chat-template-kwargs", "chat_template_kwargs", str, None,
+    "JSON object for the model's chat template (hf: passed to apply_chat_template; openai: sent as "
+    "chat_template_kwargs, which vLLM and SGLang pass on), e.g. '{\"enable_thinking\": false}'.")
+
+
 @dataclass(frozen=True)
 class Request:
     """One prompt. ``messages``: chat messages whose content parts are

@@ -1,16 +1,16 @@
 """Hugging Face transformers backend: ``AutoProcessor`` + ``AutoModelForImageTextToText``.
 
-Speed comes from three things the naive loop (one ``generate`` per prompt, images
-re-processed per prompt) lacks:
+Correct inputs for every family come first (``hf_inputs``): images stay where the prompt
+puts them (rendered natively or with the family's placeholder written in place), one
+image list per prompt, one BOS, greedy decoding with the checkpoint's sampling and penalty
+settings neutralised, thinking blocks given a budget. Speed comes from:
 
-1. each image is preprocessed once: its ``pixel_values`` (and whatever else the image
-   processor returns) and its expanded image-token string are cached per image id;
-   a batch's inputs are assembled from the cache exactly as the processor would
-   (placeholder expansion through ``processor.get_text_with_replacements``, tensors
-   concatenated in prompt order). A self-check on the first batch compares the
-   assembly with a direct ``processor(text=..., images=...)`` call and falls back to
-   the direct call (images still decoded once) for processors where they differ;
-2. requests are sorted by token length and batched with left padding;
+1. each prompt's images are preprocessed once per distinct image tuple (the processor's
+   image processor is memoised; its own expansion and tiling logic still runs per prompt),
+   and a tuple repeats in every language;
+2. per-prompt inputs are collated into batches, longest first, with left padding; the
+   first batch of each kind is checked against the processor's own batched call
+   (one image list per prompt) and, if they differ, that kind runs one prompt at a time;
 3. greedy decoding of a few new tokens, in bf16 on CUDA when present.
 """
 
@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from .._compat import MvlsibError
-from .base import Backend, BackendOption, Request
+from .base import CHAT_TEMPLATE_KWARGS, Backend, BackendOption, Request
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 
@@ -66,15 +66,104 @@ def move_inputs(inputs: Any, device: str, dtype: Any) -> dict[str, Any]:
     }
 
 
-def _hf_content(messages: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
-    # Chat templates only need to know *where* an image goes; pixels come from the cache.
-    out = []
-    for message in messages:
-        parts = []
-        for part in message["content"]:
-            parts.append({"type": "image"} if part["type"] == "image" else {"type": "text", "text": part["text"]})
-        out.append({"role": message["role"], "content": parts})
-    return out
+def parse_json_option(flag: str, value: Any) -> dict[str, Any]:
+    """A ``--flag JSON`` value (a JSON object) as a dict; ``None``/empty gives ``{}``."""
+    import json
+
+    if value is None or value == "" or value == {}:
+        return {}
+    if isinstance(value, dict):
+        return dict(value)
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise MvlsibError(f"--{flag} must be a JSON object, e.g. '{{\"key\": 1}}': {exc}") from None
+    if not isinstance(parsed, dict):
+        raise MvlsibError(f"--{flag} must be a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _missing_package(exc: BaseException) -> str | None:
+    import re
+
+    match = re.search(r"requires the (\S+) librar", str(exc)) or re.search(r"No module named '([^']+)'", str(exc))
+    return match.group(1) if match else None
+
+
+# Generation settings that make decoding greedy whatever the checkpoint's generation_config says
+# (a shipped repetition penalty or n-gram block would otherwise change answers silently).
+NEUTRAL_DECODING = {
+    "do_sample": False,
+    "num_beams": 1,
+    "temperature": 1.0,
+    "top_p": 1.0,
+    "top_k": 50,
+    "repetition_penalty": 1.0,
+    "encoder_repetition_penalty": 1.0,
+    "no_repeat_ngram_size": 0,
+    "length_penalty": 1.0,
+    "min_new_tokens": 0,
+}
+
+# A template whose generation prompt ends in one of these has opened a thinking block.
+THINKING_OPENERS = ("<think>", "\u25c1think\u25b7")
+
+
+class _MemoImageProcessor:
+    """The processor's image processor, remembering its output per tuple of images.
+
+    The processor's own logic (placeholder expansion, per-prompt image counts, tiling
+    rules) runs unchanged on every prompt; only the pixel work is reused. Prompts repeat
+    their image tuples across languages (an i2s reference set, an s2i option set), so a
+    full run preprocesses each tuple once instead of once per language.
+    """
+
+    def __init__(self, inner: Any, names: dict[int, str], stats: dict[str, int]) -> None:
+        self._inner, self._names, self._stats = inner, names, stats
+        self._memo: dict[Any, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _key(self, images: Any, kwargs: dict[str, Any]) -> Any:
+        def walk(x: Any) -> Any:
+            if isinstance(x, (list, tuple)):
+                return tuple(walk(i) for i in x)
+            name = self._names.get(id(x))
+            if name is None:
+                raise KeyError
+            return name
+        return walk(images), repr(sorted(kwargs.items()))
+
+    def __call__(self, images: Any = None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            key = None if args else self._key(images, kwargs)
+        except KeyError:
+            key = None
+        if key is None:
+            return self._inner(images, *args, **kwargs)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._inner(images, **kwargs)
+            self._memo[key] = hit
+            self._stats["images_preprocessed"] += sum(1 for _ in _flat(images))
+        else:
+            self._stats["image_cache_hits"] += 1
+        # A copy: some processors pop keys from what the image processor returns.
+        return type(hit)(dict(hit)) if hasattr(hit, "keys") else hit
+
+
+def _flat(x: Any):
+    if isinstance(x, (list, tuple)):
+        for i in x:
+            yield from _flat(i)
+    else:
+        yield x
 
 
 class HFBackend(Backend):
@@ -90,6 +179,17 @@ class HFBackend(Backend):
         BackendOption("trust-remote-code", "trust_remote_code", bool, False,
                       "hf: allow the model's own Python code from its repo to run (off by default: it is "
                       "arbitrary code; only for models you trust)."),
+        BackendOption("chat-template", "chat_template", str, None,
+                      "hf: a Jinja chat-template file to use instead of the model's own (e.g. for a model "
+                      "without one, or whose template moves images)."),
+        CHAT_TEMPLATE_KWARGS,
+        BackendOption("processor-kwargs", "processor_kwargs", str, None,
+                      "hf: JSON object passed to every processor call, e.g. '{\"max_pixels\": 401408}' (Qwen), "
+                      "'{\"do_image_splitting\": false}' (Idefics3/SmolVLM), '{\"do_pan_and_scan\": true}' "
+                      "(Gemma 3). Recorded in config.json and part of the resume fingerprint."),
+        BackendOption("thinking-max-new-tokens", "thinking_max_new_tokens", int, 2048,
+                      "hf: new-token budget when the chat template opens a thinking block (reasoning models "
+                      "think before answering); 0 refuses such models instead."),
     )
 
     def __init__(
@@ -102,10 +202,19 @@ class HFBackend(Backend):
         max_new_tokens: int = 8,
         trust_remote_code: bool = False,
         cache_images: bool = True,
+        chat_template: str | None = None,
+        chat_template_kwargs: Any = None,
+        processor_kwargs: Any = None,
+        thinking_max_new_tokens: int = 2048,
     ) -> None:
-        import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from pathlib import Path
 
+        import torch
+
+        from .hf_inputs import Renderer
+
+        if max_new_tokens < 1:
+            raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
         device, dtype = resolve_runtime(batch_size, device, dtype)
         self.model_id = model
         self.revision = revision
@@ -114,155 +223,222 @@ class HFBackend(Backend):
         self.device = device
         self.dtype = dtype
         self.max_new_tokens = max_new_tokens
+        self.thinking_max_new_tokens = thinking_max_new_tokens
         self.trust_remote_code = trust_remote_code
         self.cache_images = cache_images
-        common = {"revision": revision or "main", "trust_remote_code": trust_remote_code}
-        try:
-            self.processor = AutoProcessor.from_pretrained(model, **common)
-            self.model = AutoModelForImageTextToText.from_pretrained(
-                model, use_safetensors=True, dtype=getattr(torch, dtype), **common
-            )
-        except (OSError, ValueError) as exc:
-            raise MvlsibError(
-                f"cannot load model {model!r}{f' at revision {revision}' if revision else ''}: {exc}. "
-                "The model must be a local folder or Hub id with safetensors weights and a processor; "
-                "models with custom code need --trust-remote-code."
-            ) from exc
+        self.template_kwargs = parse_json_option("chat-template-kwargs", chat_template_kwargs)
+        self.processor_kwargs = parse_json_option("processor-kwargs", processor_kwargs)
+        template_text = None
+        if chat_template:
+            try:
+                template_text = Path(chat_template).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise MvlsibError(f"--chat-template {chat_template}: cannot read it ({exc})") from None
+        self.processor, self.model = self._load(model, revision, trust_remote_code, dtype)
         self.model.to(device).eval()
         self.tokenizer = getattr(self.processor, "tokenizer", None)
         if self.tokenizer is None:
             raise MvlsibError(f"{model}: the processor has no tokenizer; not a vision-language chat model")
+        if template_text is not None:
+            self.processor.chat_template = template_text
+        self.chat_template_source = chat_template or "model"
+        if not getattr(self.processor, "chat_template", None):
+            raise MvlsibError(
+                f"{model}: the model has no chat template ({type(self.processor).__name__}; prefix-LM models "
+                "such as PaliGemma have none), so its prompts cannot be built the way it was trained; pass "
+                "--chat-template FILE with a Jinja template if you know the model's prompt format"
+            )
         # Left padding: every sequence's last token is the one generation continues from.
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self._cache: dict[str, tuple[dict[str, Any], str]] = {}
-        self._checked = {"image": False, "text": False}
+        self.renderer = Renderer(self.processor, self.template_kwargs)
         self.images: dict[str, Any] = {}
-        self.stats = {"images_preprocessed": 0, "generate_calls": 0, "fallback_batches": 0}
+        self.stats = {"images_preprocessed": 0, "image_cache_hits": 0, "generate_calls": 0,
+                      "unbatched_prompts": 0}
+        self._layout: dict[bool, dict[str, str] | None] = {}
+        self._batched_ok: dict[bool, bool] = {}
+        self._opens_thinking: bool | None = None
+        self._inner_image_processor = getattr(self.processor, "image_processor", None)
+        self._decoding: dict[str, Any] = {}
+
+    @staticmethod
+    def _load(model: str, revision: str | None, trust_remote_code: bool, dtype: str):
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        common = {"revision": revision or "main", "trust_remote_code": trust_remote_code}
+        where = f"{model!r}{f' at revision {revision}' if revision else ''}"
+        try:
+            processor = AutoProcessor.from_pretrained(model, **common)
+        except ImportError as exc:
+            package = _missing_package(exc)
+            raise MvlsibError(
+                f"cannot load the processor of {where}: it needs the {package or 'missing'} package, which is not "
+                f"installed; install it (pip install {package or '...'}) and run again"
+            ) from None
+        except (OSError, ValueError, TypeError) as exc:
+            raise MvlsibError(f"cannot load the processor of {where}: {_one_line(exc)}. The model must be a local "
+                              "folder or Hub id with a processor; models with custom code need --trust-remote-code.") from None
+        try:
+            net = AutoModelForImageTextToText.from_pretrained(
+                model, use_safetensors=True, dtype=getattr(torch, dtype), **common)
+        except ImportError as exc:
+            package = _missing_package(exc)
+            raise MvlsibError(f"cannot load model {where}: it needs the {package or 'missing'} package; "
+                              f"install it (pip install {package or '...'}) and run again") from None
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            message = _one_line(exc)
+            if "Unrecognized configuration class" in message:
+                raise MvlsibError(
+                    f"cannot load model {where}: its architecture is not an image-text-to-text model "
+                    "(AutoModelForImageTextToText does not know it), so it cannot answer MVL-SIB prompts"
+                ) from None
+            raise MvlsibError(
+                f"cannot load model {where}: {message}. The model must be a local folder or Hub id with "
+                "safetensors weights and a processor; models with custom code need --trust-remote-code."
+            ) from None
+        return processor, net
+
+    def set_images(self, images):
+        super().set_images(images)
+        if self.cache_images and self._inner_image_processor is not None:
+            names = {id(im): name for name, im in self.images.items()}
+            self.processor.image_processor = _MemoImageProcessor(self._inner_image_processor, names, self.stats)
 
     # ------------------------------------------------------------------ inputs
 
     def _chat_text(self, request: Request) -> str:
-        return self.processor.apply_chat_template(
-            _hf_content(request.messages), add_generation_prompt=True, tokenize=False
-        )
+        return self.renderer.render(request.messages, bool(request.image_ids))
 
-    def _image_entry(self, image_id: str) -> tuple[dict[str, Any], str]:
-        entry = self._cache.get(image_id)
-        if entry is None:
-            try:
-                image = self.images[image_id]
-            except KeyError:
-                raise MvlsibError(f"image {image_id!r} is not in the image table of this release") from None
-            processed = self.processor.image_processor([image], return_tensors="pt")
-            replacement = self.processor.replace_image_token(processed, image_idx=0)
-            entry = (dict(processed), replacement)
-            self._cache[image_id] = entry
-            self.stats["images_preprocessed"] += 1
-        return entry
-
-    def _text_kwargs(self) -> dict[str, Any]:
+    def _images_of(self, request: Request) -> list[Any]:
         try:
-            kwargs = self.processor._merge_kwargs(
-                tokenizer_init_kwargs=self.tokenizer.init_kwargs, padding=True, return_tensors="pt"
-            )["text_kwargs"]
-            for name in ("return_mm_token_type_ids", "return_text_replacement_offsets"):
-                kwargs.pop(name, None)
-            return kwargs
-        except Exception:  # a processor without the kwargs machinery: the tokenizer defaults
-            return {"padding": True, "return_tensors": "pt"}
+            return [self.images[i] for i in request.image_ids]
+        except KeyError as exc:
+            raise MvlsibError(f"image {exc.args[0]!r} is not in the image table of this release") from None
 
-    def _assemble_cached(self, texts: list[str], requests: list[Request]) -> dict[str, Any]:
-        import torch
+    def _call_processor(self, texts: list[str], image_lists: list[list[Any]] | None) -> dict[str, Any]:
+        from .hf_inputs import starts_with_bos
 
-        image_ids = [i for r in requests for i in r.image_ids]
-        entries = [self._image_entry(i) for i in image_ids]
-        if entries:
-            texts, _ = self.processor.get_text_with_replacements(list(texts), [e[1] for e in entries])
-        inputs = dict(self.tokenizer(list(texts), **self._text_kwargs()))
-        for name in entries[0][0] if entries else ():
-            inputs[name] = torch.cat([e[0][name] for e in entries], dim=0)
-        unused = getattr(self.processor, "unused_input_names", []) or []
-        return {k: v for k, v in inputs.items() if k not in unused}
+        kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt",
+                                  **self.processor_kwargs}
+        # The template already wrote BOS: the tokenizer must not add a second one.
+        if all(starts_with_bos(t, self.tokenizer) for t in texts):
+            kwargs["add_special_tokens"] = False
+        if image_lists:
+            kwargs["images"] = image_lists
+        try:
+            return dict(self.processor(**kwargs))
+        except (TypeError, ValueError) as exc:
+            raise MvlsibError(f"{type(self.processor).__name__} refused the prompt inputs: {_one_line(exc)}"
+                              + (" (check --processor-kwargs)" if self.processor_kwargs else "")) from None
 
-    def _assemble_direct(self, texts: list[str], requests: list[Request]) -> dict[str, Any]:
-        images = [self.images[i] for r in requests for i in r.image_ids]
-        kwargs = {"text": list(texts), "padding": True, "return_tensors": "pt"}
-        if images:
-            kwargs["images"] = images
-        return dict(self.processor(**kwargs))
+    def _single(self, text: str, request: Request) -> dict[str, Any]:
+        return self._call_processor([text], [self._images_of(request)] if request.image_ids else None)
 
-    def _self_check(self, text: str, request: Request) -> None:
-        """Compare the cached assembly with the processor's own output once per modality."""
-        import torch
+    def _check_batching(self, texts: list[str], requests: list[Request], singles: list[dict[str, Any]],
+                        has_images: bool) -> None:
+        """The first batch of each modality: does collating per-prompt inputs equal the processor's
+        own batched call (one image list per prompt)? If not, prompts of that kind run one by one."""
+        from .hf_inputs import compare_batched, infer_layout
 
-        kind = "image" if request.image_ids else "text"
-        if self._checked[kind] or not self.cache_images:
+        if len(requests) < 2:
             return
-        self._checked[kind] = True
+        # The reference is the plain processor (not the memo), so the check also covers the memo.
+        memo = self.processor.image_processor
+        self.processor.image_processor = self._inner_image_processor
         try:
-            ours = self._assemble_cached([text], [request])
-            ref = self._assemble_direct([text], [request])
-            same = set(ours) == set(ref) and all(
-                torch.equal(torch.as_tensor(ours[k]), torch.as_tensor(ref[k])) for k in ref
-            )
-        except Exception as exc:  # e.g. a processor without replace_image_token
-            same = False
-            reason = f"{type(exc).__name__}: {exc}"
+            batched = self._call_processor(texts, [self._images_of(r) for r in requests] if has_images else None)
+        finally:
+            self.processor.image_processor = memo
+        layout = infer_layout(singles, batched)
+        problems = compare_batched(singles, batched, layout, self.tokenizer.pad_token_id)
+        if problems:
+            print(f"mvlsib-eval: {type(self.processor).__name__}: batched inputs differ from per-prompt inputs "
+                  f"({'; '.join(problems)}); {'image' if has_images else 'text'} prompts run one at a time",
+                  file=sys.stderr)
+            self._batched_ok[has_images] = False
         else:
-            reason = "inputs differ from processor(text, images)"
-        if not same:
-            print(
-                f"mvlsib-eval: {type(self.processor).__name__}: per-image preprocessing cache disabled "
-                f"({reason}); images are still decoded once but preprocessed per prompt",
-                file=sys.stderr,
-            )
-            self.cache_images = False
+            self._batched_ok[has_images] = True
+        self._layout[has_images] = layout
+
+    def build_batches(self, requests: list[Request]) -> list[tuple[list[int], dict[str, Any]]]:
+        """The model inputs of ``requests``: (request indices, inputs) per forward pass, longest first."""
+        from .hf_inputs import collate
+
+        texts = [self._chat_text(r) for r in requests]
+        singles = [self._single(t, r) for t, r in zip(texts, requests)]
+        batches = []
+        for has_images in (True, False):
+            idx = [i for i, r in enumerate(requests) if bool(r.image_ids) == has_images]
+            if not idx:
+                continue
+            # Longest first: memory trouble shows up at once; similar lengths pad little.
+            idx.sort(key=lambda i: (-singles[i]["input_ids"].shape[1], i))
+            if has_images not in self._batched_ok:
+                probe = idx[: min(len(idx), max(2, min(4, self.batch_size)))]
+                self._check_batching([texts[i] for i in probe], [requests[i] for i in probe],
+                                     [singles[i] for i in probe], has_images)
+            size = self.batch_size if self._batched_ok.get(has_images, True) else 1
+            for start in range(0, len(idx), size):
+                part = idx[start: start + size]
+                if len(part) == 1:
+                    batches.append((part, singles[part[0]]))
+                    self.stats["unbatched_prompts"] += 1 if size == 1 else 0
+                else:
+                    batches.append((part, collate([singles[i] for i in part], self._layout[has_images],
+                                                  self.tokenizer.pad_token_id)))
+        return batches
 
     # ------------------------------------------------------------------ generation
+
+    def _new_token_budget(self, text: str) -> int:
+        if self._opens_thinking is None:
+            self._opens_thinking = text.rstrip().endswith(THINKING_OPENERS)
+            if self._opens_thinking and self.thinking_max_new_tokens < 1:
+                raise MvlsibError(
+                    "the chat template opens a thinking block, so the model reasons before it answers and "
+                    f"{self.max_new_tokens} new tokens never reach an answer; give --thinking-max-new-tokens N "
+                    "(e.g. 2048), or switch thinking off if the template allows it "
+                    "(--chat-template-kwargs '{\"enable_thinking\": false}')"
+                )
+        if self._opens_thinking:
+            return max(self.max_new_tokens, self.thinking_max_new_tokens)
+        return self.max_new_tokens
+
+    def decoding(self, budget: int) -> dict[str, Any]:
+        gen = getattr(self.model, "generation_config", None)
+        eos = getattr(gen, "eos_token_id", None)
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        return {**NEUTRAL_DECODING, "max_new_tokens": budget, "pad_token_id": self.tokenizer.pad_token_id,
+                "eos_token_id": eos}
+
+    def _decode(self, token_ids) -> str:
+        # Special tokens are dropped, except reasoning markers a tokenizer may have made special.
+        keep = {t for t in THINKING_OPENERS + ("</think>", "\u25c1/think\u25b7")}
+        special = set(getattr(self.tokenizer, "all_special_ids", []) or [])
+        ids = [int(t) for t in token_ids if int(t) not in special
+               or self.tokenizer.convert_ids_to_tokens(int(t)) in keep]
+        return self.tokenizer.decode(ids, skip_special_tokens=False)
 
     def generate(self, requests: list[Request]) -> list[str]:
         import torch
 
         if not requests:
             return []
-        texts = [self._chat_text(r) for r in requests]
-        for text, request in zip(texts, requests):
-            if request.image_ids and not self._checked["image"]:
-                self._self_check(text, request)
-            elif not request.image_ids and not self._checked["text"]:
-                self._self_check(text, request)
-        # Sort by expanded token length (longest first: memory trouble shows up at once).
-        lengths = []
-        for text, request in zip(texts, requests):
-            n_image_tokens = sum(len(self._image_entry(i)[1]) for i in request.image_ids) if self.cache_images else 0
-            lengths.append(len(text) + n_image_tokens)
-        order = sorted(range(len(requests)), key=lambda i: (-lengths[i], i))
         responses: list[str | None] = [None] * len(requests)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            batch_texts = [texts[i] for i in idx]
-            batch_reqs = [requests[i] for i in idx]
-            if self.cache_images:
-                inputs = self._assemble_cached(batch_texts, batch_reqs)
-            else:
-                inputs = self._assemble_direct(batch_texts, batch_reqs)
-                self.stats["fallback_batches"] += 1
+        for idx, inputs in self.build_batches(requests):
+            budget = self._new_token_budget(self._chat_text(requests[idx[0]]))
+            settings = self.decoding(budget)
+            self._decoding = settings
             inputs = move_inputs(inputs, self.device, self.model.dtype)
             with torch.inference_mode():
-                out = self.model.generate(
-                    **inputs,
-                    max_new_tokens=self.max_new_tokens,
-                    do_sample=False,
-                    num_beams=1,
-                    pad_token_id=self.tokenizer.pad_token_id,
-                )
+                out = self.model.generate(**inputs, **settings)
             self.stats["generate_calls"] += 1
-            new_tokens = out[:, inputs["input_ids"].shape[1] :]
-            decoded = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-            for i, text in zip(idx, decoded):
-                responses[i] = text
+            new_tokens = out[:, inputs["input_ids"].shape[1]:]
+            for i, row in zip(idx, new_tokens):
+                responses[i] = self._decode(row)
         return [r if r is not None else "" for r in responses]
 
     def describe(self) -> dict[str, Any]:
@@ -278,9 +454,26 @@ class HFBackend(Backend):
             "batch_size": self.batch_size,
             "max_new_tokens": self.max_new_tokens,
             "decoding": "greedy",
+            "generation": self._decoding or self.decoding(self.max_new_tokens),
+            "chat_template": self.chat_template_source,
+            "chat_template_sha256": _sha256(self.processor.chat_template),
+            "chat_template_kwargs": self.template_kwargs,
+            "processor_kwargs": self.processor_kwargs,
+            "rendering": self.renderer.mode,
+            "image_placeholder": self.renderer.placeholder,
+            "opens_thinking": bool(self._opens_thinking),
             "trust_remote_code": self.trust_remote_code,
         }
 
     def close(self) -> None:
-        self._cache.clear()
+        if self._inner_image_processor is not None:
+            self.processor.image_processor = self._inner_image_processor
         del self.model
+
+
+def _sha256(text: Any) -> str | None:
+    import hashlib
+
+    if not isinstance(text, str):
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -21,9 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .._compat import MvlsibError
-from .base import Backend, BackendOption, Request
+from ..parsing import strip_reasoning
+from .base import CHAT_TEMPLATE_KWARGS, Backend, BackendOption, Request
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+REQUEST_STYLES = ("chat", "reasoning")
+# Greedy and unpenalised, whatever the server's or model's defaults (fields of the chat-completions protocol).
+NEUTRAL_SAMPLING = {"temperature": 0, "top_p": 1, "presence_penalty": 0, "frequency_penalty": 0, "n": 1}
 
 
 def encode_image(image) -> str:
@@ -50,6 +54,12 @@ class OpenAIBackend(Backend):
         BackendOption("retry-backoff", "backoff", float, 1.0,
                       "openai: first retry delay in seconds, doubled per retry (Retry-After wins)."),
         BackendOption("request-timeout", "timeout", float, 120.0, "openai: seconds to wait for one response."),
+        BackendOption("request-style", "request_style", str, "chat",
+                      "openai: 'chat' sends max_tokens with neutral sampling (temperature 0, top_p 1, no "
+                      "penalties: vLLM, SGLang, most APIs); 'reasoning' sends max_completion_tokens and no "
+                      "sampling fields (hosted reasoning models, which fix them).",
+                      choices=REQUEST_STYLES),
+        CHAT_TEMPLATE_KWARGS,
     )
 
     def __init__(
@@ -62,7 +72,17 @@ class OpenAIBackend(Backend):
         max_retries: int = 6,
         backoff: float = 1.0,
         api_key_env: str = "OPENAI_API_KEY",
+        request_style: str = "chat",
+        chat_template_kwargs: Any = None,
     ) -> None:
+        from .hf import parse_json_option
+
+        if request_style not in REQUEST_STYLES:
+            raise MvlsibError(f"--request-style must be one of {', '.join(REQUEST_STYLES)}, got {request_style!r}")
+        if max_new_tokens < 1:
+            raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
+        self.request_style = request_style
+        self.template_kwargs = parse_json_option("chat-template-kwargs", chat_template_kwargs)
         if concurrency < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
         if not base_url:
@@ -104,12 +124,15 @@ class OpenAIBackend(Backend):
                 else:
                     content.append({"type": "text", "text": part["text"]})
             messages.append({"role": message["role"], "content": content})
-        return {
-            "model": self.model_id,
-            "messages": messages,
-            "temperature": 0,
-            "max_tokens": self.max_new_tokens,
-        }
+        body: dict[str, Any] = {"model": self.model_id, "messages": messages}
+        if self.request_style == "reasoning":
+            body["max_completion_tokens"] = self.max_new_tokens
+        else:
+            body.update(NEUTRAL_SAMPLING)
+            body["max_tokens"] = self.max_new_tokens
+        if self.template_kwargs:
+            body["chat_template_kwargs"] = self.template_kwargs
+        return body
 
     def _post(self, body: bytes) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
@@ -147,7 +170,9 @@ class OpenAIBackend(Backend):
         answer = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
         self.stats["requests"] += 1
         try:
-            content = answer["choices"][0]["message"].get("content")
+            choice = answer["choices"][0]
+            message = choice["message"]
+            content = message.get("content")
         except (KeyError, IndexError, TypeError, AttributeError):
             raise MvlsibError(
                 f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
@@ -155,7 +180,20 @@ class OpenAIBackend(Backend):
             ) from None
         if isinstance(content, list):  # some servers answer with content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        return content or ""
+        content = content if isinstance(content, str) else ""
+        # A reasoning parser (vLLM, SGLang) or a reasoning API returns the thinking apart from the answer:
+        # keep it in the raw response, as a thinking block that parsing removes again.
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            content = f"<think>{reasoning}</think>{content}"
+        if choice.get("finish_reason") == "length" and strip_reasoning(content) == "" and (
+                reasoning or "<think>" in content):
+            raise MvlsibError(
+                f"{request.key}: the model was still thinking when its {self.max_new_tokens} new tokens ran "
+                "out, so it never answered; give a reasoning model room with --max-new-tokens (e.g. 4096), "
+                "or switch thinking off (--chat-template-kwargs '{\"enable_thinking\": false}')"
+            )
+        return content
 
     def generate(self, requests: list[Request]) -> list[str]:
         for r in requests:  # encode in this thread, once per image
@@ -169,7 +207,9 @@ class OpenAIBackend(Backend):
             "model": self.model_id,
             "model_revision": None,
             "base_url": self.base_url,
-            "temperature": 0,
+            "request_style": self.request_style,
+            "sampling": NEUTRAL_SAMPLING if self.request_style == "chat" else "server defaults (reasoning API)",
+            "chat_template_kwargs": self.template_kwargs,
             "max_new_tokens": self.max_new_tokens,
             "concurrency": self.concurrency,
             "image_encoding": "JPEG q95 (RGB/L) or PNG, base64 data URL",

@@ -1,0 +1,260 @@
+"""Correct model inputs for every vision-language family: rendering, placement, batching.
+
+Three things go wrong when one evaluator meets many families, and this module owns each:
+
+1. **Where images land.** A chat template decides where an image part goes. Some keep it
+   where the message puts it (Qwen, Gemma 3, Idefics3, InternVL, ...); some move every
+   image to the start of the turn (the LLaVA-1.5 / NeXT / OneVision templates), which
+   separates an s2i option letter from its image. ``Renderer`` renders natively, checks
+   that every image placeholder sits in the text span the prompt gave it, and otherwise
+   writes the family's own image placeholder into the text where the image belongs
+   ("inline" mode, exactly what the processor expects to find). If neither keeps the
+   images in place it refuses with a message instead of scoring a broken prompt.
+2. **One image list per prompt.** Batched processor calls need ``images=[[...], [...]]``
+   (Gemma 3, Mllama, Idefics3 count images per prompt; LLaVA-OneVision switches anyres
+   tiling off for prompts with several images). Inputs are built per prompt and collated
+   (``collate``): sequence tensors left-padded, per-prompt tensors padded and stacked,
+   per-image tensors concatenated, in prompt order. ``compare_batched`` is the self-check
+   that a batch equals its prompts processed one by one.
+3. **One BOS.** A template that writes BOS itself (Gemma 3, Mllama, Idefics3, Aya Vision)
+   must not get another from the tokenizer: ``starts_with_bos``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .._compat import MvlsibError
+
+# Probe texts for finding the template's image placeholder: unlikely to be touched by any template.
+_PROBE_A, _PROBE_B = "mvlsibprobeA", "mvlsibprobeB"
+RENDER_MODES = ("native", "inline")
+
+
+def hf_content(messages: Sequence[dict[str, Any]], inline_placeholder: str | None = None) -> list[dict[str, Any]]:
+    """Messages as chat-template content; with ``inline_placeholder`` each user turn is one text
+    part with the placeholder written where each image goes."""
+    out = []
+    for message in messages:
+        if inline_placeholder is None:
+            parts = [{"type": "image"} if p["type"] == "image" else {"type": "text", "text": p["text"]}
+                     for p in message["content"]]
+        else:
+            text = "".join(inline_placeholder if p["type"] == "image" else p["text"] for p in message["content"])
+            parts = [{"type": "text", "text": text}]
+        out.append({"role": message["role"], "content": parts})
+    return out
+
+
+def find_image_placeholder(render) -> str:
+    """The text a chat template writes for one image part (e.g. ``<image>``,
+    ``<|vision_start|><|image_pad|><|vision_end|>``, ``<start_of_image>``), found by
+    rendering a probe turn with and without an image and taking the difference."""
+    def turn(with_image: bool) -> list[dict[str, Any]]:
+        parts = [{"type": "text", "text": _PROBE_A}]
+        if with_image:
+            parts.append({"type": "image"})
+        parts.append({"type": "text", "text": _PROBE_B})
+        return [{"role": "user", "content": parts}]
+
+    with_image, without = render(turn(True)), render(turn(False))
+    start = 0
+    while start < min(len(with_image), len(without)) and with_image[start] == without[start]:
+        start += 1
+    end = 0
+    while (end < min(len(with_image), len(without)) - start
+           and with_image[len(with_image) - 1 - end] == without[len(without) - 1 - end]):
+        end += 1
+    inserted = with_image[start: len(with_image) - end].strip()
+    # The probe texts themselves must not have moved into the difference.
+    for probe in (_PROBE_A, _PROBE_B):
+        inserted = inserted.replace(probe, "").strip()
+    return inserted
+
+
+def placement_errors(rendered: str, placeholder: str, messages: Sequence[dict[str, Any]]) -> list[str]:
+    """Why ``rendered`` does not keep the images where ``messages`` put them (empty: it does).
+
+    The rendered text split at the placeholder gives one segment per gap between images;
+    each text span of the prompt (between two images) must be found in its own segment.
+    Templates may trim or join spans, so spans are compared stripped.
+    """
+    spans: list[str] = [""]
+    n_images = 0
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        for part in message["content"]:
+            if part["type"] == "image":
+                n_images += 1
+                spans.append("")
+            else:
+                spans[-1] += part["text"]
+    found = rendered.count(placeholder) if placeholder else 0
+    if found != n_images:
+        return [f"{n_images} image(s) in the prompt but {found} placeholder(s) {placeholder!r} in the rendered text"]
+    segments = rendered.split(placeholder) if placeholder else [rendered]
+    errors = []
+    for i, (span, segment) in enumerate(zip(spans, segments)):
+        want = span.strip()
+        if want and want not in segment:
+            where = "before the first image" if i == 0 else f"after image {i}"
+            errors.append(f"the text {want[:40]!r} ({where}) is not where the prompt put it")
+    return errors
+
+
+@dataclass
+class Renderer:
+    """Renders requests with a processor's chat template so images stay in place (see module doc)."""
+
+    processor: Any
+    template_kwargs: dict[str, Any]
+    mode: str | None = None  # decided on the first prompt with images
+    placeholder: str | None = None
+
+    def _render(self, conversation: list[dict[str, Any]]) -> str:
+        return self.processor.apply_chat_template(
+            conversation, add_generation_prompt=True, tokenize=False, **self.template_kwargs
+        )
+
+    def render(self, messages: Sequence[dict[str, Any]], has_images: bool) -> str:
+        if not has_images:
+            return self._render(hf_content(messages))
+        if self.mode is None:
+            self._choose_mode(messages)
+        text = self._render(hf_content(messages, self.placeholder if self.mode == "inline" else None))
+        errors = placement_errors(text, self.placeholder, messages)
+        if errors:
+            raise MvlsibError(f"the chat template moved images away from their place ({errors[0]}); "
+                              "pass --chat-template FILE with a template that keeps content parts in order")
+        return text
+
+    def _choose_mode(self, messages: Sequence[dict[str, Any]]) -> None:
+        self.placeholder = find_image_placeholder(self._render)
+        if not self.placeholder:
+            raise MvlsibError("the chat template writes nothing for an image part, so the model would never "
+                              "see the images; pass --chat-template FILE with a template for image parts")
+        native = self._render(hf_content(messages))
+        if not placement_errors(native, self.placeholder, messages):
+            self.mode = "native"
+            return
+        inline = self._render(hf_content(messages, self.placeholder))
+        errors = placement_errors(inline, self.placeholder, messages)
+        if errors:
+            raise MvlsibError(
+                f"the chat template moves images away from where the prompt puts them ({errors[0]}), and "
+                f"writing its image placeholder {self.placeholder!r} into the text did not help; pass "
+                "--chat-template FILE with a template that keeps content parts in order"
+            )
+        self.mode = "inline"
+
+
+def starts_with_bos(text: str, tokenizer: Any) -> bool:
+    """Does the rendered text already begin with the tokenizer's BOS (so none must be added)?"""
+    bos = getattr(tokenizer, "bos_token", None)
+    return bool(bos) and text.startswith(bos)
+
+
+# ---------------------------------------------------------------------------- collation
+
+
+def _is_tensor(value: Any) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "dim")
+
+
+def sequence_keys(single: dict[str, Any]) -> set[str]:
+    """Keys whose tensors run along the token sequence of one prompt (shape (1, L, ...))."""
+    length = single["input_ids"].shape[1]
+    return {k for k, v in single.items()
+            if _is_tensor(v) and v.dim() >= 2 and v.shape[0] == 1 and v.shape[1] == length}
+
+
+def _pad_to(tensor, shape, value, left_dim: int | None = None):
+    import torch.nn.functional as F
+
+    pads: list[int] = []
+    for dim in reversed(range(tensor.dim())):
+        missing = shape[dim] - tensor.shape[dim]
+        pads.extend((missing, 0) if dim == left_dim else (0, missing))
+    return F.pad(tensor, pads, value=value) if any(pads) else tensor
+
+
+def collate(singles: list[dict[str, Any]], layout: dict[str, str], pad_token_id: int) -> dict[str, Any]:
+    """One batch from per-prompt processor outputs.
+
+    ``layout`` says per key how the processor batches it: ``sequence`` (left-padded along
+    the tokens), ``prompt`` (one row per prompt, other dims padded with zeros), ``image``
+    (rows of all prompts concatenated), ``list`` (Python lists concatenated).
+    """
+    import torch
+
+    out: dict[str, Any] = {}
+    for key, how in layout.items():
+        values = [s[key] for s in singles]
+        if how == "list":
+            out[key] = [x for v in values for x in v]
+        elif how == "image":
+            out[key] = torch.cat(values, dim=0)
+        else:
+            shape = [max(v.shape[d] for v in values) for d in range(values[0].dim())]
+            fill = pad_token_id if key == "input_ids" else 0
+            left = 1 if how == "sequence" else None
+            rows = [_pad_to(v, [1] + shape[1:], fill, left) for v in values]
+            out[key] = torch.cat(rows, dim=0)
+    return out
+
+
+def infer_layout(singles: list[dict[str, Any]], batched: dict[str, Any]) -> dict[str, str]:
+    """How the processor batched each key, learned from one batch and its per-prompt calls.
+
+    The self-check batch has prompts with different image counts, so a per-image key
+    (rows = images or patches) and a per-prompt key (rows = prompts) cannot be confused.
+    """
+    n = len(singles)
+    layout = {}
+    seq = set.intersection(*(sequence_keys(s) for s in singles))
+    for key, value in batched.items():
+        if key in seq:
+            layout[key] = "sequence"
+        elif isinstance(value, list):
+            layout[key] = "list"
+        elif _is_tensor(value) and value.dim() >= 1:
+            rows = [s[key].shape[0] for s in singles if _is_tensor(s.get(key))]
+            if len(rows) == n and value.shape[0] == sum(rows) and not (all(r == 1 for r in rows) and value.shape[0] == n):
+                layout[key] = "image"
+            else:
+                layout[key] = "prompt"
+        else:
+            layout[key] = "prompt"
+    return layout
+
+
+def compare_batched(singles: list[dict[str, Any]], batched: dict[str, Any], layout: dict[str, str],
+                    pad_token_id: int) -> list[str]:
+    """Differences between a batch and its prompts processed one by one (empty: equal).
+
+    Token ids and every sequence tensor are compared after removing the batch's left
+    padding, per-prompt tensors after removing the padding of their other dimensions,
+    per-image tensors row by row in prompt order.
+    """
+    import torch
+
+    problems = []
+    if set(batched) != set().union(*(set(s) for s in singles)):
+        problems.append(f"keys differ: batch {sorted(batched)} vs per prompt {sorted(singles[0])}")
+    expected = collate(singles, layout, pad_token_id)
+    for key, how in layout.items():
+        ours, theirs = expected.get(key), batched.get(key)
+        if how == "list":
+            same = ours == theirs
+        else:
+            same = (_is_tensor(theirs) and tuple(ours.shape) == tuple(theirs.shape)
+                    and torch.equal(ours.to(theirs.dtype), theirs))
+            if not same and how == "sequence" and key == "input_ids" and _is_tensor(theirs):
+                mask = batched.get("attention_mask")
+                same = mask is not None and all(
+                    torch.equal(theirs[i][mask[i].bool()], s["input_ids"][0]) for i, s in enumerate(singles))
+        if not same:
+            problems.append(f"{key} ({how}) differs")
+    return problems
