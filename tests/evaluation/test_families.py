@@ -1,0 +1,202 @@
+"""Every popular VLM family gets correct inputs: a tiny random-weight model of each family,
+built here from configs with the family's real chat template (``mvlsib.testing.families``).
+
+Per family: a batch equals its prompts processed one by one (one image list per prompt);
+image tokens per row are the prompt's images' tokens, in prompt order; s2i images follow
+their letters; one BOS; answers at batch size 8 equal those at batch size 1; the full
+``mvlsib-eval run`` (all tasks, k 1,3,5, default batch size) and ``verify-images`` exit 0.
+
+Processors with a video processor need torchvision, which cannot be installed next to the
+CPU torch used here: ``tests/fakes/video_processor.py`` gives them a stand-in that is never
+called (it raises if it is). Project code knows nothing of it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+from PIL import Image
+
+from mvlsib.evaluation.backends import Request, make_backend
+from mvlsib.evaluation.backends.hf_inputs import compare_batched, infer_layout, placement_errors
+from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.testing.families import family, family_names
+from mvlsib.testing.tiny_llava import sib_sentences
+from support import EVAL_LANGUAGES
+
+try:  # the never-called video-processor stand-in (see module docstring)
+    import fakes.video_processor  # noqa: F401
+except ImportError:  # pragma: no cover - the stand-in is part of the test tree
+    pass
+
+GENERATIVE = [n for n in family_names() if getattr(family(n), "KIND", "generative") == "generative"
+              and not getattr(family(n), "NO_CHAT_TEMPLATE", False)]
+SENTENCES = ["The tournament was played in a round-robin format.", "Mutation adds new genetic variation.",
+             "السياحة مهمة للاقتصاد", "Pests can spoil food."]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def texts(sib_dir):
+    return sib_sentences(sib_dir, EVAL_LANGUAGES, limit=60) + SENTENCES
+
+
+@pytest.fixture(scope="module")
+def photos(topic_photos_dir):
+    files = sorted(p for p in topic_photos_dir.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))[:6]
+    out = {}
+    for i, f in enumerate(files):
+        with Image.open(f) as im:
+            im = im.convert("RGB")
+            im.thumbnail((160, 160))
+            out[f"img{i}"] = im
+    return out
+
+
+_BUILT: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, texts):
+    def get(name: str) -> Path:
+        if name not in _BUILT:
+            _BUILT[name] = family(name).build(tmp_path_factory.mktemp(name), texts, seed=0)
+        return _BUILT[name]
+    return get
+
+
+def _requests() -> list[Request]:
+    out = []
+    topics = ["sports", "travel", "health", "politics"]
+    for i, k in enumerate((1, 3, 5)):
+        p = build_prompt("i2s", [f"img{(i + j) % 6}" for j in range(k)], SENTENCES)
+        out.append(Request(f"i2s-{k}", tuple(p.messages()), p.image_ids))
+        p = build_prompt("s2i", SENTENCES[:min(k, 4)], [f"img{(i + j) % 6}" for j in range(4)])
+        out.append(Request(f"s2i-{k}", tuple(p.messages()), p.image_ids))
+        p = build_prompt("s2t", SENTENCES[:min(k, 4)], topics)
+        out.append(Request(f"s2t-{k}", tuple(p.messages()), p.image_ids))
+    p = build_prompt("t2s", ["sports"], SENTENCES)
+    out.append(Request("t2s-1", tuple(p.messages()), p.image_ids))
+    return out
+
+
+def _image_token_id(processor) -> int:
+    token_id = getattr(processor, "image_token_id", None)
+    if token_id is None:
+        token_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
+    return int(token_id)
+
+
+@pytest.mark.parametrize("name", GENERATIVE)
+def test_inputs_are_right(name, model_dir, photos):
+    backend = make_backend("hf", model=str(model_dir(name)), batch_size=8, device="cpu", max_new_tokens=3)
+    backend.set_images(photos)
+    reqs = _requests()
+    texts = [backend._chat_text(r) for r in reqs]
+    placeholder = backend.renderer.placeholder
+    for text, req in zip(texts, reqs):
+        assert placement_errors(text, placeholder, req.messages) == []
+        if req.key.startswith("s2i"):  # each option image right after its letter
+            for letter in "ABCD":
+                assert re.search(re.escape(f"{letter}.") + r"\s*" + re.escape(placeholder), text), (letter, text)
+    # The inner (plain) processor, one prompt at a time: the reference.
+    processor = backend.processor
+    inner = backend._inner_image_processor
+    processor.image_processor = inner
+    singles = []
+    for text, req in zip(texts, reqs):
+        singles.append(backend._call_processor([text], [[photos[i] for i in req.image_ids]] if req.image_ids else None))
+    processor.image_processor = inner  # build_batches re-installs nothing: the memo was swapped out above
+    image_token = _image_token_id(processor)
+    bos = processor.tokenizer.bos_token_id
+    batches = backend.build_batches(reqs)
+    assert sorted(i for idx, _ in batches for i in idx) == list(range(len(reqs)))
+    assert any(len(idx) > 1 for idx, _ in batches), "prompts must really be batched"
+    for idx, inputs in batches:
+        group = [singles[i] for i in idx]
+        assert compare_batched(group, inputs, infer_layout(group, inputs), processor.tokenizer.pad_token_id) == []
+        for row_pos, i in enumerate(idx):
+            mask = inputs["attention_mask"][row_pos].bool()
+            ids = inputs["input_ids"][row_pos][mask]
+            assert torch.equal(ids, singles[i]["input_ids"][0])
+            n_images = len(reqs[i].image_ids)
+            n_tokens = int((ids == image_token).sum())
+            if n_images:
+                per_image = [int((backend._call_processor([backend._chat_text(Request("one", tuple(
+                    build_prompt("i2s", [im], SENTENCES).messages()), (im,)))], [[photos[im]]])["input_ids"]
+                    == image_token).sum()) for im in reqs[i].image_ids]
+                expect = getattr(family(name), "multi_image_tokens", None)
+                want = expect(per_image) if expect and n_images > 1 else sum(per_image)
+                assert n_tokens == want, (reqs[i].key, n_tokens, per_image)
+            else:
+                assert n_tokens == 0
+            if bos is not None:  # one BOS, never two
+                assert int((ids == bos).sum()) <= 1, reqs[i].key
+                if texts[i].startswith(processor.tokenizer.bos_token) or ids[0] == bos:
+                    assert ids[0] == bos and int((ids == bos).sum()) == 1
+    # Batch size 8 answers what batch size 1 answers.
+    eight = backend.generate(reqs)
+    one = make_backend("hf", model=str(model_dir(name)), batch_size=1, device="cpu", max_new_tokens=3)
+    one.set_images(photos)
+    assert one.generate(reqs) == eight
+    described = backend.describe()
+    assert described["rendering"] in ("native", "inline") and described["generation"]["do_sample"] is False
+
+
+@pytest.mark.parametrize("name", GENERATIVE)
+def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path):
+    from mvlsib.cli import build_cli, eval_cli
+
+    model = model_dir(name)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(eval_cli, ["run", "--data", str(release_dir), "--model", str(model), "--out",
+                                           str(out), "--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3,5", "--languages",
+                                           EVAL_LANGUAGES[0], "--limit", "2", "--device", "cpu", "--no-progress"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    config = json.loads((out / "config.json").read_text("utf-8"))
+    assert config["complete"] and config["backend"]["rendering"] in ("native", "inline")
+    lines = (out / "predictions.jsonl").read_text("utf-8").splitlines()
+    assert len(lines) == 2 * (3 + 3 + 1 + 3)
+    # verify-images on one image per topic, one option order.
+    small = tmp_path / "pool"
+    _small_pool(pool_dir, small)
+    result = CliRunner().invoke(build_cli, ["verify-images", "--model", str(model), "--pool", str(small), "--out",
+                                            str(tmp_path / "verify"), "--rotations", "1", "--allow-fail",
+                                            "--device", "cpu"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    report = json.loads((tmp_path / "verify" / "report.json").read_text("utf-8"))
+    assert report
+
+
+def _small_pool(pool_dir: Path, dest: Path) -> None:
+    import csv
+
+    with (pool_dir / "manifest.csv").open(encoding="utf-8-sig", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    keep, seen = [], set()
+    for row in rows:
+        if row["topic"] not in seen:
+            seen.add(row["topic"])
+            keep.append(row)
+    dest.mkdir(parents=True)
+    for row in keep:
+        target = dest / row["file"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(pool_dir / row["file"], target)
+    with (dest / "manifest.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(keep)
