@@ -56,6 +56,14 @@ FAMILIES = {
         tokens_per_image=_qwen_tokens,
         max_tokens_per_image=16,
     ),
+    "qwen2_5_vl": Facts(
+        template_mark="{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}",
+        rendered_image="<|vision_start|><|image_pad|><|vision_end|>",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_qwen_tokens,
+        max_tokens_per_image=16,
+    ),
 }
 
 
