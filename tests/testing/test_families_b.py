@@ -76,7 +76,7 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
 
 
 def test_family_modules_declare_their_source():
-    for name in ["llava_1_5"]:
+    for name in ["llava_1_5", "gemma3"]:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
@@ -103,3 +103,30 @@ def test_llava_1_5_expands_each_image_to_its_patches_and_adds_bos(llava_1_5):
     assert not llava_1_5.rendered.startswith("<s>")
     assert llava_1_5.tokens()[0] == "<s>" and llava_1_5.count("<s>") == 1
     llava_1_5.generate()
+
+
+# --- Gemma 3 ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gemma3(tmp_path_factory, texts, photos) -> Run:
+    return load("gemma3", tmp_path_factory, texts, photos)
+
+
+def test_gemma3_template_writes_bos_keeps_image_order_and_trims_text(gemma3):
+    # Real Gemma 3 template: <bos> written by the template, images in place, text parts trimmed.
+    assert gemma3.rendered == (
+        "<bos><start_of_turn>user\nImages:<start_of_image><start_of_image>Which?<end_of_turn>\n<start_of_turn>model\n"
+    )
+
+
+def test_gemma3_expands_each_image_to_pooled_soft_tokens(gemma3):
+    assert gemma3.processor.image_token == "<start_of_image>"  # what the rendered text carries
+    assert gemma3.processor.tokenizer.image_token == "<image_soft_token>"  # what it expands to
+    assert gemma3.count("<image_soft_token>") == 2 * 4
+    assert gemma3.count("<start_of_image>") == 2 and gemma3.count("<end_of_image>") == 2
+    assert tuple(gemma3.inputs["pixel_values"].shape) == (2, 3, 32, 32)
+    assert gemma3.inputs["token_type_ids"][0].sum().item() == 2 * 4
+    # The real tokenizer prepends <bos> as well: the rendered text tokenized as-is starts with two.
+    assert gemma3.tokens()[:2] == ["<bos>", "<bos>"]
+    gemma3.generate()
