@@ -76,7 +76,7 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
 
 
 def test_family_modules_declare_their_source():
-    for name in ["llava_1_5", "gemma3"]:
+    for name in ["llava_1_5", "gemma3", "idefics3"]:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
@@ -130,3 +130,28 @@ def test_gemma3_expands_each_image_to_pooled_soft_tokens(gemma3):
     # The real tokenizer prepends <bos> as well: the rendered text tokenized as-is starts with two.
     assert gemma3.tokens()[:2] == ["<bos>", "<bos>"]
     gemma3.generate()
+
+
+# --- Idefics3 -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def idefics3(tmp_path_factory, texts, photos) -> Run:
+    return load("idefics3", tmp_path_factory, texts, photos)
+
+
+def test_idefics3_template_starts_with_literal_bos_and_keeps_image_order(idefics3):
+    assert idefics3.rendered == "<|begin_of_text|>User: Images:\n<image>\n<image>\nWhich?<end_of_utterance>\nAssistant:"
+
+
+def test_idefics3_splits_each_photo_into_a_tile_grid_plus_a_global_view(idefics3):
+    assert idefics3.processor.image_token == "<image>"
+    # Both photos are wider/taller than one 32 px tile: 2 x 2 tiles + 1 global view, 4 tokens each.
+    assert tuple(idefics3.inputs["pixel_values"].shape) == (1, 10, 3, 32, 32)  # nested: one row per prompt
+    assert idefics3.count("<image>") == 2 * 5 * 4
+    assert idefics3.count("<fake_token_around_image>") == 2 * (4 + 2)
+    expanded = idefics3.tokenizer.decode(idefics3.ids)
+    assert expanded.count("<row_2_col_2>") == 2 and expanded.count("<global-img>") == 2
+    # The Llama 3 tokenizer prepends <|begin_of_text|> to the template's own.
+    assert idefics3.tokens()[:2] == ["<|begin_of_text|>", "<|begin_of_text|>"]
+    idefics3.generate()
