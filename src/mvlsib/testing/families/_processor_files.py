@@ -1,0 +1,40 @@
+"""Write a processor folder without instantiating the processor class.
+
+transformers 5 refuses to construct a processor that has a video processor (Qwen-VL,
+InternVL, ...) unless torchvision is installed, even when no video is ever processed; it
+cannot be installed here. The files a real checkpoint ships are plain JSON/Jinja, so the
+builders write them directly, exactly as ``ProcessorMixin.save_pretrained`` would
+(``processor_config.json`` with the image processor nested, the tokenizer files,
+``chat_template.jinja``). Users with torchvision load them as usual; without it, loading
+needs the test-only stand-in in ``tests/fakes/video_processor.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mvlsib.atomic import atomic_open
+
+
+def write_processor(
+    out: Path,
+    *,
+    processor_class: str,
+    image_processor,
+    image_processor_type: str,
+    tokenizer,
+    chat_template: str,
+    **processor_kwargs,
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(out)
+    image = image_processor.to_dict()
+    # The PIL fallback class names itself; checkpoints name the default class, which
+    # AutoImageProcessor maps back to the PIL backend when torchvision is missing.
+    image["image_processor_type"] = image_processor_type
+    config = {"image_processor": image, "processor_class": processor_class, **processor_kwargs}
+    with atomic_open(out / "processor_config.json") as fh:
+        fh.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    with atomic_open(out / "chat_template.jinja") as fh:
+        fh.write(chat_template)

@@ -1,0 +1,158 @@
+"""Tiny models of the Qwen-VL, InternVL, Aya Vision and PaliGemma families (issue #10).
+
+Each family is built from configs with its real chat template, loaded back the way a user
+loads a Hub checkpoint, fed a two-image turn with two real photos, and made to generate.
+The facts the evaluator relies on (the image marker in the rendered text, where the images
+land, BOS, tokens per image) are asserted per family.
+
+Families whose processor has a video processor are loaded with the test-only, never-called
+stand-in of ``tests/fakes/video_processor.py`` (torchvision cannot be installed here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import fakes.video_processor  # noqa: F401  (installs the never-called video-processor stand-in)
+
+TURN = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Images:\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\nWhich?"},
+        ],
+    }
+]
+
+
+@dataclass(frozen=True)
+class Facts:
+    template_mark: str  # a substring only the family's real template has
+    rendered_image: str  # what one image is in the rendered text, before expansion
+    in_place: bool  # images where the message puts them (else all at the start of the turn)
+    starts_with_bos: str | None  # the BOS string the rendered text starts with, if any
+    tokens_per_image: Callable[[dict], list[int]]  # expected expanded tokens per image, from the inputs
+    max_tokens_per_image: int
+
+
+def _qwen_tokens(inputs, merge: int = 2) -> list[int]:
+    return [int(n) // merge**2 for n in inputs["image_grid_thw"].prod(-1)]
+
+
+FAMILIES = {
+    "qwen2_vl": Facts(
+        template_mark="{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}",
+        rendered_image="<|vision_start|><|image_pad|><|vision_end|>",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_qwen_tokens,
+        max_tokens_per_image=16,
+    ),
+    "qwen2_5_vl": Facts(
+        template_mark="{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}",
+        rendered_image="<|vision_start|><|image_pad|><|vision_end|>",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_qwen_tokens,
+        max_tokens_per_image=16,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def texts(sib_dir: Path) -> list[str]:
+    from mvlsib.testing.tiny_llava import sib_sentences
+
+    return sib_sentences(sib_dir, ["eng_Latn", "arb_Arab", "zho_Hans"], limit=50)
+
+
+@pytest.fixture(scope="module")
+def photos(topic_photos_dir: Path):
+    from PIL import Image
+
+    paths = sorted(topic_photos_dir.glob("*/*.jpg"))[:2]
+    assert len(paths) == 2
+    # Differently shaped photos, so that per-image token counts are checked, not assumed equal.
+    return [Image.open(p).convert("RGB") for p in paths]
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def built(request, texts, tmp_path_factory):
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from mvlsib.testing.families import build_family, family
+
+    name = request.param
+    out = build_family(name, tmp_path_factory.mktemp(name), texts, seed=0)
+    processor = AutoProcessor.from_pretrained(out)
+    model = AutoModelForImageTextToText.from_pretrained(out, use_safetensors=True).eval()
+    return name, family(name), out, processor, model
+
+
+def test_family_module_declares_itself(built):
+    name, module, out, _, _ = built
+    assert module.FAMILY == name
+    assert module.KIND == "generative"
+    assert module.TEMPLATE_SOURCE
+    assert (out / "model.safetensors").is_file()
+    assert not list(out.glob("*.bin"))
+
+
+def test_real_template_two_images_generate(built, photos):
+    import torch
+
+    name, module, out, processor, model = built
+    facts = FAMILIES[name]
+    assert facts.template_mark in processor.chat_template
+    assert processor.chat_template == module.CHAT_TEMPLATE
+
+    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    assert rendered.count(facts.rendered_image) == 2
+    first, second = (rendered.index(facts.rendered_image, i) for i in (0, rendered.index(facts.rendered_image) + 1))
+    if facts.in_place:
+        assert "Images:\n" + facts.rendered_image + "\n" + facts.rendered_image + "\nWhich?" in rendered
+    else:
+        assert rendered.index("Images:") > second
+    if facts.starts_with_bos:
+        assert rendered.startswith(facts.starts_with_bos)
+    elif processor.tokenizer.bos_token:
+        assert not rendered.startswith(processor.tokenizer.bos_token)
+
+    inputs = processor(text=[rendered], images=[photos], return_tensors="pt")
+    expected = facts.tokens_per_image(inputs)
+    assert len(expected) == 2 and all(1 <= n <= facts.max_tokens_per_image for n in expected)
+    image_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
+    assert int((inputs["input_ids"][0] == image_id).sum()) == sum(expected)
+
+    with torch.no_grad():
+        generated = model.generate(**inputs, max_new_tokens=3, do_sample=False)
+    new = generated[0, inputs["input_ids"].shape[1] :]
+    assert 1 <= len(new) <= 3
+    # Same inputs, same output: the evaluator's determinism rests on it.
+    with torch.no_grad():
+        again = model.generate(**inputs, max_new_tokens=3, do_sample=False)
+    assert torch.equal(generated, again)
+
+
+def test_build_is_deterministic(built, texts, tmp_path):
+    from mvlsib.testing.families import build_family
+
+    name, _, out, _, _ = built
+    again = build_family(name, tmp_path / name, texts, seed=0)
+    assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
+    assert (again / "tokenizer.json").read_bytes() == (out / "tokenizer.json").read_bytes()
+
+
+def test_video_stand_in_is_never_usable():
+    from fakes.video_processor import NeverCalledVideoProcessor
+
+    with pytest.raises(AssertionError, match="never sends videos"):
+        NeverCalledVideoProcessor()(videos=[])

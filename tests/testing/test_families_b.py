@@ -1,0 +1,157 @@
+"""Tiny models of the families LLaVA-1.5, Gemma 3, Idefics3, SmolVLM, Mllama, LLaVA-NeXT and
+LLaVA-OneVision: each loads through the Auto classes, renders the family's real chat template,
+expands its image placeholders as the real processor does, and generates on CPU.
+
+The rendered strings asserted below are what the real checkpoints' templates produce for the
+evaluator's two-image turn; they are the facts the evaluator's ``hf`` backend relies on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from PIL import Image
+
+from mvlsib.testing.families import build_family, family, family_names
+from mvlsib.testing.tiny_llava import sib_sentences
+
+TWO_IMAGE_TURN = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Images:\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\nWhich?"},
+        ],
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def texts(sib_dir: Path) -> list[str]:
+    return sib_sentences(sib_dir, ["eng_Latn", "arb_Arab", "zho_Hans"], limit=50)
+
+
+@pytest.fixture(scope="module")
+def photos(topic_photos_dir: Path) -> list[Image.Image]:
+    # Two real photographs of different shapes (landscape and near-square).
+    paths = sorted(topic_photos_dir.glob("*/*.jpg"))[:2]
+    assert len(paths) == 2
+    return [Image.open(p).convert("RGB") for p in paths]
+
+
+class Run:
+    """One family folder, loaded back and run on the two-image turn."""
+
+    def __init__(self, folder: Path, photos: list[Image.Image]):
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        self.processor = AutoProcessor.from_pretrained(folder)
+        self.model = AutoModelForImageTextToText.from_pretrained(folder, use_safetensors=True).eval()
+        self.tokenizer = self.processor.tokenizer
+        self.rendered = self.processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
+        self.inputs = self.processor(text=[self.rendered], images=[photos], return_tensors="pt")
+        self.ids = self.inputs["input_ids"][0].tolist()
+
+    def count(self, token: str) -> int:
+        return self.ids.count(self.tokenizer.convert_tokens_to_ids(token))
+
+    def tokens(self) -> list[str]:
+        return self.tokenizer.convert_ids_to_tokens(self.ids)
+
+    def generate(self) -> torch.Tensor:
+        with torch.no_grad():
+            out = self.model.generate(**self.inputs, max_new_tokens=3, do_sample=False)
+        assert out.shape[0] == 1 and out.shape[1] > len(self.ids)
+        return out[0, len(self.ids) :]
+
+
+def load(name: str, tmp_path_factory, texts, photos) -> Run:
+    folder = build_family(name, tmp_path_factory.mktemp(name) / name, texts)
+    return Run(folder, photos)
+
+
+def test_family_modules_declare_their_source():
+    for name in ["llava_1_5", "gemma3", "idefics3"]:
+        assert name in family_names()
+        module = family(name)
+        assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
+
+
+# --- LLaVA-1.5 (llava-hf) -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llava_1_5(tmp_path_factory, texts, photos) -> Run:
+    return load("llava_1_5", tmp_path_factory, texts, photos)
+
+
+def test_llava_1_5_template_puts_all_images_before_the_text(llava_1_5):
+    # The real llava-hf template: images first, then each text part followed by a space.
+    assert llava_1_5.rendered == "USER: <image>\n<image>\nImages:\n \n \nWhich? ASSISTANT:"
+
+
+def test_llava_1_5_expands_each_image_to_its_patches_and_adds_bos(llava_1_5):
+    assert llava_1_5.processor.image_token == "<image>"
+    assert llava_1_5.count("<image>") == 2 * 16  # (24 px / 6 px)^2 per image, CLS dropped
+    assert tuple(llava_1_5.inputs["pixel_values"].shape) == (2, 3, 24, 24)
+    # The template writes no BOS; the tokenizer prepends it, as the real Llama tokenizer does.
+    assert not llava_1_5.rendered.startswith("<s>")
+    assert llava_1_5.tokens()[0] == "<s>" and llava_1_5.count("<s>") == 1
+    llava_1_5.generate()
+
+
+# --- Gemma 3 ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gemma3(tmp_path_factory, texts, photos) -> Run:
+    return load("gemma3", tmp_path_factory, texts, photos)
+
+
+def test_gemma3_template_writes_bos_keeps_image_order_and_trims_text(gemma3):
+    # Real Gemma 3 template: <bos> written by the template, images in place, text parts trimmed.
+    assert gemma3.rendered == (
+        "<bos><start_of_turn>user\nImages:<start_of_image><start_of_image>Which?<end_of_turn>\n<start_of_turn>model\n"
+    )
+
+
+def test_gemma3_expands_each_image_to_pooled_soft_tokens(gemma3):
+    assert gemma3.processor.image_token == "<start_of_image>"  # what the rendered text carries
+    assert gemma3.processor.tokenizer.image_token == "<image_soft_token>"  # what it expands to
+    assert gemma3.count("<image_soft_token>") == 2 * 4
+    assert gemma3.count("<start_of_image>") == 2 and gemma3.count("<end_of_image>") == 2
+    assert tuple(gemma3.inputs["pixel_values"].shape) == (2, 3, 32, 32)
+    assert gemma3.inputs["token_type_ids"][0].sum().item() == 2 * 4
+    # The real tokenizer prepends <bos> as well: the rendered text tokenized as-is starts with two.
+    assert gemma3.tokens()[:2] == ["<bos>", "<bos>"]
+    gemma3.generate()
+
+
+# --- Idefics3 -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def idefics3(tmp_path_factory, texts, photos) -> Run:
+    return load("idefics3", tmp_path_factory, texts, photos)
+
+
+def test_idefics3_template_starts_with_literal_bos_and_keeps_image_order(idefics3):
+    assert idefics3.rendered == "<|begin_of_text|>User: Images:\n<image>\n<image>\nWhich?<end_of_utterance>\nAssistant:"
+
+
+def test_idefics3_splits_each_photo_into_a_tile_grid_plus_a_global_view(idefics3):
+    assert idefics3.processor.image_token == "<image>"
+    # Both photos are wider/taller than one 32 px tile: 2 x 2 tiles + 1 global view, 4 tokens each.
+    assert tuple(idefics3.inputs["pixel_values"].shape) == (1, 10, 3, 32, 32)  # nested: one row per prompt
+    assert idefics3.count("<image>") == 2 * 5 * 4
+    assert idefics3.count("<fake_token_around_image>") == 2 * (4 + 2)
+    expanded = idefics3.tokenizer.decode(idefics3.ids)
+    assert expanded.count("<row_2_col_2>") == 2 and expanded.count("<global-img>") == 2
+    # The Llama 3 tokenizer prepends <|begin_of_text|> to the template's own.
+    assert idefics3.tokens()[:2] == ["<|begin_of_text|>", "<|begin_of_text|>"]
+    idefics3.generate()
