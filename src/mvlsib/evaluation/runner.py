@@ -236,8 +236,10 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         try:
             needed = {i for it in pending for i in it.request.image_ids}
             backend.set_images({i: images[i] for i in sorted(needed)})
-            backend_info = backend.describe()
             _process(backend, pending, pred_path, opts.parse_mode, opts.progress)
+            # After the work: the description includes what the backend decided on the way
+            # (the chat template's rendering mode, the effective generation settings).
+            backend_info = backend.describe()
         finally:
             backend.close()
     records = read_predictions(pred_path)

@@ -84,6 +84,11 @@ class VerifyOptions:
     max_retries: int = 6
     backoff: float = 1.0
     timeout: float = 120.0
+    request_style: str = "chat"
+    chat_template: str | None = None
+    chat_template_kwargs: str | None = None
+    processor_kwargs: str | None = None
+    thinking_max_new_tokens: int = 2048
     specs: list[ModelSpec] = field(init=False)
 
     def __post_init__(self) -> None:
