@@ -68,10 +68,14 @@ class ChatServer:
                     server.requests.append(payload)
                     server.auth_headers.append(self.headers.get("Authorization"))
                     index = len(server.requests) - 1
-                text = server.answer(payload, index)
+                answer = server.answer(payload, index)
+                # A policy answers with the text, or with the whole message (e.g. a reasoning parser's
+                # reasoning_content beside the content) and optionally its finish_reason.
+                message = dict(answer) if isinstance(answer, dict) else {"content": answer}
+                finish = message.pop("finish_reason", "stop")
                 self._send(200, {"id": "x", "object": "chat.completion", "model": payload["model"],
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                              "finish_reason": "stop"}]})
+                                 "choices": [{"index": 0, "message": {"role": "assistant", **message},
+                                              "finish_reason": finish}]})
 
             def _send(self, status, obj, headers=None):
                 data = json.dumps(obj).encode()

@@ -92,7 +92,27 @@ def _missing_package(exc: BaseException) -> str | None:
     import re
 
     match = re.search(r"requires the (\S+) librar", str(exc)) or re.search(r"No module named '([^']+)'", str(exc))
-    return match.group(1) if match else None
+    return match.group(1).lower() if match else None
+
+
+def check_architecture(model: str, revision: str | None, trust_remote_code: bool) -> None:
+    """Refuse, before anything heavy loads, a model that is not image-text-to-text (a text-only
+    LM, an encoder, Phi-4-multimodal's own class): it cannot answer an MVL-SIB prompt."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    where = f"{model!r}{f' at revision {revision}' if revision else ''}"
+    try:
+        config = AutoConfig.from_pretrained(model, revision=revision or "main", trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MvlsibError(f"cannot load the config of {where}: {_one_line(exc)}. The model must be a local "
+                          "folder or Hub id; models with custom code need --trust-remote-code.") from None
+    custom = "AutoModelForImageTextToText" in (getattr(config, "auto_map", None) or {})
+    if config.model_type not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES and not custom:
+        raise MvlsibError(
+            f"cannot load model {where}: its architecture ({config.model_type}) is not an image-text-to-text "
+            "model (AutoModelForImageTextToText does not know it), so it cannot answer MVL-SIB prompts"
+        )
 
 
 # Generation settings that make decoding greedy whatever the checkpoint's generation_config says
@@ -234,8 +254,10 @@ class HFBackend(Backend):
                 template_text = Path(chat_template).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise MvlsibError(f"--chat-template {chat_template}: cannot read it ({exc})") from None
-        self.processor, self.model = self._load(model, revision, trust_remote_code, dtype)
-        self.model.to(device).eval()
+        # The config and processor first: what they lack (an image-text-to-text architecture, a
+        # tokenizer, a chat template) is said before weights load.
+        check_architecture(model, revision, trust_remote_code)
+        self.processor = self._load_processor(model, revision, trust_remote_code)
         self.tokenizer = getattr(self.processor, "tokenizer", None)
         if self.tokenizer is None:
             raise MvlsibError(f"{model}: the processor has no tokenizer; not a vision-language chat model")
@@ -248,6 +270,8 @@ class HFBackend(Backend):
                 "such as PaliGemma have none), so its prompts cannot be built the way it was trained; pass "
                 "--chat-template FILE with a Jinja template if you know the model's prompt format"
             )
+        self.model = self._load_model(model, revision, trust_remote_code, dtype)
+        self.model.to(device).eval()
         # Left padding: every sequence's last token is the one generation continues from.
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
@@ -263,23 +287,30 @@ class HFBackend(Backend):
         self._decoding: dict[str, Any] = {}
 
     @staticmethod
-    def _load(model: str, revision: str | None, trust_remote_code: bool, dtype: str):
-        import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+    def _load_processor(model: str, revision: str | None, trust_remote_code: bool):
+        from transformers import AutoProcessor
 
         common = {"revision": revision or "main", "trust_remote_code": trust_remote_code}
         where = f"{model!r}{f' at revision {revision}' if revision else ''}"
         try:
-            processor = AutoProcessor.from_pretrained(model, **common)
+            return AutoProcessor.from_pretrained(model, **common)
         except ImportError as exc:
             package = _missing_package(exc)
             raise MvlsibError(
                 f"cannot load the processor of {where}: it needs the {package or 'missing'} package, which is not "
                 f"installed; install it (pip install {package or '...'}) and run again"
             ) from None
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise MvlsibError(f"cannot load the processor of {where}: {_one_line(exc)}. The model must be a local "
                               "folder or Hub id with a processor; models with custom code need --trust-remote-code.") from None
+
+    @staticmethod
+    def _load_model(model: str, revision: str | None, trust_remote_code: bool, dtype: str):
+        import torch
+        from transformers import AutoModelForImageTextToText
+
+        common = {"revision": revision or "main", "trust_remote_code": trust_remote_code}
+        where = f"{model!r}{f' at revision {revision}' if revision else ''}"
         try:
             net = AutoModelForImageTextToText.from_pretrained(
                 model, use_safetensors=True, dtype=getattr(torch, dtype), **common)
@@ -298,7 +329,7 @@ class HFBackend(Backend):
                 f"cannot load model {where}: {message}. The model must be a local folder or Hub id with "
                 "safetensors weights and a processor; models with custom code need --trust-remote-code."
             ) from None
-        return processor, net
+        return net
 
     def set_images(self, images):
         super().set_images(images)

@@ -1,0 +1,186 @@
+"""Reasoning models, pinned decoding, template and processor options, and the one-line load errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from mvlsib.cli import eval_cli
+from mvlsib.errors import MvlsibError
+from mvlsib.evaluation.backends import Request, make_backend
+from mvlsib.evaluation.parsing import parse_letter, strip_reasoning
+from mvlsib.evaluation.prompts import build_prompt
+
+from fakes.openai_compat import ChatServer
+
+SENTENCES = ["The match was played.", "Mutation adds variation.", "Tourism matters.", "Pests spoil food."]
+
+
+def _text_request(key: str = "s2t") -> Request:
+    p = build_prompt("s2t", SENTENCES[:2], ["sports", "travel", "health", "politics"])
+    return Request(key, tuple(p.messages()), p.image_ids)
+
+
+@pytest.mark.parametrize("response, letter", [
+    ("<think>A or B? The sentence is about sport.</think>\n\nB", "B"),
+    ("The prompt opened the block. A is wrong.</think>C", "C"),   # opener written by the template
+    ("<think>still thinking about A", None),                     # budget ran out: no answer
+    ("<think>x</think><answer>D</answer>", "D"),                  # GLM-4.1V style
+    ("\u25c1think\u25b7hmm\u25c1/think\u25b7(A)", "A"),           # Kimi-VL style
+])
+def test_thinking_blocks_are_removed_before_parsing(response, letter):
+    assert parse_letter(response) == letter
+    assert "think" not in strip_reasoning(response).lower()
+
+
+def test_openai_reasoning_content_kept_raw_and_scored(release_dir, tmp_path):
+    """A server with a reasoning parser: the thinking comes apart from the answer; the raw
+    response keeps both, the letter is read from the answer."""
+    def answer(payload, n):
+        return {"reasoning_content": "A? no, it is B. " * 3, "content": "B"}
+
+    with ChatServer(answer) as server:
+        out = tmp_path / "run"
+        result = CliRunner().invoke(eval_cli, [
+            "run", "--data", str(release_dir), "--model", "thinker", "--backend", "openai", "--base-url",
+            server.base_url, "--out", str(out), "--tasks", "s2t", "--k", "1", "--languages", "eng_Latn", "--limit", "3",
+            "--chat-template-kwargs", '{"enable_thinking": true}', "--request-style", "reasoning",
+            "--max-new-tokens", "512", "--no-progress"])
+        assert result.exit_code == 0, result.output
+        sent = server.requests[0]
+    assert sent["chat_template_kwargs"] == {"enable_thinking": True}
+    assert sent["max_completion_tokens"] == 512 and "max_tokens" not in sent and "temperature" not in sent
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text("utf-8").splitlines()]
+    assert all(r["response"].startswith("<think>A? no") and r["letter"] == "B" for r in records)
+    config = json.loads((out / "config.json").read_text("utf-8"))
+    assert config["fingerprint"]["chat_template_kwargs"] == {"enable_thinking": True}
+
+
+def test_openai_sends_neutral_sampling_and_refuses_truncated_thinking():
+    def answer(payload, n):
+        return {"content": "<think>let me see, A or", "finish_reason": "length"}
+
+    with ChatServer(answer) as server:
+        backend = make_backend("openai", model="m", base_url=server.base_url, max_new_tokens=8, max_retries=0)
+        backend.set_images({})
+        with pytest.raises(MvlsibError, match="still thinking.*--max-new-tokens"):
+            backend.generate([_text_request()])
+        sent = server.requests[0]
+        backend.close()
+    assert sent["temperature"] == 0 and sent["top_p"] == 1 and sent["max_tokens"] == 8
+    assert sent["presence_penalty"] == 0 and sent["frequency_penalty"] == 0
+
+
+def test_checkpoint_penalties_do_not_change_answers(tiny_llava, tmp_path):
+    """A shipped repetition penalty / n-gram block in generation_config is neutralised."""
+    from transformers import GenerationConfig
+
+    penalised = tmp_path / "penalised"
+    shutil.copytree(tiny_llava, penalised)
+    gen = GenerationConfig.from_pretrained(penalised)
+    gen.repetition_penalty, gen.no_repeat_ngram_size, gen.do_sample, gen.temperature = 5.0, 1, True, 0.7
+    gen.save_pretrained(penalised)
+    reqs = [_text_request(f"r{i}") for i in range(3)]
+    plain = make_backend("hf", model=str(tiny_llava), device="cpu", max_new_tokens=6)
+    ours = make_backend("hf", model=str(penalised), device="cpu", max_new_tokens=6)
+    for b in (plain, ours):
+        b.set_images({})
+    torch.manual_seed(1)
+    assert ours.generate(reqs) == plain.generate(reqs)
+    settings = ours.describe()["generation"]
+    assert settings["repetition_penalty"] == 1.0 and settings["no_repeat_ngram_size"] == 0
+    assert settings["do_sample"] is False and settings["max_new_tokens"] == 6
+
+
+def test_chat_template_file_and_processor_kwargs_are_recorded(tiny_llava, release_dir, tmp_path):
+    template = tmp_path / "template.jinja"
+    template.write_text(
+        "{% for m in messages %}{% for p in m['content'] %}{% if p['type'] == 'text' %}{{ p['text'] }}"
+        "{% else %}<image>{% endif %}{% endfor %}{% endfor %}{% if add_generation_prompt %}\nANSWER:{% endif %}",
+        encoding="utf-8")
+    out = tmp_path / "run"
+    args = ["run", "--data", str(release_dir), "--model", str(tiny_llava), "--out", str(out), "--tasks", "s2i",
+            "--k", "1", "--languages", "eng_Latn", "--limit", "2", "--device", "cpu", "--no-progress",
+            "--chat-template", str(template), "--processor-kwargs", '{"do_normalize": true}']
+    result = CliRunner().invoke(eval_cli, args)
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "config.json").read_text("utf-8"))
+    assert config["backend"]["chat_template"] == str(template)
+    assert config["backend"]["processor_kwargs"] == {"do_normalize": True}
+    assert config["fingerprint"]["processor_kwargs"] == {"do_normalize": True}
+    assert "chat_template_sha256" in config["fingerprint"]
+    # Resuming with other processor settings is refused: they change what the model sees.
+    result = CliRunner().invoke(eval_cli, args[:-1] + ['{"do_normalize": false}'])
+    assert result.exit_code == 2 and "processor_kwargs" in result.output
+
+
+def test_bad_json_options_are_one_line_errors(tiny_llava, tmp_path):
+    with pytest.raises(MvlsibError, match="--processor-kwargs must be a JSON object"):
+        make_backend("hf", model=str(tiny_llava), device="cpu", processor_kwargs="[1, 2]")
+    with pytest.raises(MvlsibError, match="--chat-template-kwargs must be a JSON object"):
+        make_backend("hf", model=str(tiny_llava), device="cpu", chat_template_kwargs="{nope")
+    with pytest.raises(MvlsibError, match="--max-new-tokens must be at least 1"):
+        make_backend("hf", model=str(tiny_llava), device="cpu", max_new_tokens=0)
+
+
+def _cli_error(*args) -> str:
+    result = CliRunner().invoke(eval_cli, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    # transformers may draw its weight-loading bar on stderr first; the error is one line after it.
+    lines = [line for line in result.output.splitlines() if not line.startswith("Loading weights")]
+    assert "Traceback" not in result.output and len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_model_without_chat_template_is_a_one_line_error(tiny_llava, release_dir, tmp_path):
+    bare = tmp_path / "bare"
+    shutil.copytree(tiny_llava, bare)
+    for name in ("chat_template.jinja", "chat_template.json"):
+        (bare / name).unlink(missing_ok=True)
+    for name in ("tokenizer_config.json", "processor_config.json"):
+        path = bare / name
+        if path.exists():
+            data = json.loads(path.read_text("utf-8"))
+            data.pop("chat_template", None)
+            path.write_text(json.dumps(data), encoding="utf-8")
+    message = _cli_error("run", "--data", release_dir, "--model", bare, "--out", tmp_path / "r", "--tasks", "s2t",
+                         "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress")
+    assert "no chat template" in message and "--chat-template FILE" in message
+
+
+def test_not_an_image_text_to_text_model_is_a_one_line_error(tiny_llava, release_dir, tmp_path):
+    """A text-only Llama: the processor loads (a tokenizer), the architecture does not."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    text_only = tmp_path / "llama"
+    tok = AutoTokenizer.from_pretrained(tiny_llava)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=2)
+    LlamaForCausalLM(cfg).save_pretrained(text_only, safe_serialization=True)
+    tok.save_pretrained(text_only)
+    message = _cli_error("run", "--data", release_dir, "--model", text_only, "--out", tmp_path / "r", "--tasks",
+                         "s2t", "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress")
+    assert "not an image-text-to-text model" in message, message
+
+
+def test_processor_needing_a_missing_package_names_it(tiny_llava, release_dir, tmp_path):
+    """A processor class whose library is not installed: the package is named, exit 2."""
+    needy = tmp_path / "needy"
+    shutil.copytree(tiny_llava, needy)
+    # Pixtral's image processing needs torchvision, which cannot be installed next to the CPU torch here.
+    cfg = json.loads((needy / "processor_config.json").read_text("utf-8")) if (
+        needy / "processor_config.json").exists() else {}
+    cfg["processor_class"] = "PixtralProcessor"
+    (needy / "processor_config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    pre = json.loads((needy / "preprocessor_config.json").read_text("utf-8")) if (
+        needy / "preprocessor_config.json").exists() else {}
+    pre["image_processor_type"] = "PixtralImageProcessorFast"
+    pre["processor_class"] = "PixtralProcessor"
+    (needy / "preprocessor_config.json").write_text(json.dumps(pre), encoding="utf-8")
+    message = _cli_error("run", "--data", release_dir, "--model", needy, "--out", tmp_path / "r", "--tasks",
+                         "s2t", "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress")
+    assert "cannot load" in message and "torchvision" in message and "pip install" in message, message
