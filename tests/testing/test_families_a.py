@@ -41,6 +41,7 @@ class Facts:
     starts_with_bos: str | None  # the BOS string the rendered text starts with, if any
     tokens_per_image: Callable[[dict], list[int]]  # expected expanded tokens per image, from the inputs
     max_tokens_per_image: int
+    generation_prompt: str  # how the rendered text ends with add_generation_prompt=True
 
 
 def _qwen_tokens(inputs, merge: int = 2) -> list[int]:
@@ -55,6 +56,7 @@ FAMILIES = {
         starts_with_bos=None,
         tokens_per_image=_qwen_tokens,
         max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
     ),
     "qwen2_5_vl": Facts(
         template_mark="{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}",
@@ -63,6 +65,25 @@ FAMILIES = {
         starts_with_bos=None,
         tokens_per_image=_qwen_tokens,
         max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
+    ),
+    "qwen3_vl": Facts(
+        template_mark="{%- if add_vision_id %}Picture {{ image_count.value }}: {% endif -%}",
+        rendered_image="<|vision_start|><|image_pad|><|vision_end|>",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_qwen_tokens,
+        max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
+    ),
+    "qwen3_vl_thinking": Facts(
+        template_mark="{{- '<|im_start|>assistant\\n<think>\\n' }}",
+        rendered_image="<|vision_start|><|image_pad|><|vision_end|>",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_qwen_tokens,
+        max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n<think>\n",
     ),
 }
 
@@ -84,17 +105,29 @@ def photos(topic_photos_dir: Path):
     return [Image.open(p).convert("RGB") for p in paths]
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES))
-def built(request, texts, tmp_path_factory):
+@pytest.fixture(scope="module")
+def load(texts, tmp_path_factory):
+    """``load(name)``: the family built once into tmp and loaded like a Hub checkpoint."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from mvlsib.testing.families import build_family, family
 
-    name = request.param
-    out = build_family(name, tmp_path_factory.mktemp(name), texts, seed=0)
-    processor = AutoProcessor.from_pretrained(out)
-    model = AutoModelForImageTextToText.from_pretrained(out, use_safetensors=True).eval()
-    return name, family(name), out, processor, model
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            out = build_family(name, tmp_path_factory.mktemp(name), texts, seed=0)
+            processor = AutoProcessor.from_pretrained(out)
+            model = AutoModelForImageTextToText.from_pretrained(out, use_safetensors=True).eval()
+            cache[name] = (name, family(name), out, processor, model)
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(params=sorted(FAMILIES))
+def built(request, load):
+    return load(request.param)
 
 
 def test_family_module_declares_itself(built):
@@ -121,6 +154,7 @@ def test_real_template_two_images_generate(built, photos):
         assert "Images:\n" + facts.rendered_image + "\n" + facts.rendered_image + "\nWhich?" in rendered
     else:
         assert rendered.index("Images:") > second
+    assert rendered.endswith(facts.generation_prompt)
     if facts.starts_with_bos:
         assert rendered.startswith(facts.starts_with_bos)
     elif processor.tokenizer.bos_token:
@@ -149,6 +183,23 @@ def test_build_is_deterministic(built, texts, tmp_path):
     again = build_family(name, tmp_path / name, texts, seed=0)
     assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
     assert (again / "tokenizer.json").read_bytes() == (out / "tokenizer.json").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_thinking"])
+def test_qwen2_vl_adds_a_default_system_turn_qwen3_vl_does_not(load, name):
+    _, _, _, processor, _ = load(name)
+    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    has_system = rendered.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n")
+    assert has_system == name.startswith("qwen2")
+
+
+@pytest.mark.parametrize("name", ["qwen3_vl", "qwen3_vl_thinking"])
+def test_think_tokens_are_single_and_survive_skip_special_tokens(load, name):
+    _, _, _, processor, _ = load(name)
+    tok = processor.tokenizer
+    ids = tok.encode("<think>\nB</think>\n\nA", add_special_tokens=False)
+    assert tok.convert_tokens_to_ids("<think>") in ids and tok.convert_tokens_to_ids("</think>") in ids
+    assert tok.decode(ids, skip_special_tokens=True) == "<think>\nB</think>\n\nA"
 
 
 def test_video_stand_in_is_never_usable():
