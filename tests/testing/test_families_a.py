@@ -39,13 +39,20 @@ class Facts:
     rendered_image: str  # what one image is in the rendered text, before expansion
     in_place: bool  # images where the message puts them (else all at the start of the turn)
     starts_with_bos: str | None  # the BOS string the rendered text starts with, if any
-    tokens_per_image: Callable[[dict], list[int]]  # expected expanded tokens per image, from the inputs
+    # expected expanded image tokens per image, from (processor, processed inputs, the photos)
+    tokens_per_image: Callable[..., list[int]]
     max_tokens_per_image: int
     generation_prompt: str  # how the rendered text ends with add_generation_prompt=True
 
 
-def _qwen_tokens(inputs, merge: int = 2) -> list[int]:
+def _qwen_tokens(processor, inputs, photos, merge: int = 2) -> list[int]:
     return [int(n) // merge**2 for n in inputs["image_grid_thw"].prod(-1)]
+
+
+def _internvl_tokens(processor, inputs, photos) -> list[int]:
+    tiles = processor.image_processor(images=photos, crop_to_patches=True, return_tensors="pt")["num_patches"]
+    assert int(sum(tiles)) == inputs["pixel_values"].shape[0]
+    return [processor.image_seq_length * int(n) for n in tiles]
 
 
 FAMILIES = {
@@ -84,6 +91,15 @@ FAMILIES = {
         tokens_per_image=_qwen_tokens,
         max_tokens_per_image=16,
         generation_prompt="<|im_end|>\n<|im_start|>assistant\n<think>\n",
+    ),
+    "internvl": Facts(
+        template_mark="{{ '<IMG_CONTEXT>\n' }}",
+        rendered_image="<IMG_CONTEXT>\n",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_internvl_tokens,
+        max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
     ),
 }
 
@@ -161,7 +177,7 @@ def test_real_template_two_images_generate(built, photos):
         assert not rendered.startswith(processor.tokenizer.bos_token)
 
     inputs = processor(text=[rendered], images=[photos], return_tensors="pt")
-    expected = facts.tokens_per_image(inputs)
+    expected = facts.tokens_per_image(processor, inputs, photos)
     assert len(expected) == 2 and all(1 <= n <= facts.max_tokens_per_image for n in expected)
     image_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
     assert int((inputs["input_ids"][0] == image_id).sum()) == sum(expected)
@@ -200,6 +216,21 @@ def test_think_tokens_are_single_and_survive_skip_special_tokens(load, name):
     ids = tok.encode("<think>\nB</think>\n\nA", add_special_tokens=False)
     assert tok.convert_tokens_to_ids("<think>") in ids and tok.convert_tokens_to_ids("</think>") in ids
     assert tok.decode(ids, skip_special_tokens=True) == "<think>\nB</think>\n\nA"
+
+
+def test_internvl_tiles_a_wide_image_and_wraps_each_image_in_img_tags(load, photos):
+    _, module, _, processor, _ = load("internvl")
+    wide = photos[0].resize((module.TILE * 3, module.TILE))
+    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    inputs = processor(text=[rendered], images=[[wide, photos[1]]], return_tensors="pt")
+    ids = inputs["input_ids"][0].tolist()
+    tok = processor.tokenizer
+    starts = [i for i, t in enumerate(ids) if t == tok.convert_tokens_to_ids("<img>")]
+    ends = [i for i, t in enumerate(ids) if t == tok.convert_tokens_to_ids("</img>")]
+    assert len(starts) == len(ends) == 2
+    spans = [e - s - 1 for s, e in zip(starts, ends)]
+    # 3 tiles + the thumbnail for the 3:1 image, each worth image_seq_length tokens.
+    assert spans[0] == 4 * module.IMAGE_SEQ_LENGTH
 
 
 def test_video_stand_in_is_never_usable():
