@@ -39,12 +39,20 @@ class Facts:
     rendered_image: str  # what one image is in the rendered text, before expansion
     in_place: bool  # images where the message puts them (else all at the start of the turn)
     starts_with_bos: str | None  # the BOS string the rendered text starts with, if any
-    tokens_per_image: Callable[[dict], list[int]]  # expected expanded tokens per image, from the inputs
+    # expected expanded image tokens per image, from (processor, processed inputs, the photos)
+    tokens_per_image: Callable[..., list[int]]
     max_tokens_per_image: int
+    generation_prompt: str  # how the rendered text ends with add_generation_prompt=True
 
 
-def _qwen_tokens(inputs, merge: int = 2) -> list[int]:
+def _qwen_tokens(processor, inputs, photos, merge: int = 2) -> list[int]:
     return [int(n) // merge**2 for n in inputs["image_grid_thw"].prod(-1)]
+
+
+def _internvl_tokens(processor, inputs, photos) -> list[int]:
+    tiles = processor.image_processor(images=photos, crop_to_patches=True, return_tensors="pt")["num_patches"]
+    assert int(sum(tiles)) == inputs["pixel_values"].shape[0]
+    return [processor.image_seq_length * int(n) for n in tiles]
 
 
 FAMILIES = {
@@ -55,6 +63,7 @@ FAMILIES = {
         starts_with_bos=None,
         tokens_per_image=_qwen_tokens,
         max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
     ),
     "qwen2_5_vl": Facts(
         template_mark="{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}",
@@ -63,6 +72,34 @@ FAMILIES = {
         starts_with_bos=None,
         tokens_per_image=_qwen_tokens,
         max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
+    ),
+    "qwen3_vl": Facts(
+        template_mark="{%- if add_vision_id %}Picture {{ image_count.value }}: {% endif -%}",
+        rendered_image="<|vision_start|><|image_pad|><|vision_end|>",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_qwen_tokens,
+        max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
+    ),
+    "qwen3_vl_thinking": Facts(
+        template_mark="{{- '<|im_start|>assistant\\n<think>\\n' }}",
+        rendered_image="<|vision_start|><|image_pad|><|vision_end|>",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_qwen_tokens,
+        max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n<think>\n",
+    ),
+    "internvl": Facts(
+        template_mark="{{ '<IMG_CONTEXT>\n' }}",
+        rendered_image="<IMG_CONTEXT>\n",
+        in_place=True,
+        starts_with_bos=None,
+        tokens_per_image=_internvl_tokens,
+        max_tokens_per_image=16,
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
     ),
 }
 
@@ -84,17 +121,29 @@ def photos(topic_photos_dir: Path):
     return [Image.open(p).convert("RGB") for p in paths]
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES))
-def built(request, texts, tmp_path_factory):
+@pytest.fixture(scope="module")
+def load(texts, tmp_path_factory):
+    """``load(name)``: the family built once into tmp and loaded like a Hub checkpoint."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from mvlsib.testing.families import build_family, family
 
-    name = request.param
-    out = build_family(name, tmp_path_factory.mktemp(name), texts, seed=0)
-    processor = AutoProcessor.from_pretrained(out)
-    model = AutoModelForImageTextToText.from_pretrained(out, use_safetensors=True).eval()
-    return name, family(name), out, processor, model
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            out = build_family(name, tmp_path_factory.mktemp(name), texts, seed=0)
+            processor = AutoProcessor.from_pretrained(out)
+            model = AutoModelForImageTextToText.from_pretrained(out, use_safetensors=True).eval()
+            cache[name] = (name, family(name), out, processor, model)
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(params=sorted(FAMILIES))
+def built(request, load):
+    return load(request.param)
 
 
 def test_family_module_declares_itself(built):
@@ -121,13 +170,14 @@ def test_real_template_two_images_generate(built, photos):
         assert "Images:\n" + facts.rendered_image + "\n" + facts.rendered_image + "\nWhich?" in rendered
     else:
         assert rendered.index("Images:") > second
+    assert rendered.endswith(facts.generation_prompt)
     if facts.starts_with_bos:
         assert rendered.startswith(facts.starts_with_bos)
     elif processor.tokenizer.bos_token:
         assert not rendered.startswith(processor.tokenizer.bos_token)
 
     inputs = processor(text=[rendered], images=[photos], return_tensors="pt")
-    expected = facts.tokens_per_image(inputs)
+    expected = facts.tokens_per_image(processor, inputs, photos)
     assert len(expected) == 2 and all(1 <= n <= facts.max_tokens_per_image for n in expected)
     image_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
     assert int((inputs["input_ids"][0] == image_id).sum()) == sum(expected)
@@ -149,6 +199,38 @@ def test_build_is_deterministic(built, texts, tmp_path):
     again = build_family(name, tmp_path / name, texts, seed=0)
     assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
     assert (again / "tokenizer.json").read_bytes() == (out / "tokenizer.json").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_thinking"])
+def test_qwen2_vl_adds_a_default_system_turn_qwen3_vl_does_not(load, name):
+    _, _, _, processor, _ = load(name)
+    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    has_system = rendered.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n")
+    assert has_system == name.startswith("qwen2")
+
+
+@pytest.mark.parametrize("name", ["qwen3_vl", "qwen3_vl_thinking"])
+def test_think_tokens_are_single_and_survive_skip_special_tokens(load, name):
+    _, _, _, processor, _ = load(name)
+    tok = processor.tokenizer
+    ids = tok.encode("<think>\nB</think>\n\nA", add_special_tokens=False)
+    assert tok.convert_tokens_to_ids("<think>") in ids and tok.convert_tokens_to_ids("</think>") in ids
+    assert tok.decode(ids, skip_special_tokens=True) == "<think>\nB</think>\n\nA"
+
+
+def test_internvl_tiles_a_wide_image_and_wraps_each_image_in_img_tags(load, photos):
+    _, module, _, processor, _ = load("internvl")
+    wide = photos[0].resize((module.TILE * 3, module.TILE))
+    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    inputs = processor(text=[rendered], images=[[wide, photos[1]]], return_tensors="pt")
+    ids = inputs["input_ids"][0].tolist()
+    tok = processor.tokenizer
+    starts = [i for i, t in enumerate(ids) if t == tok.convert_tokens_to_ids("<img>")]
+    ends = [i for i, t in enumerate(ids) if t == tok.convert_tokens_to_ids("</img>")]
+    assert len(starts) == len(ends) == 2
+    spans = [e - s - 1 for s, e in zip(starts, ends)]
+    # 3 tiles + the thumbnail for the 3:1 image, each worth image_seq_length tokens.
+    assert spans[0] == 4 * module.IMAGE_SEQ_LENGTH
 
 
 def test_video_stand_in_is_never_usable():

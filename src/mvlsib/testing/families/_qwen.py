@@ -21,21 +21,26 @@ SPECIAL_TOKENS = [
     "<|image_pad|>",
     "<|video_pad|>",
 ]
-# Qwen3 adds these (the Thinking template opens <think>); ids follow the Qwen2 ones as in the real vocab.
-QWEN3_EXTRA_TOKENS = ["<tool_call>", "</tool_call>", "<think>", "</think>"]
+# Single tokens that the real Qwen tokenizers do NOT mark special, so that decoding with
+# skip_special_tokens=True keeps them (a Thinking model's "<think>...</think>" stays visible).
+PLAIN_ADDED_TOKENS = ["<tool_call>", "</tool_call>", "<think>", "</think>"]
 
 
 def qwen_tokenizer(texts: list[str], special_tokens: list[str] = SPECIAL_TOKENS):
     """A Qwen-style tokenizer: no BOS, ``<|im_end|>`` ends a turn, ``<|endoftext|>`` pads."""
+    from tokenizers import AddedToken
+
     from mvlsib.testing.families._common import train_fast_tokenizer
 
-    return train_fast_tokenizer(
+    tokenizer = train_fast_tokenizer(
         texts,
         special_tokens,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
     )
+    tokenizer.add_tokens([AddedToken(t, normalized=False, special=False) for t in PLAIN_ADDED_TOKENS])
+    return tokenizer
 
 
 def text_kwargs(tokenizer, hidden: int = 64) -> dict:
