@@ -76,7 +76,7 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
 
 
 def test_family_modules_declare_their_source():
-    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm"]:
+    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama"]:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
@@ -190,3 +190,29 @@ def test_smolvlm_video_processor_is_a_stand_in_that_refuses_work(smolvlm):
     assert type(video).__name__ == "NeverCalledVideoProcessor"
     with pytest.raises(AssertionError, match="stand-in video processor"):
         video([])
+
+
+# --- Llama 3.2 Vision (Mllama) ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mllama(tmp_path_factory, texts, photos) -> Run:
+    return load("mllama", tmp_path_factory, texts, photos)
+
+
+def test_mllama_template_writes_bos_keeps_image_order_and_omits_system_with_images(mllama):
+    assert mllama.rendered == (
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nImages:\n<|image|>\n<|image|>\nWhich?"
+        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+    )
+    assert "Cutting Knowledge Date" in mllama.processor.chat_template  # the real, tool-aware template
+
+
+def test_mllama_keeps_one_token_per_image_and_tiles_through_cross_attention(mllama):
+    assert mllama.processor.image_token == "<|image|>"
+    assert mllama.count("<|image|>") == 2  # not expanded
+    assert tuple(mllama.inputs["pixel_values"].shape) == (1, 2, 4, 3, 16, 16)  # prompt, image, tile, ...
+    assert tuple(mllama.inputs["cross_attention_mask"].shape) == (1, len(mllama.ids), 2, 4)
+    # The processor leaves the template's BOS alone, the Llama 3 tokenizer adds a second one.
+    assert mllama.tokens()[:2] == ["<|begin_of_text|>", "<|begin_of_text|>"]
+    mllama.generate()
