@@ -76,7 +76,7 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
 
 
 def test_family_modules_declare_their_source():
-    for name in ["llava_1_5", "gemma3", "idefics3"]:
+    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama"]:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
@@ -155,3 +155,64 @@ def test_idefics3_splits_each_photo_into_a_tile_grid_plus_a_global_view(idefics3
     # The Llama 3 tokenizer prepends <|begin_of_text|> to the template's own.
     assert idefics3.tokens()[:2] == ["<|begin_of_text|>", "<|begin_of_text|>"]
     idefics3.generate()
+
+
+# --- SmolVLM2 -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smolvlm(tmp_path_factory, texts, photos) -> Run:
+    from fakes.video_processor_fam2 import never_called_video_processor
+
+    folder = build_family("smolvlm", tmp_path_factory.mktemp("smolvlm") / "smolvlm", texts)
+    # SmolVLMProcessor carries a video processor that needs torchvision; the evaluator never sends
+    # videos, so a stand-in that raises when used is enough to load it.
+    with never_called_video_processor():
+        return Run(folder, photos)
+
+
+def test_smolvlm_template_starts_with_im_start_and_keeps_image_order(smolvlm):
+    assert smolvlm.rendered == "<|im_start|>User: Images:\n<image>\n<image>\nWhich?<end_of_utterance>\nAssistant:"
+
+
+def test_smolvlm_expands_tiles_with_single_token_tags_and_adds_no_bos(smolvlm):
+    assert smolvlm.processor.image_token == "<image>"
+    assert tuple(smolvlm.inputs["pixel_values"].shape) == (1, 10, 3, 32, 32)  # 2 x (2 x 2 tiles + global)
+    assert smolvlm.count("<image>") == 2 * 5 * 4
+    # Unlike Idefics3, the grid tags are single tokens of the vocabulary.
+    assert smolvlm.count("<row_2_col_2>") == 2 and smolvlm.count("<global-img>") == 2
+    assert smolvlm.tokens()[0] == "<|im_start|>" and smolvlm.count("<|im_start|>") == 1
+    smolvlm.generate()
+
+
+def test_smolvlm_video_processor_is_a_stand_in_that_refuses_work(smolvlm):
+    video = smolvlm.processor.video_processor
+    assert type(video).__name__ == "NeverCalledVideoProcessor"
+    with pytest.raises(AssertionError, match="stand-in video processor"):
+        video([])
+
+
+# --- Llama 3.2 Vision (Mllama) ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mllama(tmp_path_factory, texts, photos) -> Run:
+    return load("mllama", tmp_path_factory, texts, photos)
+
+
+def test_mllama_template_writes_bos_keeps_image_order_and_omits_system_with_images(mllama):
+    assert mllama.rendered == (
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nImages:\n<|image|>\n<|image|>\nWhich?"
+        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+    )
+    assert "Cutting Knowledge Date" in mllama.processor.chat_template  # the real, tool-aware template
+
+
+def test_mllama_keeps_one_token_per_image_and_tiles_through_cross_attention(mllama):
+    assert mllama.processor.image_token == "<|image|>"
+    assert mllama.count("<|image|>") == 2  # not expanded
+    assert tuple(mllama.inputs["pixel_values"].shape) == (1, 2, 4, 3, 16, 16)  # prompt, image, tile, ...
+    assert tuple(mllama.inputs["cross_attention_mask"].shape) == (1, len(mllama.ids), 2, 4)
+    # The processor leaves the template's BOS alone, the Llama 3 tokenizer adds a second one.
+    assert mllama.tokens()[:2] == ["<|begin_of_text|>", "<|begin_of_text|>"]
+    mllama.generate()

@@ -38,3 +38,25 @@ def write_processor(
         fh.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
     with atomic_open(out / "chat_template.jinja") as fh:
         fh.write(chat_template)
+
+
+# The same files for a processor with several components (image and video processor, ...),
+# each nested under its attribute name (SmolVLM, LLaVA-OneVision).
+def save_processor_files(
+    out: Path,
+    *,
+    processor_class: str,
+    tokenizer,
+    chat_template: str,
+    components: dict,
+    **processor_kwargs,
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(out)
+    config = {name: component.to_dict() for name, component in components.items()}
+    config.update(processor_kwargs)
+    config["processor_class"] = processor_class
+    with atomic_open(out / "processor_config.json", "w", encoding="utf-8") as f:
+        f.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    with atomic_open(out / "chat_template.jinja", "w", encoding="utf-8") as f:
+        f.write(chat_template)
