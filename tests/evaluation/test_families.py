@@ -30,10 +30,9 @@ from mvlsib.testing.families import family, family_names
 from mvlsib.testing.tiny_llava import sib_sentences
 from support import EVAL_LANGUAGES
 
-try:  # the never-called video-processor stand-in (see module docstring)
-    import fakes.video_processor  # noqa: F401
-except ImportError:  # pragma: no cover - the stand-in is part of the test tree
-    pass
+import fakes.video_processor_fam2 as _video_stand_in  # the never-called stand-in (see module docstring)
+
+_video_stand_in.install()
 
 GENERATIVE = [n for n in family_names() if getattr(family(n), "KIND", "generative") == "generative"
               and not getattr(family(n), "NO_CHAT_TEMPLATE", False)]
@@ -102,7 +101,9 @@ def _image_token_id(processor) -> int:
 
 @pytest.mark.parametrize("name", GENERATIVE)
 def test_inputs_are_right(name, model_dir, photos):
-    backend = make_backend("hf", model=str(model_dir(name)), batch_size=8, device="cpu", max_new_tokens=3)
+    # A thinking template gets a small budget here: the random model never closes its block.
+    backend = make_backend("hf", model=str(model_dir(name)), batch_size=8, device="cpu", max_new_tokens=3,
+                           thinking_max_new_tokens=6)
     backend.set_images(photos)
     reqs = _requests()
     texts = [backend._chat_text(r) for r in reqs]
@@ -149,7 +150,8 @@ def test_inputs_are_right(name, model_dir, photos):
                     assert ids[0] == bos and int((ids == bos).sum()) == 1
     # Batch size 8 answers what batch size 1 answers.
     eight = backend.generate(reqs)
-    one = make_backend("hf", model=str(model_dir(name)), batch_size=1, device="cpu", max_new_tokens=3)
+    one = make_backend("hf", model=str(model_dir(name)), batch_size=1, device="cpu", max_new_tokens=3,
+                       thinking_max_new_tokens=6)
     one.set_images(photos)
     assert one.generate(reqs) == eight
     described = backend.describe()
@@ -164,7 +166,8 @@ def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_di
     out = tmp_path / "run"
     result = CliRunner().invoke(eval_cli, ["run", "--data", str(release_dir), "--model", str(model), "--out",
                                            str(out), "--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3,5", "--languages",
-                                           EVAL_LANGUAGES[0], "--limit", "2", "--device", "cpu", "--no-progress"])
+                                           EVAL_LANGUAGES[0], "--limit", "2", "--device", "cpu", "--no-progress",
+                                           "--thinking-max-new-tokens", "6"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     config = json.loads((out / "config.json").read_text("utf-8"))
     assert config["complete"] and config["backend"]["rendering"] in ("native", "inline")
@@ -175,7 +178,7 @@ def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_di
     _small_pool(pool_dir, small)
     result = CliRunner().invoke(build_cli, ["verify-images", "--model", str(model), "--pool", str(small), "--out",
                                             str(tmp_path / "verify"), "--rotations", "1", "--allow-fail",
-                                            "--device", "cpu"])
+                                            "--device", "cpu", "--thinking-max-new-tokens", "6"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     report = json.loads((tmp_path / "verify" / "report.json").read_text("utf-8"))
     assert report

@@ -131,7 +131,7 @@ def _cli_error(*args) -> str:
     result = CliRunner().invoke(eval_cli, [str(a) for a in args])
     assert result.exit_code == 2, result.output
     # transformers may draw its weight-loading bar on stderr first; the error is one line after it.
-    lines = [line for line in result.output.splitlines() if not line.startswith("Loading weights")]
+    lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
     assert "Traceback" not in result.output and len(lines) == 1, result.output
     return lines[0]
 
@@ -184,3 +184,63 @@ def test_processor_needing_a_missing_package_names_it(tiny_llava, release_dir, t
     message = _cli_error("run", "--data", release_dir, "--model", needy, "--out", tmp_path / "r", "--tasks",
                          "s2t", "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress")
     assert "cannot load" in message and "torchvision" in message and "pip install" in message, message
+
+
+def _thinking_model_that_answers(src, dest, answer: str = "B"):
+    """The tiny Qwen3-VL-Thinking, its weights edited so that it closes the thinking block the
+    template opened and then answers ``answer``: after the prompt's last token it says
+    ``</think>``, after ``</think>`` the letter, after the letter ``<|im_end|>``. Each step is
+    a huge input embedding along a fresh direction and the next token's output row along it,
+    so the last position's hidden state (residual stream) picks the next token."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    shutil.copytree(src, dest)
+    processor = AutoProcessor.from_pretrained(src)
+    tok = processor.tokenizer
+    model = AutoModelForImageTextToText.from_pretrained(src)
+    rendered = processor.apply_chat_template([{"role": "user", "content": [{"type": "text", "text": "x"}]}],
+                                             add_generation_prompt=True, tokenize=False)
+    assert rendered.endswith("<think>\n")
+    last = tok(rendered, add_special_tokens=False)["input_ids"][-1]
+    steps = [last, tok.convert_tokens_to_ids("</think>"), tok.convert_tokens_to_ids(answer),
+             tok.convert_tokens_to_ids("<|im_end|>")]
+    emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
+    torch.manual_seed(0)
+    directions = torch.linalg.qr(torch.randn(emb.shape[1], len(steps) - 1))[0].T
+    with torch.no_grad():
+        for (now, nxt), d in zip(zip(steps, steps[1:]), directions):
+            emb[now] = d * 1000
+            head[nxt] = d * 100 * head.norm(dim=1).mean()
+    model.save_pretrained(dest, safe_serialization=True)
+    return dest
+
+
+def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir, tmp_path):
+    """A real thinking template (its generation prompt opens <think>): the budget is raised,
+    the raw response keeps the thinking, the letter after </think> is what is scored."""
+    import fakes.video_processor_fam2 as video_stand_in  # Qwen3-VL's processor insists on a video processor
+
+    from mvlsib.testing.families import build_family
+
+    video_stand_in.install()
+    base = build_family("qwen3_vl_thinking", tmp_path / "base", SENTENCES, seed=0)
+    model = _thinking_model_that_answers(base, tmp_path / "answers-b")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(eval_cli, [
+        "run", "--data", str(release_dir), "--model", str(model), "--out", str(out), "--tasks", "i2s,s2t",
+        "--k", "1", "--languages", "eng_Latn", "--limit", "3", "--device", "cpu", "--no-progress",
+        "--thinking-max-new-tokens", "32"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    config = json.loads((out / "config.json").read_text("utf-8"))
+    assert config["backend"]["opens_thinking"] is True
+    assert config["backend"]["generation"]["max_new_tokens"] == 32
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text("utf-8").splitlines()]
+    assert len(records) == 6
+    for r in records:
+        assert r["response"] == "</think>B" and r["letter"] == "B"
+        assert r["correct"] == (r["label"] == 1)
+    # The same model with no room to think is refused with advice, not scored as format errors.
+    message = _cli_error("run", "--data", release_dir, "--model", model, "--out", tmp_path / "r2", "--tasks", "s2t",
+                         "--k", "1", "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress",
+                         "--thinking-max-new-tokens", "0")
+    assert "opens a thinking block" in message and "--thinking-max-new-tokens" in message

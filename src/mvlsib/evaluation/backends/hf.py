@@ -270,6 +270,7 @@ class HFBackend(Backend):
                 "such as PaliGemma have none), so its prompts cannot be built the way it was trained; pass "
                 "--chat-template FILE with a Jinja template if you know the model's prompt format"
             )
+        self._opens_thinking = self._template_opens_thinking()
         self.model = self._load_model(model, revision, trust_remote_code, dtype)
         self.model.to(device).eval()
         # Left padding: every sequence's last token is the one generation continues from.
@@ -282,7 +283,6 @@ class HFBackend(Backend):
                       "unbatched_prompts": 0}
         self._layout: dict[bool, dict[str, str] | None] = {}
         self._batched_ok: dict[bool, bool] = {}
-        self._opens_thinking: bool | None = None
         self._inner_image_processor = getattr(self.processor, "image_processor", None)
         self._decoding: dict[str, Any] = {}
 
@@ -423,16 +423,26 @@ class HFBackend(Backend):
 
     # ------------------------------------------------------------------ generation
 
-    def _new_token_budget(self, text: str) -> int:
-        if self._opens_thinking is None:
-            self._opens_thinking = text.rstrip().endswith(THINKING_OPENERS)
-            if self._opens_thinking and self.thinking_max_new_tokens < 1:
-                raise MvlsibError(
-                    "the chat template opens a thinking block, so the model reasons before it answers and "
-                    f"{self.max_new_tokens} new tokens never reach an answer; give --thinking-max-new-tokens N "
-                    "(e.g. 2048), or switch thinking off if the template allows it "
-                    "(--chat-template-kwargs '{\"enable_thinking\": false}')"
-                )
+    def _template_opens_thinking(self) -> bool:
+        """Does the generation prompt open a thinking block? Then the model reasons before it
+        answers and needs a budget for it; with none (``--thinking-max-new-tokens 0``) it is refused."""
+        probe = [{"role": "user", "content": [{"type": "text", "text": "Answer with the letter."}]}]
+        try:
+            text = self.processor.apply_chat_template(probe, add_generation_prompt=True, tokenize=False,
+                                                      **self.template_kwargs)
+        except Exception as exc:  # a template error is the user's to fix: say which
+            raise MvlsibError(f"the chat template cannot be rendered: {_one_line(exc)}") from None
+        opens = text.rstrip().endswith(THINKING_OPENERS)
+        if opens and self.thinking_max_new_tokens < 1:
+            raise MvlsibError(
+                "the chat template opens a thinking block, so the model reasons before it answers and "
+                f"{self.max_new_tokens} new tokens never reach an answer; give --thinking-max-new-tokens N "
+                "(e.g. 2048), or switch thinking off if the template allows it "
+                "(--chat-template-kwargs '{\"enable_thinking\": false}')"
+            )
+        return opens
+
+    def _new_token_budget(self) -> int:
         if self._opens_thinking:
             return max(self.max_new_tokens, self.thinking_max_new_tokens)
         return self.max_new_tokens
@@ -460,7 +470,7 @@ class HFBackend(Backend):
             return []
         responses: list[str | None] = [None] * len(requests)
         for idx, inputs in self.build_batches(requests):
-            budget = self._new_token_budget(self._chat_text(requests[idx[0]]))
+            budget = self._new_token_budget()
             settings = self.decoding(budget)
             self._decoding = settings
             inputs = move_inputs(inputs, self.device, self.model.dtype)
