@@ -141,13 +141,22 @@ def load(texts, tmp_path_factory):
     return get
 
 
+# Families without a chat template, tested on their own prompt format below.
+NO_TEMPLATE = ["paligemma"]
+
+
 @pytest.fixture(params=sorted(FAMILIES))
 def built(request, load):
     return load(request.param)
 
 
-def test_family_module_declares_itself(built):
-    name, module, out, _, _ = built
+@pytest.fixture(params=sorted(FAMILIES) + NO_TEMPLATE)
+def any_built(request, load):
+    return load(request.param)
+
+
+def test_family_module_declares_itself(any_built):
+    name, module, out, _, _ = any_built
     assert module.FAMILY == name
     assert module.KIND == "generative"
     assert module.TEMPLATE_SOURCE
@@ -192,10 +201,10 @@ def test_real_template_two_images_generate(built, photos):
     assert torch.equal(generated, again)
 
 
-def test_build_is_deterministic(built, texts, tmp_path):
+def test_build_is_deterministic(any_built, texts, tmp_path):
     from mvlsib.testing.families import build_family
 
-    name, _, out, _, _ = built
+    name, _, out, _, _ = any_built
     again = build_family(name, tmp_path / name, texts, seed=0)
     assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
     assert (again / "tokenizer.json").read_bytes() == (out / "tokenizer.json").read_bytes()
@@ -231,6 +240,27 @@ def test_internvl_tiles_a_wide_image_and_wraps_each_image_in_img_tags(load, phot
     spans = [e - s - 1 for s, e in zip(starts, ends)]
     # 3 tiles + the thumbnail for the 3:1 image, each worth image_seq_length tokens.
     assert spans[0] == 4 * module.IMAGE_SEQ_LENGTH
+
+
+def test_paligemma_has_no_chat_template_and_takes_a_prefix_prompt(load, photos):
+    import torch
+
+    _, module, _, processor, model = load("paligemma")
+    assert processor.chat_template is None and module.CHAT_TEMPLATE is None
+    with pytest.raises(ValueError, match="chat template"):
+        processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+
+    inputs = processor(text=["<image><image>Which?"], images=[photos], return_tensors="pt")
+    ids = inputs["input_ids"][0].tolist()
+    image_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
+    assert ids.count(image_id) == 2 * module.IMAGE_SEQ_LENGTH == 2 * processor.image_seq_length
+    # The processor puts <bos> right after the last image and ends the prefix with a newline.
+    bos = ids.index(processor.tokenizer.bos_token_id)
+    assert ids[:bos] == [image_id] * bos
+    assert processor.tokenizer.decode(ids[bos:]) == "<bos>Which?\n"
+    with torch.no_grad():
+        generated = model.generate(**inputs, max_new_tokens=3, do_sample=False)
+    assert 1 <= generated.shape[1] - inputs["input_ids"].shape[1] <= 3
 
 
 def test_video_stand_in_is_never_usable():
