@@ -201,6 +201,22 @@ def test_real_template_two_images_generate(built, photos):
     assert torch.equal(generated, again)
 
 
+def test_a_batch_of_two_prompts_with_nested_image_lists(built, photos):
+    """The evaluator batches: two rendered prompts of different lengths, one image list per prompt."""
+    import torch
+
+    name, _, _, processor, model = built
+    one = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Which?"}]}]
+    rendered = processor.apply_chat_template([TURN, one], add_generation_prompt=True, tokenize=False)
+    inputs = processor(text=rendered, images=[photos, [photos[1]]], padding=True, return_tensors="pt")
+    assert inputs["input_ids"].shape[0] == 2
+    # Left padding, so that every prompt ends where generation starts.
+    assert bool(inputs["attention_mask"][:, -1].all())
+    with torch.no_grad():
+        generated = model.generate(**inputs, max_new_tokens=3, do_sample=False)
+    assert generated.shape[0] == 2 and generated.shape[1] > inputs["input_ids"].shape[1]
+
+
 def test_build_is_deterministic(any_built, texts, tmp_path):
     from mvlsib.testing.families import build_family
 

@@ -39,6 +39,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         eos_token="<eos>",
         bos_token="<bos>",
         unk_token="<unk>",
+        padding_side="left",  # GemmaTokenizer's default, which the real checkpoints use
         extra_special_tokens={"image_token": "<image>"},
     )
     image_processor = SiglipImageProcessorPil(
