@@ -141,13 +141,22 @@ def load(texts, tmp_path_factory):
     return get
 
 
+# Families without a chat template, tested on their own prompt format below.
+NO_TEMPLATE = ["paligemma"]
+
+
 @pytest.fixture(params=sorted(FAMILIES))
 def built(request, load):
     return load(request.param)
 
 
-def test_family_module_declares_itself(built):
-    name, module, out, _, _ = built
+@pytest.fixture(params=sorted(FAMILIES) + NO_TEMPLATE)
+def any_built(request, load):
+    return load(request.param)
+
+
+def test_family_module_declares_itself(any_built):
+    name, module, out, _, _ = any_built
     assert module.FAMILY == name
     assert module.KIND == "generative"
     assert module.TEMPLATE_SOURCE
@@ -192,10 +201,26 @@ def test_real_template_two_images_generate(built, photos):
     assert torch.equal(generated, again)
 
 
-def test_build_is_deterministic(built, texts, tmp_path):
+def test_a_batch_of_two_prompts_with_nested_image_lists(built, photos):
+    """The evaluator batches: two rendered prompts of different lengths, one image list per prompt."""
+    import torch
+
+    name, _, _, processor, model = built
+    one = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Which?"}]}]
+    rendered = processor.apply_chat_template([TURN, one], add_generation_prompt=True, tokenize=False)
+    inputs = processor(text=rendered, images=[photos, [photos[1]]], padding=True, return_tensors="pt")
+    assert inputs["input_ids"].shape[0] == 2
+    # Left padding, so that every prompt ends where generation starts.
+    assert bool(inputs["attention_mask"][:, -1].all())
+    with torch.no_grad():
+        generated = model.generate(**inputs, max_new_tokens=3, do_sample=False)
+    assert generated.shape[0] == 2 and generated.shape[1] > inputs["input_ids"].shape[1]
+
+
+def test_build_is_deterministic(any_built, texts, tmp_path):
     from mvlsib.testing.families import build_family
 
-    name, _, out, _, _ = built
+    name, _, out, _, _ = any_built
     again = build_family(name, tmp_path / name, texts, seed=0)
     assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
     assert (again / "tokenizer.json").read_bytes() == (out / "tokenizer.json").read_bytes()
@@ -231,6 +256,79 @@ def test_internvl_tiles_a_wide_image_and_wraps_each_image_in_img_tags(load, phot
     spans = [e - s - 1 for s, e in zip(starts, ends)]
     # 3 tiles + the thumbnail for the 3:1 image, each worth image_seq_length tokens.
     assert spans[0] == 4 * module.IMAGE_SEQ_LENGTH
+
+
+def test_paligemma_has_no_chat_template_and_takes_a_prefix_prompt(load, photos):
+    import torch
+
+    _, module, _, processor, model = load("paligemma")
+    assert processor.chat_template is None and module.CHAT_TEMPLATE is None
+    with pytest.raises(ValueError, match="chat template"):
+        processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+
+    inputs = processor(text=["<image><image>Which?"], images=[photos], return_tensors="pt")
+    ids = inputs["input_ids"][0].tolist()
+    image_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
+    assert ids.count(image_id) == 2 * module.IMAGE_SEQ_LENGTH == 2 * processor.image_seq_length
+    # The processor puts <bos> right after the last image and ends the prefix with a newline.
+    bos = ids.index(processor.tokenizer.bos_token_id)
+    assert ids[:bos] == [image_id] * bos
+    assert processor.tokenizer.decode(ids[bos:]) == "<bos>Which?\n"
+    with torch.no_grad():
+        generated = model.generate(**inputs, max_new_tokens=3, do_sample=False)
+    assert 1 <= generated.shape[1] - inputs["input_ids"].shape[1] <= 3
+
+
+def test_loading_needs_the_stand_in_and_importing_it_is_enough(load):
+    """In a fresh interpreter: without the stand-in a Qwen2-VL folder does not load (no torchvision);
+    after ``import fakes.video_processor`` it does. This is how a subprocess/CLI test activates it."""
+    import os
+    import subprocess
+    import sys
+
+    from support import REPO, subprocess_env
+
+    _, _, out, _, _ = load("qwen2_vl")
+    script = (
+        "from transformers import AutoProcessor\n"
+        "from transformers.utils import is_torchvision_available\n"
+        "if not is_torchvision_available():\n"
+        "    try:\n"
+        f"        AutoProcessor.from_pretrained({str(out)!r})\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise SystemExit('loaded without the stand-in: it is no longer needed')\n"
+        "import fakes.video_processor\n"
+        f"p = AutoProcessor.from_pretrained({str(out)!r})\n"
+        "print(type(p).__name__, type(p.video_processor).__name__)\n"
+    )
+    env = subprocess_env(PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-2:] == ["Qwen2VLProcessor", "NeverCalledVideoProcessor"]
+
+
+def test_family_modules_import_nothing_heavy():
+    """The registry imports every family module to list them; none may pull in torch/transformers."""
+    import os
+    import subprocess
+    import sys
+
+    from support import REPO, subprocess_env
+
+    names = sorted(FAMILIES) + NO_TEMPLATE
+    script = (
+        "import sys\n"
+        "from mvlsib.testing.families import family\n"
+        f"for name in {names!r}:\n"
+        "    family(name).TEMPLATE_SOURCE\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'PIL') if m in sys.modules))\n"
+    )
+    env = subprocess_env(PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
 
 
 def test_video_stand_in_is_never_usable():

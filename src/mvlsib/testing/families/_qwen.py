@@ -37,6 +37,7 @@ def qwen_tokenizer(texts: list[str], special_tokens: list[str] = SPECIAL_TOKENS)
         special_tokens,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
+        padding_side="left",  # as the real tokenizer_config.json
         extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
     )
     tokenizer.add_tokens([AddedToken(t, normalized=False, special=False) for t in PLAIN_ADDED_TOKENS])
@@ -92,7 +93,8 @@ def finish(model, tokenizer, out: Path, *, processor_class: str, image_processor
     model.eval()
     favour_letters(model, tokenizer)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    # The real generation_config.json stops on both <|im_end|> and <|endoftext|>.
+    model.generation_config.eos_token_id = [tokenizer.eos_token_id, tokenizer.pad_token_id]
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     write_processor(
