@@ -76,7 +76,7 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
 
 
 def test_family_modules_declare_their_source():
-    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama"]:
+    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama", "llava_next"]:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
@@ -216,3 +216,27 @@ def test_mllama_keeps_one_token_per_image_and_tiles_through_cross_attention(mlla
     # The processor leaves the template's BOS alone, the Llama 3 tokenizer adds a second one.
     assert mllama.tokens()[:2] == ["<|begin_of_text|>", "<|begin_of_text|>"]
     mllama.generate()
+
+
+# --- LLaVA-NeXT (llava-hf v1.6 Mistral) ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llava_next(tmp_path_factory, texts, photos) -> Run:
+    return load("llava_next", tmp_path_factory, texts, photos)
+
+
+def test_llava_next_template_puts_all_images_first_inside_inst(llava_next):
+    # Images first, then the text parts glued together, no BOS written.
+    assert llava_next.rendered == "[INST] <image>\n<image>\nImages:\n\n\nWhich? [/INST]"
+
+
+def test_llava_next_expands_each_image_by_its_anyres_grid(llava_next):
+    assert llava_next.processor.image_token == "<image>"
+    # One base view + up to 4 grid crops per image, padded to 5 views.
+    assert tuple(llava_next.inputs["pixel_values"].shape) == (2, 5, 3, 24, 24)
+    assert llava_next.inputs["image_sizes"].tolist() == [[1096, 1600], [960, 912]]
+    # Landscape 1600x1096 -> 4 base + 10 unpadded grid tokens; near-square 912x960 -> 4 + 20.
+    assert llava_next.count("<image>") == 14 + 24
+    assert llava_next.tokens()[0] == "<s>" and llava_next.count("<s>") == 1
+    llava_next.generate()
