@@ -76,7 +76,7 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
 
 
 def test_family_modules_declare_their_source():
-    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama", "llava_next"]:
+    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama", "llava_next", "llava_onevision"]:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
@@ -240,3 +240,36 @@ def test_llava_next_expands_each_image_by_its_anyres_grid(llava_next):
     assert llava_next.count("<image>") == 14 + 24
     assert llava_next.tokens()[0] == "<s>" and llava_next.count("<s>") == 1
     llava_next.generate()
+
+
+# --- LLaVA-OneVision (llava-hf, Qwen2) ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llava_onevision(tmp_path_factory, texts, photos) -> Run:
+    from fakes.video_processor_fam2 import never_called_video_processor
+
+    folder = build_family("llava_onevision", tmp_path_factory.mktemp("llava_onevision") / "llava_onevision", texts)
+    # The processor carries a torchvision-bound video processor the evaluator never calls.
+    with never_called_video_processor():
+        return Run(folder, photos)
+
+
+def test_llava_onevision_template_puts_all_images_first_without_system_or_bos(llava_onevision):
+    assert llava_onevision.rendered == (
+        "<|im_start|>user\n<image>\n<image>\nImages:\n\n\nWhich?<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+def test_llava_onevision_uses_one_view_per_image_when_a_prompt_has_several(llava_onevision, photos):
+    assert llava_onevision.processor.image_token == "<image>"
+    # Several images in one prompt: no anyres grid, one base view each (2 x 2 tokens + 1 newline).
+    assert tuple(llava_onevision.inputs["pixel_values"].shape) == (2, 1, 3, 24, 24)
+    assert llava_onevision.inputs["batch_num_images"].tolist() == [2]
+    assert llava_onevision.count("<image>") == 2 * 5
+    assert llava_onevision.tokens()[0] == "<|im_start|>"  # Qwen2 has no BOS
+    llava_onevision.generate()
+    # A single image does get the anyres grid: many crops, more tokens.
+    single = llava_onevision.processor(text=["<image>\nWhich?"], images=[photos[0]], return_tensors="pt")
+    assert single["pixel_values"].shape[1] > 1
+    assert single["input_ids"][0].tolist().count(llava_onevision.processor.image_token_id) > 5
