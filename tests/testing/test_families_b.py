@@ -8,6 +8,8 @@ evaluator's two-image turn; they are the facts the evaluator's ``hf`` backend re
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from PIL import Image
 
 from mvlsib.testing.families import build_family, family, family_names
 from mvlsib.testing.tiny_llava import sib_sentences
+from support import subprocess_env
 
 TWO_IMAGE_TURN = [
     {
@@ -75,11 +78,37 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
     return Run(folder, photos)
 
 
-def test_family_modules_declare_their_source():
-    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama", "llava_next", "llava_onevision"]:
+FAMILIES_B = ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama", "llava_next", "llava_onevision"]
+
+
+def test_family_modules_declare_their_source_and_import_light(repo_root):
+    for name in FAMILIES_B:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
+        assert module.CHAT_TEMPLATE  # the template text lives in the module, named by TEMPLATE_SOURCE
+    # Importing the modules (e.g. to list families) must not pull in torch or transformers.
+    code = (
+        "import sys\n"
+        "from mvlsib.testing.families import family\n"
+        f"for name in {FAMILIES_B!r}: family(name)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", FAMILIES_B)
+def test_family_build_is_byte_identical_for_the_same_seed(name, tmp_path, texts):
+    first = build_family(name, tmp_path / "a", texts, seed=3)
+    second = build_family(name, tmp_path / "b", texts, seed=3)
+    files = sorted(p.name for p in first.iterdir())
+    assert "model.safetensors" in files and "chat_template.jinja" in files
+    assert files == sorted(p.name for p in second.iterdir())
+    for file in files:
+        assert (first / file).read_bytes() == (second / file).read_bytes(), file
 
 
 # --- LLaVA-1.5 (llava-hf) -----------------------------------------------------------------
