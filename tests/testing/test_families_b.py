@@ -302,3 +302,9 @@ def test_llava_onevision_uses_one_view_per_image_when_a_prompt_has_several(llava
     single = llava_onevision.processor(text=["<image>\nWhich?"], images=[photos[0]], return_tensors="pt")
     assert single["pixel_values"].shape[1] > 1
     assert single["input_ids"][0].tolist().count(llava_onevision.processor.image_token_id) > 5
+
+
+@pytest.mark.parametrize("name", FAMILIES_B)
+def test_saved_folder_carries_the_real_template_verbatim(name, request):
+    run = request.getfixturevalue(name)
+    assert run.processor.chat_template == family(name).CHAT_TEMPLATE

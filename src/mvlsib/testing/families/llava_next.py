@@ -15,10 +15,10 @@ from pathlib import Path
 FAMILY = "llava_next"
 KIND = "generative"
 TEMPLATE_SOURCE = (
-    "llava-hf/llava-v1.6-mistral-7b-hf chat_template.json (current revision, closing assistant turns "
-    "with '</s> '), as listed under 'llava-next' in huggingface/optimum-intel's COMPLEX_CHAT_TEMPLATES "
-    "(which also keeps the older '<\\\\s> ' revision); openvinotoolkit/openvino.genai lists the same "
-    "image/text layout for 'llava-v1.6-mistral (chat_template.json)'"
+    "llava-hf/llava-v1.6-mistral-7b-hf chat_template.json after its Hub commits 'fix escape char' and "
+    "'support system msg' (Sep 2024): system branch, assistant turns closed with '</s> '; verbatim as the "
+    "'llava-next' key of optimum-intel's COMPLEX_CHAT_TEMPLATES (which also keeps the older '<\\\\s> ' "
+    "revision); openvinotoolkit/openvino.genai lists the same image/text layout for llava-v1.6-mistral"
 )
 
 CHAT_TEMPLATE = (

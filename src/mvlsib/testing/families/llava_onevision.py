@@ -18,7 +18,8 @@ KIND = "generative"
 TEMPLATE_SOURCE = (
     "llava-hf/llava-onevision-qwen2-*-ov-hf chat template, verbatim from huggingface/transformers "
     "src/transformers/models/llava_onevision/convert_llava_onevision_weights_to_hf.py (chat_template, "
-    "which the conversion passes to the processor it saves)"
+    "which the conversion passes to the processor it saves); 824 bytes as chat_template.json, as in "
+    "llava-hf-derived checkpoints such as AIML-TUDA/LlavaGuard-v1.2-0.5B-OV-hf"
 )
 
 CHAT_TEMPLATE = (
