@@ -308,3 +308,18 @@ def test_llava_onevision_uses_one_view_per_image_when_a_prompt_has_several(llava
 def test_saved_folder_carries_the_real_template_verbatim(name, request):
     run = request.getfixturevalue(name)
     assert run.processor.chat_template == family(name).CHAT_TEMPLATE
+
+
+def test_video_processor_stand_in_is_removed_after_use():
+    from transformers.models.auto.video_processing_auto import AutoVideoProcessor
+    from transformers.processing_utils import ProcessorMixin
+
+    from fakes.video_processor_fam2 import never_called_video_processor
+
+    before = (AutoVideoProcessor.__dict__["from_pretrained"], ProcessorMixin.__dict__["check_argument_for_proper_class"])
+    with never_called_video_processor():
+        with never_called_video_processor():  # nested use keeps the outer installation
+            pass
+        assert AutoVideoProcessor.__dict__["from_pretrained"] is not before[0]
+    after = (AutoVideoProcessor.__dict__["from_pretrained"], ProcessorMixin.__dict__["check_argument_for_proper_class"])
+    assert after == before
