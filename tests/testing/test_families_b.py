@@ -323,3 +323,11 @@ def test_video_processor_stand_in_is_removed_after_use():
         assert AutoVideoProcessor.__dict__["from_pretrained"] is not before[0]
     after = (AutoVideoProcessor.__dict__["from_pretrained"], ProcessorMixin.__dict__["check_argument_for_proper_class"])
     assert after == before
+
+
+def test_llava_onevision_needs_nested_images_for_its_multi_image_protocol(llava_onevision, photos):
+    # A flat image list reads as one image per sample: each gets the full anyres grid instead.
+    processor = llava_onevision.processor
+    flat = processor(text=[llava_onevision.rendered], images=photos, return_tensors="pt")
+    assert flat["batch_num_images"].tolist() == [1, 1]
+    assert flat["input_ids"][0].tolist().count(processor.image_token_id) > llava_onevision.count("<image>")
