@@ -8,6 +8,8 @@ evaluator's two-image turn; they are the facts the evaluator's ``hf`` backend re
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from PIL import Image
 
 from mvlsib.testing.families import build_family, family, family_names
 from mvlsib.testing.tiny_llava import sib_sentences
+from support import subprocess_env
 
 TWO_IMAGE_TURN = [
     {
@@ -75,11 +78,37 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
     return Run(folder, photos)
 
 
-def test_family_modules_declare_their_source():
-    for name in ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama"]:
+FAMILIES_B = ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama", "llava_next", "llava_onevision"]
+
+
+def test_family_modules_declare_their_source_and_import_light(repo_root):
+    for name in FAMILIES_B:
         assert name in family_names()
         module = family(name)
         assert module.FAMILY == name and module.KIND == "generative" and module.TEMPLATE_SOURCE
+        assert module.CHAT_TEMPLATE  # the template text lives in the module, named by TEMPLATE_SOURCE
+    # Importing the modules (e.g. to list families) must not pull in torch or transformers.
+    code = (
+        "import sys\n"
+        "from mvlsib.testing.families import family\n"
+        f"for name in {FAMILIES_B!r}: family(name)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", FAMILIES_B)
+def test_family_build_is_byte_identical_for_the_same_seed(name, tmp_path, texts):
+    first = build_family(name, tmp_path / "a", texts, seed=3)
+    second = build_family(name, tmp_path / "b", texts, seed=3)
+    files = sorted(p.name for p in first.iterdir())
+    assert "model.safetensors" in files and "chat_template.jinja" in files
+    assert files == sorted(p.name for p in second.iterdir())
+    for file in files:
+        assert (first / file).read_bytes() == (second / file).read_bytes(), file
 
 
 # --- LLaVA-1.5 (llava-hf) -----------------------------------------------------------------
@@ -216,3 +245,89 @@ def test_mllama_keeps_one_token_per_image_and_tiles_through_cross_attention(mlla
     # The processor leaves the template's BOS alone, the Llama 3 tokenizer adds a second one.
     assert mllama.tokens()[:2] == ["<|begin_of_text|>", "<|begin_of_text|>"]
     mllama.generate()
+
+
+# --- LLaVA-NeXT (llava-hf v1.6 Mistral) ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llava_next(tmp_path_factory, texts, photos) -> Run:
+    return load("llava_next", tmp_path_factory, texts, photos)
+
+
+def test_llava_next_template_puts_all_images_first_inside_inst(llava_next):
+    # Images first, then the text parts glued together, no BOS written.
+    assert llava_next.rendered == "[INST] <image>\n<image>\nImages:\n\n\nWhich? [/INST]"
+
+
+def test_llava_next_expands_each_image_by_its_anyres_grid(llava_next):
+    assert llava_next.processor.image_token == "<image>"
+    # One base view + up to 4 grid crops per image, padded to 5 views.
+    assert tuple(llava_next.inputs["pixel_values"].shape) == (2, 5, 3, 24, 24)
+    assert llava_next.inputs["image_sizes"].tolist() == [[1096, 1600], [960, 912]]
+    # Landscape 1600x1096 -> 4 base + 10 unpadded grid tokens; near-square 912x960 -> 4 + 20.
+    assert llava_next.count("<image>") == 14 + 24
+    assert llava_next.tokens()[0] == "<s>" and llava_next.count("<s>") == 1
+    llava_next.generate()
+
+
+# --- LLaVA-OneVision (llava-hf, Qwen2) ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llava_onevision(tmp_path_factory, texts, photos) -> Run:
+    from fakes.video_processor_fam2 import never_called_video_processor
+
+    folder = build_family("llava_onevision", tmp_path_factory.mktemp("llava_onevision") / "llava_onevision", texts)
+    # The processor carries a torchvision-bound video processor the evaluator never calls.
+    with never_called_video_processor():
+        return Run(folder, photos)
+
+
+def test_llava_onevision_template_puts_all_images_first_without_system_or_bos(llava_onevision):
+    assert llava_onevision.rendered == (
+        "<|im_start|>user\n<image>\n<image>\nImages:\n\n\nWhich?<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+def test_llava_onevision_uses_one_view_per_image_when_a_prompt_has_several(llava_onevision, photos):
+    assert llava_onevision.processor.image_token == "<image>"
+    # Several images in one prompt: no anyres grid, one base view each (2 x 2 tokens + 1 newline).
+    assert tuple(llava_onevision.inputs["pixel_values"].shape) == (2, 1, 3, 24, 24)
+    assert llava_onevision.inputs["batch_num_images"].tolist() == [2]
+    assert llava_onevision.count("<image>") == 2 * 5
+    assert llava_onevision.tokens()[0] == "<|im_start|>"  # Qwen2 has no BOS
+    llava_onevision.generate()
+    # A single image does get the anyres grid: many crops, more tokens.
+    single = llava_onevision.processor(text=["<image>\nWhich?"], images=[photos[0]], return_tensors="pt")
+    assert single["pixel_values"].shape[1] > 1
+    assert single["input_ids"][0].tolist().count(llava_onevision.processor.image_token_id) > 5
+
+
+@pytest.mark.parametrize("name", FAMILIES_B)
+def test_saved_folder_carries_the_real_template_verbatim(name, request):
+    run = request.getfixturevalue(name)
+    assert run.processor.chat_template == family(name).CHAT_TEMPLATE
+
+
+def test_video_processor_stand_in_is_removed_after_use():
+    from transformers.models.auto.video_processing_auto import AutoVideoProcessor
+    from transformers.processing_utils import ProcessorMixin
+
+    from fakes.video_processor_fam2 import never_called_video_processor
+
+    before = (AutoVideoProcessor.__dict__["from_pretrained"], ProcessorMixin.__dict__["check_argument_for_proper_class"])
+    with never_called_video_processor():
+        with never_called_video_processor():  # nested use keeps the outer installation
+            pass
+        assert AutoVideoProcessor.__dict__["from_pretrained"] is not before[0]
+    after = (AutoVideoProcessor.__dict__["from_pretrained"], ProcessorMixin.__dict__["check_argument_for_proper_class"])
+    assert after == before
+
+
+def test_llava_onevision_needs_nested_images_for_its_multi_image_protocol(llava_onevision, photos):
+    # A flat image list reads as one image per sample: each gets the full anyres grid instead.
+    processor = llava_onevision.processor
+    flat = processor(text=[llava_onevision.rendered], images=photos, return_tensors="pt")
+    assert flat["batch_num_images"].tolist() == [1, 1]
+    assert flat["input_ids"][0].tolist().count(processor.image_token_id) > llava_onevision.count("<image>")

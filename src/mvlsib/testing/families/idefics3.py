@@ -18,14 +18,13 @@ from pathlib import Path
 FAMILY = "idefics3"
 KIND = "generative"
 TEMPLATE_SOURCE = (
-    "HuggingFaceM4/Idefics3-8B-Llama3 chat template: the SmolVLM-style Idefics3 template with a literal "
-    "<|begin_of_text|> (as copied in ModernVBert's Idefics3-derived processor, DEFAULT_CHAT_TEMPLATE); its "
-    "rendering is asserted against the Hub checkpoint in huggingface/transformers "
-    "tests/models/idefics3/test_processing_idefics3.py::test_apply_chat_template"
+    "HuggingFaceM4/Idefics3-8B-Llama3 processor_config.json, 'chat_template' (Hub revision "
+    "92a708af3b96e7fe9aeac5d439a1f64083868a05); huggingface/transformers "
+    "tests/models/idefics3/test_processing_idefics3.py::test_apply_chat_template asserts its rendering"
 )
 
 CHAT_TEMPLATE = (
-    "<|begin_of_text|>{% for message in messages %}{{message['role'] | capitalize}}"
+    "<|begin_of_text|>{% for message in messages %}{{message['role'].capitalize()}}"
     "{% if message['content'][0]['type'] == 'image' %}{{':'}}{% else %}{{': '}}{% endif %}"
     "{% for line in message['content'] %}{% if line['type'] == 'text' %}{{line['text']}}"
     "{% elif line['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}<end_of_utterance>\n"

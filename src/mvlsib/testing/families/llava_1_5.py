@@ -13,9 +13,9 @@ from pathlib import Path
 FAMILY = "llava_1_5"
 KIND = "generative"
 TEMPLATE_SOURCE = (
-    "llava-hf/llava-1.5-7b-hf chat_template.json, as copied verbatim into "
-    "huggingface/transformers tests/models/llava/test_processing_llava.py (prepare_processor_dict, "
-    "'created from llava-hf/llava-1.5-7b-hf')"
+    "llava-hf/llava-1.5-7b-hf chat_template.json (701 bytes; the same text is in FriendliAI/llava-1.5-7b-hf, "
+    "'Duplicate from llava-hf/llava-1.5-7b-hf', and in huggingface/transformers "
+    "tests/models/llava/test_processing_llava.py prepare_processor_dict)"
 )
 
 # Verbatim; the Jinja comments are part of the shipped text.

@@ -16,9 +16,10 @@ from pathlib import Path
 FAMILY = "mllama"
 KIND = "generative"
 TEMPLATE_SOURCE = (
-    "meta-llama/Llama-3.2-11B-Vision-Instruct chat template, verbatim as copied in johnmai-dev/Jinja "
-    "Tests/Templates/VisionTests.swift (llama3_2visionChatTemplate); the same text is in NVIDIA NeMo's "
-    "MLlamaTemplateConfig"
+    "meta-llama/Llama-3.2-11B-Vision-Instruct chat template (tokenizer_config.json, and chat_template.json "
+    "since the Hub PR 'Update processor chat template ... Synced with tokenizer's'), verbatim as copied in "
+    "johnmai-dev/Jinja Tests/Templates/VisionTests.swift (llama3_2visionChatTemplate); the same text is in "
+    "NVIDIA NeMo's MLlamaTemplateConfig"
 )
 
 # Verbatim (decoded from the Swift string literal; trailing spaces included).

@@ -17,9 +17,10 @@ from pathlib import Path
 FAMILY = "smolvlm"
 KIND = "generative"
 TEMPLATE_SOURCE = (
-    "HuggingFaceTB SmolVLM image-text chat template, verbatim from huggingface/transformers "
-    "tests/models/smolvlm/test_processing_smolvlm.py (prepare_processor_dict; the test's tiny processor is "
-    "'created from HuggingFaceTB/SmolVLM2-256M-Video-Instruct')"
+    "HuggingFaceTB/SmolVLM2-256M-Video-Instruct chat_template.json (430 bytes), verbatim as in "
+    "huggingface/transformers tests/models/smolvlm/test_processing_smolvlm.py prepare_processor_dict (whose "
+    "tiny processor is 'created from HuggingFaceTB/SmolVLM2-256M-Video-Instruct'); transformers' own "
+    "DEFAULT_CHAT_TEMPLATE (with <video>) replaces it only when a message holds a video"
 )
 
 CHAT_TEMPLATE = (
