@@ -67,6 +67,10 @@ def photos(topic_photos_dir):
     return out
 
 
+# LLaVA-OneVision's multi-image protocol, as in its reference implementation and transformers: no
+# anyres tiling when a prompt has several images, each image is its base view plus one newline token.
+MULTI_IMAGE_TOKENS = {"llava_onevision": lambda n: n * (family("llava_onevision").NUM_IMAGE_TOKENS + 1)}
+
 _BUILT: dict[str, Path] = {}
 
 
@@ -141,8 +145,8 @@ def test_inputs_are_right(name, model_dir, photos):
                 per_image = [int((backend._call_processor([backend._chat_text(Request("one", tuple(
                     build_prompt("i2s", [im], SENTENCES).messages()), (im,)))], [[photos[im]]])["input_ids"]
                     == image_token).sum()) for im in reqs[i].image_ids]
-                expect = getattr(family(name), "multi_image_tokens", None)
-                want = expect(per_image) if expect and n_images > 1 else sum(per_image)
+                want = MULTI_IMAGE_TOKENS[name](n_images) if name in MULTI_IMAGE_TOKENS and n_images > 1 \
+                    else sum(per_image)
                 assert n_tokens == want, (reqs[i].key, n_tokens, per_image)
             else:
                 assert n_tokens == 0
@@ -226,5 +230,35 @@ def test_model_without_chat_template_exits_2_with_one_line(name, model_dir, rele
 def test_family_matrix_covers_the_issue(tmp_path):
     """The families issue #10 names (Aya Vision aside: see docs/evaluation.md)."""
     wanted = {"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_thinking", "gemma3", "idefics3", "smolvlm",
-              "llava_1_5", "mllama", "internvl", "paligemma"}
+              "llava_1_5", "llava_next", "llava_onevision", "mllama", "internvl", "paligemma", "siglip", "siglip2"}
     assert wanted <= set(family_names())
+
+
+DUAL = [n for n in family_names() if getattr(family(n), "KIND", "") == "dual_encoder"]
+
+
+@pytest.mark.parametrize("name", DUAL)
+def test_dual_encoder_texts_as_the_processor_makes_them(name, model_dir, pool_dir, tmp_path):
+    """Dual encoders tokenize as the model's processor does (SigLIP 2: 64 tokens, not the
+    tokenizer's longer model_max_length) and verify-images runs on them."""
+    from transformers import AutoProcessor
+
+    from mvlsib.cli import build_cli
+    from mvlsib.verify_images.zero_shot import DualEncoder
+
+    model = model_dir(name)
+    encoder = DualEncoder(str(model), device="cpu", batch_size=4)
+    processor = AutoProcessor.from_pretrained(model)
+    texts = ["a picture about sports.", "travel"]
+    ours = encoder.tokenizer(texts, **encoder.text_kwargs, return_tensors="pt")
+    assert ours["input_ids"].shape[1] == 64
+    if name == "siglip2":
+        assert processor.tokenizer.model_max_length > 64
+        assert torch.equal(ours["input_ids"], processor(text=texts, return_tensors="pt")["input_ids"])
+    small = tmp_path / "pool"
+    _small_pool(pool_dir, small)
+    result = CliRunner().invoke(build_cli, ["verify-images", "--model", str(model), "--pool", str(small), "--out",
+                                            str(tmp_path / "verify"), "--allow-fail", "--device", "cpu"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    report = json.loads((tmp_path / "verify" / "report.json").read_text("utf-8"))
+    assert len(report["images"]) == 7

@@ -59,6 +59,36 @@ def features(output: Any):
     return output
 
 
+def text_defaults(model: str, common: dict[str, Any], model_class: str) -> dict[str, Any]:
+    """How the model's own processor tokenizes texts (padding, max_length, truncation).
+
+    SigLIP 2's processor pads to 64 tokens while its tokenizer's ``model_max_length`` is
+    larger; SigLIP's text tower has no attention mask, so the padding length changes the
+    embedding: texts must look as they did in training. A processor that declares no text
+    defaults (SigLIP 1, CLIP) gets the family's convention: SigLIP pads to the tokenizer's
+    ``model_max_length`` (64 in its checkpoints), others pad to the longest text.
+    """
+    defaults: dict[str, Any] = {}
+    try:
+        from transformers import AutoProcessor
+
+        processor = AutoProcessor.from_pretrained(model, **common)
+    except Exception:  # no processor (a tokenizer and an image processor only): the convention below
+        processor = None
+    if processor is not None and hasattr(processor, "tokenizer"):
+        # What processor(text=...) itself would use: its declared defaults merged as it merges them.
+        try:
+            defaults = dict(processor._merge_kwargs(processor.valid_processor_kwargs,
+                                                    tokenizer_init_kwargs=processor.tokenizer.init_kwargs)["text_kwargs"])
+        except Exception:  # an older processor API: the class-level declarations
+            declared = getattr(type(processor), "text_kwargs", None)
+            defaults = dict(declared) if isinstance(declared, dict) else {}
+    if defaults.get("padding") in (None, False, "do_not_pad"):  # nothing declared: batches must still pad
+        defaults["padding"] = "max_length" if "siglip" in model_class.lower() else True
+    defaults.setdefault("truncation", True)
+    return {k: defaults[k] for k in ("padding", "truncation", "max_length") if k in defaults}
+
+
 class DualEncoder:
     """A CLIP/SigLIP-style ``AutoModel`` with ``get_image_features`` and ``get_text_features``."""
 
@@ -93,8 +123,7 @@ class DualEncoder:
             if not hasattr(self.model, method):
                 raise MvlsibError(f"{model}: {type(self.model).__name__} has no {method}; not a dual encoder")
         self.model.to(device).eval()
-        # SigLIP is trained with texts padded to a fixed length; honour what the tokenizer config says.
-        self._padding = "max_length" if "siglip" in type(self.model).__name__.lower() else True
+        self.text_kwargs = text_defaults(model, common, type(self.model).__name__)
 
     def _to_device(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
         return move_inputs(inputs, self.device, self.model.dtype)
@@ -106,7 +135,7 @@ class DualEncoder:
         rows = []
         for start in range(0, len(texts), self.batch_size):
             chunk = list(texts[start : start + self.batch_size])
-            inputs = self.tokenizer(chunk, padding=self._padding, truncation=True, return_tensors="pt")
+            inputs = self.tokenizer(chunk, **self.text_kwargs, return_tensors="pt")
             inputs.pop("token_type_ids", None)
             with torch.inference_mode():
                 emb = features(self.model.get_text_features(**self._to_device(inputs)))
@@ -147,6 +176,7 @@ class DualEncoder:
             "dtype": self.dtype,
             "batch_size": self.batch_size,
             "templates": list(TEMPLATES),
+            "text_kwargs": self.text_kwargs,
             "trust_remote_code": self.trust_remote_code,
         }
 

@@ -185,7 +185,7 @@ def collate(singles: list[dict[str, Any]], layout: dict[str, str], pad_token_id:
 
     ``layout`` says per key how the processor batches it: ``sequence`` (left-padded along
     the tokens), ``prompt`` (one row per prompt, other dims padded with zeros), ``image``
-    (rows of all prompts concatenated), ``list`` (Python lists concatenated).
+    (rows of all prompts concatenated, other dims zero-padded), ``list`` (Python lists concatenated).
     """
     import torch
 
@@ -195,7 +195,10 @@ def collate(singles: list[dict[str, Any]], layout: dict[str, str], pad_token_id:
         if how == "list":
             out[key] = [x for v in values for x in v]
         elif how == "image":
-            out[key] = torch.cat(values, dim=0)
+            # Rows of every prompt; other dimensions padded with zeros to the batch's largest
+            # (LLaVA-NeXT/OneVision: a different number of anyres patches per image).
+            shape = [max(v.shape[d] for v in values) for d in range(values[0].dim())]
+            out[key] = torch.cat([_pad_to(v, [v.shape[0]] + shape[1:], 0) for v in values], dim=0)
         else:
             shape = [max(v.shape[d] for v in values) for d in range(values[0].dim())]
             fill = pad_token_id if key == "input_ids" else 0
