@@ -1,133 +1,173 @@
-"""Evaluator throughput: the naive loop vs. the ``hf`` backend, same model, same prompts, one run.
+"""Evaluator throughput per VLM family: the naive loop vs. the ``hf`` backend, same prompts, one run.
 
-Naive loop (what harnesses without batching do): one ``processor(text, images)`` call
-and one ``generate`` per prompt, so every image is preprocessed again for every prompt
-that shows it. Ours: ``HFBackend.generate`` (per-image preprocessing cache, length-
-sorted left-padded batches). Both decode greedily with the same ``max_new_tokens``.
+For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``--model``):
 
-    python benchmarks/eval_throughput.py                  # builds a tiny LLaVA and a 1-language release
-    python benchmarks/eval_throughput.py --data REL --model MODEL_DIR --device cuda
+- **naive**: what harnesses without batching do: per prompt one ``processor(text, images)``
+  call and one ``generate`` (every image preprocessed again for every prompt);
+- **ours, no memo**: ``HFBackend`` with the image-processor memo off (batching only);
+- **ours**: ``HFBackend`` as shipped (batched, each prompt's image tuple preprocessed once
+  per run: a tuple repeats in every language).
 
-Prints prompts/s per method and task, the speed-up, and how many responses agree.
+All three render the same prompts (the backend's renderer, so images stay in place) and
+decode greedily with the same settings; the table says how many answers agree. Each figure
+is the median of ``--repeats`` rounds; each round of ours starts with an empty memo.
+
+    python benchmarks/eval_throughput.py                           # every family, 2 languages
+    python benchmarks/eval_throughput.py --families qwen2_vl,gemma3 --languages eng_Latn,fra_Latn,arb_Arab
+    python benchmarks/eval_throughput.py --model MODEL_DIR --device cuda --data REL
+
+Processors that insist on a video processor need torchvision; without it, this script
+installs the tests' never-called stand-in (``tests/fakes/video_processor.py``) so the
+tiny models load (MVL-SIB never sends a video).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
 
 
-def build_release(tmp: Path, language: str) -> Path:
+def build_release(tmp: Path, languages: str) -> Path:
     from mvlsib.builder.ingest import ingest
-    from mvlsib.release.publish import publish
     from mvlsib.builder.sample import sample
+    from mvlsib.release.publish import publish
 
     sib = REPO.parent / "shared" / "sib-200"
-    ingest(tmp / "work", sib=sib, languages=language, progress=False)
+    ingest(tmp / "work", sib=sib, languages=languages, progress=False)
     sample(tmp / "work", seed=0, pool=REPO / "image_pool", progress=False)
     publish(tmp / "work", tmp / "rel", REPO / "image_pool", progress=False)
     return tmp / "rel"
 
 
+def requests_for(data: Path, languages: list[str], limit: int, tasks: str, ks: str):
+    from mvlsib.evaluation.backends import Request
+    from mvlsib.evaluation.prompts import prompt_for_example
+    from mvlsib.evaluation.runner import resolve_tasks_ks
+    from mvlsib.release_format import mvl_sib
+
+    images = mvl_sib.load_images(data)
+    pairs = resolve_tasks_ks(tasks.split(","), [int(k) for k in ks.split(",")])
+    out = []
+    for language in languages:
+        rows = mvl_sib.load_rows(language, data)[:limit]
+        for task, k in pairs:
+            for ex in mvl_sib.build_examples(rows, images, task, k):
+                p = prompt_for_example(ex)
+                out.append(Request(f"{task}|{k}|{language}|{ex['instance_id']}", tuple(p.messages()), p.image_ids))
+    return out, images
+
+
+def measure(model: str, requests, images, args) -> dict:
+    import torch
+
+    from mvlsib.evaluation.backends.hf import HFBackend
+
+    def backend(memo: bool) -> HFBackend:
+        b = HFBackend(model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
+                      max_new_tokens=args.max_new_tokens, cache_images=memo, thinking_max_new_tokens=args.max_new_tokens)
+        b.set_images(images)
+        return b
+
+    ours, plain = backend(True), backend(False)
+    proc, net, tok = plain.processor, plain.model, plain.tokenizer
+    settings = plain.decoding(args.max_new_tokens)
+
+    def naive_one(req) -> str:
+        text = plain._chat_text(req)
+        inputs = plain._call_processor([text], [[images[i] for i in req.image_ids]] if req.image_ids else None)
+        inputs = {k: (v.to(args.device, dtype=net.dtype) if torch.is_floating_point(v) else v.to(args.device))
+                  if hasattr(v, "to") else v for k, v in inputs.items()}
+        with torch.inference_mode():
+            out = net.generate(**inputs, **settings)
+        return plain._decode(out[0, inputs["input_ids"].shape[1]:])
+
+    naive_one(requests[0])  # warm-up (and the renderer's mode), every way
+    ours.generate(requests[:2])
+    plain.generate(requests[:2])
+    times = {"naive": [], "no memo": [], "ours": []}
+    answers = {}
+    for _ in range(args.repeats):
+        ours.set_images(images)  # a fresh memo: preprocessing is paid in every round, as in a real run
+        ours.stats["images_preprocessed"] = ours.stats["image_cache_hits"] = 0
+        t0 = time.perf_counter()
+        answers["naive"] = [naive_one(r) for r in requests]
+        t1 = time.perf_counter()
+        answers["no memo"] = plain.generate(requests)
+        t2 = time.perf_counter()
+        answers["ours"] = ours.generate(requests)
+        t3 = time.perf_counter()
+        times["naive"].append(t1 - t0)
+        times["no memo"].append(t2 - t1)
+        times["ours"].append(t3 - t2)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    n = len(requests)
+    return {
+        "model_class": type(net).__name__,
+        "prompts": n,
+        "naive": n / med["naive"], "no memo": n / med["no memo"], "ours": n / med["ours"],
+        "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["ours"],
+        "agree": sum(a == b == c for a, b, c in zip(answers["naive"], answers["no memo"], answers["ours"])),
+        "preprocessed": ours.stats["images_preprocessed"],
+        "naive preprocessed": sum(len(r.image_ids) for r in requests),
+        "rendering": ours.renderer.mode,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", help="release folder (default: build one for --language in a temp folder)")
-    ap.add_argument("--model", help="model folder (default: build the tiny random LLaVA)")
-    ap.add_argument("--language", default="eng_Latn")
-    ap.add_argument("--limit", type=int, default=16, help="instances per task x k")
+    ap.add_argument("--data", help="release folder (default: build one for --languages in a temp folder)")
+    ap.add_argument("--model", help="one model folder or Hub id instead of the tiny families")
+    ap.add_argument("--families", default="", help="comma-separated tiny families (default: every chat family)")
+    ap.add_argument("--languages", default="eng_Latn,fra_Latn")
+    ap.add_argument("--limit", type=int, default=6, help="instances per language")
     ap.add_argument("--tasks", default="i2s,s2i,t2s,s2t")
     ap.add_argument("--k", default="1,3")
-    ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--max-new-tokens", type=int, default=4)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--max-new-tokens", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="auto")
-    ap.add_argument("--repeats", type=int, default=2, help="rounds; the best time per method and task counts")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared CPU)")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds; the median per method counts")
     args = ap.parse_args()
 
     import torch
 
-    from mvlsib.release_format import mvl_sib
-    from mvlsib.evaluation.backends import Request
-    from mvlsib.evaluation.backends.hf import HFBackend, _hf_content
-    from mvlsib.evaluation.prompts import prompt_for_example
-    from mvlsib.evaluation.runner import resolve_tasks_ks
-    from mvlsib.testing.tiny_llava import build_tiny_llava, sib_sentences
+    from mvlsib.testing.families import build_family, family, family_names
+    from mvlsib.testing.tiny_llava import sib_sentences
 
+    torch.set_num_threads(args.threads)
+    import fakes.video_processor  # noqa: F401  (a no-op where torchvision works)
+    languages = args.languages.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="mvlsib-bench-"))
-    data = Path(args.data) if args.data else build_release(tmp, args.language)
-    model = args.model or str(build_tiny_llava(tmp / "tiny", sib_sentences(REPO.parent / "shared" / "sib-200",
-                                                                         [args.language]), letter_scale=3.0))
-    images = mvl_sib.load_images(data)
-    rows = mvl_sib.load_rows(args.language, data)[: args.limit]
-    pairs = resolve_tasks_ks(args.tasks.split(","), [int(k) for k in args.k.split(",")])
-    requests, tasks = [], []
-    for task, k in pairs:
-        for ex in mvl_sib.build_examples(rows, images, task, k):
-            p = prompt_for_example(ex)
-            requests.append(Request(f"{task}|{k}|{ex['instance_id']}", tuple(p.messages()), p.image_ids))
-            tasks.append(task)
-
-    backend = HFBackend(model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-                        max_new_tokens=args.max_new_tokens)
-    backend.set_images(images)
-    proc, net, tok = backend.processor, backend.model, backend.tokenizer
-
-    def naive_one(req: Request) -> str:
-        text = proc.apply_chat_template(_hf_content(req.messages), add_generation_prompt=True, tokenize=False)
-        kwargs = {"text": [text], "return_tensors": "pt"}
-        if req.image_ids:
-            kwargs["images"] = [images[i] for i in req.image_ids]
-        inputs = proc(**kwargs)
-        inputs = {k: (v.to(args.device, dtype=net.dtype) if torch.is_floating_point(v) else v.to(args.device))
-                  for k, v in inputs.items()}
-        with torch.inference_mode():
-            out = net.generate(**inputs, max_new_tokens=args.max_new_tokens, do_sample=False, num_beams=1,
-                               pad_token_id=tok.pad_token_id)
-        return tok.decode(out[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
-
-    naive_one(requests[0])  # warm-up, both ways
-    backend.generate(requests[:2])
-
-    # Best of --repeats per method and task (the machine may be shared); every round of ours
-    # starts with an empty image cache, so preprocessing is paid in each round as in a real run.
-    naive_t: dict[str, tuple[int, float]] = {}
-    ours_t: dict[str, tuple[int, float]] = {}
-    for _ in range(args.repeats):
-        backend._cache.clear()
-        backend.stats["images_preprocessed"] = 0
-        naive_out, ours_out = [], []
-        for task in dict.fromkeys(tasks):
-            reqs = [r for r, t in zip(requests, tasks) if t == task]
-            t0 = time.perf_counter()
-            naive_out += [naive_one(r) for r in reqs]
-            t1 = time.perf_counter()
-            ours_out += backend.generate(reqs)
-            t2 = time.perf_counter()
-            naive_t[task] = (len(reqs), min(t1 - t0, naive_t.get(task, (0, float("inf")))[1]))
-            ours_t[task] = (len(reqs), min(t2 - t1, ours_t.get(task, (0, float("inf")))[1]))
-
-    print(f"model {model} ({type(net).__name__}, {backend.dtype}, {backend.device}); "
-          f"torch threads {torch.get_num_threads()}; batch size {args.batch_size}; "
-          f"max_new_tokens {args.max_new_tokens}; {len(requests)} prompts ({args.language}, k {args.k}); "
-          f"best of {args.repeats}")
-    print(f"{'task':<6} {'prompts':>7} {'naive p/s':>10} {'ours p/s':>10} {'ratio':>7}")
-    for task in naive_t:
-        n, tn = naive_t[task]
-        _, to = ours_t[task]
-        print(f"{task:<6} {n:>7} {n / tn:>10.1f} {n / to:>10.1f} {tn / to:>6.1f}x")
-    n = len(requests)
-    tn = sum(t for _, t in naive_t.values())
-    to = sum(t for _, t in ours_t.values())
-    print(f"{'all':<6} {n:>7} {n / tn:>10.1f} {n / to:>10.1f} {tn / to:>6.1f}x")
-    agree = sum(a == b for a, b in zip(naive_out, ours_out))
-    print(f"images preprocessed: ours {backend.stats['images_preprocessed']}, naive "
-          f"{sum(len(r.image_ids) for r in requests)}; identical responses {agree}/{n}")
+    data = Path(args.data) if args.data else build_release(tmp, ",".join(languages))
+    requests, images = requests_for(data, languages, args.limit, args.tasks, args.k)
+    if args.model:
+        models = {args.model: args.model}
+    else:
+        names = args.families.split(",") if args.families else [
+            n for n in family_names() if getattr(family(n), "KIND", "") == "generative"
+            and getattr(family(n), "CHAT_TEMPLATE", None) is not None and "thinking" not in n]
+        texts = sib_sentences(REPO.parent / "shared" / "sib-200", languages, limit=100)
+        models = {n: str(build_family(n, tmp / n, texts)) for n in names}
+    print(f"{len(requests)} prompts ({', '.join(languages)}; {args.limit} instances each; tasks {args.tasks}; "
+          f"k {args.k}); batch size {args.batch_size}; max_new_tokens {args.max_new_tokens}; "
+          f"torch threads {args.threads}; {args.device}; median of {args.repeats}")
+    head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'ours p/s':>8} {'ours/naive':>10} {'memo':>6} " \
+           f"{'preproc (naive)':>16} {'agree':>7} rendering"
+    print(head)
+    print("-" * len(head))
+    for name, model in models.items():
+        r = measure(model, requests, images, args)
+        print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['ours']:>8.1f} {r['ours/naive']:>9.2f}x "
+              f"{r['memo']:>5.2f}x {r['preprocessed']:>6} ({r['naive preprocessed']:>5}) "
+              f"{r['agree']:>3}/{r['prompts']:<3} {r['rendering']}", flush=True)
 
 
 if __name__ == "__main__":

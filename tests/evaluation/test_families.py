@@ -30,9 +30,7 @@ from mvlsib.testing.families import family, family_names
 from mvlsib.testing.tiny_llava import sib_sentences
 from support import EVAL_LANGUAGES
 
-import fakes.video_processor_fam2 as _video_stand_in  # the never-called stand-in (see module docstring)
-
-_video_stand_in.install()
+import fakes.video_processor  # noqa: F401  (installs the never-called stand-in: see the module docstring)
 
 # Chat models; PaliGemma (no chat template: a prefix LM) is refused with a message instead.
 GENERATIVE = [n for n in family_names() if getattr(family(n), "KIND", "generative") == "generative"
@@ -262,3 +260,22 @@ def test_dual_encoder_texts_as_the_processor_makes_them(name, model_dir, pool_di
     assert result.exit_code == 0, result.output + repr(result.exception)
     report = json.loads((tmp_path / "verify" / "report.json").read_text("utf-8"))
     assert len(report["images"]) == 7
+
+
+def test_a_first_batch_of_single_image_prompts_does_not_fix_the_layout(model_dir, photos):
+    """With one image per prompt, "a row per image" and "a row per prompt" look alike (Qwen's
+    image_grid_thw); the first batch with several images per prompt is checked again."""
+    model = str(model_dir("qwen2_vl"))
+    backend = make_backend("hf", model=model, batch_size=8, device="cpu", max_new_tokens=3)
+    backend.set_images(photos)
+    singles = []
+    for i in range(3):
+        p = build_prompt("i2s", [f"img{i}"], SENTENCES)
+        singles.append(Request(f"one-{i}", tuple(p.messages()), p.image_ids))
+    backend.generate(singles)
+    assert backend._ambiguous[True] is True
+    several = [r for r in _requests() if len(r.image_ids) > 1]
+    one = make_backend("hf", model=model, batch_size=1, device="cpu", max_new_tokens=3)
+    one.set_images(photos)
+    assert backend.generate(several) == one.generate(several)
+    assert backend._ambiguous[True] is False and backend._layout[True]["image_grid_thw"] == "image"

@@ -218,11 +218,10 @@ def _thinking_model_that_answers(src, dest, answer: str = "B"):
 def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir, tmp_path):
     """A real thinking template (its generation prompt opens <think>): the budget is raised,
     the raw response keeps the thinking, the letter after </think> is what is scored."""
-    import fakes.video_processor_fam2 as video_stand_in  # Qwen3-VL's processor insists on a video processor
+    import fakes.video_processor  # noqa: F401  (Qwen3-VL's processor insists on a video processor)
 
     from mvlsib.testing.families import build_family
 
-    video_stand_in.install()
     base = build_family("qwen3_vl_thinking", tmp_path / "base", SENTENCES, seed=0)
     model = _thinking_model_that_answers(base, tmp_path / "answers-b")
     out = tmp_path / "run"

@@ -1,106 +1,127 @@
-"""A test-only, never-called stand-in for transformers' video processors.
+"""A never-called stand-in for the video processor of processors that insist on one (test-only).
 
-Why: in transformers 5 every processor that *can* take videos (Qwen2-VL, Qwen2.5-VL,
-Qwen3-VL, InternVL, LLaVA-OneVision, ...) needs a video processor to be constructed, and
-all video processors require torchvision, which cannot be installed here (its PyPI build
-breaks the CPU torch). Without it ``AutoProcessor.from_pretrained`` fails even though MVL-SIB
-never passes a video. Issue #10 allows "a test-only stand-in that is never called"; this is it.
-The project code knows nothing of it (the family builders write processor files directly,
-see ``mvlsib/testing/families/_processor_files.py``).
+Why: SmolVLM's and LLaVA-OneVision's processors (and Qwen-VL's, InternVL's, ...) take a
+``video_processor``. In transformers 5 the video processor classes need torchvision, which is
+not installed here and cannot be (the PyPI wheel breaks the CPU torch). Without it
+``AutoProcessor.from_pretrained`` fails twice: ``AutoVideoProcessor`` finds no usable class,
+and the processor's argument check cannot resolve ``VideoProcessorMixin``. The evaluator never
+passes videos, so the video processor is never *called*; the stand-in only has to exist.
 
-What it changes, only while torchvision is missing, and nothing else:
+What it does, and nothing more (see ``install``):
+- ``AutoVideoProcessor.from_pretrained`` returns a ``NeverCalledVideoProcessor`` holding
+  the folder's saved video-processor config (processors read attributes such as ``fps`` and
+  ``num_frames`` from it while rendering chat templates);
+- ``ProcessorMixin.check_argument_for_proper_class`` accepts that stand-in for the
+  ``video_processor`` argument and defers to the real check for everything else.
+Calling the stand-in or any of its processing/saving methods raises ``AssertionError``, so a
+test that really needed a video processor fails loudly instead of passing on fake output.
 
-* ``AutoVideoProcessor.from_pretrained`` returns a ``NeverCalledVideoProcessor``;
-* ``VideoProcessorMixin`` (the base class a processor checks its ``video_processor`` against)
-  is made resolvable by name, as it is when torchvision is installed.
-
-The stand-in raises ``AssertionError`` if anything tries to process a video with it.
-
-Use: ``import fakes.video_processor`` installs it (so a CliRunner-invoked command in the same
-process sees it); ``uninstall()`` undoes it; ``stand_in()`` is a context manager. For a
-subprocess, run ``python -c "import fakes.video_processor, runpy; runpy.run_module('mvlsib', run_name='__main__')" ...``
-with ``tests`` on PYTHONPATH.
+Use: ``import fakes.video_processor`` installs it for the rest of the process (test modules and
+``CliRunner``-invoked commands then load such processors); for a child process,
+``python -m fakes.video_processor <mvlsib args>`` installs it and runs ``python -m mvlsib``.
+Nothing is installed where torchvision is available: the real video processors work there.
+Project code (``src/``) never imports this.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
+import runpy
+import sys
 from typing import Iterator
 
-import transformers.processing_utils as _processing
-from transformers.utils import is_torchvision_available
-from transformers.video_processing_utils import VideoProcessorMixin
-
-# The submodule itself: the package-level name is a torchvision-requiring dummy.
-_auto_video = importlib.import_module("transformers.models.auto.video_processing_auto")
-_MISSING = object()
-_saved: dict[str, object] = {}
+_saved: dict = {}
 
 
-class NeverCalledVideoProcessor(VideoProcessorMixin):
-    """Satisfies the processor's type check; any attempt to use it fails loudly."""
-
-    def __init__(self, *args, **kwargs):  # deliberately no super().__init__: it needs torchvision
-        self.loaded_from = args[0] if args else None
-
-    def _refuse(self, *args, **kwargs):
-        raise AssertionError(
-            "the test-only NeverCalledVideoProcessor was called: MVL-SIB never sends videos "
-            "(tests/fakes/video_processor.py)"
-        )
-
-    __call__ = preprocess = _refuse
-
-    def to_dict(self):
-        return {"video_processor_type": type(self).__name__}
-
-    def to_json_string(self):
-        return '{"video_processor_type": "%s"}\n' % type(self).__name__
-
-    def __repr__(self):
-        return f"{type(self).__name__}()"
+def _refuse(*args, **kwargs):
+    raise AssertionError("the never-called video processor stand-in was called: MVL-SIB never sends videos "
+                         "(tests/fakes/video_processor.py)")
 
 
-def _from_pretrained(*args, **kwargs):
-    return NeverCalledVideoProcessor(*args[1:] if args and args[0] is _auto_video.AutoVideoProcessor else args)
+def _stand_in_class():
+    from transformers.utils import PushToHubMixin
 
+    class NeverCalledVideoProcessor(PushToHubMixin):
+        """Carries a video processor's saved settings as attributes; refuses to process anything.
 
-def installed() -> bool:
-    return bool(_saved)
+        It subclasses ``PushToHubMixin`` only so that the processor's ``repr``/``to_dict`` (which
+        transformers builds eagerly for a log line while loading) serialises it as its config.
+        """
+
+        # Every entry point that would touch a video.
+        __call__ = preprocess = _preprocess = sample_frames = fetch_videos = save_pretrained = _refuse
+
+        def __init__(self, config: dict | None = None):
+            self._config = dict(config or {})
+            self.__dict__.update(self._config)
+            # Read with plain attribute access by some processors even when no video is given.
+            for name in ("fps", "num_frames"):
+                self.__dict__.setdefault(name, None)
+
+        def to_dict(self) -> dict:
+            return dict(self._config)
+
+    return NeverCalledVideoProcessor
 
 
 def install() -> None:
-    if is_torchvision_available() or installed():
-        return  # the real video processors work; nothing to stand in for
-    module = _processing.transformers_module
-    _saved["from_pretrained"] = _auto_video.AutoVideoProcessor.__dict__["from_pretrained"]
-    _saved["mixin"] = module.__dict__.get("VideoProcessorMixin", _MISSING)
-    _auto_video.AutoVideoProcessor.from_pretrained = staticmethod(_from_pretrained)
-    setattr(module, "VideoProcessorMixin", VideoProcessorMixin)
+    """Install the two hooks (idempotent; nothing to do where torchvision works)."""
+    from transformers.utils import is_torchvision_available
+
+    if "check" in _saved or is_torchvision_available():
+        return
+    from transformers.models.auto.video_processing_auto import AutoVideoProcessor, get_video_processor_config
+    from transformers.processing_utils import ProcessorMixin
+
+    original_check = ProcessorMixin.check_argument_for_proper_class
+    stand_in = _saved.setdefault("class", _stand_in_class())
+
+    def from_pretrained(pretrained_model_name_or_path, *args, **kwargs):
+        keep = {k: v for k, v in kwargs.items() if k in ("cache_dir", "revision", "local_files_only", "subfolder")}
+        return stand_in(get_video_processor_config(pretrained_model_name_or_path, **keep))
+
+    def check_argument_for_proper_class(self, argument_name, argument):
+        if isinstance(argument, stand_in):
+            return stand_in
+        return original_check(self, argument_name, argument)
+
+    _saved["from_pretrained"] = AutoVideoProcessor.__dict__["from_pretrained"]
+    _saved["check"] = ProcessorMixin.__dict__["check_argument_for_proper_class"]
+    AutoVideoProcessor.from_pretrained = staticmethod(from_pretrained)
+    ProcessorMixin.check_argument_for_proper_class = check_argument_for_proper_class
 
 
 def uninstall() -> None:
-    if not installed():
+    if "check" not in _saved:
         return
-    module = _processing.transformers_module
-    _auto_video.AutoVideoProcessor.from_pretrained = _saved.pop("from_pretrained")
-    mixin = _saved.pop("mixin")
-    if mixin is _MISSING:
-        delattr(module, "VideoProcessorMixin")
-    else:
-        setattr(module, "VideoProcessorMixin", mixin)
+    from transformers.models.auto.video_processing_auto import AutoVideoProcessor
+    from transformers.processing_utils import ProcessorMixin
+
+    AutoVideoProcessor.from_pretrained = _saved.pop("from_pretrained")
+    ProcessorMixin.check_argument_for_proper_class = _saved.pop("check")
 
 
 @contextlib.contextmanager
-def stand_in() -> Iterator[None]:
-    was = installed()
+def never_called_video_processor() -> Iterator[None]:
+    installed_here = "check" not in _saved
     install()
     try:
         yield
     finally:
-        if not was:
+        if installed_here:
             uninstall()
 
 
+def __getattr__(name: str):
+    if name == "NeverCalledVideoProcessor":
+        return _saved.setdefault("class", _stand_in_class())
+    raise AttributeError(name)
+
+
 install()
+
+if __name__ == "__main__":
+    # A child process (CLI test): install, then run the package's CLI with the remaining arguments.
+    install()
+    sys.argv = ["mvlsib", *sys.argv[1:]]
+    runpy.run_module("mvlsib", run_name="__main__", alter_sys=True)

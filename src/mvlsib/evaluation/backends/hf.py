@@ -283,6 +283,7 @@ class HFBackend(Backend):
                       "unbatched_prompts": 0}
         self._layout: dict[bool, dict[str, str] | None] = {}
         self._batched_ok: dict[bool, bool] = {}
+        self._ambiguous: dict[bool, bool] = {}
         self._inner_image_processor = getattr(self.processor, "image_processor", None)
         self._decoding: dict[str, Any] = {}
 
@@ -371,7 +372,7 @@ class HFBackend(Backend):
                         has_images: bool) -> None:
         """The first batch of each modality: does collating per-prompt inputs equal the processor's
         own batched call (one image list per prompt)? If not, prompts of that kind run one by one."""
-        from .hf_inputs import compare_batched, infer_layout
+        from .hf_inputs import ambiguous_keys, compare_batched, infer_layout
 
         if len(requests) < 2:
             return
@@ -383,6 +384,7 @@ class HFBackend(Backend):
         finally:
             self.processor.image_processor = memo
         layout = infer_layout(singles, batched)
+        self._ambiguous[has_images] = bool(ambiguous_keys(singles, batched))
         problems = compare_batched(singles, batched, layout, self.tokenizer.pad_token_id)
         if problems:
             print(f"mvlsib-eval: {type(self.processor).__name__}: batched inputs differ from per-prompt inputs "
@@ -392,6 +394,17 @@ class HFBackend(Backend):
         else:
             self._batched_ok[has_images] = True
         self._layout[has_images] = layout
+
+    def _probe(self, idx: list[int], requests: list[Request]) -> list[int]:
+        """The self-check batch: prompts with as many different image counts as there are
+        (the most images first), filled up to 2-4 prompts."""
+        size = min(len(idx), max(2, min(4, self.batch_size)))
+        first_of_count: dict[int, int] = {}
+        for i in idx:
+            first_of_count.setdefault(len(requests[i].image_ids), i)
+        picks = [first_of_count[c] for c in sorted(first_of_count, reverse=True)][:size]
+        picks += [i for i in idx if i not in picks][: size - len(picks)]
+        return picks
 
     def build_batches(self, requests: list[Request]) -> list[tuple[list[int], dict[str, Any]]]:
         """The model inputs of ``requests``: (request indices, inputs) per forward pass, longest first."""
@@ -406,8 +419,9 @@ class HFBackend(Backend):
                 continue
             # Longest first: memory trouble shows up at once; similar lengths pad little.
             idx.sort(key=lambda i: (-singles[i]["input_ids"].shape[1], i))
-            if has_images not in self._batched_ok:
-                probe = idx[: min(len(idx), max(2, min(4, self.batch_size)))]
+            several = any(len(requests[i].image_ids) > 1 for i in idx)
+            if has_images not in self._batched_ok or (self._ambiguous.get(has_images) and several):
+                probe = self._probe(idx, requests)
                 self._check_batching([texts[i] for i in probe], [requests[i] for i in probe],
                                      [singles[i] for i in probe], has_images)
             size = self.batch_size if self._batched_ok.get(has_images, True) else 1

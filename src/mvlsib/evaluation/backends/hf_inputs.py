@@ -208,11 +208,22 @@ def collate(singles: list[dict[str, Any]], layout: dict[str, str], pad_token_id:
     return out
 
 
+def ambiguous_keys(singles: list[dict[str, Any]], batched: dict[str, Any]) -> set[str]:
+    """Keys whose layout one batch cannot tell: every prompt has one row of them (one image
+    each), so "a row per image" and "a row per prompt" look alike. For such a batch both
+    collate the same; a later batch with several images in a prompt must be checked again."""
+    n = len(singles)
+    return {k for k, v in batched.items() if _is_tensor(v) and v.dim() >= 1 and v.shape[0] == n
+            and k not in set.intersection(*(sequence_keys(s) for s in singles))
+            and all(_is_tensor(s.get(k)) and s[k].shape[0] == 1 for s in singles)}
+
+
 def infer_layout(singles: list[dict[str, Any]], batched: dict[str, Any]) -> dict[str, str]:
     """How the processor batched each key, learned from one batch and its per-prompt calls.
 
-    The self-check batch has prompts with different image counts, so a per-image key
-    (rows = images or patches) and a per-prompt key (rows = prompts) cannot be confused.
+    The self-check batch mixes prompts with different image counts where it can, so a
+    per-image key (rows = images or patches) and a per-prompt key (rows = prompts) are told
+    apart; ``ambiguous_keys`` says when they could not be.
     """
     n = len(singles)
     layout = {}
