@@ -141,9 +141,21 @@ def write_info(stage: Path, info: dict) -> None:
                                      newline="\n")
 
 
-def load_rows(sel: Selection, language: str) -> list[dict]:
+def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[dict]:
+    """A language's rows through the loader; ``all_columns`` adds the id columns it does not read."""
     try:
-        return mvl_sib.load_rows(language, sel.source, sel.revision)
+        if not all_columns:
+            return mvl_sib.load_rows(language, sel.source, sel.revision)
+        if sel.local:
+            import pyarrow.parquet as pq
+
+            path = Path(sel.source) / "data" / language / f"{mvl_sib.SPLIT}.parquet"
+            if not path.is_file():
+                mvl_sib.load_rows(language, sel.source)  # raises the loader's message
+            return pq.read_table(path).to_pylist()
+        import datasets
+
+        return datasets.load_dataset(sel.source, name=language, split=mvl_sib.SPLIT, revision=sel.revision).to_list()
     except mvl_sib.LoaderError as exc:
         raise MvlsibError(str(exc)) from None
 
