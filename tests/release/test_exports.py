@@ -10,6 +10,7 @@ docs/exports.md); they are never installed into the test interpreter.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -52,6 +53,12 @@ def images(release):
 
 
 @pytest.fixture(scope="module")
+def pixels(images) -> dict[str, str]:
+    """sha256 of each image's RGB pixels: how images are compared across processes."""
+    return {image_id: _pixels(img) for image_id, img in images.items()}
+
+
+@pytest.fixture(scope="module")
 def lmms_dir(release, tmp_path_factory) -> Path:
     from mvlsib.release.exports import export
 
@@ -64,16 +71,20 @@ def _pixels(img) -> str:
     return hashlib.sha256(img.convert("RGB").tobytes()).hexdigest()
 
 
-def _expected(release, images, task: str, k: int, lang: str, idx: int) -> dict:
-    """What the reference evaluator sends and scores for one instance."""
-    ex = mvl_sib.build_examples([mvl_sib.load_rows(lang, release)[idx]], images, task, k)[0]
+@functools.lru_cache(maxsize=None)
+def _rows(release: Path, lang: str) -> list[dict]:
+    return mvl_sib.load_rows(lang, release)
+
+
+def _expected(release, pixels, task: str, k: int, lang: str, idx: int) -> dict:
+    """What the reference evaluator sends and scores for one instance (images as pixel hashes)."""
+    ex = mvl_sib.build_examples([_rows(release, lang)[idx]], pixels, task, k)[0]
     prompt = prompt_for_example(ex)
     return {
         "instance_id": ex["instance_id"],
         "text": "".join(p["text"] for p in prompt.parts if p["type"] == "text"),
-        "messages": [["T", p["text"]] if p["type"] == "text" else ["I", _pixels(images[p["image_id"]])]
-                     for p in prompt.parts],
-        "visuals": [_pixels(images[i]) for i in prompt.image_ids],
+        "messages": [["T", p["text"]] if p["type"] == "text" else ["I", pixels[p["image_id"]]] for p in prompt.parts],
+        "visuals": list(ex["images"]),
         "target": LETTERS[ex["label"]],
     }
 
@@ -149,7 +160,7 @@ RESPONSES = ["A", "(b)", "**C**", "D. because", "According to the image", "", "ï
              "  'A'", "B", "x", "D", "A", "C", "B", "D", "nothing", "A"]
 
 
-def test_lmms_eval_docs_and_scores_equal_the_evaluator(lmms_dir, release, images, tmp_path):
+def test_lmms_eval_docs_and_scores_equal_the_evaluator(lmms_dir, release, images, pixels, tmp_path):
     pairs = _pairs()
     arg = json.dumps([str(release), pairs, list(LANGS), list(SAMPLE), RESPONSES])
     res = subprocess.run([sys.executable, "-c", _LMMS_CHILD, arg], cwd=lmms_dir, capture_output=True, text=True,
@@ -159,7 +170,7 @@ def test_lmms_eval_docs_and_scores_equal_the_evaluator(lmms_dir, release, images
     for task, k in pairs:
         for lang in LANGS:
             for idx in SAMPLE:
-                exp = _expected(release, images, task, k, lang, idx)
+                exp = _expected(release, pixels, task, k, lang, idx)
                 doc = got["docs"][f"{task}/{k}/{lang}/{idx}"]
                 assert doc["instance_id"] == exp["instance_id"]
                 assert doc["text"] == exp["text"], (task, k, lang, idx)
@@ -224,7 +235,7 @@ print(json.dumps(out, ensure_ascii=False))
 """
 
 
-def test_lmms_eval_task_manager_discovers_and_builds_the_evaluator_prompts(lmms_dir, release, images, tmp_path):
+def test_lmms_eval_task_manager_discovers_and_builds_the_evaluator_prompts(lmms_dir, release, pixels, tmp_path):
     py = _venv_python("lmms")
     names = ["mvl_sib_s2i_k1_arb_Arab", "mvl_sib_i2s_k3_zho_Hans", "mvl_sib_s2t_k5_hin_Deva", "mvl_sib_t2s_k1_eng_Latn"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -242,7 +253,7 @@ def test_lmms_eval_task_manager_discovers_and_builds_the_evaluator_prompts(lmms_
         lang = "_".join(lang)
         assert got["docs"][name]["n"] == 3012
         for idx in SAMPLE:
-            exp = _expected(release, images, task, int(kk[1:]), lang, idx)
+            exp = _expected(release, pixels, task, int(kk[1:]), lang, idx)
             doc = got["docs"][name]["docs"][str(idx)]
             assert doc == {"instance_id": exp["instance_id"], "text": exp["text"], "messages": [exp["messages"]],
                            "visuals": exp["visuals"], "target": exp["target"]}, (name, idx)
