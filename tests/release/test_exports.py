@@ -417,3 +417,63 @@ def test_export_command_and_its_errors(release, tmp_path):
     assert (foreign / "keep.txt").read_text() == "mine" and not (tmp_path / "m").exists()
     with pytest.raises(MvlsibError, match="needs --languages"):
         export("mteb", "org/mvl-sib", tmp_path / "hub")
+
+
+def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, release, images, tmp_path):
+    """lmms-eval itself, with its OpenAI-compatible chat model against the suite's fake server:
+    the requests it sends are the evaluator's prompts (text and images in place), and the
+    scores it reports per language and for the group are the evaluator's on the same answers."""
+    import numpy as np
+
+    from fakes.openai_compat import images_of, lettered_server, thumb
+
+    py = _venv_python("lmms")
+    limit = 4
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", OPENAI_API_KEY="unused")
+    with lettered_server(fail_every=0) as server:
+        res = subprocess.run(
+            [str(py), "-m", "lmms_eval", "--model", "openai", "--model_args",
+             f"model_version=fake,base_url={server.base_url}", "--include_path", str(lmms_dir),
+             "--tasks", "mvl_sib_s2i_k1,mvl_sib_i2s_k3_zho_Hans", "--limit", str(limit), "--log_samples",
+             "--output_path", str(tmp_path / "out"), "--batch_size", "1"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+        requests = list(server.requests)
+    assert res.returncode == 0, res.stderr[-3000:]
+    (results_file,) = (tmp_path / "out").rglob("*_results.json")
+    results = json.loads(results_file.read_text())["results"]
+    runs = [("s2i", 1, lang) for lang in LANGS] + [("i2s", 3, "zho_Hans")]
+    assert len(requests) == limit * len(runs)
+    ids = sorted(images)
+    thumbs = np.stack([thumb(images[i]) for i in ids])
+    expected_prompts = []
+    records = []
+    for task, k, lang in runs:
+        (samples_file,) = (tmp_path / "out").rglob(f"*_samples_mvl_sib_{task}_k{k}_{lang}.jsonl")
+        samples = [json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines()]
+        examples = mvl_sib.build_examples(_rows(release, lang)[:limit], images, task, k)
+        assert [s["doc_id"] for s in samples] == list(range(limit))
+        for sample, ex in zip(samples, examples):
+            assert sample["target"] == LETTERS[ex["label"]]
+            records.append({"language": lang, "task": task, "k": k, "label": ex["label"],
+                            "response": sample["filtered_resps"] if isinstance(sample["filtered_resps"], str)
+                            else sample["filtered_resps"][0]})
+            prompt = prompt_for_example(ex)
+            expected_prompts.append([[p["type"], p.get("text", p.get("image_id"))] for p in prompt.parts])
+    # The requests are the evaluator's prompts, each image where the evaluator puts it (the three
+    # instances of one sentence share their s2i text, so whole prompts are compared as a multiset).
+    sent = []
+    for payload in requests:
+        parts = [p for m in payload["messages"] for p in m["content"]]
+        seen = iter([ids[int(np.argmin(np.abs(thumbs - thumb(img)).sum(axis=1)))] for img in images_of(payload)])
+        sent.append([["text", p["text"]] if p["type"] == "text" else ["image", next(seen)] for p in parts])
+    assert sorted(map(json.dumps, sent)) == sorted(map(json.dumps, expected_prompts))
+    cells = {(c.task, c.language): c for c in per_language(records)}
+    for task, k, lang in runs:
+        for metric in METRICS:
+            assert results[f"mvl_sib_{task}_k{k}_{lang}"][f"{metric},none"] == pytest.approx(
+                getattr(cells[(task, lang)], metric)), (task, lang, metric)
+    (s2i_macro,) = [row for row in macro(per_language(records)) if row["task"] == "s2i"]
+    for metric in ("accuracy", "format_error_rate"):
+        assert results["mvl_sib_s2i_k1"][f"{metric},none"] == pytest.approx(s2i_macro[metric])
+    assert 0 < s2i_macro["format_error_rate"] < 1
