@@ -282,7 +282,7 @@ def test_vlmevalkit_tsv_one_row_per_instance_with_the_evaluator_prompt(release, 
             rows = list(csv.DictReader(fh, delimiter="\t"))
         assert len(rows) == len(frame) == 3012 == info["files"][name]
         assert list(frame.columns) == ["index", "question", "A", "B", "C", "D", "answer", "category", "l2-category",
-                                       "image_path", "instance_id"]
+                                       *(["image_path"] if task != "s2t" else []), "instance_id"]
         examples = mvl_sib.build_examples(mvl_sib.load_rows(lang, release), images, task, k)
         letters = [LETTERS[ex["label"]] for ex in examples]
         assert list(frame["answer"]) == [r["answer"] for r in rows] == letters
@@ -293,7 +293,7 @@ def test_vlmevalkit_tsv_one_row_per_instance_with_the_evaluator_prompt(release, 
             assert frame["question"][idx] == row["question"] == prompt.text()
             assert [row[letter] for letter in LETTERS] == [str(o) for o in ex["options"]]
             assert row["instance_id"] == ex["instance_id"] and row["l2-category"] == lang
-            paths = json.loads(row["image_path"]) if row["image_path"] else []
+            paths = json.loads(row["image_path"]) if task != "s2t" else []
             assert [Path(p).read_bytes() for p in paths] == [stored[i] for i in prompt.image_ids]
             assert row["question"].count("<image>") == len(paths)
     assert len(list((out / "images").iterdir())) == 70
@@ -339,35 +339,49 @@ def test_mteb_layout_holds_the_instances_candidates_and_gold(release, images, tm
     assert "MVLSIBSent2Img" in card and "new task" in card
 
 
+def _doc_block(marker: str) -> str:
+    """The python block after ``<!-- marker -->`` in docs/exports.md: documented code is run as written."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "exports.md").read_text(encoding="utf-8")
+    after = text.split(f"<!-- {marker} -->", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 _MTEB_PROBE = r"""
 import json, sys
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 out = {}
-for task in ("s2i", "i2s"):
-    for lang in sys.argv[2].split(","):
-        data = RetrievalDatasetLoader(hf_repo=f"{sys.argv[1]}/{task}", revision=None, config=lang).load()
-        out[f"{task}/{lang}"] = {"queries": len(data["queries"]), "corpus": len(data["corpus"]),
-                                 "qrels": len(data["relevant_docs"]), "top_ranked": len(data["top_ranked"]),
-                                 "corpus_columns": sorted(data["corpus"].column_names),
-                                 "query_columns": sorted(data["queries"].column_names),
-                                 "first": [data["queries"][0]["id"], data["relevant_docs"][data["queries"][0]["id"]],
-                                           data["top_ranked"][data["queries"][0]["id"]]]}
-print(json.dumps(out))
+for lang in ("zho_Hans", "arb_Arab"):
+    split = task.dataset[lang]["test"]
+    first = split["queries"][0]["id"]
+    out[f"s2i/{lang}"] = {"queries": len(split["queries"]), "corpus": len(split["corpus"]),
+                          "qrels": len(split["relevant_docs"]), "top_ranked": len(split["top_ranked"]),
+                          "corpus_columns": sorted(split["corpus"].column_names),
+                          "query_columns": sorted(split["queries"].column_names),
+                          "first": [first, split["relevant_docs"][first], list(split["top_ranked"][first])]}
+    data = RetrievalDatasetLoader(hf_repo=EXPORT[:-3] + "i2s", revision=None, config=lang).load()
+    out[f"i2s/{lang}"] = {"queries": len(data["queries"]), "corpus": len(data["corpus"]),
+                          "qrels": len(data["relevant_docs"]), "top_ranked": len(data["top_ranked"]),
+                          "corpus_columns": sorted(data["corpus"].column_names),
+                          "query_columns": sorted(data["queries"].column_names)}
+print("MVLSIB-RESULT" + json.dumps(out))
 """
 
 
-def test_mteb_retrieval_loader_reads_the_export(release, images, tmp_path):
+def test_mteb_loads_the_export(release, images, tmp_path):
+    """The documented MTEB task class (docs/exports.md), run in MTEB's venv, and MTEB's loader for i2s."""
     py = _venv_python("mteb")
     from mvlsib.release.exports import export
 
-    out = tmp_path / "mteb"
+    out = tmp_path / "exports" / "mteb"
     export("mteb", release, out, languages="zho_Hans,arb_Arab")
+    block = _doc_block("mvl-sib-mteb-task")
+    assert 'EXPORT = "exports/mteb/s2i"' in block
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
-    res = subprocess.run([str(py), "-c", _MTEB_PROBE, str(out), "zho_Hans,arb_Arab"], capture_output=True, text=True,
-                         timeout=600, env=env, cwd=tmp_path)
+    res = subprocess.run([str(py), "-c", block + _MTEB_PROBE], capture_output=True, text=True, timeout=600, env=env,
+                         cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
-    got = json.loads(res.stdout)
+    got = json.loads(res.stdout.split("MVLSIB-RESULT", 1)[1])
     for lang in ("zho_Hans", "arb_Arab"):
         ex = mvl_sib.build_examples(mvl_sib.load_rows(lang, release)[:1], images, "s2i", 1)[0]
         s2i = got[f"s2i/{lang}"]
@@ -377,6 +391,32 @@ def test_mteb_retrieval_loader_reads_the_export(release, images, tmp_path):
         i2s = got[f"i2s/{lang}"]
         assert (i2s["queries"], i2s["corpus"], i2s["qrels"], i2s["top_ranked"]) == (3012, 1004, 3012, 3012)
         assert i2s["corpus_columns"] == ["id", "text"] and i2s["query_columns"] == ["id", "image"]
+
+
+def test_documented_vlmevalkit_prompt_rebuilds_the_evaluator_prompt(release, images, tmp_path):
+    """The docs' build_prompt replacement, on rows read as VLMEvalKit reads them (pandas; a single
+    image path becomes a plain string, a list stays a list), gives the evaluator's parts in order."""
+    import pandas as pd
+
+    from mvlsib.release.exports import export
+
+    namespace: dict = {}
+    exec(compile(_doc_block("mvl-sib-vlmevalkit-prompt"), "docs/exports.md", "exec"), namespace)
+    message_of = namespace["mvl_sib_message"]
+    out = tmp_path / "vlm"
+    export("vlmevalkit", release, out, languages="arb_Arab", tasks="i2s,s2i,t2s", ks=[1, 3])
+    for task, k in (("i2s", 1), ("i2s", 3), ("s2i", 1), ("t2s", 1)):
+        frame = pd.read_csv(out / f"MVLSIB_{task}_k{k}_arb_Arab.tsv", sep="\t")
+        examples = mvl_sib.build_examples(_rows(release, "arb_Arab"), images, task, k)
+        for idx in SAMPLE:
+            line = frame.iloc[idx].to_dict()
+            if "image_path" in line:  # what VLMEvalKit's ImageBaseDataset does to the column
+                paths = json.loads(line["image_path"])
+                line["image_path"] = paths[0] if len(paths) == 1 else paths
+            prompt = prompt_for_example(examples[idx])
+            got = [[p["type"], p["value"] if p["type"] == "text" else Path(p["value"]).stem]
+                   for p in message_of(line)]
+            assert got == [[p["type"], p.get("text", p.get("image_id"))] for p in prompt.parts], (task, k, idx)
 
 
 # ---------------------------------------------------------------- command

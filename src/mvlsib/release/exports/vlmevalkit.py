@@ -1,7 +1,8 @@
 """Export a release as VLMEvalKit multiple-choice TSVs (one per language x task x k).
 
 Columns: ``index, question, A, B, C, D, answer, category, l2-category, image_path,
-instance_id`` (VLMEvalKit's MCQ columns; extra columns are carried along). ``question`` is
+instance_id`` (VLMEvalKit's MCQ columns; extra columns are carried along; the text-only
+tasks have no ``image_path``, so VLMEvalKit takes them as text MCQ datasets). ``question`` is
 the reference evaluator's whole prompt text with ``<image>`` where each image goes, in the
 order of ``image_path``; ``A``-``D`` are the options (sentence or topic texts, image ids for
 image options) so VLMEvalKit's answer matching can read them; ``answer`` is the gold letter.
@@ -54,9 +55,16 @@ def rows_for(sel: Selection, task: str, k: int, language: str, rows: list[dict],
     return out
 
 
-def _tsv(rows: list[dict]) -> str:
+def columns_of(task: str) -> tuple[str, ...]:
+    """A text-only task's TSV has no image column: VLMEvalKit then reads it as a text MCQ
+    dataset (an empty ``image_path`` would stop its image datasets)."""
+    return COLUMNS if mvl_sib.TASK_BY_NAME[task].cross_modal else tuple(c for c in COLUMNS if c != "image_path")
+
+
+def _tsv(task: str, rows: list[dict]) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=columns_of(task), delimiter="\t", lineterminator="\n",
+                            extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()
@@ -81,7 +89,7 @@ def export_vlmevalkit(release, out, *, languages=None, tasks=None, ks=None, revi
             lang_rows = load_rows(sel, lang)
             for task, k in sel.task_ks:
                 rows = rows_for(sel, task, k, lang, lang_rows, paths)
-                text = _tsv(rows)
+                text = _tsv(task, rows)
                 name = tsv_name(task, k, lang)
                 (stage / name).write_text(text, encoding="utf-8", newline="")
                 files[name] = len(rows)
