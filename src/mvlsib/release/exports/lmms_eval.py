@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mvlsib.errors import MvlsibError
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_zip
-from mvlsib.release.exports import Selection, select, staging, write_info
+from mvlsib.release.exports.common import Selection, select, staging, write_info
 from mvlsib.release_format import mvl_sib
 
 FORMAT = "lmms-eval"

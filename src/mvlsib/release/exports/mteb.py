@@ -21,13 +21,28 @@ import json
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
-from mvlsib.release.exports import Selection, load_image_bytes, load_rows, select, staging, write_info
+from mvlsib.release.exports.common import Selection, load_image_bytes, load_rows, select, staging, write_info
 from mvlsib.release.tables import write_table
 from mvlsib.release_format import mvl_sib
 
 FORMAT = "mteb"
-# The tasks MTEB's retrieval layout can express: one query against 4 candidates.
-TASKS = {"s2i": ("text", "image"), "i2s": ("image", "text")}  # task -> (query modality, corpus modality)
+IMAGE = "image"
+TEXT = "text"
+# Which column of a release row holds the ids of the texts in a text column (the loader's TEXT_OF, reversed).
+_IDS_OF = {text: ids for text, ids in mvl_sib.TEXT_OF.items()}
+
+
+def query_kind(spec) -> str:
+    return IMAGE if spec.references in mvl_sib.IMAGE_COLUMNS_OF_ROWS else TEXT
+
+
+def corpus_kind(spec) -> str:
+    return IMAGE if spec.options in mvl_sib.IMAGE_COLUMNS_OF_ROWS else TEXT
+
+
+# The tasks MTEB's retrieval layout can express: the cross-modal ones (s2i, i2s), with one query
+# (k=1) ranked against its 4 candidates (images, or target-language sentences with their ids).
+TASKS = tuple(t.name for t in mvl_sib.TASK_TABLE if t.cross_modal)
 SPLIT = mvl_sib.SPLIT
 IMAGE_ROW_GROUP = 10
 
@@ -60,11 +75,10 @@ def _write(path: Path, columns: dict[str, str], data: dict[str, list], image: bo
 
 def _option_ids(task: str, row: dict) -> tuple[list[str], str]:
     """The 4 candidate corpus ids of a row and the relevant one."""
-    if task == "s2i":
-        ids = list(row["image_option_ids"])
-        return ids, ids[int(row["image_label"])]
-    ids = [str(i) for i in row["sentence_option_ids"]]
-    return ids, ids[int(row["sentence_label"])]
+    spec = mvl_sib.TASK_BY_NAME[task]
+    column = spec.options if corpus_kind(spec) == IMAGE else _IDS_OF[spec.options]
+    ids = [str(i) for i in row[column]]
+    return ids, ids[int(row[spec.label])]
 
 
 def _card(task: str, sel: Selection, configs: dict[str, str], counts: dict) -> str:
@@ -74,8 +88,8 @@ def _card(task: str, sel: Selection, configs: dict[str, str], counts: dict) -> s
         lines += [f"- config_name: {name}", "  data_files:", f"  - split: {SPLIT}", f"    path: {path}"]
     lines += ["---", "", f"# MVL-SIB {task} (k=1) in MTEB's retrieval layout", "",
               f"{spec.title}: for each of the 3,012 MVL-SIB instances, rank the instance's 4 candidates "
-              f"({'images' if task == 's2i' else 'sentences'}) for its "
-              f"{'sentence' if task == 's2i' else 'reference image'}; exactly one is relevant. "
+              f"({'images' if corpus_kind(spec) == IMAGE else 'sentences'}) for its "
+              f"{'reference image' if query_kind(spec) == IMAGE else 'sentence'}; exactly one is relevant. "
               "Subsets are the languages (`hf_subset`): "
               + ", ".join(sel.languages) + ".", "",
               "**A different instance set from MTEB's `MVLSIBSent2Img`.** That task pins a dataset built from the "
@@ -96,8 +110,6 @@ def export_mteb(release, out, *, languages=None, tasks=None, ks=None, revision=N
     sel = select(release, languages=languages, tasks=tasks, ks=ks, revision=revision, default_ks=(1,),
                  allowed=lambda task, k: task in TASKS and k == 1)
     task_names = [t for t, _k in sel.task_ks]
-    if not task_names:
-        raise MvlsibError(f"the mteb format holds {' and '.join(TASKS)} with k=1 only")
     images = load_image_bytes(sel)
     rows = {lang: load_rows(sel, lang, all_columns=True) for lang in sel.languages}
     first = rows[sel.languages[0]]
@@ -124,12 +136,13 @@ def export_mteb(release, out, *, languages=None, tasks=None, ks=None, revision=N
                                           {"query-id": "string", "corpus-ids": "list<string>"}, top)
             image_ids = list(images)
             image_col = [{"bytes": images[i][0], "path": None} for i in image_ids]
-            if task == "s2i":
+            spec = mvl_sib.TASK_BY_NAME[task]
+            if corpus_kind(spec) == IMAGE:
                 shared["corpus"] = _write(root / "data" / "corpus.parquet", {"id": "string", "image": "image"},
                                           {"id": image_ids, "image": image_col}, image=True)
                 n_shared = {"corpus": len(image_ids)}
             else:
-                refs = [row["ref_image_ids"][0] for row in first]
+                refs = [row[spec.references][0] for row in first]
                 shared["queries"] = _write(root / "data" / "queries.parquet", {"id": "string", "image": "image"},
                                            {"id": [row["instance_id"] for row in first],
                                             "image": [{"bytes": images[i][0], "path": None} for i in refs]},
@@ -140,10 +153,10 @@ def export_mteb(release, out, *, languages=None, tasks=None, ks=None, revision=N
                 lang_rows = rows[lang]
                 if [r["instance_id"] for r in lang_rows] != qrels["query-id"]:
                     raise MvlsibError(f"{lang}: its instances differ from {sel.languages[0]}'s; not one release")
-                if task == "s2i":
+                if corpus_kind(spec) == IMAGE:
                     own = {"queries": _write(root / "data" / lang / "queries.parquet", {"id": "string", "text": "string"},
                                              {"id": [r["instance_id"] for r in lang_rows],
-                                              "text": [r["ref_sentences"][0] for r in lang_rows]})}
+                                              "text": [r[spec.references][0] for r in lang_rows]})}
                     n_own = {"queries": len(lang_rows)}
                 else:
                     # Every SIB-200 sentence is some instance's own sentence: the corpus is all of them.

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from mvlsib.evaluation.prompts import LETTERS, prompt_for_example
-from mvlsib.release.exports import Selection, image_suffix, load_image_bytes, load_rows, select, staging, write_info
+from mvlsib.release.exports.common import Selection, image_suffix, load_image_bytes, load_rows, select, staging, write_info
 from mvlsib.release_format import mvl_sib
 
 FORMAT = "vlmevalkit"
