@@ -517,3 +517,44 @@ def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, relea
     for metric in ("accuracy", "format_error_rate"):
         assert results["mvl_sib_s2i_k1"][f"{metric},none"] == pytest.approx(s2i_macro[metric])
     assert 0 < s2i_macro["format_error_rate"] < 1
+
+
+def test_a_hub_release_exports_the_same_files_as_the_folder(release, tmp_path):
+    """--release ORG/NAME reads the release through datasets and the Hub API (the suite's Hub stand-in)."""
+    from fakes.hub import serve_folder
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+                if p.is_file() and p.name != "export.json"}
+
+    args = {"vlmevalkit": ["--tasks", "s2i,t2s", "--k", "1"], "mteb": [], "lmms-eval": ["--tasks", "i2s", "--k", "3"]}
+    local = {}
+    for fmt, extra in args.items():
+        res = subprocess.run([sys.executable, "-m", "mvlsib", "export", fmt, "--release", str(release), "--out",
+                              str(tmp_path / fmt), "--languages", "arb_Arab", *extra],
+                             env=subprocess_env(), capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-2000:]
+        local[fmt] = files(tmp_path / fmt)
+    with serve_folder("org/mvl-sib", release) as hub:
+        env = subprocess_env(HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "home"), HF_HUB_DISABLE_XET="1",
+                             HF_DATASETS_CACHE=str(tmp_path / "hf"))
+        env.pop("HF_TOKEN", None)
+        for fmt, extra in args.items():
+            res = subprocess.run([sys.executable, "-m", "mvlsib", "export", fmt, "--release", "org/mvl-sib",
+                                  "--revision", hub.commit, "--out", str(tmp_path / fmt), "--languages", "arb_Arab",
+                                  *extra], env=env, capture_output=True, text=True, timeout=300)
+            assert res.returncode == 0, res.stderr[-2000:]
+            remote = files(tmp_path / fmt)
+            if fmt == "lmms-eval":
+                template = remote.pop("_mvl_sib_i2s_k3_template_yaml").decode()
+                assert 'dataset_path: "org/mvl-sib"' in template
+                assert f'dataset_kwargs: {{"revision": "{hub.commit}"}}' in template
+                local[fmt].pop("_mvl_sib_i2s_k3_template_yaml")
+            if fmt == "mteb":
+                for task in ("s2i", "i2s"):
+                    card = remote.pop(f"{task}/README.md").decode()
+                    assert "org/mvl-sib" in card and local[fmt].pop(f"{task}/README.md")
+            assert remote == local[fmt], fmt
+        downloaded = {p for m, p in hub.state.requests if m == "GET" and "/resolve/" in p}
+    assert any(p.endswith("/data/arb_Arab/test.parquet") for p in downloaded)
+    assert not any("/data/eng_Latn/" in p for p in downloaded)
