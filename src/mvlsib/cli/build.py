@@ -1,4 +1,4 @@
-"""`mvlsib-build` commands: ingest, sample, validate, verify-images, publish and build."""
+"""`mvlsib-build` commands: ingest, sample, validate, verify-images, publish, build and export."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import click
 from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
 from mvlsib.evaluation.commands import with_backend_options
+from mvlsib.release.exports import FORMATS as EXPORT_FORMATS
 
 
 # ---------------------------------------------------------------- ingest
@@ -327,3 +328,42 @@ def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annota
         click.echo(line)
     for warning in summary.release.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+# ---------------------------------------------------------------- export
+
+
+def _ks(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        return [int(k) for k in value.split(",") if k.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers such as 1,3,5, got {value!r}") from None
+
+
+@build_cli.command("export")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(EXPORT_FORMATS)))
+@click.option("--release", required=True, metavar="DIR|ORG/NAME", help="Release folder or Hub dataset repo id.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write.")
+@click.option("--languages", default=None, metavar="CODES",
+              help="Comma-separated language configs (default: all of a release folder; required for a Hub repo).")
+@click.option("--tasks", default=None, metavar="NAMES", help="Comma-separated tasks (default: all the format holds).")
+@click.option("--k", "ks", default=None, metavar="KS", callback=_ks,
+              help="Comma-separated numbers of references (default 1,3,5; mteb: 1).")
+@click.option("--revision", default=None, help="Branch, tag or commit of a Hub --release.")
+@_friendly_errors
+def export_cmd(fmt, release, out, languages, tasks, ks, revision):
+    """Export a release for another harness: lmms-eval, mteb or vlmevalkit.
+
+    \b
+    mvlsib-build export lmms-eval --release release --out exports/lmms-eval
+    lmms-eval --include_path exports/lmms-eval --tasks mvl_sib_i2s_k3_eng_Latn ...
+
+    Details and the command that runs each format: docs/exports.md.
+    """
+    from mvlsib.release.exports import export
+
+    info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=revision)
+    click.echo(f"wrote {out}: {fmt} export of {len(info['languages'])} language(s), "
+               f"tasks {', '.join(info['tasks'])}")

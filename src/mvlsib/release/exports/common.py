@@ -1,0 +1,191 @@
+"""What every export format shares: choosing what to export, reading the release, writing atomically.
+
+Every format reads the release through its loader (``release_format/mvl_sib.py``) and the
+evaluator's own prompts (``evaluation/prompts.py``), so an exported prompt, option list,
+image order and gold letter is exactly what ``mvlsib-eval run`` sends and scores.
+``export`` writes the output folder atomically: a staging folder renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from mvlsib.errors import MvlsibError
+from mvlsib.release_format import mvl_sib
+
+# Written into every export folder; its presence lets a later export replace the folder.
+EXPORT_INFO = "export.json"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to export: the release (folder or Hub repo), languages and (task, k) pairs."""
+
+    source: str
+    revision: str | None
+    languages: tuple[str, ...]
+    task_ks: tuple[tuple[str, int], ...]
+    local: bool = field(default=True)
+
+    def info(self, fmt: str) -> dict:
+        from mvlsib import __version__
+
+        return {
+            "format": fmt,
+            "source": self.source,
+            "revision": self.revision,
+            "languages": list(self.languages),
+            "tasks": [f"{t}/k{k}" for t, k in self.task_ks],
+            "mvlsib_build": __version__,
+        }
+
+
+def _split(values: str | Sequence[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = values.split(",")
+    out = [v.strip() for v in values if v and v.strip()]
+    return out or None
+
+
+def select(release: str | os.PathLike[str], *, languages=None, tasks=None, ks=None, revision: str | None = None,
+           allowed: Callable[[str, int], bool] = lambda task, k: True,
+           default_ks: Sequence[int] = mvl_sib.DEFAULT_K_VALUES) -> Selection:
+    """Resolve the user's choice against the release and the task table.
+
+    ``allowed`` restricts (task, k) pairs to those a format can express; pairs the user
+    did not ask for explicitly are dropped silently, explicit ones raise.
+    """
+    source = os.fspath(release)
+    local = os.path.isdir(source)
+    if local:
+        source = str(Path(source).resolve())
+        if not (Path(source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet").is_file():
+            raise MvlsibError(f"{source}: not an MVL-SIB release folder (no data/images/test.parquet)")
+        available = mvl_sib.languages(source)
+    elif source.count("/") != 1:
+        raise MvlsibError(f"{source!r} is neither an existing release folder nor a Hub repo id ORG/NAME")
+    else:
+        available = None
+    langs = _split(languages)
+    if langs is None:
+        if available is None:
+            raise MvlsibError("a Hub release needs --languages (the languages cannot be listed without downloading)")
+        langs = available
+    elif available is not None:
+        missing = [lang for lang in langs if lang not in available]
+        if missing:
+            raise MvlsibError(f"not in {source}: {', '.join(missing)}; languages here: {', '.join(available[:8])}"
+                              f"{' ...' if len(available) > 8 else ''}")
+    if not langs:
+        raise MvlsibError(f"{source}: the release holds no language")
+    task_names = _split(tasks)
+    try:
+        task_names = [mvl_sib.normalize_task(t) for t in task_names] if task_names else list(mvl_sib.TASKS)
+    except mvl_sib.LoaderError as exc:
+        raise MvlsibError(str(exc)) from None
+    explicit_ks = ks is not None
+    k_list = [int(k) for k in ks] if explicit_ks else list(default_ks)
+    pairs = []
+    for spec in mvl_sib.TASK_TABLE:
+        if spec.name not in task_names:
+            continue
+        for k in k_list:
+            if k not in spec.k_values:
+                # t2s has k=1 only: asking for 1,3,5 means "each task at the k it has".
+                continue
+            if not allowed(spec.name, k):
+                if tasks is not None and explicit_ks:
+                    raise MvlsibError(f"{spec.name} with k={k} cannot be exported in this format")
+                continue
+            pairs.append((spec.name, k))
+    if not pairs:
+        raise MvlsibError("nothing to export: no task of --tasks has a --k this format supports")
+    return Selection(source, revision, tuple(langs), tuple(pairs), local)
+
+
+@contextlib.contextmanager
+def staging(out: str | os.PathLike[str]) -> Iterator[Path]:
+    """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds."""
+    out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise MvlsibError(f"{out}: exists and is not a folder; choose another --out")
+    if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_INFO).is_file():
+        raise MvlsibError(f"{out}: exists, is not empty and holds no export ({EXPORT_INFO}); "
+                          "refusing to replace it, choose another --out or remove it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    try:
+        yield stage
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        if out.exists():
+            os.replace(out, old)
+        os.replace(stage, out)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def write_info(stage: Path, info: dict) -> None:
+    (stage / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8",
+                                     newline="\n")
+
+
+def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[dict]:
+    """A language's rows through the loader; ``all_columns`` adds the id columns it does not read."""
+    try:
+        if not all_columns:
+            return mvl_sib.load_rows(language, sel.source, sel.revision)
+        if sel.local:
+            import pyarrow.parquet as pq
+
+            path = Path(sel.source) / "data" / language / f"{mvl_sib.SPLIT}.parquet"
+            if not path.is_file():
+                mvl_sib.load_rows(language, sel.source)  # raises the loader's message
+            return pq.read_table(path).to_pylist()
+        import datasets
+
+        return datasets.load_dataset(sel.source, name=language, split=mvl_sib.SPLIT, revision=sel.revision).to_list()
+    except mvl_sib.LoaderError as exc:
+        raise MvlsibError(str(exc)) from None
+
+
+def load_image_bytes(sel: Selection) -> dict[str, tuple[bytes, str]]:
+    """``{image_id: (encoded bytes, topic)}`` in the release's image order, bytes as stored (never re-encoded)."""
+    if sel.local:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(Path(sel.source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet",
+                              columns=["image_id", "topic", "image"])
+        ids = table.column("image_id").to_pylist()
+        topics = table.column("topic").to_pylist()
+        blobs = table.column("image").combine_chunks().field("bytes").to_pylist()
+        return {i: (b, t) for i, t, b in zip(ids, topics, blobs)}
+    import datasets
+
+    ds = datasets.load_dataset(sel.source, name=mvl_sib.IMAGES_CONFIG, split=mvl_sib.SPLIT, revision=sel.revision)
+    ds = ds.cast_column("image", datasets.Image(decode=False))
+    return {row["image_id"]: (row["image"]["bytes"], row["topic"]) for row in ds}
+
+
+def image_suffix(data: bytes) -> str:
+    """File suffix of encoded image bytes, from their signature."""
+    if data[:3] == b"\xff\xd8\xff":
+        return ".jpg"
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return ".png"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return ".webp"
+    return ".img"
+
+
