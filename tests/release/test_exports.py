@@ -3,7 +3,7 @@
 A release of four languages (Latin, right-to-left Arabic, Han, Devanagari) is built once
 from the real SIB-200 files. Every exported prompt, option, image (order) and gold letter
 must equal what ``mvlsib.evaluation`` builds for the same instance. The real harnesses run
-from their own virtual environments (``/work/venvs/lmms``, ``/work/venvs/mteb``; see
+from their own virtual environments (``~/.cache/mvlsib/harness-venvs/{lmms,mteb}``, or ``$MVLSIB_HARNESS_VENVS``; see
 docs/exports.md); they are never installed into the test interpreter.
 """
 
@@ -31,7 +31,7 @@ from mvlsib.release_format import mvl_sib
 LANGS = ("eng_Latn", "arb_Arab", "zho_Hans", "hin_Deva")
 # Instances checked in every language, task and k: both ends and the middle.
 SAMPLE = (0, 1, 1507, 3011)
-VENVS = Path(os.environ.get("MVLSIB_HARNESS_VENVS", "/work/venvs"))
+VENVS = Path(os.environ.get("MVLSIB_HARNESS_VENVS", Path.home() / ".cache" / "mvlsib" / "harness-venvs"))
 
 
 @pytest.fixture(scope="module")
