@@ -151,3 +151,19 @@ def test_custom_code_runs_only_with_trust_remote_code(tiny_llava, tmp_path):
     trusted = make_backend("hf", model=str(model_dir), device="cpu", trust_remote_code=True)
     assert trusted.describe()["trust_remote_code"] is True
     assert type(trusted.model).__name__ == "CustomModel"
+
+
+def test_a_processor_whose_batches_differ_runs_prompts_one_at_a_time(tiny_llava, images, monkeypatch, capsys):
+    """The self-check is the guard: when a batch would differ from its prompts processed one by
+    one, that kind of prompt runs alone (same answers), and stderr says why."""
+    from mvlsib.evaluation.backends import hf_inputs
+
+    reqs = _requests()[:6]
+    reference = make_backend("hf", model=str(tiny_llava), batch_size=1, device="cpu", max_new_tokens=4)
+    reference.set_images(images)
+    monkeypatch.setattr(hf_inputs, "compare_batched", lambda *a, **k: ["pixel_values (image) differs"])
+    guarded = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4)
+    guarded.set_images(images)
+    assert guarded.generate(reqs) == reference.generate(reqs)
+    assert guarded.stats["unbatched_prompts"] == len(reqs)
+    assert "run one at a time" in capsys.readouterr().err

@@ -381,11 +381,14 @@ class HFBackend(Backend):
         self.processor.image_processor = self._inner_image_processor
         try:
             batched = self._call_processor(texts, [self._images_of(r) for r in requests] if has_images else None)
+        except MvlsibError as exc:  # the processor cannot batch these prompts at all
+            batched, problems, layout = None, [str(exc)], {}
         finally:
             self.processor.image_processor = memo
-        layout = infer_layout(singles, batched)
-        self._ambiguous[has_images] = bool(ambiguous_keys(singles, batched))
-        problems = compare_batched(singles, batched, layout, self.tokenizer.pad_token_id)
+        if batched is not None:
+            layout = infer_layout(singles, batched)
+            self._ambiguous[has_images] = bool(ambiguous_keys(singles, batched))
+            problems = compare_batched(singles, batched, layout, self.tokenizer.pad_token_id)
         if problems:
             print(f"mvlsib-eval: {type(self.processor).__name__}: batched inputs differ from per-prompt inputs "
                   f"({'; '.join(problems)}); {'image' if has_images else 'text'} prompts run one at a time",
@@ -429,7 +432,8 @@ class HFBackend(Backend):
                 part = idx[start: start + size]
                 if len(part) == 1:
                     batches.append((part, singles[part[0]]))
-                    self.stats["unbatched_prompts"] += 1 if size == 1 else 0
+                    if size == 1 and self.batch_size > 1:  # batching refused by the self-check
+                        self.stats["unbatched_prompts"] += 1
                 else:
                     batches.append((part, collate([singles[i] for i in part], self._layout[has_images],
                                                   self.tokenizer.pad_token_id)))
