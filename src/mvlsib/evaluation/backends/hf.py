@@ -282,7 +282,9 @@ class HFBackend(Backend):
         self.stats = {"images_preprocessed": 0, "image_cache_hits": 0, "generate_calls": 0,
                       "unbatched_prompts": 0}
         self._layout: dict[bool, dict[str, str] | None] = {}
-        self._batched_ok: dict[bool, bool] = {}
+        # per kind of prompt (with images or not): "collate" (our collation of per-prompt inputs),
+        # "processor" (the processor's own batches) or False (one prompt at a time)
+        self._batched_ok: dict[bool, str | bool] = {}
         self._ambiguous: dict[bool, bool] = {}
         self._inner_image_processor = getattr(self.processor, "image_processor", None)
         self._decoding: dict[str, Any] = {}
@@ -372,7 +374,7 @@ class HFBackend(Backend):
                         has_images: bool) -> None:
         """The first batch of each modality: does collating per-prompt inputs equal the processor's
         own batched call (one image list per prompt)? If not, prompts of that kind run one by one."""
-        from .hf_inputs import ambiguous_keys, compare_batched, infer_layout
+        from .hf_inputs import ambiguous_keys, compare_batched, differences_beyond_padding, infer_layout
 
         if len(requests) < 2:
             return
@@ -389,13 +391,19 @@ class HFBackend(Backend):
             layout = infer_layout(singles, batched)
             self._ambiguous[has_images] = bool(ambiguous_keys(singles, batched))
             problems = compare_batched(singles, batched, layout, self.tokenizer.pad_token_id)
-        if problems:
-            print(f"mvlsib-eval: {type(self.processor).__name__}: batched inputs differ from per-prompt inputs "
-                  f"({'; '.join(problems)}); {'image' if has_images else 'text'} prompts run one at a time",
-                  file=sys.stderr)
-            self._batched_ok[has_images] = False
+        kind = "image" if has_images else "text"
+        if not problems:
+            self._batched_ok[has_images] = "collate"
+        elif batched is not None and not differences_beyond_padding(singles, batched, layout):
+            # The processor pads its own way (e.g. Mllama's aspect_ratio_mask); its batches
+            # carry each prompt's values unchanged, so use them as they come.
+            print(f"mvlsib-eval: {type(self.processor).__name__}: {kind} prompts are batched by the processor "
+                  f"itself ({'; '.join(problems)} only in its padding)", file=sys.stderr)
+            self._batched_ok[has_images] = "processor"
         else:
-            self._batched_ok[has_images] = True
+            print(f"mvlsib-eval: {type(self.processor).__name__}: batched inputs differ from per-prompt inputs "
+                  f"({'; '.join(problems)}); {kind} prompts run one at a time", file=sys.stderr)
+            self._batched_ok[has_images] = False
         self._layout[has_images] = layout
 
     def _probe(self, idx: list[int], requests: list[Request]) -> list[int]:
@@ -434,6 +442,10 @@ class HFBackend(Backend):
                     batches.append((part, singles[part[0]]))
                     if size == 1 and self.batch_size > 1:  # batching refused by the self-check
                         self.stats["unbatched_prompts"] += 1
+                elif self._batched_ok.get(has_images) == "processor":
+                    batches.append((part, self._call_processor(
+                        [texts[i] for i in part],
+                        [self._images_of(requests[i]) for i in part] if has_images else None)))
                 else:
                     batches.append((part, collate([singles[i] for i in part], self._layout[has_images],
                                                   self.tokenizer.pad_token_id)))

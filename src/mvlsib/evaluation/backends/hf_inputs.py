@@ -272,3 +272,40 @@ def compare_batched(singles: list[dict[str, Any]], batched: dict[str, Any], layo
         if not same:
             problems.append(f"{key} ({how}) differs")
     return problems
+
+
+def differences_beyond_padding(singles: list[dict[str, Any]], batched: dict[str, Any],
+                               layout: dict[str, str]) -> list[str]:
+    """Differences between a processor's own batch and its prompts processed one by one,
+    ignoring what the processor padded (and how: Mllama marks a padded image's first tile as
+    valid in ``aspect_ratio_mask``). Each prompt's values must sit unchanged in its row(s)."""
+    import torch
+
+    problems = []
+    row = 0
+    offsets = {}
+    for key, how in layout.items():
+        theirs = batched.get(key)
+        if how == "list":
+            if theirs != [x for s in singles for x in s[key]]:
+                problems.append(f"{key} (list) differs")
+            continue
+        ok = _is_tensor(theirs)
+        row = 0
+        for i, single in enumerate(singles):
+            if not ok:
+                break
+            mine = single[key]
+            if how == "sequence":
+                got = theirs[i: i + 1, theirs.shape[1] - mine.shape[1]:]
+                got = got[tuple([slice(None), slice(None)] + [slice(0, d) for d in mine.shape[2:]])]
+            elif how == "prompt":
+                got = theirs[i: i + 1][tuple([slice(None)] + [slice(0, d) for d in mine.shape[1:]])]
+            else:
+                got = theirs[row: row + mine.shape[0]][tuple([slice(None)] + [slice(0, d) for d in mine.shape[1:]])]
+                row += mine.shape[0]
+            ok = tuple(got.shape) == tuple(mine.shape) and torch.equal(got.to(mine.dtype), mine)
+        offsets[key] = row
+        if not ok:
+            problems.append(f"{key} ({how}) differs")
+    return problems
