@@ -70,6 +70,17 @@ def photos(topic_photos_dir):
 # anyres tiling when a prompt has several images, each image is its base view plus one newline token.
 MULTI_IMAGE_TOKENS = {"llava_onevision": lambda n: n * (family("llava_onevision").NUM_IMAGE_TOKENS + 1)}
 
+# What each family's real template writes for an image, and whether it keeps images in place
+# (docs/model_families.md): independent facts the backend's findings are checked against.
+IMAGE_MARKER = {
+    "qwen2_vl": "<|vision_start|><|image_pad|><|vision_end|>", "qwen2_5_vl": "<|vision_start|><|image_pad|><|vision_end|>",
+    "qwen3_vl": "<|vision_start|><|image_pad|><|vision_end|>",
+    "qwen3_vl_thinking": "<|vision_start|><|image_pad|><|vision_end|>", "gemma3": "<start_of_image>",
+    "idefics3": "<image>", "smolvlm": "<image>", "mllama": "<|image|>", "internvl": "<IMG_CONTEXT>",
+    "llava_1_5": "<image>", "llava_next": "<image>", "llava_onevision": "<image>",
+}
+IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision"}
+
 _BUILT: dict[str, Path] = {}
 
 
@@ -113,6 +124,8 @@ def test_inputs_are_right(name, model_dir, photos):
     reqs = _requests()
     texts = [backend._chat_text(r) for r in reqs]
     placeholder = backend.renderer.placeholder
+    assert placeholder == IMAGE_MARKER[name]
+    assert backend.renderer.mode == ("inline" if name in IMAGES_FIRST else "native")
     for text, req in zip(texts, reqs):
         assert placement_errors(text, placeholder, req.messages) == []
         if req.key.startswith("s2i"):  # each option image right after its letter
@@ -228,6 +241,10 @@ def test_model_without_chat_template_exits_2_with_one_line(name, model_dir, rele
         assert result.exit_code == 2, result.output
         lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
         assert len(lines) == 1 and "no chat template" in lines[0] and "Traceback" not in result.output, lines
+
+
+def test_every_chat_family_has_its_image_marker_listed():
+    assert set(GENERATIVE) == set(IMAGE_MARKER)
 
 
 def test_family_matrix_covers_the_issue(tmp_path):

@@ -49,28 +49,28 @@ def hf_content(messages: Sequence[dict[str, Any]], inline_placeholder: str | Non
 
 def find_image_placeholder(render) -> str:
     """The text a chat template writes for one image part (e.g. ``<image>``,
-    ``<|vision_start|><|image_pad|><|vision_end|>``, ``<start_of_image>``), found by
-    rendering a probe turn with and without an image and taking the difference."""
-    def turn(with_image: bool) -> list[dict[str, Any]]:
-        parts = [{"type": "text", "text": _PROBE_A}]
-        if with_image:
-            parts.append({"type": "image"})
+    ``<|vision_start|><|image_pad|><|vision_end|>``, ``<start_of_image>``), found by rendering a
+    probe turn with one image and with two and taking the difference.
+
+    Both probes have images, so what a template does only when a turn has images (Mllama
+    drops its system block) is the same in both and stays out of the difference.
+    """
+    def turn(n_images: int) -> list[dict[str, Any]]:
+        parts = [{"type": "text", "text": _PROBE_A}] + [{"type": "image"}] * n_images
         parts.append({"type": "text", "text": _PROBE_B})
         return [{"role": "user", "content": parts}]
 
-    with_image, without = render(turn(True)), render(turn(False))
+    two, one = render(turn(2)), render(turn(1))
     start = 0
-    while start < min(len(with_image), len(without)) and with_image[start] == without[start]:
+    while start < min(len(two), len(one)) and two[start] == one[start]:
         start += 1
     end = 0
-    while (end < min(len(with_image), len(without)) - start
-           and with_image[len(with_image) - 1 - end] == without[len(without) - 1 - end]):
+    while end < min(len(two), len(one)) - start and two[len(two) - 1 - end] == one[len(one) - 1 - end]:
         end += 1
-    inserted = with_image[start: len(with_image) - end].strip()
-    # The probe texts themselves must not have moved into the difference.
-    for probe in (_PROBE_A, _PROBE_B):
-        inserted = inserted.replace(probe, "").strip()
-    return inserted
+    inserted = two[start: len(two) - end]
+    if _PROBE_A in inserted or _PROBE_B in inserted:  # the template moved the texts: no clean difference
+        return ""
+    return inserted.strip()
 
 
 def placement_errors(rendered: str, placeholder: str, messages: Sequence[dict[str, Any]]) -> list[str]:
