@@ -187,7 +187,27 @@ def report_command(runs, out, groups_csv, parse_mode, names):
         click.echo(f"wrote {path}")
 
 
-COMMANDS = (run_command, merge_command, report_command)
+@click.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the figures machine-readably (overall at the top level, then per task x k and per "
+              "language x task x k).")
+@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
+              show_default=True, help="How letters are read from the stored responses.")
+@friendly_errors
+def compare_command(run_a, run_b, json_path, parse_mode):
+    """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
+    interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
+    from .compare import compare_runs, format_comparison, write_comparison_json
+
+    res = compare_runs(run_a, run_b, parse_mode)
+    click.echo(format_comparison(res))
+    if json_path is not None:
+        click.echo(f"wrote {write_comparison_json(res, json_path)}")
+
+
+COMMANDS = (run_command, merge_command, report_command, compare_command)
 
 
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:
