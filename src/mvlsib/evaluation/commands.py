@@ -81,7 +81,11 @@ def _groups(paths) -> dict[str, dict[str, str]]:
               help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.")
 @click.option("--max-new-tokens", type=int, default=8, show_default=True,
               help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').")
-@click.option("--limit", type=int, default=None, help="Only the first N instances of each language.")
+@click.option("--limit", type=int, default=None,
+              help="Only N instances of each language: a deterministic subset balanced over topics and gold "
+              "letters (the same instances in every language).")
+@click.option("--limit-mode", type=click.Choice(["stratified", "first"]), default="stratified", show_default=True,
+              help="How --limit picks: stratified (balanced) or first (the first N in release order).")
 @click.option("--shard", default=None, metavar="I/N",
               help="Run shard I of N (0-based). Default: RANK/WORLD_SIZE under torchrun/accelerate, else everything.")
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
@@ -91,7 +95,7 @@ def _groups(paths) -> dict[str, dict[str, str]]:
               help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
-def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, shard,
+def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, limit_mode, shard,
                 parse_mode, groups_csv, progress, backend, **backend_values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import options_for
@@ -118,6 +122,7 @@ def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_t
         languages="all" if languages.strip() == "all" else tuple(_csv(languages)),
         backend=backend,
         limit=limit,
+        limit_mode=limit_mode,
         shard=shard_obj,
         parse_mode=parse_mode,
         data_revision=data_revision,

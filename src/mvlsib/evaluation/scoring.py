@@ -5,6 +5,9 @@
 - ``format_error_rate``: share of responses without a readable option letter (Kaleidoscope).
 - ``valid_accuracy``: correct / responses with a readable letter (``None`` when there are none).
 
+Groups out of the box: script, family and resource class from the packaged language
+metadata (``languages``); more from a user's grouping CSV or metadata override.
+
 Macro averages weigh every language the same: the mean over languages of the
 per-language figure, per task and k. Accuracy carries a bootstrap confidence interval
 (``ci_low``, ``ci_high``; the method is in ``stats`` and stored under ``ci`` in metrics.json). Groups are macro averages over the languages of
@@ -138,11 +141,14 @@ def grouped(cells: list[Cell], mapping: Mapping[str, str]) -> list[dict]:
 
 
 def compute_metrics(records: Iterable[Mapping], mode: str = "relaxed",
-                    groups: Mapping[str, Mapping[str, str]] | None = None) -> dict:
-    """The content of ``metrics.json``."""
+                    groups: Mapping[str, Mapping[str, str]] | None = None,
+                    metadata: Mapping[str, Mapping[str, str]] | None = None) -> dict:
+    """The content of ``metrics.json``; ``metadata`` overrides rows of the language table."""
+    from .languages import groupings
+
     cells = per_language(records, mode)
     langs = sorted({c.language for c in cells})
-    all_groups = {"script": grouped(cells, {lang: script_of(lang) for lang in langs})}
+    all_groups = {name: grouped(cells, mapping) for name, mapping in groupings(langs, metadata).items()}
     for name, mapping in (groups or {}).items():
         all_groups[name] = grouped(cells, mapping)
     return {
