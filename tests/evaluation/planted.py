@@ -45,8 +45,10 @@ def write_run(folder: Path, records, *, model="planted", limit=None, n_expected=
     with open(folder / "predictions.jsonl", "w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r, sort_keys=True) + "\n")
-    config = {"fingerprint": {"model": model, "backend": "openai", "limit": limit,
-                              "languages": sorted({r["language"] for r in records})},
+    fp = {"model": model, "backend": "openai", "limit": limit, "languages": sorted({r["language"] for r in records})}
+    if limit is not None:
+        fp["limit_mode"] = "stratified"
+    config = {"fingerprint": fp,
               "n_expected": n_expected if n_expected is not None else len(records), "complete": True,
               "parse_mode": "relaxed", "groups": {}}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")

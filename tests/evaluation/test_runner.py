@@ -236,6 +236,7 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     assert r.exit_code == 0, r.output
     md = (out / "report.md").read_text("utf-8")
     assert "| full acc | FE | valid | text acc | FE | valid |" in md
+    assert "10 of 3012 instances per language, stratified over topics and gold letters" in md
     assert "## Groups: script" in md and "## Groups: tiers" in md
     import csv
 
@@ -246,6 +247,7 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     assert [float(r["accuracy"]) for r in macro] == pytest.approx([m["accuracy"] for m in metrics["macro"]])
     from PIL import Image
 
-    for name in ("accuracy_per_language.png", "task_k_heatmap.png", "text_vs_crossmodal_gap.png"):
+    for name in ("accuracy_by_language_family.png", "task_k_heatmap.png", "gap_text_vs_crossmodal.png"):
         with Image.open(out / name) as im:
             assert im.format == "PNG" and im.width > 300
+        assert (out / name).with_suffix(".svg").is_file()

@@ -176,18 +176,24 @@ def merge_command(sources, out, allow_partial):
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for report.md, the CSV tables and the PNG plots.")
+              help="Folder for report.md, the CSV tables, the leaderboard and the figures.")
 @click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="CSV with columns language,group (e.g. resource tiers); repeatable.")
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
               show_default=True, help="How letters are read from the stored responses.")
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option("--language-metadata", "metadata_csv", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="CSV with a 'language' column and metadata columns (name, family, joshi_class, or new ones such "
+              "as region) overriding or extending the packaged language table; new columns become groupings.")
 @friendly_errors
-def report_command(runs, out, groups_csv, parse_mode, names):
-    """Tables (Markdown, CSV) and plots (PNG) for one or more runs side by side."""
+def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv):
+    """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
+    runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
+    from .languages import read_overrides
     from .report import write_report
 
-    written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None)
+    written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None,
+                           metadata=read_overrides(metadata_csv) if metadata_csv else None)
     for path in written:
         click.echo(f"wrote {path}")
 

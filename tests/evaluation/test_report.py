@@ -1,0 +1,79 @@
+"""The report on planted runs: intervals in every table, subset and completeness in every
+header, metadata columns and groups, the leaderboard, and figures (PNG + SVG) at print size."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+from click.testing import CliRunner
+from PIL import Image
+
+from mvlsib.cli import eval_cli
+
+from evaluation.planted import planted_records, write_run
+
+LANGS = ("eng_Latn", "arb_Arab", "swh_Latn", "nqo_Nkoo")
+
+
+def test_report_tables_leaderboard_and_figures(tmp_path):
+    strong = planted_records(0.8, languages=LANGS, n=40, seed=1)
+    weak = planted_records(0.5, languages=LANGS[1:], n=40, seed=2)
+    a = write_run(tmp_path / "a", strong, model="model-a", limit=40)
+    # run b is missing eng_Latn: incomplete, and shown as missing, never as 0
+    b = write_run(tmp_path / "b", weak, model="model-b", limit=40, n_expected=len(strong))
+    meta = tmp_path / "meta.csv"
+    meta.write_text("language,region\neng_Latn,Europe\narb_Arab,MENA\nswh_Latn,Africa\nnqo_Nkoo,Africa\n", "utf-8")
+    out = tmp_path / "report"
+    r = CliRunner().invoke(eval_cli, ["report", str(a), str(b), "--out", str(out), "--name", "A", "--name", "B",
+                                      "--language-metadata", str(meta)])
+    assert r.exit_code == 0, r.output
+    md = (out / "report.md").read_text("utf-8")
+    scope = ("Scope — A: 40 of 3012 instances per language, stratified over topics and gold letters (--limit 40), "
+             "320/320 predictions; B: 40 of 3012 instances per language, stratified over topics and gold letters "
+             "(--limit 40), 240/320 predictions (INCOMPLETE).")
+    assert md.count(scope) >= 5  # the header and every table section
+    assert re.search(r"\| i2s \| 1 \| \d+\.\d \[\d+\.\d, \d+\.\d\] \|", md)  # macro with its interval
+    assert "| nqo_Nkoo | N'Ko | Mande | unknown |" in md and "| eng_Latn | English | Indo-European | Joshi class 5 |" in md
+    for grouping in ("script", "family", "resource", "region"):
+        assert f"## Groups: {grouping}" in md
+    groups = list(csv.DictReader(open(out / "groups.csv", encoding="utf-8")))
+    africa = [g for g in groups if g["grouping"] == "region" and g["group"] == "Africa" and g["run"] == "A"]
+    assert africa and all(g["n_languages"] == "2" and float(g["ci_low"]) < float(g["accuracy"]) for g in africa)
+    langs = {(x["run"], x["language"]): x for x in csv.DictReader(open(out / "languages.csv", encoding="utf-8"))}
+    assert ("B", "eng_Latn") not in langs and langs[("A", "swh_Latn")]["family"] == "Atlantic-Congo"
+
+    board = list(csv.DictReader(open(out / "leaderboard.csv", encoding="utf-8")))
+    assert [x["run"] for x in board] == ["A", "B"] and float(board[0]["mean"]) > float(board[1]["mean"])
+    assert float(board[0]["i2s k=1 ci_low"]) < float(board[0]["i2s k=1"]) < float(board[0]["i2s k=1 ci_high"])
+    page = (out / "leaderboard.html").read_text("utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page  # self-contained
+    assert "model-a" in page and "(incomplete)" in page
+    assert "| 1 | A | `model-a` | 4 |" in (out / "leaderboard.md").read_text("utf-8")
+
+    for name in ("accuracy_by_language_family", "accuracy_by_language_resource", "gap_text_vs_crossmodal",
+                 "accuracy_by_family", "accuracy_by_resource", "accuracy_by_script", "accuracy_over_k",
+                 "task_k_heatmap"):
+        with Image.open(out / f"{name}.png") as im:
+            # 300 dpi, at most a page wide (7 in) plus the tight bounding box's margin
+            assert im.format == "PNG" and 600 < im.width <= 7.3 * 300, (name, im.size)
+        svg = (out / f"{name}.svg").read_text("utf-8")
+        assert svg.lstrip().startswith("<?xml") and "<dc:date>" not in svg
+        assert name + ".png" in md
+    # same inputs, same files: rerun and compare the SVG and the tables byte for byte
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix in (".svg", ".csv", ".md", ".html")}
+    CliRunner().invoke(eval_cli, ["report", str(a), str(b), "--out", str(out), "--name", "A", "--name", "B",
+                                  "--language-metadata", str(meta)])
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix in (".svg", ".csv", ".md", ".html")}
+    assert before == after
+
+
+def test_metrics_json_of_a_run_has_intervals_and_metadata_groups(tmp_path):
+    from mvlsib.evaluation.scoring import compute_metrics
+
+    m = compute_metrics(planted_records(0.7, languages=LANGS, n=30))
+    assert set(m["groups"]) == {"script", "family", "resource"}
+    fam = {g["group"] for g in m["groups"]["family"]}
+    assert fam == {"Indo-European", "Afro-Asiatic", "Atlantic-Congo", "Mande"}
+    json.dumps(m)  # serialisable as metrics.json
