@@ -13,8 +13,14 @@ from pathlib import Path
 LETTERS = "ABCD"
 
 
+def s2i_images(i):
+    """The 4 option images of planted instance ``i`` (10 images in all; the gold one is at the label)."""
+    return [f"img-{(i + j) % 10}" for j in range(4)]
+
+
 def planted_records(accuracy, *, languages=("eng_Latn", "arb_Arab", "urd_Arab"), cells=(("i2s", 1), ("s2t", 1)),
-                    n=300, seed=0, always_wrong=(), format_errors=0.0):
+                    n=300, seed=0, always_wrong=(), format_errors=0.0, instance_ids=None, labels=None,
+                    answer_letter=None):
     """Records whose answers are right with probability ``accuracy`` (a float, or a function of
     (language, task, k) -> float); instances in ``always_wrong`` are wrong everywhere."""
     rng = random.Random(seed)
@@ -23,10 +29,12 @@ def planted_records(accuracy, *, languages=("eng_Latn", "arb_Arab", "urd_Arab"),
         for task, k in cells:
             p = accuracy(language, task, k) if callable(accuracy) else accuracy
             for i in range(n):
-                iid = f"{i}-0"
-                label = i % 4
+                iid = instance_ids[i] if instance_ids else f"{i}-0"
+                label = labels[task][i] if labels else i % 4
                 if iid in always_wrong:
                     response = LETTERS[(label + 1) % 4]
+                elif answer_letter is not None and rng.random() < 0.5:
+                    response = answer_letter  # a letter-biased model: half its answers are this letter
                 elif rng.random() < p:
                     response = LETTERS[label]
                 elif rng.random() < format_errors:
@@ -34,7 +42,7 @@ def planted_records(accuracy, *, languages=("eng_Latn", "arb_Arab", "urd_Arab"),
                 else:
                     response = LETTERS[(label + rng.randrange(1, 4)) % 4]
                 out.append({"task": task, "k": k, "language": language, "instance_id": iid, "label": label,
-                            "response": response, "image_ids": [f"img-{i % 7}-{j}" for j in range(4)]
+                            "response": response, "image_ids": s2i_images(i)
                             if task == "s2i" else [], "letter": response if response in LETTERS else None,
                             "correct": response == LETTERS[label], "prompt_sha256": "0" * 64})
     return out

@@ -218,7 +218,28 @@ def compare_command(run_a, run_b, json_path, parse_mode):
         click.echo(f"wrote {write_comparison_json(res, json_path)}")
 
 
-COMMANDS = (run_command, merge_command, report_command, compare_command)
+@click.command("items")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for items.md, always_wrong.jsonl and the CSV tables.")
+@click.option("--data", default=None, metavar="DIR",
+              help="Release folder whose texts and options are shown for listed items (default: the runs' own).")
+@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
+              show_default=True, help="How letters are read from the stored responses.")
+@click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@friendly_errors
+def items_command(runs, out, data, parse_mode, names):
+    """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
+    per-image error rates and letter-position bias."""
+    from .analysis import write_items
+
+    if names and len(names) != len(runs):
+        raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
+    for path in write_items(list(runs), out, data=data, mode=parse_mode, names=list(names) or None):
+        click.echo(f"wrote {path}")
+
+
+COMMANDS = (run_command, merge_command, report_command, compare_command, items_command)
 
 
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:
