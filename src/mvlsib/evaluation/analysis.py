@@ -42,6 +42,12 @@ def _load(runs, mode: str, names=None):
     return out
 
 
+def _iid_rank(iid: str) -> tuple:
+    """Instance ids ("{index_id}-{r}") in numeric order."""
+    a, _, b = iid.partition("-")
+    return (int(a), int(b or 0), iid) if a.isdigit() and (b or "0").isdigit() else (1 << 62, 0, iid)
+
+
 def item_analysis(loaded) -> dict:
     """All the figures, from (label, config, records) per run."""
     by_item: dict[tuple, dict[str, dict]] = defaultdict(dict)  # (language, task, k, iid) -> run -> record
@@ -58,9 +64,13 @@ def item_analysis(loaded) -> dict:
     difficulty = [{"task": t, "k": k, "instance_id": iid, "n_answers": n, "error_rate": wrong / n}
                   for (t, k, iid), (n, wrong) in diff.items()]
     difficulty.sort(key=lambda r: (-r["error_rate"], TASKS.index(r["task"]) if r["task"] in TASKS else 9, r["k"],
-                                   r["instance_id"]))
-    always = [(key, per_run) for key, per_run in sorted(by_item.items())
-              if len(per_run) == n_runs and not any(r["_ok"] for r in per_run.values())]
+                                   _iid_rank(r["instance_id"])))
+    # Hardest items first (wrong in most languages too): those are the likely bad items, not noise.
+    rate = {(t, k, iid): wrong / n for (t, k, iid), (n, wrong) in diff.items()}
+    always = sorted(((key, per_run) for key, per_run in by_item.items()
+                     if len(per_run) == n_runs and not any(r["_ok"] for r in per_run.values())),
+                    key=lambda kv: (-rate[kv[0][1:]], TASKS.index(kv[0][1]) if kv[0][1] in TASKS else 9, kv[0][2],
+                                    _iid_rank(kv[0][3]), kv[0][0]))
     everywhere = [r for r in difficulty if r["error_rate"] == 1.0 and r["n_answers"] >= n_runs]
     # images; the tasks whose options are images (s2i) also say which image was the right answer
     image_columns = loader().IMAGE_COLUMNS_OF_ROWS

@@ -239,7 +239,31 @@ def items_command(runs, out, data, parse_mode, names):
         click.echo(f"wrote {path}")
 
 
-COMMANDS = (run_command, merge_command, report_command, compare_command, items_command)
+@click.command("correlate")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--scores", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="CSV with columns model,benchmark,score: other benchmarks' scores of the same models.")
+@click.option("--name", "names", multiple=True,
+              help="The CSV's model name per run, in order (default: folder name, else the run's model).")
+@click.option("--out", "out_csv", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the correlations as CSV.")
+@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
+              show_default=True, help="How letters are read from the stored responses.")
+@friendly_errors
+def correlate_command(runs, scores, names, out_csv, parse_mode):
+    """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
+    task x k macro accuracies and other benchmarks' scores of the same models."""
+    from .correlate import correlate, format_correlations, read_scores, write_correlations
+
+    if names and len(names) != len(runs):
+        raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
+    rows = correlate(list(runs), read_scores(scores), names=list(names) or None, mode=parse_mode)
+    click.echo(format_correlations(rows))
+    if out_csv is not None:
+        click.echo(f"wrote {write_correlations(rows, out_csv)}")
+
+
+COMMANDS = (run_command, merge_command, report_command, compare_command, items_command, correlate_command)
 
 
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:
