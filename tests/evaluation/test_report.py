@@ -77,3 +77,34 @@ def test_metrics_json_of_a_run_has_intervals_and_metadata_groups(tmp_path):
     fam = {g["group"] for g in m["groups"]["family"]}
     assert fam == {"Indo-European", "Afro-Asiatic", "Atlantic-Congo", "Mande"}
     json.dumps(m)  # serialisable as metrics.json
+
+
+def test_topic_confusion_on_a_real_release(tmp_path, release_dir):
+    from mvlsib.evaluation.report import topic_confusions, write_report
+    from mvlsib.release_format import mvl_sib
+
+    rows = mvl_sib.load_rows("eng_Latn", release_dir)[:60]
+    ids = [r["instance_id"] for r in rows]
+    labels = {"s2t": [r["image_label"] for r in rows]}
+    # perfect on s2t except every 'sports' item, answered as the option one letter further on
+    recs = planted_records(1.0, languages=("eng_Latn",), cells=(("s2t", 1),), n=60, instance_ids=ids, labels=labels)
+    sports = {r["instance_id"] for r in rows if r["topic"] == "sports"}
+    for rec in recs:
+        if rec["instance_id"] in sports:
+            rec["response"] = "ABCD"[(rec["label"] + 1) % 4]
+    run = write_run(tmp_path / "run", recs)
+    from mvlsib.evaluation.store import load_run
+
+    config, records, _ = load_run(run)
+    task, [(label, counts)] = topic_confusions([("run", config, None, None)], [records], release_dir, "relaxed")
+    assert task == "s2t"
+    by_row = {r["instance_id"]: r for r in rows}
+    for (gold, answered), n in counts.items():
+        assert (gold == answered) == (gold != "sports") and n > 0
+    assert sum(counts.values()) == 60 and sum(n for (g, _), n in counts.items() if g == "sports") == len(sports)
+    wrong = {by_row[i]["topic_options"][(by_row[i]["image_label"] + 1) % 4] for i in sports}
+    assert {a for (g, a) in counts if g == "sports"} == wrong
+    out = tmp_path / "rep"
+    written = write_report([run], out, data=release_dir)
+    assert out / "topic_confusion.png" in written and (out / "topic_confusion.svg").is_file()
+    assert "topic_confusion.png" in (out / "report.md").read_text("utf-8")

@@ -247,7 +247,8 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     assert [float(r["accuracy"]) for r in macro] == pytest.approx([m["accuracy"] for m in metrics["macro"]])
     from PIL import Image
 
-    for name in ("accuracy_by_language_family.png", "task_k_heatmap.png", "gap_text_vs_crossmodal.png"):
+    for name in ("accuracy_by_language_family.png", "task_k_heatmap.png", "gap_text_vs_crossmodal.png",
+                 "topic_confusion.png"):
         with Image.open(out / name) as im:
             assert im.format == "PNG" and im.width > 300
         assert (out / name).with_suffix(".svg").is_file()

@@ -185,15 +185,17 @@ def merge_command(sources, out, allow_partial):
 @click.option("--language-metadata", "metadata_csv", type=click.Path(exists=True, dir_okay=False), default=None,
               help="CSV with a 'language' column and metadata columns (name, family, joshi_class, or new ones such "
               "as region) overriding or extending the packaged language table; new columns become groupings.")
+@click.option("--data", default=None, metavar="DIR",
+              help="Release folder for the topic confusion figure (default: the runs' own, when it exists).")
 @friendly_errors
-def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv):
+def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
     from .languages import read_overrides
     from .report import write_report
 
     written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None,
-                           metadata=read_overrides(metadata_csv) if metadata_csv else None)
+                           metadata=read_overrides(metadata_csv) if metadata_csv else None, data=data)
     for path in written:
         click.echo(f"wrote {path}")
 

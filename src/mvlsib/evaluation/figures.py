@@ -215,3 +215,35 @@ def task_k_heatmap(base: Path, loaded) -> list[Path]:
         return save(fig, base)
     finally:
         plt.close(fig)
+
+
+def topic_confusion(base: Path, matrices: Sequence[tuple[str, dict]], topics: Sequence[str], task: str) -> list[Path]:
+    """Row-normalised confusion of gold topic (rows) vs answered topic (columns, plus "none"), one panel per run."""
+    plt = _pyplot()
+    cols = [*topics, "none"]
+    n = len(matrices)
+    fig, axes = plt.subplots(1, n, figsize=(min(PAGE_WIDTH, 3.3 * n + 0.5), 3.0), squeeze=False)
+    im = None
+    for ax, (label, counts) in zip(axes[0], matrices):
+        grid = []
+        for gold in topics:
+            row = [counts.get((gold, c), 0) for c in cols]
+            total = sum(row)
+            grid.append([100 * v / total if total else float("nan") for v in row])
+        im = ax.imshow(grid, vmin=0, vmax=100, cmap="Blues", aspect="auto")
+        for i in range(len(topics)):
+            for j in range(len(cols)):
+                v = grid[i][j]
+                ax.text(j, i, "n/a" if v != v else f"{v:.0f}", ha="center", va="center", fontsize=5,
+                        color="white" if v == v and v > 60 else "black")
+        short = [c.replace("science/technology", "sci/tech").replace("entertainment", "entertain.") for c in cols]
+        ax.set_xticks(range(len(cols)), short, rotation=45, ha="right")
+        ax.set_yticks(range(len(topics)), short[:-1])
+        ax.set_xlabel("answered topic")
+        ax.set_title(f"{label} ({task})")
+    axes[0][0].set_ylabel("gold topic")
+    fig.colorbar(im, ax=list(axes[0]), shrink=0.8, label="% of the gold topic's items")
+    try:
+        return save(fig, base)
+    finally:
+        plt.close(fig)

@@ -17,7 +17,7 @@ import html
 from pathlib import Path
 from typing import Mapping
 
-from ._compat import TASK_TABLE, TASKS, MvlsibError, atomic_open
+from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, MvlsibError, atomic_open, loader
 from .languages import GROUPINGS, info
 from .scoring import METRICS, compute_metrics
 from .stats import cell_interval, macro_interval
@@ -107,7 +107,8 @@ def coverage(config: dict, records: list[dict]) -> dict:
 
 def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str, Mapping[str, str]] | None = None,
                  mode: str = "relaxed", names: list[str] | None = None,
-                 metadata: Mapping[str, Mapping[str, str]] | None = None, figures: bool = True) -> list[Path]:
+                 metadata: Mapping[str, Mapping[str, str]] | None = None, figures: bool = True,
+                 data: str | Path | None = None) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if names is not None and len(names) != len(runs):
@@ -115,13 +116,14 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
     labels = names or [Path(r).resolve().name for r in runs]
     if len(set(labels)) != len(labels):
         labels = [f"{i + 1}:{label}" for i, label in enumerate(labels)]
-    loaded = []
+    loaded, raw = [], []
     for run, label in zip(runs, labels):
         config, records, _ = load_run(run)
         if not records:
             raise MvlsibError(f"{run}: predictions.jsonl is empty")
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {}, metadata)
         loaded.append((label, config, metrics, coverage(config, records)))
+        raw.append(records)
 
     written: list[Path] = []
     per_lang_rows, macro_rows, group_rows = [], [], []
@@ -145,7 +147,11 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
     written += write_leaderboard(out, loaded)
     fig_names: list[str] = []
     if figures:
+        if data is None:
+            data = next((c.get("fingerprint", {}).get("data") for _, c, _, _ in loaded
+                         if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()), None)
         figs = _figures(out, loaded, summaries)
+        figs += _topic_confusion(out, loaded, raw, data, mode)
         written += figs
         fig_names = [p.name for p in figs if p.suffix == ".png"]
     written.append(_markdown(out, loaded, summaries, mode, fig_names))
@@ -341,3 +347,44 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
     written += F.accuracy_over_k(out / "accuracy_over_k", runs, {label: m["macro"] for label, _, m, _ in loaded}, TASKS)
     written += F.task_k_heatmap(out / "task_k_heatmap", [(label, m) for label, _, m, _ in loaded])
     return written
+
+
+def topic_confusions(loaded, raw, data, mode: str) -> tuple[str, list[tuple[str, dict]]] | None:
+    """For the task whose options are topics (s2t): (gold topic, answered topic) counts per run, all
+    languages pooled. Topic options are the same in every language, so one language's rows suffice."""
+    from .parsing import parse_letter
+    from .prompts import LETTERS
+
+    task = next((t.name for t in TASK_TABLE if t.options == "topic_options"), None)
+    if task is None or not data or not Path(data).is_dir():
+        return None
+    mvl = loader(data)
+    langs = mvl.languages(data)
+    if not langs:
+        return None
+    rows = {r["instance_id"]: r for r in mvl.load_rows(langs[0], data)}
+    spec = TASK_BY_NAME[task]
+    out = []
+    for (label, _, _, _), records in zip(loaded, raw):
+        counts: dict[tuple, int] = {}
+        for r in records:
+            row = rows.get(r["instance_id"])
+            if r["task"] != task or row is None:
+                continue
+            letter = parse_letter(r["response"], mode)
+            answered = row[spec.options][LETTERS.index(letter)] if letter in LETTERS else "none"
+            key = (row["topic"], answered)
+            counts[key] = counts.get(key, 0) + 1
+        if counts:
+            out.append((label, counts))
+    return (task, out) if out else None
+
+
+def _topic_confusion(out: Path, loaded, raw, data, mode: str) -> list[Path]:
+    found = topic_confusions(loaded, raw, data, mode)
+    if found is None:
+        return []
+    from . import figures as F
+
+    task, matrices = found
+    return F.topic_confusion(out / "topic_confusion", matrices[:3], list(TOPICS), task)
