@@ -34,6 +34,12 @@ def test_every_sib_language_has_a_row(sib_dir):
     known_family = sum(rows[lang]["family"] != UNKNOWN for lang in annotated + raw)
     assert known_family >= 199
     assert rows["eng_Latn"]["joshi_class"] == "5" and rows["nqo_Nkoo"]["name"] == "N'Ko"
+    # resource classes: most languages have one; the paper's own class examples are kept
+    known_class = [lang for lang in annotated + raw if rows[lang]["joshi_class"] != UNKNOWN]
+    assert len(known_class) >= 170
+    assert {rows[c]["joshi_class"] for c in ("zul_Latn", "lao_Laoo", "mlt_Latn", "gle_Latn")} == {"2"}
+    assert rows["acm_Arab"]["joshi_class"] == UNKNOWN  # no dialect inherits Arabic's class 5
+    assert all(rows[lang]["joshi_class"] in {"0", "1", "2", "3", "4", "5", UNKNOWN} for lang in rows)
     assert rows["urd_Arab"]["family"] == "Indo-European" and rows["swh_Latn"]["family"] == "Atlantic-Congo"
 
 
@@ -50,7 +56,8 @@ def test_groupings_and_overrides(tmp_path):
     assert g["script"] == {"eng_Latn": "Latn", "arb_Arab": "Arab", "nqo_Nkoo": "Nkoo", "xyz_Latn": "Latn"}
     assert g["family"]["arb_Arab"] == "Afro-Asiatic" and g["family"]["nqo_Nkoo"] == "Manding"
     assert g["family"]["xyz_Latn"] == UNKNOWN  # an empty override keeps the table's value
-    assert g["resource"]["eng_Latn"] == "Joshi class 5" and g["resource"]["nqo_Nkoo"] == UNKNOWN
+    assert g["resource"]["eng_Latn"] == "Joshi class 5" and g["resource"]["xyz_Latn"] == UNKNOWN
+    assert g["resource"]["nqo_Nkoo"] == "Joshi class 0"
     assert g["region"] == {"eng_Latn": UNKNOWN, "arb_Arab": UNKNOWN, "nqo_Nkoo": "West Africa",
                            "xyz_Latn": "Nowhere"}
     path.write_text("lang,family\n", encoding="utf-8")

@@ -35,7 +35,7 @@ def test_report_tables_leaderboard_and_figures(tmp_path):
              "(--limit 40), 240/320 predictions (INCOMPLETE).")
     assert md.count(scope) >= 5  # the header and every table section
     assert re.search(r"\| i2s \| 1 \| \d+\.\d \[\d+\.\d, \d+\.\d\] \|", md)  # macro with its interval
-    assert "| nqo_Nkoo | N'Ko | Mande | unknown |" in md and "| eng_Latn | English | Indo-European | Joshi class 5 |" in md
+    assert "| nqo_Nkoo | N'Ko | Mande | Joshi class 0 |" in md and "| eng_Latn | English | Indo-European | Joshi class 5 |" in md
     for grouping in ("script", "family", "resource", "region"):
         assert f"## Groups: {grouping}" in md
     groups = list(csv.DictReader(open(out / "groups.csv", encoding="utf-8")))

@@ -11,8 +11,11 @@ plus the Flores+ codes listed in docs/analysis.md) and is bundled into every rel
 - ``family``: the top-level family of Glottolog's classification (creoles are grouped as
   ``Creole``; Glottolog does not place them in their lexifier's family).
 - ``joshi_class``: the class 0-5 of Joshi et al. (2020), "The State and Fate of Linguistic
-  Diversity", filled only for the languages the paper names as examples of a class;
-  ``unknown`` everywhere else (no source at hand assigns the rest).
+  Diversity" (their ``lang2tax.txt`` list), as mapped to ISO 639-3 codes by MaLA-LM/LangResourceAtlas
+  (``Joshi-et-al/Joshi-et-al-6-classes.json``), matched to each code by ISO 639-3 code and English
+  name (macrolanguage entries such as Arabic, Mandarin, Swahili, Malay only for the standard
+  variety); the languages the paper itself names as class examples take the paper's class.
+  docs/analysis.md has the matching rules.
 
 A value no source gives is ``unknown``. A user CSV (column ``language`` plus any of the
 columns above, or new ones) overrides or extends rows: ``read_overrides``.
