@@ -44,7 +44,8 @@ def save(fig, base: Path) -> list[Path]:
 
 
 def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, value: str, title: str, xlabel: str,
-                  group_key: str, xlim=(0, 100), chance: float | None = CHANCE, columns: int = 3) -> list[Path]:
+                  group_key: str, xlim=(0, 100), chance: float | None = CHANCE, columns: int = 3,
+                  group_order=lambda g: g) -> list[Path]:
     """Per-language dot plot with intervals, languages grouped (shaded bands) and sorted within groups.
 
     ``rows``: one dict per language with ``language``, ``group_key`` and, per run label,
@@ -56,7 +57,7 @@ def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, valu
 
     def sort_key(r):
         v = (r["runs"].get(first) or {}).get(value)
-        return (r[group_key], -(v if v is not None else -1e9), r["language"])
+        return (group_order(r[group_key]), -(v if v is not None else -1e9), r["language"])
 
     ordered = sorted(rows, key=sort_key)
     # A header row opens each group, so group names never sit on top of data points.
@@ -70,7 +71,7 @@ def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, valu
     per_col = -(-len(entries) // columns)
     height = min(9.3, max(2.2, 0.105 * per_col + 0.9))
     fig, axes = plt.subplots(1, columns, figsize=(PAGE_WIDTH, height), squeeze=False, sharex=True)
-    group_names = sorted({r[group_key] for r in ordered})
+    group_names = sorted({r[group_key] for r in ordered}, key=group_order)
     for col, ax in enumerate(axes[0]):
         part = entries[col * per_col:(col + 1) * per_col]
         if part and part[0][0] == "language":

@@ -308,6 +308,17 @@ def write_leaderboard(out: Path, loaded) -> list[Path]:
 # ---------------------------------------------------------------- figures
 
 
+def group_rank(grouping: str, group: str) -> tuple:
+    """Display order of groups: resource classes from 5 down, anything else alphabetical; unknown last."""
+    from .languages import UNKNOWN
+
+    if group == UNKNOWN:
+        return (1, "")
+    if grouping == "resource":
+        return (0, "".join(chr(255 - ord(ch)) for ch in group))
+    return (0, group)
+
+
 def _figures(out: Path, loaded, summaries) -> list[Path]:
     from . import figures as F
 
@@ -332,17 +343,23 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
     for grouping in FIGURE_GROUPINGS:
         written += F.language_dots(out / f"accuracy_by_language_{grouping}", runs, lang_rows(acc), value="v",
                                    group_key=grouping, title=f"Accuracy per language (pooled over task × k, 95% CI), "
-                                   f"grouped by {grouping}", xlabel="accuracy (%)")
+                                   f"grouped by {grouping}", xlabel="accuracy (%)",
+                                   group_order=lambda g, grouping=grouping: group_rank(grouping, g))
     written += F.language_dots(out / "gap_text_vs_crossmodal", runs, lang_rows(gap), value="v", group_key="family",
                                title="Text-only minus cross-modal accuracy per language (grouped by family)",
-                               xlabel="gap (percentage points)", xlim=(-60, 60), chance=0)
+                               xlabel="gap (percentage points)", xlim=(-60, 60), chance=0,
+                               group_order=lambda g: group_rank("family", g))
     for grouping in ("family", "resource", "script"):
         groups = {}
         for label, s in summaries:
             for g in group_summary(s, grouping):
                 d = groups.setdefault(g["group"], {"group": g["group"], "n_languages": g["n_languages"], "runs": {}})
                 d["runs"][label] = {"accuracy": 100 * g["accuracy"], "low": 100 * g["ci_low"], "high": 100 * g["ci_high"]}
-        ordered = sorted(groups.values(), key=lambda g: (-(g["runs"].get(runs[0], {}).get("accuracy") or -1), g["group"]))
+        if grouping == "resource":  # classes in their own order, 5 (most resources) first
+            ordered = sorted(groups.values(), key=lambda g: group_rank(grouping, g["group"]))
+        else:
+            ordered = sorted(groups.values(),
+                             key=lambda g: (-(g["runs"].get(runs[0], {}).get("accuracy") or -1), g["group"]))
         written += F.group_dots(out / f"accuracy_by_{grouping}", runs, ordered, title=f"Accuracy by {grouping}")
     written += F.accuracy_over_k(out / "accuracy_over_k", runs, {label: m["macro"] for label, _, m, _ in loaded}, TASKS)
     written += F.task_k_heatmap(out / "task_k_heatmap", [(label, m) for label, _, m, _ in loaded])
