@@ -30,10 +30,20 @@ def _pyplot():
     return plt
 
 
-def save(fig, base: Path) -> list[Path]:
-    """``base``.png (300 dpi) and ``base``.svg, without timestamps (same input, same bytes)."""
+def save(fig, base: Path, scope: str = "") -> list[Path]:
+    """``base``.png (300 dpi) and ``base``.svg, without timestamps (same input, same bytes).
+
+    ``scope`` (each run's subset and completeness) is printed above the figure, so a figure
+    copied out of its report still says what it covers."""
     from ._compat import atomic_open
 
+    if scope:
+        import textwrap
+
+        # ~24 characters per inch at 5.5 pt; wrapped by hand (matplotlib's wrap leaves gaps under tight bbox)
+        width = max(40, int(fig.get_figwidth() * 24))
+        fig.text(0.5, 1.0, "\n".join(textwrap.wrap(scope, width)), ha="center", va="bottom", fontsize=5.5,
+                 color="#444444")
     out = []
     for ext, kw in (("png", {"dpi": 300, "metadata": {"Software": None}}), ("svg", {"metadata": {"Date": None}})):
         path = base.with_suffix(f".{ext}")
@@ -45,7 +55,7 @@ def save(fig, base: Path) -> list[Path]:
 
 def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, value: str, title: str, xlabel: str,
                   group_key: str, xlim=(0, 100), chance: float | None = CHANCE, columns: int = 3,
-                  group_order=lambda g: g) -> list[Path]:
+                  group_order=lambda g: g, scope: str = "") -> list[Path]:
     """Per-language dot plot with intervals, languages grouped (shaded bands) and sorted within groups.
 
     ``rows``: one dict per language with ``language``, ``group_key`` and, per run label,
@@ -119,12 +129,13 @@ def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, valu
                    bbox_to_anchor=(0.5, -0.01))
     fig.tight_layout(rect=(0, 0.03 if len(runs) > 1 else 0, 1, 0.97))
     try:
-        return save(fig, base)
+        return save(fig, base, scope)
     finally:
         plt.close(fig)
 
 
-def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title: str) -> list[Path]:
+def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title: str,
+               scope: str = "") -> list[Path]:
     """Column-width dot plot: one row per group (``{group, n_languages, runs: {run: {accuracy, low, high}}}``)."""
     plt = _pyplot()
     height = max(1.6, 0.17 * len(groups) + 0.8)
@@ -151,12 +162,13 @@ def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title
         ax.legend(loc="best", frameon=False)
     fig.tight_layout()
     try:
-        return save(fig, base)
+        return save(fig, base, scope)
     finally:
         plt.close(fig)
 
 
-def accuracy_over_k(base: Path, runs: Sequence[str], macros: dict[str, list[dict]], tasks: Sequence[str]) -> list[Path]:
+def accuracy_over_k(base: Path, runs: Sequence[str], macros: dict[str, list[dict]], tasks: Sequence[str], *,
+                    scope: str = "") -> list[Path]:
     """One panel per task: macro accuracy over k with intervals, one line per run (column or page width)."""
     plt = _pyplot()
     tasks = [t for t in tasks if any(r["task"] == t for rows in macros.values() for r in rows)]
@@ -184,12 +196,12 @@ def accuracy_over_k(base: Path, runs: Sequence[str], macros: dict[str, list[dict
         axes[0][-1].legend(frameon=False)
     fig.tight_layout()
     try:
-        return save(fig, base)
+        return save(fig, base, scope)
     finally:
         plt.close(fig)
 
 
-def task_k_heatmap(base: Path, loaded) -> list[Path]:
+def task_k_heatmap(base: Path, loaded, *, scope: str = "") -> list[Path]:
     """The task x k heatmap per run (macro accuracy), kept from the first report."""
     plt = _pyplot()
     from ._compat import TASKS
@@ -213,12 +225,13 @@ def task_k_heatmap(base: Path, loaded) -> list[Path]:
         ax.set_title(label)
     fig.colorbar(im, ax=list(axes[0]), shrink=0.8, label="macro accuracy (%)")
     try:
-        return save(fig, base)
+        return save(fig, base, scope)
     finally:
         plt.close(fig)
 
 
-def topic_confusion(base: Path, matrices: Sequence[tuple[str, dict]], topics: Sequence[str], task: str) -> list[Path]:
+def topic_confusion(base: Path, matrices: Sequence[tuple[str, dict]], topics: Sequence[str], task: str, *,
+                    scope: str = "") -> list[Path]:
     """Row-normalised confusion of gold topic (rows) vs answered topic (columns, plus "none"), one panel per run."""
     plt = _pyplot()
     cols = [*topics, "none"]
@@ -245,6 +258,6 @@ def topic_confusion(base: Path, matrices: Sequence[tuple[str, dict]], topics: Se
     axes[0][0].set_ylabel("gold topic")
     fig.colorbar(im, ax=list(axes[0]), shrink=0.8, label="% of the gold topic's items")
     try:
-        return save(fig, base)
+        return save(fig, base, scope)
     finally:
         plt.close(fig)

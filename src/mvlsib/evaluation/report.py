@@ -319,8 +319,23 @@ def group_rank(grouping: str, group: str) -> tuple:
     return (0, group)
 
 
+def figure_scope(loaded) -> str:
+    """The short scope line printed above every figure: per run, its subset and completeness."""
+    parts = []
+    for label, config, _, cov in loaded:
+        fp = config.get("fingerprint", {})
+        limit = fp.get("limit")
+        rule = "all instances" if limit is None else \
+            f"{fp.get('limit_mode', 'first')} {limit}/{N_RELEASE} per language"
+        parts.append(f"{label}: {rule}, {cov['n_done']}/{cov['n_expected']} predictions"
+                     f"{'' if cov['complete'] else ' (INCOMPLETE)'}")
+    return "; ".join(parts)
+
+
 def _figures(out: Path, loaded, summaries) -> list[Path]:
     from . import figures as F
+
+    scope = figure_scope(loaded)
 
     runs = [label for label, _ in summaries]
     langs = sorted({lang for _, s in summaries for lang in s})
@@ -343,11 +358,11 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
     for grouping in FIGURE_GROUPINGS:
         written += F.language_dots(out / f"accuracy_by_language_{grouping}", runs, lang_rows(acc), value="v",
                                    group_key=grouping, title=f"Accuracy per language (pooled over task × k, 95% CI), "
-                                   f"grouped by {grouping}", xlabel="accuracy (%)",
+                                   f"grouped by {grouping}", xlabel="accuracy (%)", scope=scope,
                                    group_order=lambda g, grouping=grouping: group_rank(grouping, g))
     written += F.language_dots(out / "gap_text_vs_crossmodal", runs, lang_rows(gap), value="v", group_key="family",
                                title="Text-only minus cross-modal accuracy per language (grouped by family)",
-                               xlabel="gap (percentage points)", xlim=(-60, 60), chance=0,
+                               xlabel="gap (percentage points)", xlim=(-60, 60), chance=0, scope=scope,
                                group_order=lambda g: group_rank("family", g))
     for grouping in ("family", "resource", "script"):
         groups = {}
@@ -360,9 +375,11 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
         else:
             ordered = sorted(groups.values(),
                              key=lambda g: (-(g["runs"].get(runs[0], {}).get("accuracy") or -1), g["group"]))
-        written += F.group_dots(out / f"accuracy_by_{grouping}", runs, ordered, title=f"Accuracy by {grouping}")
-    written += F.accuracy_over_k(out / "accuracy_over_k", runs, {label: m["macro"] for label, _, m, _ in loaded}, TASKS)
-    written += F.task_k_heatmap(out / "task_k_heatmap", [(label, m) for label, _, m, _ in loaded])
+        written += F.group_dots(out / f"accuracy_by_{grouping}", runs, ordered, title=f"Accuracy by {grouping}",
+                                scope=scope)
+    written += F.accuracy_over_k(out / "accuracy_over_k", runs, {label: m["macro"] for label, _, m, _ in loaded}, TASKS,
+                                  scope=scope)
+    written += F.task_k_heatmap(out / "task_k_heatmap", [(label, m) for label, _, m, _ in loaded], scope=scope)
     return written
 
 
@@ -404,4 +421,4 @@ def _topic_confusion(out: Path, loaded, raw, data, mode: str) -> list[Path]:
     from . import figures as F
 
     task, matrices = found
-    return F.topic_confusion(out / "topic_confusion", matrices[:3], list(TOPICS), task)
+    return F.topic_confusion(out / "topic_confusion", matrices[:3], list(TOPICS), task, scope=figure_scope(loaded))
