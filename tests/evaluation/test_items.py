@@ -35,6 +35,7 @@ def test_items_lists_planted_always_wrong_instances_with_texts(tmp_path, release
             if r["task"] == "s2i" and r["instance_id"] in bad_image:
                 r["response"] = "ABCD"[(r["label"] + 1) % 4]
         runs.append(write_run(tmp_path / f"run{j}", recs, model=f"m{j}"))
+        last = recs
     out = tmp_path / "items"
     r = CliRunner().invoke(eval_cli, ["items", *map(str, runs), "--out", str(out), "--data", str(release_dir)])
     assert r.exit_code == 0, r.output
@@ -64,3 +65,16 @@ def test_items_lists_planted_always_wrong_instances_with_texts(tmp_path, release
     assert float(biased["answered_B"]) - float(biased["gold_B"]) > 0.2 and float(biased["max_excess"]) > 0.2
     assert float(bias[("run0", "image_label")]["max_excess"]) < 0.1
     assert "## Letter-position bias" in md
+    # text-only vs cross-modal per item: s2i and its mirror s2t share instances, k and languages
+    pairs = list(csv.DictReader(open(out / "modality_pairs.csv", encoding="utf-8")))
+    assert {(p["cross_modal_task"], p["text_task"]) for p in pairs} == {("s2i", "s2t")}
+    run2 = next(p for p in pairs if p["run"] == "run2")
+    assert run2["n"] == "160"  # 80 instances x 2 languages
+    shares = [float(run2[c]) for c in ("both_right", "only_text_right", "only_cross_right", "both_wrong")]
+    assert sum(shares) == 1.0 or abs(sum(shares) - 1.0) < 1e-9
+    # recount from run2's planted records: s2t right and s2i wrong on the same (language, instance)
+    right = {(r["language"], r["task"], r["instance_id"]): r["response"] == "ABCD"[r["label"]] for r in last}
+    only_text = sum(right[(lang, "s2t", iid)] and not right[(lang, "s2i", iid)]
+                    for lang in ("eng_Latn", "arb_Arab") for iid in ids)
+    assert float(run2["only_text_right"]) == only_text / 160 and only_text > 0
+    assert "## Text-only vs cross-modal" in md

@@ -9,6 +9,8 @@
 - **Per-image error rates**: for every image, how often prompts showing it are answered
   wrongly, and for s2i how often it is missed when it is the correct option (an image that
   drags s2i down everywhere is a candidate for replacement in the pool).
+- **Text-only vs cross-modal per item**: per run, how often the same instance is answered
+  right in a cross-modal task and wrong in its text-only mirror (i2s/t2s, s2i/s2t), and vice versa.
 - **Letter-position bias**: per run and task family, the distribution of answered letters
   against the gold distribution (balanced in a release), and accuracy per gold letter.
 """
@@ -110,7 +112,26 @@ def item_analysis(loaded) -> dict:
                 row[f"accuracy_when_gold_{letter}"] = sum(r["_ok"] for r in hits) / len(hits) if hits else None
             row["max_excess"] = max(row[f"answered_{x}"] - row[f"gold_{x}"] for x in LETTERS)
             bias.append(row)
-    return {"n_runs": n_runs, "difficulty": difficulty, "always_wrong": always, "always_wrong_everywhere": everywhere,
+    # text-only vs cross-modal per item: the same instance, language and k in a task and its mirror
+    modality = []
+    for label, _, records in loaded:
+        ok = {(r["language"], r["task"], int(r["k"]), r["instance_id"]): r["_ok"] for r in records}
+        pairs: dict[tuple, list[int]] = {}
+        for (lang, task, k, iid), cross_ok in ok.items():
+            spec = TASK_BY_NAME.get(task)
+            if spec is None or not spec.cross_modal:
+                continue
+            text_ok = ok.get((lang, spec.mirror, k, iid))
+            if text_ok is None:
+                continue
+            c = pairs.setdefault((task, spec.mirror, k), [0, 0, 0, 0])
+            c[0 if text_ok and cross_ok else 1 if text_ok else 2 if cross_ok else 3] += 1
+        for (task, mirror, k), c in sorted(pairs.items(), key=lambda kv: (TASKS.index(kv[0][0]), kv[0][2])):
+            n = sum(c)
+            modality.append({"run": label, "cross_modal_task": task, "text_task": mirror, "k": k, "n": n,
+                             "both_right": c[0] / n, "only_text_right": c[1] / n, "only_cross_right": c[2] / n,
+                             "both_wrong": c[3] / n})
+    return {"n_runs": n_runs, "difficulty": difficulty, "modality": modality, "always_wrong": always, "always_wrong_everywhere": everywhere,
             "images": images, "letter_bias": bias}
 
 
@@ -164,7 +185,7 @@ def write_items(runs, out: str | Path, *, data: str | None = None, mode: str = "
             fh.write(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n")
     written.append(path)
     for name, table in (("instance_difficulty.csv", res["difficulty"]), ("image_error_rates.csv", res["images"]),
-                        ("letter_bias.csv", res["letter_bias"])):
+                        ("letter_bias.csv", res["letter_bias"]), ("modality_pairs.csv", res["modality"])):
         path = out / name
         with atomic_open(path) as fh:
             fields = list(table[0]) if table else ["empty"]
@@ -205,6 +226,15 @@ def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
     for r in [r for r in res["images"] if r["s2i_gold_n"]][:20]:
         lines.append(f"| {r['image_id']} | {r['s2i_gold_n']} | {100 * r['s2i_gold_error_rate']:.1f} % | "
                      f"{r['n_prompts']} | {100 * r['error_rate']:.1f} % |")
+    lines += ["", "## Text-only vs cross-modal, item by item", "",
+              "Per run, the same instance, language and k answered in a cross-modal task and its text-only mirror "
+              "(%): a large 'only text right' share means the images, not the language, are the obstacle.", "",
+              "| run | cross-modal | text-only | k | n | both right | only text right | only cross right | both wrong |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in res["modality"]:
+        lines.append(f"| {r['run']} | {r['cross_modal_task']} | {r['text_task']} | {r['k']} | {r['n']} | "
+                     + " | ".join(f"{100 * r[c]:.1f}" for c in ("both_right", "only_text_right", "only_cross_right",
+                                                               "both_wrong")) + " |")
     lines += ["", "## Letter-position bias", "", "Share of answers per letter vs the gold share (%), per run and "
               "label column (sentence_label: i2s, t2s; image_label: s2i, s2t).", "",
               "| run | tasks | n | A | B | C | D | none | gold A/B/C/D | max excess |", "|---|---|---|---|---|---|---|---|---|---|"]
