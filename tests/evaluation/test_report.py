@@ -108,3 +108,22 @@ def test_topic_confusion_on_a_real_release(tmp_path, release_dir):
     written = write_report([run], out, data=release_dir)
     assert out / "topic_confusion.png" in written and (out / "topic_confusion.svg").is_file()
     assert "topic_confusion.png" in (out / "report.md").read_text("utf-8")
+
+
+def test_report_without_matplotlib_still_writes_the_tables(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("matplotlib is not installed here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    run = write_run(tmp_path / "a", planted_records(0.7, languages=LANGS, n=20), limit=20)
+    out = tmp_path / "report"
+    r = CliRunner().invoke(eval_cli, ["report", str(run), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "figures skipped: install matplotlib" in (out / "report.md").read_text("utf-8")
+    assert (out / "leaderboard.html").is_file() and not list(out.glob("*.png"))

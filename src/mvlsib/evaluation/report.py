@@ -147,6 +147,12 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
     written += write_leaderboard(out, loaded)
     fig_names: list[str] = []
     if figures:
+        try:
+            import matplotlib  # noqa: F401  (the figures' only third-party need; tables do without)
+        except ImportError:
+            figures = False
+            fig_names = ["(figures skipped: install matplotlib to draw them)"]
+    if figures:
         if data is None:
             data = next((c.get("fingerprint", {}).get("data") for _, c, _, _ in loaded
                          if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()), None)
@@ -220,7 +226,9 @@ def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> 
                 lines.append(f"| {label} | {r['group']} | {r['task']} | {r['k']} | {r['n_languages']} | "
                              f"{_fmt(r['accuracy'])}{_ci(r)} | {_fmt(r['format_error_rate'])} | "
                              f"{_fmt(r['valid_accuracy'])} |")
-    if fig_names:
+    if fig_names and not fig_names[0].endswith(".png"):
+        lines += ["", "## Figures", "", fig_names[0]]
+    elif fig_names:
         lines += ["", "## Figures", "", scope, "", "Each figure is also written as SVG beside the PNG.", ""]
         lines += [f"![{name[:-4]}]({name})\n" for name in fig_names]
     lines += ["", "Leaderboard: [leaderboard.md](leaderboard.md), [leaderboard.csv](leaderboard.csv), "
