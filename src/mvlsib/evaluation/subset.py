@@ -5,9 +5,11 @@ there, so the first 30 instances cover only 3 of the 7 topics. ``stratified`` in
 
 1. puts each row in the bucket of its topic (topics in sorted order);
 2. orders every bucket by a rotation over the 16 (sentence_label, image_label) pairs,
-   ranked by ``((sentence_label - image_label) mod 4, sentence_label)``, so that any 4
-   consecutive picks of a topic use each gold letter once for the sentence tasks (i2s, t2s)
-   and once for the image/topic tasks (s2i, s2t); within a pair, rows keep release order;
+   ranked by ``((sentence_label - image_label) mod 4, (sentence_label - t) mod 4)`` for the
+   topic's position t in sorted order, so that any 4 consecutive picks of a topic use each
+   gold letter once for the sentence tasks (i2s, t2s) and once for the image/topic tasks
+   (s2i, s2t), and the topics that get one pick more than others add different letters;
+   within a pair, rows keep release order;
 3. takes one row from each topic in turn until N rows are taken (a topic that runs out is skipped);
 4. returns the chosen rows in release order.
 
@@ -22,15 +24,16 @@ from collections import defaultdict
 SUBSET_MODES = ("stratified", "first")
 
 
-def _pair_rank(sentence_label: int, image_label: int) -> tuple[int, int]:
-    return ((sentence_label - image_label) % 4, sentence_label)
+def _pair_rank(sentence_label: int, image_label: int, shift: int) -> tuple[int, int]:
+    return ((sentence_label - image_label) % 4, (sentence_label - shift) % 4)
 
 
 def stratified_indices(rows: list[dict], n: int) -> list[int]:
     """Positions (in release order) of the ``n`` rows the stratified subset takes."""
     by_topic: dict[str, dict[tuple, list[int]]] = defaultdict(lambda: defaultdict(list))
+    shift = {topic: n for n, topic in enumerate(sorted({row["topic"] for row in rows}))}
     for i, row in enumerate(rows):
-        pair = _pair_rank(int(row["sentence_label"]), int(row["image_label"]))
+        pair = _pair_rank(int(row["sentence_label"]), int(row["image_label"]), shift[row["topic"]])
         by_topic[row["topic"]][pair].append(i)
     queues = {}
     for topic, pairs in by_topic.items():
