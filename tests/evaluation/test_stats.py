@@ -72,6 +72,7 @@ def test_paired_test_finds_a_planted_difference_and_not_a_null_one():
     assert null["overall"]["ci_low"] < 0 < null["overall"]["ci_high"]
     assert null["overall"]["p"] > 0.05
     assert all(r["p_holm"] > 0.05 for r in null["per_cell"])
+    assert all(r["p_holm"] > 0.05 for r in null["per_language"]) and len(null["per_language"]) == 3
     assert all(r["p_holm"] >= r["p"] and r["p_bh"] >= r["p"] for r in null["per_cell"])
 
 
@@ -84,8 +85,10 @@ def test_compare_command_prints_a_table_and_writes_json(tmp_path):
     assert "overall:" in r.output and "p_holm" in r.output
     data = json.loads(out.read_text("utf-8"))
     assert data["model_a"] == "model-a" and data["diff"] > 0.1 and data["p"] < 0.001
-    assert {"ci_low", "ci_high", "per_task_k", "per_language", "method"} <= set(data)
-    assert len(data["per_language"]) == 6 and {"p", "p_holm", "p_bh"} <= set(data["per_language"][0])
+    assert {"ci_low", "ci_high", "per_task_k", "per_language", "per_cell", "method"} <= set(data)
+    assert len(data["per_cell"]) == 6 and {"p", "p_holm", "p_bh"} <= set(data["per_cell"][0])
+    assert [r["language"] for r in data["per_language"]] == ["arb_Arab", "eng_Latn", "urd_Arab"]
+    assert all(r["n"] == 600 and r["p_holm"] < 0.001 and r["ci_low"] > 0 for r in data["per_language"])
     # byte-identical on a rerun: the bootstrap is seeded
     first = out.read_bytes()
     CliRunner().invoke(eval_cli, ["compare", str(a), str(b), "--json", str(out)])

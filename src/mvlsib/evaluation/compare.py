@@ -14,7 +14,8 @@ from pathlib import Path
 from ._compat import TASKS, MvlsibError, atomic_open
 from .parsing import parse_letter
 from .prompts import LETTERS
-from .stats import CONFIDENCE, N_PERMUTATIONS, PairedCell, compare_cells, method_note
+from .stats import (CONFIDENCE, N_PERMUTATIONS, PairedCell, benjamini_hochberg, compare_cells, holm, mcnemar_exact,
+                    method_note, paired_cell_interval)
 from .store import load_run, record_key
 
 
@@ -33,6 +34,20 @@ def compare_outcomes(a: dict[tuple, bool], b: dict[tuple, bool], **kw) -> dict:
         grouped[(language, TASKS.index(task) if task in TASKS else len(TASKS), task, int(k))].append((a[key], b[key]))
     cells = [PairedCell(lang, task, k, pairs) for (lang, _, task, k), pairs in sorted(grouped.items())]
     result = compare_cells(cells, **kw)
+    # Per language over all its task x k cells (answers pooled; exact sign test, Holm over languages)
+    by_lang: dict[str, list] = defaultdict(list)
+    for (lang, _, _, _), pairs in grouped.items():
+        by_lang[lang] += pairs
+    langs = []
+    for lang in sorted(by_lang):
+        c = PairedCell(lang, "all", 0, by_lang[lang])
+        lo, hi = paired_cell_interval(c, **{k: v for k, v in kw.items() if k != "n_perm"})
+        langs.append({"language": lang, "n": c.n, "accuracy_a": c.correct_a / c.n, "accuracy_b": c.correct_b / c.n,
+                      "diff": c.diff, "ci_low": lo, "ci_high": hi, "only_a_correct": c.b, "only_b_correct": c.c,
+                      "p": mcnemar_exact(c.b, c.c)})
+    for r, ph, pb in zip(langs, holm([r["p"] for r in langs]), benjamini_hochberg([r["p"] for r in langs])):
+        r["p_holm"], r["p_bh"] = ph, pb
+    result["per_language"] = langs
     result["n_shared"] = len(shared)
     result["n_only_a"] = len(set(a) - set(b))
     result["n_only_b"] = len(set(b) - set(a))
@@ -63,11 +78,13 @@ def compare_runs(run_a: str | Path, run_b: str | Path, mode: str = "relaxed") ->
             "interval": "paired percentile bootstrap (instances resampled jointly; languages too for macros)",
             "p": "two-sided sign-flip permutation test: exact (McNemar) per cell, "
                  f"Monte Carlo with {N_PERMUTATIONS} draws for macros and overall",
-            "multiple_testing": "p_holm: Holm step-down over all per-cell tests (and over the task x k tests); "
-                                "p_bh: Benjamini-Hochberg over the per-cell tests",
+            "per_language": "each language's answers pooled over its task x k cells; exact sign test",
+            "multiple_testing": "p_holm: Holm step-down within each family of tests (languages, cells, task x k); "
+                                "p_bh: Benjamini-Hochberg within languages and within cells",
         },
         "per_task_k": result["per_task_k"],
-        "per_language": result["per_cell"],
+        "per_language": result["per_language"],
+        "per_cell": result["per_cell"],
     }
     return out
 
@@ -96,13 +113,15 @@ def format_comparison(res: dict, alpha: float = 1 - CONFIDENCE) -> str:
                      f"{'[' + _pct(r['ci_low']) + ', ' + _pct(r['ci_high']) + ']':>15} {_p(r['p']):>8} "
                      f"{_p(r['p_holm']):>8}")
     sig = [r for r in res["per_language"] if r["p_holm"] < alpha]
-    lines += ["", f"{len(sig)} of {len(res['per_language'])} language x task x k cells differ at "
-              f"p_holm < {alpha:g}" + (":" if sig else ".")]
+    lines += ["", f"{len(sig)} of {len(res['per_language'])} languages differ at p_holm < {alpha:g} "
+              "(answers pooled over task x k)" + (":" if sig else ".")]
     for r in sig[:40]:
-        lines.append(f"  {r['language']:<9} {r['task']:<4} k={r['k']} diff {_pct(r['diff'])} "
-                     f"[{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] p_holm={_p(r['p_holm'])}")
+        lines.append(f"  {r['language']:<9} {100 * r['accuracy_a']:5.1f} vs {100 * r['accuracy_b']:5.1f}  diff "
+                     f"{_pct(r['diff'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] p_holm={_p(r['p_holm'])}")
     if len(sig) > 40:
         lines.append(f"  … {len(sig) - 40} more (see --json)")
+    cells = [r for r in res["per_cell"] if r["p_holm"] < alpha]
+    lines.append(f"{len(cells)} of {len(res['per_cell'])} language x task x k cells differ at p_holm < {alpha:g}.")
     return "\n".join(lines)
 
 
