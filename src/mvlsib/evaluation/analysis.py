@@ -200,7 +200,13 @@ def write_items(runs, out: str | Path, *, data: str | None = None, mode: str = "
 
 def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
     runs = [label for label, _, _ in loaded]
-    lines = ["# MVL-SIB item analysis", "", f"Runs ({res['n_runs']}): " + ", ".join(runs) + ".",
+    from .report import coverage
+
+    scope = "; ".join(f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
+                      f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
+                      for label, cov in ((label, coverage(config, records)) for label, config, records in loaded))
+    lines = ["# MVL-SIB item analysis", "", f"Runs ({res['n_runs']}): " + ", ".join(runs) + ".", "",
+             f"Scope — {scope}.", "",
              f"Release texts from: `{data}`." if data else "No release folder given (--data): items listed by id only.",
              "", "## Always wrong", "",
              f"{len(res['always_wrong'])} (language, task, k, instance) answered wrongly by every run; "

@@ -64,11 +64,15 @@ def compare_runs(run_a: str | Path, run_b: str | Path, mode: str = "relaxed") ->
         runs.append((run, config, records))
     result = compare_outcomes(outcomes(runs[0][2], mode), outcomes(runs[1][2], mode))
     overall = result.pop("overall")
+    from .report import coverage
+
+    cov = [coverage(config, records) for _, config, records in runs]
     out = {
         "run_a": str(run_a), "run_b": str(run_b),
         "model_a": runs[0][1].get("fingerprint", {}).get("model"),
         "model_b": runs[1][1].get("fingerprint", {}).get("model"),
         "parse_mode": mode,
+        "scope_a": cov[0], "scope_b": cov[1],
         **overall,
         "n_shared": result.pop("n_shared"), "n_only_a": result.pop("n_only_a"), "n_only_b": result.pop("n_only_b"),
         "method": {
@@ -99,7 +103,11 @@ def _p(v) -> str:
 
 def format_comparison(res: dict, alpha: float = 1 - CONFIDENCE) -> str:
     """A readable table: overall, per task x k, and the languages whose difference survives Holm."""
-    lines = [f"A = {res['run_a']} ({res.get('model_a')})", f"B = {res['run_b']} ({res.get('model_b')})",
+    def scope(c):
+        return f"{c['subset']}, {c['n_done']}/{c['n_expected']} predictions" + ("" if c["complete"] else " (INCOMPLETE)")
+
+    lines = [f"A = {res['run_a']} ({res.get('model_a')}): {scope(res['scope_a'])}",
+             f"B = {res['run_b']} ({res.get('model_b')}): {scope(res['scope_b'])}",
              f"{res['n_shared']} shared predictions (only in A: {res['n_only_a']}, only in B: {res['n_only_b']}); "
              f"{int(100 * CONFIDENCE)}% intervals, differences in percentage points (A − B)", ""]
     if "diff" in res:
