@@ -167,7 +167,7 @@ def item_details(key, per_run, rows) -> dict:
 
 
 def write_items(runs, out: str | Path, *, data: str | None = None, mode: str = "relaxed", names=None,
-                max_listed: int = 200) -> list[Path]:
+                max_listed: int = 5000) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     loaded = _load(runs, mode, names)

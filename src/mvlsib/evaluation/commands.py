@@ -229,15 +229,18 @@ def compare_command(run_a, run_b, json_path, parse_mode):
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
               show_default=True, help="How letters are read from the stored responses.")
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option("--max-listed", type=click.IntRange(min=1), default=5000, show_default=True,
+              help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.")
 @friendly_errors
-def items_command(runs, out, data, parse_mode, names):
+def items_command(runs, out, data, parse_mode, names, max_listed):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
     per-image error rates and letter-position bias."""
     from .analysis import write_items
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
-    for path in write_items(list(runs), out, data=data, mode=parse_mode, names=list(names) or None):
+    for path in write_items(list(runs), out, data=data, mode=parse_mode, names=list(names) or None,
+                            max_listed=max_listed):
         click.echo(f"wrote {path}")
 
 
