@@ -7,6 +7,7 @@ import csv
 import json
 import re
 
+import pytest
 from click.testing import CliRunner
 from PIL import Image
 
@@ -43,6 +44,11 @@ def test_report_tables_leaderboard_and_figures(tmp_path):
     assert africa and all(g["n_languages"] == "2" and float(g["ci_low"]) < float(g["accuracy"]) for g in africa)
     langs = {(x["run"], x["language"]): x for x in csv.DictReader(open(out / "languages.csv", encoding="utf-8"))}
     assert ("B", "eng_Latn") not in langs and langs[("A", "swh_Latn")]["family"] == "Atlantic-Congo"
+    # the text-only minus cross-modal gap (s2t vs i2s here) with its paired interval, centred on the gap
+    for row in langs.values():
+        lo, gap, hi = float(row["gap_low"]), float(row["gap"]), float(row["gap_high"])
+        assert lo < gap < hi and (lo + hi) / 2 == pytest.approx(gap)
+        assert gap == pytest.approx(float(row["text_only"]) - float(row["cross_modal"]))
 
     board = list(csv.DictReader(open(out / "leaderboard.csv", encoding="utf-8")))
     assert [x["run"] for x in board] == ["A", "B"] and float(board[0]["mean"]) > float(board[1]["mean"])

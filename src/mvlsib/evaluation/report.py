@@ -80,6 +80,40 @@ def language_summary(metrics: dict, metadata: Mapping | None = None) -> dict[str
     return out
 
 
+def gap_intervals(records, mode: str = "relaxed", confidence: float = 0.95) -> dict[str, tuple[float, float]]:
+    """Per language, an interval for the text-only minus cross-modal gap, paired by instance.
+
+    For each instance answered in both kinds of task, d = (share right over its text-only cells)
+    − (share right over its cross-modal cells); the gap is the mean of d (equal to the difference
+    of the cell means when every cell has the same instances) and its interval the normal
+    approximation mean ± z·sd/√n. Pairing by instance removes the item difficulty both share.
+    """
+    from statistics import NormalDist
+
+    from .parsing import parse_letter
+    from .prompts import LETTERS
+
+    per: dict[tuple, list[list[int]]] = {}
+    for r in records:
+        ok = parse_letter(r["response"], mode) == LETTERS[int(r["label"])]
+        cell = per.setdefault((r["language"], r["instance_id"]), [[0, 0], [0, 0]])  # text, cross: [right, n]
+        side = cell[1] if r["task"] in CROSS_MODAL else cell[0]
+        side[0] += ok
+        side[1] += 1
+    diffs: dict[str, list[float]] = {}
+    for (lang, _), (text, cross) in per.items():
+        if text[1] and cross[1]:
+            diffs.setdefault(lang, []).append(text[0] / text[1] - cross[0] / cross[1])
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    out = {}
+    for lang, d in diffs.items():
+        n = len(d)
+        mean = sum(d) / n
+        sd = (sum((x - mean) ** 2 for x in d) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        out[lang] = (mean - z * sd / n ** 0.5, mean + z * sd / n ** 0.5)
+    return out
+
+
 def group_summary(summary: dict[str, dict], grouping: str) -> list[dict]:
     """Per group: mean over its languages of the pooled accuracy, interval over languages and instances."""
     members: dict[str, list[str]] = {}
@@ -138,12 +172,17 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
     written.append(_write_csv(out / "groups.csv", group_rows,
                               ["run", "grouping", "group", "task", "k", "n_languages", *metric_fields]))
     summaries = [(label, language_summary(m, metadata)) for label, _, m, _ in loaded]
+    for (_, summ), records in zip(summaries, raw):
+        for lang, (lo, hi) in gap_intervals(records, mode).items():
+            if lang in summ and summ[lang]["gap"] is not None:
+                summ[lang]["gap_low"], summ[lang]["gap_high"] = lo, hi
     lang_rows = []
     for label, summ in summaries:
         lang_rows += [{"run": label, "language": lang, **s} for lang, s in summ.items()]
     written.append(_write_csv(out / "languages.csv", lang_rows,
                               ["run", "language", "name", "family", "resource", "script", "accuracy", "ci_low",
-                               "ci_high", "format_error_rate", "text_only", "cross_modal", "gap"]))
+                               "ci_high", "format_error_rate", "text_only", "cross_modal", "gap", "gap_low",
+                               "gap_high"]))
     written += write_leaderboard(out, loaded)
     fig_names: list[str] = []
     if figures:
@@ -214,8 +253,8 @@ def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> 
         cells = []
         for _, s in summaries:
             row = s.get(lang)
-            cells += [_fmt(row["accuracy"]) + _ci(row), _fmt(row["format_error_rate"]), _fmt(row["gap"])] \
-                if row else ["–"] * 3
+            cells += [_fmt(row["accuracy"]) + _ci(row), _fmt(row["format_error_rate"]),
+                      _fmt(row["gap"]) + _ci(row, "gap_low", "gap_high")] if row else ["–"] * 3
         lines.append(f"| {lang} | {meta['name']} | {meta['family']} | {meta['resource']} | " + " | ".join(cells) + " |")
     for gname in sorted({g for _, _, m, _ in loaded for g in m["groups"]}):
         lines += ["", f"## Groups: {gname}", "", scope, "",
@@ -361,7 +400,12 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
         return None if s is None else {"v": 100 * s["accuracy"], "v_low": 100 * s["ci_low"], "v_high": 100 * s["ci_high"]}
 
     def gap(s):
-        return None if s is None or s["gap"] is None else {"v": 100 * s["gap"]}
+        if s is None or s["gap"] is None:
+            return None
+        out = {"v": 100 * s["gap"]}
+        if s.get("gap_low") is not None:
+            out.update(v_low=100 * s["gap_low"], v_high=100 * s["gap_high"])
+        return out
 
     for grouping in FIGURE_GROUPINGS:
         written += F.language_dots(out / f"accuracy_by_language_{grouping}", runs, lang_rows(acc), value="v",
@@ -369,7 +413,8 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
                                    f"grouped by {grouping}", xlabel="accuracy (%)", scope=scope,
                                    group_order=lambda g, grouping=grouping: group_rank(grouping, g))
     written += F.language_dots(out / "gap_text_vs_crossmodal", runs, lang_rows(gap), value="v", group_key="family",
-                               title="Text-only minus cross-modal accuracy per language (grouped by family)",
+                               title="Text-only minus cross-modal accuracy per language (paired by instance, "
+                               "95% CI; grouped by family)",
                                xlabel="gap (percentage points)", xlim=(-60, 60), chance=0, scope=scope,
                                group_order=lambda g: group_rank("family", g))
     for grouping in ("family", "resource", "script"):
