@@ -253,6 +253,8 @@ def topic_confusion(base: Path, matrices: Sequence[tuple[str, dict]], topics: Se
         short = [c.replace("science/technology", "sci/tech").replace("entertainment", "entertain.") for c in cols]
         ax.set_xticks(range(len(cols)), short, rotation=45, ha="right")
         ax.set_yticks(range(len(topics)), short[:-1])
+        if ax is not axes[0][0]:  # one set of row labels: they would run into the panel to the left
+            ax.tick_params(labelleft=False)
         ax.set_xlabel("answered topic")
         ax.set_title(f"{label} ({task})")
     axes[0][0].set_ylabel("gold topic")
