@@ -56,12 +56,14 @@ def test_acceptance_run(run_dir, release_dir, tiny_llava):
         assert not list(schema_errors("prediction", p)), p
         assert p["correct"] == (p["letter"] == "ABCD"[p["label"]])
         assert len(p["image_ids"]) == {"i2s": p["k"], "s2i": 4}.get(p["task"], 0)
-    # the first instances of the release, in release order
+    # --limit's stratified subset of the release, in release order
     eng_i2s = [p["instance_id"] for p in preds if (p["task"], p["k"], p["language"]) == ("i2s", 1, "eng_Latn")]
-    import pyarrow.parquet as pq
+    from mvlsib.evaluation.subset import select_rows
+    from mvlsib.release_format import mvl_sib
 
-    ids = pq.read_table(release_dir / "data" / "eng_Latn" / "test.parquet", columns=["instance_id"])
-    assert eng_i2s == ids.column("instance_id").to_pylist()[:10]
+    rows = mvl_sib.load_rows("eng_Latn", release_dir)
+    assert eng_i2s == [r["instance_id"] for r in select_rows(rows, 10)]
+    assert len({r["topic"] for r in select_rows(rows, 10)}) == 7
 
     metrics = json.loads((run_dir / "metrics.json").read_text("utf-8"))
     for cell in metrics["per_language"]:
@@ -234,6 +236,7 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     assert r.exit_code == 0, r.output
     md = (out / "report.md").read_text("utf-8")
     assert "| full acc | FE | valid | text acc | FE | valid |" in md
+    assert "10 of 3012 instances per language, stratified over topics and gold letters" in md
     assert "## Groups: script" in md and "## Groups: tiers" in md
     import csv
 
@@ -244,6 +247,8 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     assert [float(r["accuracy"]) for r in macro] == pytest.approx([m["accuracy"] for m in metrics["macro"]])
     from PIL import Image
 
-    for name in ("accuracy_per_language.png", "task_k_heatmap.png", "text_vs_crossmodal_gap.png"):
+    for name in ("accuracy_by_language_family.png", "task_k_heatmap.png", "gap_text_vs_crossmodal.png",
+                 "topic_confusion.png"):
         with Image.open(out / name) as im:
             assert im.format == "PNG" and im.width > 300
+        assert (out / name).with_suffix(".svg").is_file()

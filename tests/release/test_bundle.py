@@ -41,7 +41,7 @@ def test_bundle_is_deterministic_and_complete(tmp_path):
         names = zf.namelist()
         assert names == sorted(names)
         assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
-        for path in EVAL_DIR.rglob("*.py"):
+        for path in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]:
             rel = path.relative_to(EVAL_DIR).as_posix()
             assert zf.read(f"{BUNDLE_PACKAGE}/{rel}") == path.read_bytes(), rel  # the same code
         assert mvlsib.__version__ in zf.read(f"{BUNDLE_PACKAGE}/_bundle_info.py").decode()
@@ -55,8 +55,9 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
     from mvlsib.release.bundle import SHARED_LEAVES
 
     src = Path(mvlsib.__file__).resolve().parent
-    expected = {f"{BUNDLE_PACKAGE}/{p.relative_to(EVAL_DIR).as_posix()}" for p in EVAL_DIR.rglob("*.py")
-                if "__pycache__" not in p.parts}
+    expected = {f"{BUNDLE_PACKAGE}/{p.relative_to(EVAL_DIR).as_posix()}"
+                for p in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")] if "__pycache__" not in p.parts}
+    assert f"{BUNDLE_PACKAGE}/data/languages.csv" in expected  # package data the report groups by
     expected |= {f"{BUNDLE_PACKAGE}/_bundle_info.py", f"{BUNDLE_PACKAGE}/_shared/__init__.py"}
     expected |= {f"{BUNDLE_PACKAGE}/_shared/{name}.py" for name in SHARED_LEAVES}
     with zipfile.ZipFile(io.BytesIO(bundle_zip())) as zf:
@@ -106,6 +107,10 @@ def test_evaluate_py_runs_from_release_without_mvlsib(tmp_path, release_dir, tin
     assert strip(tmp_path / "bundled" / "predictions.jsonl") == strip(tmp_path / "installed" / "predictions.jsonl")
     cfg = json.loads((tmp_path / "bundled" / "config.json").read_text("utf-8"))
     assert cfg["versions"]["mvlsib-build"] == mvlsib.__version__
+    # the language table is read from inside the bundle (zipimport), so the bundled metrics group by family
+    metrics = json.loads((tmp_path / "bundled" / "metrics.json").read_text("utf-8"))
+    assert {g["group"] for g in metrics["groups"]["family"]} == {"Indo-European"}
+    assert metrics == json.loads((tmp_path / "installed" / "metrics.json").read_text("utf-8"))
     # help works and names the default command
     proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, "--help"], cwd=rel, env=env,
                           capture_output=True, text=True)

@@ -81,7 +81,11 @@ def _groups(paths) -> dict[str, dict[str, str]]:
               help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.")
 @click.option("--max-new-tokens", type=int, default=8, show_default=True,
               help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').")
-@click.option("--limit", type=int, default=None, help="Only the first N instances of each language.")
+@click.option("--limit", type=int, default=None,
+              help="Only N instances of each language: a deterministic subset balanced over topics and gold "
+              "letters (the same instances in every language).")
+@click.option("--limit-mode", type=click.Choice(["stratified", "first"]), default="stratified", show_default=True,
+              help="How --limit picks: stratified (balanced) or first (the first N in release order).")
 @click.option("--shard", default=None, metavar="I/N",
               help="Run shard I of N (0-based). Default: RANK/WORLD_SIZE under torchrun/accelerate, else everything.")
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
@@ -91,7 +95,7 @@ def _groups(paths) -> dict[str, dict[str, str]]:
               help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
-def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, shard,
+def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, limit_mode, shard,
                 parse_mode, groups_csv, progress, backend, **backend_values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import options_for
@@ -118,6 +122,7 @@ def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_t
         languages="all" if languages.strip() == "all" else tuple(_csv(languages)),
         backend=backend,
         limit=limit,
+        limit_mode=limit_mode,
         shard=shard_obj,
         parse_mode=parse_mode,
         data_revision=data_revision,
@@ -171,23 +176,99 @@ def merge_command(sources, out, allow_partial):
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for report.md, the CSV tables and the PNG plots.")
+              help="Folder for report.md, the CSV tables, the leaderboard and the figures.")
 @click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="CSV with columns language,group (e.g. resource tiers); repeatable.")
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
               show_default=True, help="How letters are read from the stored responses.")
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option("--language-metadata", "metadata_csv", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="CSV with a 'language' column and metadata columns (name, family, joshi_class, or new ones such "
+              "as region) overriding or extending the packaged language table; new columns become groupings.")
+@click.option("--data", default=None, metavar="DIR",
+              help="Release folder for the topic confusion figure (default: the runs' own, when it exists).")
 @friendly_errors
-def report_command(runs, out, groups_csv, parse_mode, names):
-    """Tables (Markdown, CSV) and plots (PNG) for one or more runs side by side."""
+def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
+    """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
+    runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
+    from .languages import read_overrides
     from .report import write_report
 
-    written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None)
+    written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None,
+                           metadata=read_overrides(metadata_csv) if metadata_csv else None, data=data)
     for path in written:
         click.echo(f"wrote {path}")
 
 
-COMMANDS = (run_command, merge_command, report_command)
+@click.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the figures machine-readably (overall at the top level, then per task x k and per "
+              "language x task x k).")
+@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
+              show_default=True, help="How letters are read from the stored responses.")
+@friendly_errors
+def compare_command(run_a, run_b, json_path, parse_mode):
+    """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
+    interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
+    from .compare import compare_runs, format_comparison, write_comparison_json
+
+    res = compare_runs(run_a, run_b, parse_mode)
+    click.echo(format_comparison(res))
+    if json_path is not None:
+        click.echo(f"wrote {write_comparison_json(res, json_path)}")
+
+
+@click.command("items")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for items.md, always_wrong.jsonl and the CSV tables.")
+@click.option("--data", default=None, metavar="DIR",
+              help="Release folder whose texts and options are shown for listed items (default: the runs' own).")
+@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
+              show_default=True, help="How letters are read from the stored responses.")
+@click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option("--max-listed", type=click.IntRange(min=1), default=5000, show_default=True,
+              help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.")
+@friendly_errors
+def items_command(runs, out, data, parse_mode, names, max_listed):
+    """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
+    per-image error rates and letter-position bias."""
+    from .analysis import write_items
+
+    if names and len(names) != len(runs):
+        raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
+    for path in write_items(list(runs), out, data=data, mode=parse_mode, names=list(names) or None,
+                            max_listed=max_listed):
+        click.echo(f"wrote {path}")
+
+
+@click.command("correlate")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--scores", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="CSV with columns model,benchmark,score: other benchmarks' scores of the same models.")
+@click.option("--name", "names", multiple=True,
+              help="The CSV's model name per run, in order (default: folder name, else the run's model).")
+@click.option("--out", "out_csv", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the correlations as CSV.")
+@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
+              show_default=True, help="How letters are read from the stored responses.")
+@friendly_errors
+def correlate_command(runs, scores, names, out_csv, parse_mode):
+    """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
+    task x k macro accuracies and other benchmarks' scores of the same models."""
+    from .correlate import correlate, format_correlations, read_scores, write_correlations
+
+    if names and len(names) != len(runs):
+        raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
+    rows = correlate(list(runs), read_scores(scores), names=list(names) or None, mode=parse_mode)
+    click.echo(format_correlations(rows))
+    if out_csv is not None:
+        click.echo(f"wrote {write_correlations(rows, out_csv)}")
+
+
+COMMANDS = (run_command, merge_command, report_command, compare_command, items_command, correlate_command)
 
 
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:

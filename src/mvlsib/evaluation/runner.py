@@ -23,6 +23,7 @@ from .backends import Backend, Request, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .shards import Shard, select
+from .subset import select_rows
 from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key
 
 
@@ -36,6 +37,7 @@ class RunOptions:
     languages: tuple[str, ...] | str = "all"
     backend: str = "hf"
     limit: int | None = None
+    limit_mode: str = "stratified"
     shard: Shard | None = None
     parse_mode: str = "relaxed"
     data_revision: str | None = None
@@ -116,8 +118,7 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
         items: list[WorkItem] = []
         for language in languages:
             rows = loader.load_rows(language, opts.data, opts.data_revision)
-            if opts.limit is not None:
-                rows = rows[: opts.limit]
+            rows = select_rows(rows, opts.limit, opts.limit_mode)
             for task, k in pairs:
                 examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k)
                 for ex in examples:
@@ -153,6 +154,8 @@ def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
         "prompt_template_version": TEMPLATE_VERSION,
         "shard_count": opts.shard.count if opts.shard else 1,
         **_backend_fingerprint(opts.backend_options),
+        # Only limited runs name their subset rule, so full runs made before the rule existed still resume.
+        **({"limit_mode": opts.limit_mode} if opts.limit is not None else {}),
     }
 
 

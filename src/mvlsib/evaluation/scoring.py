@@ -5,8 +5,12 @@
 - ``format_error_rate``: share of responses without a readable option letter (Kaleidoscope).
 - ``valid_accuracy``: correct / responses with a readable letter (``None`` when there are none).
 
+Groups out of the box: script, family and resource class from the packaged language
+metadata (``languages``); more from a user's grouping CSV or metadata override.
+
 Macro averages weigh every language the same: the mean over languages of the
-per-language figure, per task and k. Groups are macro averages over the languages of
+per-language figure, per task and k. Accuracy carries a bootstrap confidence interval
+(``ci_low``, ``ci_high``; the method is in ``stats`` and stored under ``ci`` in metrics.json). Groups are macro averages over the languages of
 a group: by script (the SIB-200 code's suffix, ``urd_Arab`` -> ``Arab``) and by any
 user grouping CSV (columns ``language,group``, e.g. resource tiers).
 """
@@ -22,6 +26,7 @@ from typing import Iterable, Mapping
 from ._compat import TASKS, MvlsibError, open_csv
 from .parsing import parse_letter
 from .prompts import LETTERS
+from .stats import cell_interval, macro_interval, method_note
 
 METRICS = ("accuracy", "strict_accuracy", "format_error_rate", "valid_accuracy")
 TASK_ORDER = {name: n for n, name in enumerate(TASKS)}
@@ -37,6 +42,8 @@ class Cell:
     strict_accuracy: float
     format_error_rate: float
     valid_accuracy: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
 
 def _cell_key(rec: Mapping) -> tuple:
@@ -59,8 +66,10 @@ def per_language(records: Iterable[Mapping], mode: str = "relaxed") -> list[Cell
     for key in sorted(counts):
         language, _, task, k = key
         n, correct, strict, valid = counts[key]
+        lo, hi = cell_interval(correct, n, (language, task, k))
         out.append(
-            Cell(language, task, k, n, correct / n, strict / n, 1 - valid / n, correct / valid if valid else None)
+            Cell(language, task, k, n, correct / n, strict / n, 1 - valid / n, correct / valid if valid else None,
+                 lo, hi)
         )
     return out
 
@@ -83,6 +92,8 @@ def macro(cells: Iterable[Cell], languages: Iterable[str] | None = None) -> list
         row = {"task": key[1], "k": key[2], "n_languages": len(group), "n": sum(c.n for c in group)}
         for m in METRICS:
             row[m] = _mean([getattr(c, m) for c in group])
+        row["ci_low"], row["ci_high"] = macro_interval(
+            [(round(c.accuracy * c.n), c.n) for c in group], (key[1], key[2], *sorted(c.language for c in group)))
         out.append(row)
     return out
 
@@ -130,15 +141,19 @@ def grouped(cells: list[Cell], mapping: Mapping[str, str]) -> list[dict]:
 
 
 def compute_metrics(records: Iterable[Mapping], mode: str = "relaxed",
-                    groups: Mapping[str, Mapping[str, str]] | None = None) -> dict:
-    """The content of ``metrics.json``."""
+                    groups: Mapping[str, Mapping[str, str]] | None = None,
+                    metadata: Mapping[str, Mapping[str, str]] | None = None) -> dict:
+    """The content of ``metrics.json``; ``metadata`` overrides rows of the language table."""
+    from .languages import groupings
+
     cells = per_language(records, mode)
     langs = sorted({c.language for c in cells})
-    all_groups = {"script": grouped(cells, {lang: script_of(lang) for lang in langs})}
+    all_groups = {name: grouped(cells, mapping) for name, mapping in groupings(langs, metadata).items()}
     for name, mapping in (groups or {}).items():
         all_groups[name] = grouped(cells, mapping)
     return {
         "parse_mode": mode,
+        "ci": method_note(),
         "n_predictions": sum(c.n for c in cells),
         "languages": langs,
         "per_language": [asdict(c) for c in cells],

@@ -30,7 +30,9 @@ _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 def _sources() -> list[tuple[str, bytes]]:
     # Exactly the evaluator package: test fixtures live in mvlsib.testing, never in here.
     root = Path(mvlsib.evaluation.__file__).resolve().parent
-    files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    # Package data read through pkgutil.get_data (which zipimport serves) ships too: the language table.
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".csv")
+                   and "__pycache__" not in p.parts)
     out = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in files]
     # The leaf modules the evaluator uses (through _compat), packed once beside it: no second copy.
     shared = Path(mvlsib.__file__).resolve().parent
