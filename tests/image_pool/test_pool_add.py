@@ -52,6 +52,20 @@ def server(topic_photos_dir):
         def do_GET(self):  # noqa: N802
             if self.path == "/slow.jpg":
                 time.sleep(2.0)
+            if self.path == "/drip.jpg":  # a byte every 0.1 s: each read is quick, the whole is not
+                body = routes["/photo.jpg"][2]
+                self.send_response(200)
+                self.send_header("Content-Type", "image/jpeg")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+                return
             if self.path == "/redirect":
                 self.send_response(302)
                 self.send_header("Location", "/photo.jpg")
@@ -129,7 +143,7 @@ def test_add_from_url(tmp_path: Path, server):
 @pytest.mark.parametrize("path, kw, message", [
     ("/page.html", {}, "not an image"),
     ("/big.jpg", {"max_bytes": 200_000}, "limit"),
-    ("/slow.jpg", {"timeout": 0.5}, "no answer within"),
+    ("/slow.jpg", {"timeout": 0.5}, "no complete answer within"),
     ("/missing.jpg", {}, "HTTP 404"),
     ("/lying.jpg", {}, "not a decodable image"),
 ])
@@ -143,9 +157,20 @@ def test_url_failures_leave_pool_unchanged(pool_copy: Path, server, path, kw, me
 
 def test_download_size_cap_without_content_length_is_enforced(server):
     base, photo = server
-    with pytest.raises(MvlsibError, match="download stopped"):
+    with pytest.raises(MvlsibError, match="over the .*-byte limit.*--max-bytes"):
         download(f"{base}/nolength.jpg", max_bytes=len(photo) - 1)
     assert download(f"{base}/nolength.jpg", max_bytes=len(photo)) == photo
+
+
+def test_timeout_is_a_deadline_for_the_whole_download(pool_copy: Path, server):
+    """Issue #11 defect 7: a server dripping a byte at a time must not outlive --timeout."""
+    base, _ = server
+    before = _snapshot(pool_copy)
+    start = time.monotonic()
+    with pytest.raises(MvlsibError, match="no complete answer within 1 s"):
+        add_image(pool_copy, _req(f"{base}/drip.jpg", timeout=1.0))
+    assert time.monotonic() - start < 3.0
+    assert _snapshot(pool_copy) == before
 
 
 @pytest.mark.parametrize("kw, message", [

@@ -13,17 +13,38 @@ import base64
 import io
 import json
 import os
-import socket
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .._compat import MvlsibError
+from .._compat import MvlsibError, httpio
 from .base import Backend, BackendOption, Request
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class _Malformed(ValueError):
+    """A 2xx response that is not a usable chat completion (retried like a dropped connection)."""
+
+
+def _chat_json(body: bytes) -> dict[str, Any]:
+    """A chat-completion body, decoded; anything a model's answer cannot be read from is ``_Malformed``."""
+    try:
+        answer = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _Malformed(f"invalid UTF-8 at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise _Malformed(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    try:
+        content = answer["choices"][0]["message"].get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return answer  # _one names what is missing
+    if content is not None and not isinstance(content, (str, list)):
+        raise _Malformed(f"choices[0].message.content is a {type(content).__name__}, not text")
+    if isinstance(content, list) and any(isinstance(p, dict) and not isinstance(p.get("text", ""), str)
+                                         for p in content):
+        raise _Malformed("choices[0].message.content has a part whose text is not a string")
+    return answer
 
 
 def encode_image(image) -> str:
@@ -112,6 +133,7 @@ class OpenAIBackend(Backend):
         }
 
     def _post(self, body: bytes) -> dict[str, Any]:
+        """POST one request; transport faults and malformed answers are retried, then a clear error."""
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -120,28 +142,35 @@ class OpenAIBackend(Backend):
         for attempt in range(self.max_retries + 1):
             delay = self.backoff * (2**attempt)
             try:
-                req = urllib.request.Request(url, data=body, headers=headers, method="POST")
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    return json.loads(resp.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace")
-                last = f"HTTP {exc.code}: {detail}"
-                if exc.code not in RETRY_STATUS:
-                    raise MvlsibError(f"{url} answered {last}; not retrying (check --model and --base-url)") from None
-                retry_after = exc.headers.get("Retry-After") if exc.headers else None
-                if retry_after:  # the server knows best when to come back
-                    try:
-                        delay = min(max(float(retry_after), 0.0), 60.0)
-                    except ValueError:
-                        pass
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
-                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
-            except json.JSONDecodeError as exc:
-                last = f"a response that is not JSON ({exc})"
+                # The transport refuses redirects (the key must never follow one) and caps time and size.
+                resp = httpio.request(url, method="POST", body=body, headers=headers, timeout=self.timeout)
+                if resp.status >= 400:
+                    detail = resp.body[:300].decode("utf-8", "replace")
+                    last = f"HTTP {resp.status}: {detail}"
+                    if resp.status not in RETRY_STATUS:
+                        raise MvlsibError(self._redact(
+                            f"{url} answered {last}; not retrying (check --model and --base-url)"))
+                    retry_after = resp.header("retry-after")
+                    if retry_after:  # the server knows best when to come back
+                        try:
+                            delay = min(max(float(retry_after), 0.0), 60.0)
+                        except ValueError:
+                            pass
+                else:
+                    return _chat_json(resp.body)
+            except httpio.TransportError as exc:
+                if not exc.retryable:
+                    raise MvlsibError(self._redact(str(exc))) from None
+                last = str(exc)
+            except _Malformed as exc:
+                last = f"a malformed response ({exc})"
             if attempt < self.max_retries:
                 self.stats["retries"] += 1
                 time.sleep(delay)
-        raise MvlsibError(f"{url}: giving up after {self.max_retries + 1} attempts; last error: {last}")
+        raise MvlsibError(self._redact(f"{url}: giving up after {self.max_retries + 1} attempts; last error: {last}"))
+
+    def _redact(self, text: str) -> str:
+        return httpio.redact(text, (self._api_key,))
 
     def _one(self, request: Request) -> str:
         answer = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
@@ -149,10 +178,10 @@ class OpenAIBackend(Backend):
         try:
             content = answer["choices"][0]["message"].get("content")
         except (KeyError, IndexError, TypeError, AttributeError):
-            raise MvlsibError(
+            raise MvlsibError(self._redact(
                 f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
                 f"{json.dumps(answer)[:300]}"
-            ) from None
+            )) from None
         if isinstance(content, list):  # some servers answer with content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         return content or ""
