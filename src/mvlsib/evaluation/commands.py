@@ -6,6 +6,7 @@ in ``runner``, ``shards`` and ``report``, imported inside each command so ``--he
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import click
@@ -165,6 +166,11 @@ def merge_command(sources, out, allow_partial):
 
     metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
     click.echo(f"merged {metrics['n_predictions']} predictions into {Path(out) / 'predictions.jsonl'}")
+    config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
+    if not config.get("complete"):
+        missing = ", ".join(config.get("missing_shards") or []) or "none"
+        click.echo(f"INCOMPLETE: {metrics['n_predictions']} of {config['n_expected']} predictions "
+                   f"(missing shards: {missing}); the metrics cover only what is there", err=True)
     click.echo(_macro_table(metrics))
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError, atomic_open
-from .store import load_run
+from .store import completeness, load_run
 from .scoring import METRICS, compute_metrics
 
 TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
@@ -66,11 +66,12 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
     labels = names or [Path(r).resolve().name for r in runs]
     if len(set(labels)) != len(labels):
         labels = [f"{i + 1}:{label}" for i, label in enumerate(labels)]
-    loaded = []
+    loaded, coverage = [], []
     for run, label in zip(runs, labels):
-        config, records, _ = load_run(run)
+        config, records, _ = load_run(run)  # refuses a run with duplicate keys
         if not records:
             raise MvlsibError(f"{run}: predictions.jsonl is empty")
+        coverage.append((label, completeness(config, records)))
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {})
         loaded.append((label, config, metrics))
 
@@ -93,11 +94,26 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
     written.append(_write_csv(out / "languages.csv", lang_rows,
                               ["run", "language", "accuracy", "format_error_rate", "text_only", "cross_modal", "gap"]))
     written += _plots(out, loaded, summaries)
-    written.append(_markdown(out, loaded, summaries, mode))
+    written.append(_markdown(out, loaded, summaries, mode, coverage))
     return written
 
 
-def _markdown(out: Path, loaded, summaries, mode: str) -> Path:
+def completeness_lines(coverage) -> list[str]:
+    """The report's completeness section: n done / n expected per run, and every short cell."""
+    lines = ["## Completeness", "", "| run | predictions | expected | complete |", "|---|---|---|---|"]
+    for label, c in coverage:
+        lines.append(f"| {label} | {c['n_done']} | {c['n_expected'] if c['n_expected'] is not None else '?'} | "
+                     f"{'yes' if c['complete'] else '**NO**'} |")
+    short = [(label, cell) for label, c in coverage for cell in c["incomplete_cells"]]
+    if short:
+        lines += ["", "Incomplete cells (their figures cover only the predictions present):", "",
+                  "| run | language | task | k | done / expected |", "|---|---|---|---|---|"]
+        lines += [f"| {label} | {x['language']} | {x['task']} | {x['k']} | {x['n_done']} / {x['n_expected']} |"
+                  for label, x in short]
+    return lines + [""]
+
+
+def _markdown(out: Path, loaded, summaries, mode: str, coverage=()) -> Path:
     lines = ["# MVL-SIB evaluation report", "", f"Letters read in `{mode}` mode. Figures in %.", "", "## Runs", ""]
     lines += ["| run | model | backend | revision | prompts sha256 | release manifest sha256 | predictions |",
               "|---|---|---|---|---|---|---|"]
@@ -108,6 +124,7 @@ def _markdown(out: Path, loaded, summaries, mode: str) -> Path:
             f"`{(fp.get('prompts_sha256') or '')[:12]}` | `{(fp.get('release_manifest_sha256') or '–')[:12]}` | "
             f"{m['n_predictions']} |"
         )
+    lines += [""] + completeness_lines(coverage)
     keys = sorted({(r["task"], r["k"]) for _, _, m in loaded for r in m["macro"]},
                   key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]))
     lines += ["", "## Macro averages over languages (task × k)", "",

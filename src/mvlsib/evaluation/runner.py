@@ -23,7 +23,7 @@ from .backends import Backend, Request, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .shards import Shard, select
-from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key
+from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key, refuse_duplicates, run_lock
 
 
 @dataclass
@@ -168,6 +168,13 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     languages = resolve_languages(opts.data, opts.languages)
     fp = fingerprint(opts, pairs, languages)
     pred_path, cfg_path = _paths(out, opts.shard)
+    # One writer per predictions file for the whole run: the fingerprint check, the appends and
+    # the final config must not interleave with another process's (#11: two runs on one --out).
+    with run_lock(out, f".run{opts.shard.suffix if opts.shard else ''}.lock"):
+        return _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path)
+
+
+def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
     if cfg_path.exists():
         try:
             old = json.loads(cfg_path.read_text(encoding="utf-8"))["fingerprint"]
@@ -184,7 +191,9 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
 
     all_items, images = build_items(opts, pairs, languages)
     items = select(all_items, opts.shard)
-    done = {record_key(r) for r in read_predictions(pred_path, repair=True)}
+    before = read_predictions(pred_path, repair=True)
+    refuse_duplicates(pred_path, before)
+    done = {record_key(r) for r in before}
     wanted = {(it.task, it.k, it.language, it.instance_id) for it in items}
     stray = done - wanted
     if stray:
@@ -195,6 +204,7 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         "fingerprint": fp,
         "shard": str(opts.shard) if opts.shard else None,
         "n_expected": len(items),
+        "n_expected_run": len(all_items),
         "parse_mode": opts.parse_mode,
         "groups": opts.groups,
         "versions": _versions(),
