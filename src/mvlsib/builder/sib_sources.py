@@ -12,10 +12,10 @@ from pathlib import Path
 
 from mvlsib.errors import MvlsibError
 from mvlsib.builder.tsv import SPLITS
+from mvlsib.release_format.mvl_sib import is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
 REFERENCE_LANGUAGE = "eng_Latn"
-_SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _REPO_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -53,7 +53,8 @@ def language_root(folder: Path) -> Path:
 
 
 def list_language_folders(root: Path) -> dict[str, Path]:
-    langs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")}
+    # Only xxx_Xxxx folders are languages: a backup copy ("fra_Latn copy") must not become a config.
+    langs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and is_language_code(p.name)}
     if not langs:
         raise MvlsibError(
             f"{root}: no language folders found. --sib expects a SIB-200 checkout "
@@ -123,7 +124,7 @@ def hub_source(
             parts[1]
             for parts in (f.split("/") for f in files)
             # a name like ".." would lead outside the snapshot folder
-            if len(parts) == 3 and parts[0] == "data" and _SAFE_NAME_RE.match(parts[1])
+            if len(parts) == 3 and parts[0] == "data" and is_language_code(parts[1])
         }
     )
     if not available:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from typing import NamedTuple
 
 __all__ = [
@@ -133,6 +134,13 @@ IMAGE_COLUMNS = (
 )
 IMAGES_CONFIG = "images"
 SPLIT = "test"
+# A language is an ISO 639-3 code and an ISO 15924 script, as Flores-200 and SIB-200 name them
+# (fra_Latn); any other folder name (a backup "fra_Latn copy", "x: y") is not a language.
+LANGUAGE_CODE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
+
+
+def is_language_code(name: str) -> bool:
+    return bool(LANGUAGE_CODE.fullmatch(name))
 
 # Columns a language file must provide for build_examples: those the task table names.
 _ROW_COLUMNS = tuple(dict.fromkeys(
@@ -186,7 +194,7 @@ def languages(source=".") -> list:
     return sorted(
         name
         for name in os.listdir(data)
-        if name != IMAGES_CONFIG and os.path.isfile(_local_file(source, name))
+        if is_language_code(name) and os.path.isfile(_local_file(source, name))
     )
 
 
