@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from mvlsib.cli import eval_cli
@@ -102,3 +103,45 @@ def test_partial_merge_is_not_complete(release_dir, tmp_path):
     assert config["complete"] is False and config["n_expected"] == 4 and config["missing_shards"] == ["1/2"]
     report = CliRunner().invoke(eval_cli, ["report", str(merged), "--out", str(tmp_path / "rep")])
     assert "| merged | 2 | 4 | **NO** |" in (tmp_path / "rep" / "report.md").read_text("utf-8")
+
+
+# ---------------------------------------------------------------- defect 11: the release is checked first
+
+
+def _with_label(release_dir: Path, tmp_path: Path, value) -> Path:
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rel = tmp_path / "rel"
+    shutil.copytree(release_dir, rel)
+    path = rel / "data" / "eng_Latn" / "test.parquet"
+    table = pq.read_table(path)
+    column = table.column("image_label").to_pylist()
+    column[0] = value
+    idx = table.schema.get_field_index("image_label")
+    table = table.set_column(idx, pa.field("image_label", pa.int64(), nullable=True), pa.array(column, pa.int64()))
+    pq.write_table(table, path)
+    return rel
+
+
+def test_tampered_release_is_refused_before_any_model_call(release_dir, tmp_path):
+    rel = _with_label(release_dir, tmp_path, 3)
+    with lettered_server(fail_every=0) as server:
+        result = run(rel, server, tmp_path / "run")
+        assert server.requests == []
+    assert result.exit_code == 2, result.output
+    assert "data/eng_Latn/test.parquet: size" in result.output or "data/eng_Latn/test.parquet: sha256" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("value", [None, 7, -1])
+def test_bad_label_without_manifest_is_a_message(release_dir, tmp_path, value):
+    rel = _with_label(release_dir, tmp_path, value)
+    (rel / "manifest.json").unlink()
+    with lettered_server(fail_every=0) as server:
+        result = run(rel, server, tmp_path / "run")
+        assert server.requests == []
+    assert result.exit_code == 2, result.output
+    assert f"image_label is {value!r}, not an option index 0..3" in result.output

@@ -135,6 +135,20 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
     return items, images
 
 
+def verify_data(data: str) -> None:
+    """Refuse a local release whose files do not match its manifest.json, before any model call."""
+    if not Path(data).is_dir():
+        return
+    check = getattr(_compat.loader(data), "manifest_problems", None)  # absent from older releases' loaders
+    problems = check(data) if check else []
+    if problems:
+        raise MvlsibError(
+            f"{data}: the release does not match its manifest.json, so scores would not be comparable:\n  - "
+            + "\n  - ".join(problems[:10]) + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
+            + "\nRe-download the release (or rebuild it into a new folder)."
+        )
+
+
 def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
     """What must be equal for two runs (or shards) to be parts of one evaluation."""
     return {
@@ -189,6 +203,7 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     elif pred_path.exists() and pred_path.stat().st_size:
         raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
 
+    verify_data(opts.data)
     all_items, images = build_items(opts, pairs, languages)
     items = select(all_items, opts.shard)
     before = read_predictions(pred_path, repair=True)
