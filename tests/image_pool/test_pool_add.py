@@ -103,7 +103,9 @@ def _req(source, **kw) -> AddRequest:
 
 
 def _snapshot(pool: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(pool)): p.read_bytes() for p in sorted(pool.rglob("*")) if p.is_file()}
+    # The lock file is the pool's mutex, not its content: it stays (deleting it would break the lock).
+    return {str(p.relative_to(pool)): p.read_bytes() for p in sorted(pool.rglob("*"))
+            if p.is_file() and p.name != add_mod.POOL_LOCK}
 
 
 def test_add_rotated_gps_jpeg_via_cli(tmp_path: Path, pool_copy: Path):
@@ -240,3 +242,35 @@ def test_add_is_byte_identical_across_processes(tmp_path: Path, repo_root: Path,
         assert res.returncode == 0, res.stderr
         outputs.append(((pool / "manifest.csv").read_bytes(), (pool / "geography" / "geography_0.jpg").read_bytes()))
     assert outputs[0] == outputs[1]
+
+
+def test_two_adds_at_once_keep_both_rows(pool_copy: Path, topic_photos_dir, monkeypatch):
+    """Issue #11 defect 9: both adds read the manifest before either writes it; one row was lost."""
+    real_write = add_mod.write_manifest
+
+    def slow_write(pool, rows):  # widen the read-modify-write window so the race always happens
+        time.sleep(0.4)
+        real_write(pool, rows)
+
+    monkeypatch.setattr(add_mod, "write_manifest", slow_write)
+    sources = [topic_photos_dir / "sports" / "placecal_04_sports.jpg",
+               topic_photos_dir / "sports" / "fitmatrix_cadet_soccer_stadium.jpg"]
+    before = {r.image_id for r in read_manifest(pool_copy)}
+    results, errors = [], []
+
+    def add(src):
+        try:
+            results.append(add_image(pool_copy, _req(str(src))))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add, args=(s,)) for s in sources]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    after = read_manifest(pool_copy)
+    new = {r.image_id for r in after} - before
+    assert len(new) == 2 and new == {r.image_id for r in results}
+    assert all((pool_copy / r.file).is_file() for r in after if r.image_id in new)

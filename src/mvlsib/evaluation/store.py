@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 from collections import Counter
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-from ._compat import TASKS, MvlsibError, atomic_open
+from ._compat import TASKS, MvlsibError, atomic_open, locks
 from .scoring import compute_metrics
 
 
@@ -99,36 +98,15 @@ def completeness(config: dict, records: list[dict]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def run_lock(out: Path, name: str = ".run.lock") -> Iterator[None]:
-    """Hold an exclusive lock on a run folder (one writer per predictions file) for the block.
-
-    The lock is an ``flock`` on ``out/name``: the kernel drops it when the holder dies
-    (even by ``kill -9``), so a crashed run never leaves a stale lock. The file keeps the
-    holder's pid, host and command for the message the next run prints.
-    """
+    """Hold an exclusive lock on a run folder (one writer per predictions file) for the block."""
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no flock; runs are not locked there
-        yield
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / name
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
-            raise MvlsibError(
-                f"{out} is in use by another run ({holder}); wait for it to finish, or give this run its own "
-                "--out folder (several processes share one folder only with --shard I/N)"
-            ) from None
-        import sys
-
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}: {' '.join(sys.argv)[:300]}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
+        with locks.exclusive(out, name):
+            yield
+    except locks.Busy as busy:
+        raise MvlsibError(
+            f"{out} is in use by another run ({busy.holder}); wait for it to finish, or give this run its own "
+            "--out folder (several processes share one folder only with --shard I/N)"
+        ) from None
 
 
 def dump_line(rec: dict) -> str:
