@@ -274,3 +274,18 @@ def test_two_adds_at_once_keep_both_rows(pool_copy: Path, topic_photos_dir, monk
     new = {r.image_id for r in after} - before
     assert len(new) == 2 and new == {r.image_id for r in results}
     assert all((pool_copy / r.file).is_file() for r in after if r.image_id in new)
+
+
+def test_oversized_icc_profile_is_a_message(tmp_path: Path, pool_copy: Path):
+    """Issue #11 defect 12: an 8 MB ICC profile in a PNG made Pillow raise ValueError (a traceback)."""
+    import os
+
+    src = tmp_path / "icc.png"
+    Image.new("RGB", (800, 600), (10, 200, 30)).save(src, icc_profile=os.urandom(8 * 1024 * 1024))
+    before = _snapshot(pool_copy)
+    result = CliRunner().invoke(build_cli, ["images", "add", str(src), "--pool", str(pool_copy), "--topic", "sports",
+                                            "--license", "CC0-1.0", "--author", "A", "--source-url", "https://e.org/x"])
+    assert result.exit_code == 2, result.output
+    assert "cannot be read as an image" in result.output and "ICC profile" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert _snapshot(pool_copy) == before

@@ -5,8 +5,11 @@ in ``runner``, ``shards`` and ``report``, imported inside each command so ``--he
 
 from __future__ import annotations
 
+import csv
+import errno
 import functools
 import json
+import os
 from pathlib import Path
 
 import click
@@ -29,8 +32,20 @@ def friendly_errors(fn):
             return fn(*args, **kwargs)
         except MvlsibError as exc:
             raise InputError(str(exc)) from exc
+        except OSError as exc:
+            # The environment, not the code: a full disk, a quota, a read-only or too-small file system.
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            where = f" writing {exc.filename}" if exc.filename else ""
+            advice = ("the file system or a size limit (ulimit -f) refuses a file this large"
+                      if exc.errno == errno.EFBIG else "free space or choose another folder")
+            raise InputError(f"{os.strerror(exc.errno)}{where}: {advice}, then re-run; outputs are written "
+                             "atomically, so nothing half-written was kept") from None
 
     return wrapper
+
+
+_ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS})
 
 
 def with_backend_options(fn):
@@ -63,7 +78,13 @@ def _csv(value: str) -> list[str]:
 def _groups(paths) -> dict[str, dict[str, str]]:
     from .scoring import read_groups_csv
 
-    return {Path(p).stem: read_groups_csv(p) for p in paths}
+    out = {}
+    for p in paths:
+        try:
+            out[Path(p).stem] = read_groups_csv(p)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise MvlsibError(f"{p}: not a readable UTF-8 grouping CSV ({exc})") from None
+    return out
 
 
 @click.command("run")

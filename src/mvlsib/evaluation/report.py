@@ -60,7 +60,6 @@ def language_summary(metrics: dict) -> dict[str, dict[str, float | None]]:
 def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str, Mapping[str, str]] | None = None,
                  mode: str = "relaxed", names: list[str] | None = None) -> list[Path]:
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     if names is not None and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
     labels = names or [Path(r).resolve().name for r in runs]
@@ -74,6 +73,7 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
         coverage.append((label, completeness(config, records)))
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {})
         loaded.append((label, config, metrics))
+    out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
 
     written: list[Path] = []
     per_lang_rows, macro_rows, group_rows = [], [], []

@@ -177,6 +177,10 @@ def _paths(out: Path, shard: Shard | None) -> tuple[Path, Path]:
 def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation; returns a summary dict."""
     out = Path(opts.out)
+    if opts.max_new_tokens < 1:
+        raise MvlsibError(f"--max-new-tokens must be at least 1 (the answer is a letter), got {opts.max_new_tokens}")
+    if out.exists() and not out.is_dir():
+        raise MvlsibError(f"--out {out}: exists and is not a folder")
     _compat.loader(opts.data)  # no loader, no run: say so before anything else
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
     languages = resolve_languages(opts.data, opts.languages)
@@ -184,8 +188,24 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     pred_path, cfg_path = _paths(out, opts.shard)
     # One writer per predictions file for the whole run: the fingerprint check, the appends and
     # the final config must not interleave with another process's (#11: two runs on one --out).
-    with run_lock(out, f".run{opts.shard.suffix if opts.shard else ''}.lock"):
-        return _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path)
+    created = not out.exists()
+    lock_name = f".run{opts.shard.suffix if opts.shard else ''}.lock"
+    try:
+        with run_lock(out, lock_name):
+            return _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path)
+    except BaseException:
+        if created:  # a run that failed before writing anything leaves no folder behind
+            _remove_if_only(out, lock_name)
+        raise
+
+
+def _remove_if_only(folder: Path, name: str) -> None:
+    try:
+        if [p.name for p in folder.iterdir()] == [name]:
+            (folder / name).unlink()
+            folder.rmdir()
+    except OSError:
+        pass
 
 
 def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
@@ -225,9 +245,6 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         "versions": _versions(),
         "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
     }
-    if not cfg_path.exists():
-        _write_json(cfg_path, {**config, "backend": None, "complete": False})
-
     backend_info = None
     if pending:
         factory = backend_factory or make_backend
@@ -237,6 +254,9 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
             options.setdefault("dtype", opts.dtype)
             options.setdefault("revision", opts.model_revision)
         backend = factory(opts.backend, model=opts.model, **options)
+        # Written once the model is there: a model that does not load leaves no run folder behind.
+        if not cfg_path.exists():
+            _write_json(cfg_path, {**config, "backend": None, "complete": False})
         try:
             needed = {i for it in pending for i in it.request.image_ids}
             backend.set_images({i: images[i] for i in sorted(needed)})
