@@ -33,6 +33,7 @@ _CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie", "x-api-
 # Token shapes worth hiding even when the caller did not name the secret (echoed headers).
 _TOKEN_PATTERNS = (
     re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}"),
+    re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),  # user:password@ in a URL
     re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{8,}"),
 )

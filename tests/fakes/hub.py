@@ -81,6 +81,7 @@ class HubState:
         # Faults for the next commit request: "stall" (never answer, for `stall_seconds`) or
         # "drop" (apply the commit, then close the connection without answering); used once.
         self.commit_fault: str | None = None
+        self.echo_headers = False  # error bodies repeat the request headers (as some proxies do)
         self.stall_seconds = 5.0
         self.lock = threading.Lock()
 
@@ -148,7 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         self.state.auth_seen.append(auth)
         if auth != f"Bearer {self.state.token}":
-            self._error(401, "Unauthorized", "Invalid credentials in Authorization header")
+            echo = f"; request headers: {dict(self.headers)}" if self.state.echo_headers else ""
+            self._error(401, "Unauthorized", f"Invalid credentials in Authorization header{echo}")
             return False
         return True
 

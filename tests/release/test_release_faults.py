@@ -123,3 +123,13 @@ def test_publish_refuses_a_corpus_language_that_is_not_a_code(full_workdir, pool
     pq.write_table(table, work / "corpus.parquet")
     with pytest.raises(MvlsibError, match="'fra_Latn copy' is not a language code"):
         publish(work, tmp_path / "rel", pool_dir, progress=False, validate=False)
+
+
+def test_hub_echoing_the_token_in_its_error_is_redacted(release_copy, tmp_path):
+    """Issue #11 defect 18 on the Hub path: a 401 whose body repeats the request headers."""
+    with HubStandIn("hf_the_right_token_0000") as hub:
+        hub.state.echo_headers = True
+        res = _hub_publish(release_copy, hub, tmp_path)  # sends TOKEN, which is wrong here
+    assert res.returncode == 2, res.stderr
+    assert "HTTP 401" in res.stderr and "request headers" in res.stderr  # the echo reached the message
+    assert TOKEN not in res.stdout + res.stderr

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mvlsib import httpio
 from mvlsib.errors import MvlsibError
 from mvlsib.builder.tsv import SPLITS
 from mvlsib.release_format.mvl_sib import is_language_code
@@ -112,7 +113,9 @@ def hub_source(
             "For a local folder, check that the path exists."
         ) from None
     except HfHubHTTPError as exc:
-        raise MvlsibError(f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.") from None
+        raise MvlsibError(httpio.redact(
+            f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.", (os.environ.get("HF_TOKEN"),)
+        )) from None
     except network_errors as exc:  # connection refused, DNS failure, timeouts
         raise MvlsibError(
             f"--sib {repo_id}: cannot reach the Hub ({exc.__class__.__name__}: {exc}). "
@@ -144,7 +147,8 @@ def hub_source(
             **({} if progress else {"tqdm_class": _SilentTqdm()}),
         )
     except (HfHubHTTPError, *network_errors) as exc:
-        raise MvlsibError(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.") from None
+        raise MvlsibError(httpio.redact(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.",
+                                        (os.environ.get("HF_TOKEN"),))) from None
     root = Path(snapshot) / "data"
     langs = {lang: root / lang for lang in available}
     return SibSource("hub", repo_id, commit, root, langs)

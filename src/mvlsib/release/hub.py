@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mvlsib import httpio
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import HUB_TIMEOUT_S
 
@@ -221,11 +222,11 @@ def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoi
             except (httpx2.TransportError, OSError) as exc:
                 # The request may have reached the Hub before the answer was lost; a re-run
                 # compares files and commits only what still differs, so it never duplicates.
-                raise MvlsibError(
+                raise MvlsibError(httpio.redact(
                     f"the connection to the Hub failed during the commit to {repo_id} ({type(exc).__name__}"
                     f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
-                    "Re-run the same command: it uploads only what is still missing and makes no duplicate commit"
-                ) from None
+                    "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
+                    (tok,))) from None
             oid, url = info.oid, info.commit_url
         created = False
         if tag:
@@ -237,7 +238,9 @@ def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoi
     except HfHubHTTPError as exc:
         # The message names the URL and the server's reason; it never contains the token.
         status = exc.response.status_code if exc.response is not None else "?"
-        raise MvlsibError(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}") from exc
+        # A server (or a proxy) may echo request headers into its error: never print the token.
+        raise MvlsibError(httpio.redact(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}",
+                                        (tok,))) from None
     except (httpx2.TransportError, OSError) as exc:  # connect failures, timeouts, dropped connections
         kind = "no answer within the timeout" if isinstance(exc, httpx2.TimeoutException) else type(exc).__name__
         raise MvlsibError(f"cannot talk to the Hub for {repo_id} ({kind}; {timeout:g} s per request); "
