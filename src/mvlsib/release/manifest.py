@@ -80,14 +80,16 @@ def read_release_manifest(release: Path) -> dict:
     if not path.is_file():
         raise MvlsibError(
             f"{path}: no manifest.json, so {release} is not a release folder written by "
-            "`mvlsib-build publish --workdir W --out DIR` (or it is incomplete); rebuild it"
+            "`mvlsib-build publish --workdir W --out DIR` (or it is incomplete); rebuild it into a new folder"
         )
     try:
         manifest = json.loads(path.read_text("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MvlsibError(f"{path}: not valid JSON ({exc}); rebuild the release") from exc
+        raise MvlsibError(f"{path}: not valid JSON ({exc}); rebuild the release into a new folder "
+                          "(`mvlsib-build publish --workdir W --out NEW`)") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise MvlsibError(f"{path}: has no 'files' table; rebuild the release")
+        raise MvlsibError(f"{path}: has no 'files' table; rebuild the release into a new folder "
+                          "(`mvlsib-build publish --workdir W --out NEW`)")
     return manifest
 
 
