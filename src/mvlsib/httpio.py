@@ -11,7 +11,8 @@ redirects to any host, turning a POST into a body-less GET and re-sending the
   allows some; followed redirects drop credentials when the origin changes and are only
   ever followed for GET;
 - the body is capped at ``max_bytes``; a body cut short raises ``TruncatedBody``;
-- ``redact`` removes credentials from any text built from what a server sent back.
+- ``redact`` removes credentials from any text built from what a server sent back;
+- proxies come from the environment (``https_proxy``, ``http_proxy``, ``no_proxy``) as with urllib.
 
 This module imports nothing from mvlsib: the bundled evaluator ships it in ``_shared/``.
 """
@@ -124,6 +125,24 @@ def request(
     raise RedirectRefused(f"{url}: more than {max_redirects} redirects", url)
 
 
+def _proxy_for(url: str) -> tuple[str, int, dict[str, str]] | None:
+    """(host, port, Proxy-Authorization header) of the proxy the environment names for ``url``, if any."""
+    import base64
+    import urllib.parse
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme.lower())
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    p = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    headers = {}
+    if p.username:
+        creds = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(creds.encode()).decode("ascii")
+    return p.hostname or "", p.port or 8080, headers
+
+
 def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
@@ -133,7 +152,21 @@ def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
     if remaining <= 0:
         raise DeadlineExceeded(f"{url}: no complete answer within {timeout:g} s")
     cls = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
-    conn = cls(parts.hostname, parts.port, timeout=remaining)
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    proxy = _proxy_for(url)
+    if proxy is None:
+        conn = cls(parts.hostname, parts.port, timeout=remaining)
+    else:  # as urllib would: the *_proxy / no_proxy environment
+        proxy_host, proxy_port, proxy_headers = proxy
+        if scheme == "https":  # a CONNECT tunnel: the proxy never sees the request or its headers
+            conn = cls(proxy_host, proxy_port, timeout=remaining)
+            conn.set_tunnel(parts.hostname, parts.port or 443, headers=proxy_headers)
+        else:
+            conn = http.client.HTTPConnection(proxy_host, proxy_port, timeout=remaining)
+            path = url
+            headers = {**headers, **proxy_headers}
     expired = threading.Event()
 
     def abort() -> None:
@@ -148,9 +181,6 @@ def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
     watchdog = threading.Timer(remaining, abort)
     watchdog.daemon = True
     watchdog.start()
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
     try:
         conn.request(method, path, body=body, headers=headers)
         resp = conn.getresponse()

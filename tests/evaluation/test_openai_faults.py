@@ -171,3 +171,41 @@ def test_redact_hides_token_shapes():
     out = httpio.redact(text, ("abc.def-123",))
     assert "abc.def" not in out and "hf_AbCd" not in out and "sk-proj" not in out
     assert json.dumps(out)  # still plain text
+
+
+def test_http_proxy_from_the_environment_is_used(monkeypatch):
+    """The transport honours http_proxy/no_proxy as urllib did (clusters reach servers through proxies)."""
+    import http.client
+
+    seen = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            seen.append(self.path)  # absolute-form: the proxy is asked for the full URL
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            target = self.path.split("://", 1)[1]
+            hostport, _, path = target.partition("/")
+            conn = http.client.HTTPConnection(hostport, timeout=10)
+            conn.request("POST", "/" + path, body=body, headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            raw_reply(self, resp.status, resp.read())
+            conn.close()
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.server_address[1]}")
+        monkeypatch.setenv("no_proxy", "example.invalid")
+        for name in ("HTTP_PROXY", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        with lettered_server(fail_every=0) as server:
+            backend = _backend(server)
+            assert backend.generate([_request()]) == [ANSWERS[0][0]]
+            backend.close()
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert seen == [f"{server.base_url}/chat/completions"]

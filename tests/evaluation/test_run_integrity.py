@@ -86,6 +86,7 @@ def test_report_shows_an_incomplete_run(release_dir, tmp_path):
     pred.write_text("\n".join(lines(pred)[:1]) + "\n", encoding="utf-8")  # 1 of 4 left
     result = CliRunner().invoke(eval_cli, ["report", str(out), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.output
+    assert "is incomplete: 1 of 4 predictions" in result.output  # said on stderr, not only in the file
     md = (tmp_path / "rep" / "report.md").read_text("utf-8")
     assert "| run | 1 | 4 | **NO** |" in md
     assert "| run | eng_Latn | s2t | 1 | 1 / 4 |" in md

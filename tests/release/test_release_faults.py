@@ -133,3 +133,21 @@ def test_hub_echoing_the_token_in_its_error_is_redacted(release_copy, tmp_path):
     assert res.returncode == 2, res.stderr
     assert "HTTP 401" in res.stderr and "request headers" in res.stderr  # the echo reached the message
     assert TOKEN not in res.stdout + res.stderr
+
+
+def test_publish_refuses_a_pool_whose_topics_changed_after_sampling(full_workdir, pool_dir, tmp_path):
+    import csv
+
+    pool = tmp_path / "pool"
+    shutil.copytree(pool_dir, pool)
+    with open(pool / "manifest.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[0]["topic"] = next(r["topic"] for r in rows if r["topic"] != rows[0]["topic"])  # relabelled image
+    with open(pool / "manifest.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "rel"
+    with pytest.raises(MvlsibError, match="validation found .* violation"):
+        publish(full_workdir, out, pool, languages=["eng_Latn"], progress=False)
+    assert not out.exists()

@@ -209,7 +209,8 @@ def report_command(runs, out, groups_csv, parse_mode, names):
     """Tables (Markdown, CSV) and plots (PNG) for one or more runs side by side."""
     from .report import write_report
 
-    written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None)
+    written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None,
+                           warn=lambda text: click.echo(f"warning: {text}", err=True))
     for path in written:
         click.echo(f"wrote {path}")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError, atomic_open
 from .store import completeness, load_run
@@ -58,7 +58,8 @@ def language_summary(metrics: dict) -> dict[str, dict[str, float | None]]:
 
 
 def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str, Mapping[str, str]] | None = None,
-                 mode: str = "relaxed", names: list[str] | None = None) -> list[Path]:
+                 mode: str = "relaxed", names: list[str] | None = None,
+                 warn: Callable[[str], None] | None = None) -> list[Path]:
     out = Path(out)
     if names is not None and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
@@ -71,6 +72,10 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
         if not records:
             raise MvlsibError(f"{run}: predictions.jsonl is empty")
         coverage.append((label, completeness(config, records)))
+        if warn is not None and not coverage[-1][1]["complete"]:
+            c = coverage[-1][1]
+            warn(f"{run} is incomplete: {c['n_done']} of {c['n_expected'] if c['n_expected'] is not None else '?'} "
+                 f"predictions ({len(c['incomplete_cells'])} short cells); report.md lists them")
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {})
         loaded.append((label, config, metrics))
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
