@@ -50,7 +50,9 @@ def test_folders_that_are_not_languages_are_ignored(sib, tmp_path):
 
 
 def test_language_option_must_be_a_code(sib, tmp_path):
-    with pytest.raises(MvlsibError, match="'fra_Latn copy' is not a language code of the form xxx_Xxxx"):
+    # the backup folder exists, but it is not a language: the close match is the real one
+    shutil.copytree(sib / "data" / "annotated" / "fra_Latn", sib / "data" / "annotated" / "fra_Latn copy")
+    with pytest.raises(MvlsibError, match=r"unknown language code\(s\): fra_Latn copy \(close: fra_Latn\)"):
         ingest(tmp_path / "w", sib=sib, languages="eng_Latn,fra_Latn copy", progress=False)
 
 

@@ -77,12 +77,6 @@ def parse_languages(languages: str | list[str] | tuple[str, ...] | None) -> list
     codes = sorted({c.strip() for c in items if c.strip()})
     if not codes:
         raise MvlsibError("--languages is empty; give comma-separated codes such as eng_Latn,fra_Latn.")
-    from mvlsib.release_format.mvl_sib import is_language_code
-
-    bad = [c for c in codes if not is_language_code(c)]
-    if bad:
-        raise MvlsibError(f"--languages: {', '.join(map(repr, bad))} is not a language code of the form xxx_Xxxx "
-                          "(ISO 639-3 code, underscore, ISO 15924 script, e.g. fra_Latn).")
     return codes
 
 
