@@ -58,6 +58,10 @@ class BodyTooLarge(TransportError):
     retryable = False
 
 
+class InvalidURL(TransportError):
+    retryable = False
+
+
 class RedirectRefused(TransportError):
     retryable = False
 
@@ -85,6 +89,20 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
     for pattern in _TOKEN_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) + " ***") if m.lastindex else "***", text)
     return text
+
+
+def check_url(url: str) -> str:
+    """``url`` if it is an http(s) URL with a host and a valid port; ``InvalidURL`` otherwise."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number in 0..65535
+    except ValueError as exc:
+        raise InvalidURL(f"{url}: not a valid URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise InvalidURL(f"{url}: only http(s) URLs are supported")
+    if not parts.hostname:
+        raise InvalidURL(f"{url}: not a valid URL (no host)")
+    return url
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -144,10 +162,8 @@ def _proxy_for(url: str) -> tuple[str, int, dict[str, str]] | None:
 
 
 def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
-    parts = urlsplit(url)
+    parts = urlsplit(check_url(url))
     scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise RedirectRefused(f"{url}: only http(s) URLs are supported", url)
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise DeadlineExceeded(f"{url}: no complete answer within {timeout:g} s")

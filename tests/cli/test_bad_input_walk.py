@@ -51,6 +51,8 @@ def scene(tmp_path_factory, release_dir) -> Path:
 
 def _cases(s: Path) -> list[tuple[str, list[str]]]:
     rel = str(s / "release")
+    one = ["--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1", "--no-progress"]
+    openai_args = ["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", *one]  # nothing listens on 9
     return [
         # mvlsib-build
         ("ingest", ["ingest", "--sib", str(s / "missing"), "--workdir", str(s / "w1")]),
@@ -93,6 +95,13 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
         ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--backend", "openai"]),
         ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "file.txt"), "--backend", "openai",
                  "--base-url", "http://127.0.0.1:9/v1"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), *openai_args, "--request-timeout", "0"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), *openai_args, "--retry-backoff", "-1"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), "--backend", "openai",
+                 "--base-url", "http://[::1", *one]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), "--backend", "openai",
+                 "--base-url", "http://127.0.0.1:99999/v1", *one]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), *openai_args, "--max-retries", "0"]),
         ("merge", ["merge", str(s / "empty"), "--out", str(s / "m1")]),
         ("report", ["report", str(s / "empty"), "--out", str(s / "rep1")]),
         ("report", ["report", str(s / "garbage_run"), "--out", str(s / "rep1")]),

@@ -194,15 +194,19 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         with run_lock(out, lock_name):
             return _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path)
     except BaseException:
-        if created:  # a run that failed before writing anything leaves no folder behind
-            _remove_if_only(out, lock_name)
+        if created:  # a run that failed before its first prediction leaves no folder behind
+            _discard_if_empty(out, {lock_name, pred_path.name, cfg_path.name})
         raise
 
 
-def _remove_if_only(folder: Path, name: str) -> None:
+def _discard_if_empty(folder: Path, ours: set[str]) -> None:
+    """Remove a run folder this run created, if it holds only its own files and no prediction."""
     try:
-        if [p.name for p in folder.iterdir()] == [name]:
-            (folder / name).unlink()
+        files = [p for p in folder.iterdir()]
+        if {p.name for p in files} <= ours and not any(p.name.startswith("predictions") and p.stat().st_size
+                                                         for p in files):
+            for p in files:
+                p.unlink()
             folder.rmdir()
     except OSError:
         pass

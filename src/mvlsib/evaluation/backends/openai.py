@@ -86,6 +86,9 @@ class OpenAIBackend(Backend):
     ) -> None:
         if concurrency < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
+        if not timeout > 0 or max_retries < 0 or not backoff >= 0:
+            raise MvlsibError(f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
+                              f"{timeout:g}, {max_retries} and {backoff:g}")
         if not base_url:
             raise MvlsibError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
                               "https://api.openai.com/v1 for OpenAI)")
@@ -93,6 +96,10 @@ class OpenAIBackend(Backend):
         self.base_url = base_url.rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise MvlsibError(f"--base-url must start with http:// or https://, got {base_url!r}")
+        try:
+            httpio.check_url(self.base_url)
+        except httpio.InvalidURL as exc:
+            raise MvlsibError(f"--base-url: {exc}") from None
         self.concurrency = concurrency
         self.preferred_chunk = concurrency * 4
         self.max_new_tokens = max_new_tokens
