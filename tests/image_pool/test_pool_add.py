@@ -289,3 +289,11 @@ def test_oversized_icc_profile_is_a_message(tmp_path: Path, pool_copy: Path):
     assert "cannot be read as an image" in result.output and "ICC profile" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert _snapshot(pool_copy) == before
+
+
+def test_credentials_in_a_url_are_not_echoed(server):
+    base, _ = server
+    url = base.replace("http://", "http://someone:s3cretpw@") + "/missing.jpg"
+    with pytest.raises(MvlsibError, match="HTTP 404") as info:
+        download(url)
+    assert "s3cretpw" not in str(info.value)

@@ -39,6 +39,13 @@ def download(url: str, *, timeout: float = DEFAULT_TIMEOUT_S, max_bytes: int = D
     """GET ``url`` within ``timeout`` seconds for the whole download (not per read), at most ``max_bytes``."""
     headers = {"User-Agent": USER_AGENT, "Accept": ", ".join(ACCEPTED_CONTENT_TYPES)}
     try:
+        return _download(url, headers, timeout, max_bytes)
+    except MvlsibError as exc:  # a URL may carry user:password@ or a token: never echo it
+        raise MvlsibError(httpio.redact(str(exc))) from None
+
+
+def _download(url: str, headers: dict, timeout: float, max_bytes: int) -> bytes:
+    try:
         # File pages (e.g. Wikimedia's Special:FilePath) redirect to the file; nothing secret is sent.
         resp = httpio.request(url, headers=headers, timeout=timeout, max_bytes=max_bytes, max_redirects=5)
     except httpio.DeadlineExceeded:
