@@ -14,7 +14,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` only on success."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale(target.parent, f".{target.name}.", ".tmp")
+    # The writer's pid is in the name, so a later run can tell a killed writer's leftover from a live one's.
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     # mkstemp creates 0600 files; outputs should get the permissions a plain open() would give.
@@ -39,6 +41,49 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs) -> Iter
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
+    """Remove ``prefix<pid><sep>...suffix`` leftovers in ``folder`` whose process no longer runs.
+
+    What a command killed mid-write (``kill -9``, power loss) leaves behind; the next run of the
+    same command cleans it. Entries of live processes (a concurrent writer) are kept.
+    """
+    import re
+    import shutil
+
+    removed = []
+    pattern = re.compile(re.escape(prefix) + r"(\d+)(?:[.-].*)?" + re.escape(suffix) + "$", re.S)
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry.name)
+        if not m or process_alive(int(m.group(1))):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (unknown counts as running)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True  # someone else's process, or cannot tell: keep it
+    return True
 
 
 def _umask() -> int:

@@ -16,3 +16,6 @@ MAX_DOWNLOAD_BYTES = 25 * 1024 * 1024
 DOWNLOAD_TIMEOUT_S = 30.0
 # The pool: images each topic must have.
 IMAGES_PER_TOPIC = 10
+# The Hub: seconds any one request to it may wait for the server (connect, each read and write);
+# huggingface_hub's own default is no timeout, so a Hub that never answers a commit hung publish.
+HUB_TIMEOUT_S = 120.0

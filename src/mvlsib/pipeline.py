@@ -86,6 +86,7 @@ def build(
                 f"{work}: validation found {len(violations)} violation(s); no release was written:\n  - {shown}{more}"
             )
         release = stage(
-            "publish", publish, work, out, pool, seed=seed, repo_hint=repo_hint, progress=progress
+            "publish", publish, work, out, pool, seed=seed, repo_hint=repo_hint, progress=progress,
+            validate=False,  # just validated above
         )
     return BuildSummary(release=release, seconds=seconds)

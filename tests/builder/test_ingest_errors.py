@@ -136,7 +136,7 @@ def test_bad_header(sib, tmp_path):
 
 def test_not_utf8(sib, tmp_path):
     fra(sib).write_bytes(fra(sib).read_bytes().replace("é".encode(), "é".encode("latin-1"), 1))
-    _fail(sib, tmp_path / "w", r"fra_Latn/train\.tsv: not valid UTF-8")
+    _fail(sib, tmp_path / "w", r"fra_Latn/train\.tsv:\d+: not valid UTF-8 at byte \d+ \(line \d+, byte \d+ of the line")
 
 
 def test_missing_split_file(sib, tmp_path):

@@ -78,6 +78,11 @@ class HubState:
         self.unrouted: list[tuple[str, str]] = []
         self.uploads: list[str] = []  # LFS oids received by PUT
         self.regular_uploads: list[str] = []  # paths received inline in a commit
+        # Faults for the next commit request: "stall" (never answer, for `stall_seconds`) or
+        # "drop" (apply the commit, then close the connection without answering); used once.
+        self.commit_fault: str | None = None
+        self.echo_headers = False  # error bodies repeat the request headers (as some proxies do)
+        self.stall_seconds = 5.0
         self.lock = threading.Lock()
 
     def new_commit(self, repo: Repo, parent: str | None, summary: str, description: str, files: dict) -> Commit:
@@ -144,7 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         self.state.auth_seen.append(auth)
         if auth != f"Bearer {self.state.token}":
-            self._error(401, "Unauthorized", "Invalid credentials in Authorization header")
+            echo = f"; request headers: {dict(self.headers)}" if self.state.echo_headers else ""
+            self._error(401, "Unauthorized", f"Invalid credentials in Authorization header{echo}")
             return False
         return True
 
@@ -303,8 +309,15 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, {})
 
     def commit(self, repo_id, rev, query):
+        import time
+
         body = self._body()
         if not self._authorized():
+            return
+        fault, self.state.commit_fault = self.state.commit_fault, None
+        if fault == "stall":
+            time.sleep(self.state.stall_seconds)
+            self.close_connection = True
             return
         repo = self._repo(repo_id)
         if repo is None:
@@ -335,6 +348,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._error(400, "BadRequest", f"unsupported commit key {key}")
         commit = self.state.new_commit(repo, parent, header.get("summary", ""), header.get("description", ""), files)
         repo.branches[rev] = commit.oid
+        if fault == "drop":
+            self.close_connection = True
+            return
         url = f"http://{self.headers['Host']}/datasets/{repo_id}/commit/{commit.oid}"
         self._send(200, {"success": True, "commitOid": commit.oid, "commitUrl": url})
 

@@ -31,8 +31,11 @@ ANSWERS = [("(C)", "C"), ("**A**", "A"), ("D. because the sentence is about spor
 
 
 class ChatServer:
-    def __init__(self, answer: Callable[[dict, int], str], fail_every: int = 0, stall_first: float = 0.0) -> None:
+    def __init__(self, answer: Callable[[dict, int], str], fail_every: int = 0, stall_first: float = 0.0,
+                 fault: Callable[[BaseHTTPRequestHandler, int], bool] | None = None) -> None:
         self.answer = answer
+        # fault(handler, n): may answer arrival n itself (return True) with something a real server got wrong
+        self.fault = fault
         self.requests: list[dict] = []
         self.auth_headers: list[str | None] = []
         self.failures = 0
@@ -55,6 +58,8 @@ class ChatServer:
                 with server._lock:
                     server._seen += 1
                     n = server._seen
+                if server.fault is not None and server.fault(self, n):
+                    return
                 if n == 1 and server.stall_first:
                     time.sleep(server.stall_first)
                     return  # the client has given up by now
@@ -103,6 +108,35 @@ class ChatServer:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def raw_reply(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict | None = None,
+              length: int | None = None) -> None:
+    """Write a response by hand; ``length`` may promise more bytes than ``body`` has (a cut-off body)."""
+    handler.send_response(status)
+    for k, v in (headers or {"Content-Type": "application/json"}).items():
+        handler.send_header(k, v)
+    handler.send_header("Content-Length", str(len(body) if length is None else length))
+    handler.end_headers()
+    handler.wfile.write(body)
+    handler.wfile.flush()
+    if length is not None and length > len(body):
+        handler.close_connection = True
+
+
+def completion(content) -> bytes:
+    return json.dumps({"id": "x", "object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}).encode()
+
+
+def first_n_faulty(n_faulty: int, fault: Callable[[BaseHTTPRequestHandler], None]):
+    """A ``fault`` policy: arrivals 1..n_faulty get ``fault``, later ones the normal answer."""
+    def policy(handler, n):
+        if n <= n_faulty:
+            fault(handler)
+            return True
+        return False
+    return policy
 
 
 def lettered_server(fail_every: int = 3, stall_first: float = 0.0) -> ChatServer:

@@ -52,6 +52,20 @@ def server(topic_photos_dir):
         def do_GET(self):  # noqa: N802
             if self.path == "/slow.jpg":
                 time.sleep(2.0)
+            if self.path == "/drip.jpg":  # a byte every 0.1 s: each read is quick, the whole is not
+                body = routes["/photo.jpg"][2]
+                self.send_response(200)
+                self.send_header("Content-Type", "image/jpeg")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+                return
             if self.path == "/redirect":
                 self.send_response(302)
                 self.send_header("Location", "/photo.jpg")
@@ -89,7 +103,9 @@ def _req(source, **kw) -> AddRequest:
 
 
 def _snapshot(pool: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(pool)): p.read_bytes() for p in sorted(pool.rglob("*")) if p.is_file()}
+    # The lock file is the pool's mutex, not its content: it stays (deleting it would break the lock).
+    return {str(p.relative_to(pool)): p.read_bytes() for p in sorted(pool.rglob("*"))
+            if p.is_file() and p.name != add_mod.POOL_LOCK}
 
 
 def test_add_rotated_gps_jpeg_via_cli(tmp_path: Path, pool_copy: Path):
@@ -129,7 +145,7 @@ def test_add_from_url(tmp_path: Path, server):
 @pytest.mark.parametrize("path, kw, message", [
     ("/page.html", {}, "not an image"),
     ("/big.jpg", {"max_bytes": 200_000}, "limit"),
-    ("/slow.jpg", {"timeout": 0.5}, "no answer within"),
+    ("/slow.jpg", {"timeout": 0.5}, "no complete answer within"),
     ("/missing.jpg", {}, "HTTP 404"),
     ("/lying.jpg", {}, "not a decodable image"),
 ])
@@ -143,9 +159,20 @@ def test_url_failures_leave_pool_unchanged(pool_copy: Path, server, path, kw, me
 
 def test_download_size_cap_without_content_length_is_enforced(server):
     base, photo = server
-    with pytest.raises(MvlsibError, match="download stopped"):
+    with pytest.raises(MvlsibError, match="over the .*-byte limit.*--max-bytes"):
         download(f"{base}/nolength.jpg", max_bytes=len(photo) - 1)
     assert download(f"{base}/nolength.jpg", max_bytes=len(photo)) == photo
+
+
+def test_timeout_is_a_deadline_for_the_whole_download(pool_copy: Path, server):
+    """Issue #11 defect 7: a server dripping a byte at a time must not outlive --timeout."""
+    base, _ = server
+    before = _snapshot(pool_copy)
+    start = time.monotonic()
+    with pytest.raises(MvlsibError, match="no complete answer within 1 s"):
+        add_image(pool_copy, _req(f"{base}/drip.jpg", timeout=1.0))
+    assert time.monotonic() - start < 3.0
+    assert _snapshot(pool_copy) == before
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -215,3 +242,58 @@ def test_add_is_byte_identical_across_processes(tmp_path: Path, repo_root: Path,
         assert res.returncode == 0, res.stderr
         outputs.append(((pool / "manifest.csv").read_bytes(), (pool / "geography" / "geography_0.jpg").read_bytes()))
     assert outputs[0] == outputs[1]
+
+
+def test_two_adds_at_once_keep_both_rows(pool_copy: Path, topic_photos_dir, monkeypatch):
+    """Issue #11 defect 9: both adds read the manifest before either writes it; one row was lost."""
+    real_write = add_mod.write_manifest
+
+    def slow_write(pool, rows):  # widen the read-modify-write window so the race always happens
+        time.sleep(0.4)
+        real_write(pool, rows)
+
+    monkeypatch.setattr(add_mod, "write_manifest", slow_write)
+    sources = [topic_photos_dir / "sports" / "placecal_04_sports.jpg",
+               topic_photos_dir / "sports" / "fitmatrix_cadet_soccer_stadium.jpg"]
+    before = {r.image_id for r in read_manifest(pool_copy)}
+    results, errors = [], []
+
+    def add(src):
+        try:
+            results.append(add_image(pool_copy, _req(str(src))))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add, args=(s,)) for s in sources]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    after = read_manifest(pool_copy)
+    new = {r.image_id for r in after} - before
+    assert len(new) == 2 and new == {r.image_id for r in results}
+    assert all((pool_copy / r.file).is_file() for r in after if r.image_id in new)
+
+
+def test_oversized_icc_profile_is_a_message(tmp_path: Path, pool_copy: Path):
+    """Issue #11 defect 12: an 8 MB ICC profile in a PNG made Pillow raise ValueError (a traceback)."""
+    import os
+
+    src = tmp_path / "icc.png"
+    Image.new("RGB", (800, 600), (10, 200, 30)).save(src, icc_profile=os.urandom(8 * 1024 * 1024))
+    before = _snapshot(pool_copy)
+    result = CliRunner().invoke(build_cli, ["images", "add", str(src), "--pool", str(pool_copy), "--topic", "sports",
+                                            "--license", "CC0-1.0", "--author", "A", "--source-url", "https://e.org/x"])
+    assert result.exit_code == 2, result.output
+    assert "cannot be read as an image" in result.output and "ICC profile" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert _snapshot(pool_copy) == before
+
+
+def test_credentials_in_a_url_are_not_echoed(server):
+    base, _ = server
+    url = base.replace("http://", "http://someone:s3cretpw@") + "/missing.jpg"
+    with pytest.raises(MvlsibError, match="HTTP 404") as info:
+        download(url)
+    assert "s3cretpw" not in str(info.value)

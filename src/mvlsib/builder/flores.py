@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
-from mvlsib.builder.tsv import SibRow
+from mvlsib.builder.tsv import SibRow, read_utf8
+from mvlsib.release_format.mvl_sib import is_language_code
 
 DEV_SIZE = 997
 DEVTEST_SIZE = 1012
@@ -33,6 +34,8 @@ def find_flores_languages(folder: Path) -> dict[str, FloresLanguage]:
     found: dict[str, FloresLanguage] = {}
 
     def add(lang: str, dev: Path, devtest: Path, fmt: str) -> None:
+        if not is_language_code(lang):  # "fra_Latn copy.dev" is a backup, not a language
+            return
         if not devtest.is_file():
             raise MvlsibError(
                 f"{dev}: found the dev file but not its devtest partner {devtest}; "
@@ -58,7 +61,7 @@ def find_flores_languages(folder: Path) -> dict[str, FloresLanguage]:
         if base.is_dir():
             for devtest in sorted(base.glob(pattern)):
                 name = devtest.stem
-                if name not in found:
+                if name not in found and is_language_code(name):
                     raise MvlsibError(
                         f"{devtest}: found the devtest file but not the dev file of {name}; SIB-200 needs both."
                     )
@@ -81,11 +84,9 @@ def read_flores_lines(path: Path, fmt: str, expected: int) -> list[str]:
         lines = table.column("text").to_pylist()
         lines = ["" if t is None else str(t) for t in lines]
     else:
-        try:
-            # bytes, not read_text: universal newlines would also split at a lone "\r" inside a sentence
-            data = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise MvlsibError(f"{path}: not valid UTF-8 ({exc}); re-save the file as UTF-8.") from None
+        # bytes, not read_text: universal newlines would also split at a lone "\r" inside a sentence;
+        # a BOM is dropped as the TSV reader drops it, so both paths give the same sentence 0.
+        data = read_utf8(path, missing=f"{path}: no such file")
         # split on "\n" only: str.splitlines would also break at U+2028, U+0085 and other characters
         # that can occur inside a sentence.
         lines = data.split("\n")

@@ -10,12 +10,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mvlsib import httpio
 from mvlsib.errors import MvlsibError
 from mvlsib.builder.tsv import SPLITS
+from mvlsib.release_format.mvl_sib import is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
 REFERENCE_LANGUAGE = "eng_Latn"
-_SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _REPO_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -53,7 +54,8 @@ def language_root(folder: Path) -> Path:
 
 
 def list_language_folders(root: Path) -> dict[str, Path]:
-    langs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")}
+    # Only xxx_Xxxx folders are languages: a backup copy ("fra_Latn copy") must not become a config.
+    langs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and is_language_code(p.name)}
     if not langs:
         raise MvlsibError(
             f"{root}: no language folders found. --sib expects a SIB-200 checkout "
@@ -111,7 +113,9 @@ def hub_source(
             "For a local folder, check that the path exists."
         ) from None
     except HfHubHTTPError as exc:
-        raise MvlsibError(f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.") from None
+        raise MvlsibError(httpio.redact(
+            f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.", (os.environ.get("HF_TOKEN"),)
+        )) from None
     except network_errors as exc:  # connection refused, DNS failure, timeouts
         raise MvlsibError(
             f"--sib {repo_id}: cannot reach the Hub ({exc.__class__.__name__}: {exc}). "
@@ -123,7 +127,7 @@ def hub_source(
             parts[1]
             for parts in (f.split("/") for f in files)
             # a name like ".." would lead outside the snapshot folder
-            if len(parts) == 3 and parts[0] == "data" and _SAFE_NAME_RE.match(parts[1])
+            if len(parts) == 3 and parts[0] == "data" and is_language_code(parts[1])
         }
     )
     if not available:
@@ -143,7 +147,8 @@ def hub_source(
             **({} if progress else {"tqdm_class": _SilentTqdm()}),
         )
     except (HfHubHTTPError, *network_errors) as exc:
-        raise MvlsibError(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.") from None
+        raise MvlsibError(httpio.redact(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.",
+                                        (os.environ.get("HF_TOKEN"),))) from None
     root = Path(snapshot) / "data"
     langs = {lang: root / lang for lang in available}
     return SibSource("hub", repo_id, commit, root, langs)

@@ -10,6 +10,7 @@ what the tests check.
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,15 +37,20 @@ def read_sib_tsv(path: Path, split: str, *, need_text: bool = True) -> list[SibR
 
     ``need_text=False`` is for the English annotation of the Flores path, whose texts are not used.
     """
-    try:
-        fh = open(path, encoding="utf-8", newline="")
-    except FileNotFoundError:
+    text = read_utf8(path, missing=(
+        f"{path}: missing split file. Every language folder needs train.tsv, dev.tsv and test.tsv; "
+        "restore the file or leave the language out with --languages."
+    ))
+    if text and not text.endswith("\n"):
+        # Every real SIB-200 file ends with a newline: a missing one means the file was cut off,
+        # most likely inside its last sentence, which would then go into every release.
+        last = text.rsplit("\n", 1)[-1]
         raise MvlsibError(
-            f"{path}: missing split file. Every language folder needs train.tsv, dev.tsv and test.tsv; "
-            "restore the file or leave the language out with --languages."
-        ) from None
+            f"{path}:{text.count(chr(10)) + 1}: the file does not end with a newline, so it was probably cut off "
+            f"inside its last line ({last[:80]!r}); restore the complete file from SIB-200."
+        )
     rows: list[SibRow] = []
-    with fh:
+    with io.StringIO(text, newline="") as fh:
         reader = csv.reader(fh, delimiter="\t", quotechar='"', doublequote=True, strict=True)
         start = 1
         try:
@@ -71,9 +77,29 @@ def read_sib_tsv(path: Path, split: str, *, need_text: bool = True) -> list[SibR
                 f"{path}:{start}: malformed TSV ({exc}); fields with quotes must be wrapped in quotes "
                 'with inner quotes doubled (""), as pandas/csv write them.'
             ) from None
-        except UnicodeDecodeError as exc:
-            raise MvlsibError(f"{path}: not valid UTF-8 ({exc}); re-save the file as UTF-8.") from None
     return rows
+
+
+def read_utf8(path: Path, *, missing: str) -> str:
+    """The text of a UTF-8 file (a leading BOM dropped); errors name the line and byte of bad bytes."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise MvlsibError(missing) from None
+    except IsADirectoryError:
+        raise MvlsibError(f"{path}: is a folder, expected a file") from None
+    except OSError as exc:  # a symlink loop, a dangling link, no permission, an I/O error
+        raise MvlsibError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise MvlsibError(
+            f"{path}:{line}: not valid UTF-8 at byte {start} (line {line}, byte {column} of the line: "
+            f"{data[start:start + 4]!r}); re-save the file as UTF-8."
+        ) from None
 
 
 def _parse_record(record: list[str], path: Path, line: int, split: str, need_text: bool) -> SibRow:

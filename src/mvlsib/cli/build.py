@@ -11,6 +11,7 @@ from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, build_cli, pool_opt
 from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
 from mvlsib.evaluation.commands import with_backend_options
 from mvlsib.release.exports import FORMATS as EXPORT_FORMATS
+from mvlsib.limits import HUB_TIMEOUT_S
 
 
 # ---------------------------------------------------------------- ingest
@@ -248,8 +249,12 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
 @click.option("--private", is_flag=True, help="Create the Hub repository as private (if it does not exist yet).")
 @click.option("--tag", default=None, help="Tag the uploaded revision, e.g. v1.0.")
 @click.option("--dry-run", is_flag=True, help="List what would be added, changed and deleted on the Hub; write nothing.")
+@click.option("--timeout", "hub_timeout", type=click.FloatRange(min=0.1), default=HUB_TIMEOUT_S, show_default=True,
+              help="Seconds any one request to the Hub may wait for the server.")
+@click.option("--no-validate", is_flag=True,
+              help="With --out: skip the schema and invariant checks that otherwise run first (seconds).")
 @_friendly_errors
-def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run):
+def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run, no_validate, hub_timeout):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
     \b
@@ -269,7 +274,7 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
     if out is not None:
         from mvlsib.release.publish import publish
 
-        summary = publish(workdir, out, pool, seed=seed, repo_hint=repo_id or "ORG/mvl-sib")
+        summary = publish(workdir, out, pool, seed=seed, repo_hint=repo_id or "ORG/mvl-sib", validate=not no_validate)
         for line in summary.lines():
             click.echo(line)
         for warning in summary.warnings:
@@ -278,7 +283,8 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
     if repo_id is not None:
         from mvlsib.release.hub import publish_to_hub
 
-        result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run)
+        result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run,
+                                timeout=hub_timeout)
         for line in result.lines():
             click.echo(line)
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 BUNDLED = not __name__.startswith("mvlsib.evaluation")
 
 __all__ = ["BUNDLED", "TOOLKIT_VERSION", "atomic_open", "open_csv", "MvlsibError", "library_versions", "TOPICS",
-           "TASK_TABLE", "TASKS", "TASK_BY_NAME", "K_VALUES", "CROSS_MODAL", "loader"]
+           "TASK_TABLE", "TASKS", "TASK_BY_NAME", "K_VALUES", "CROSS_MODAL", "loader", "httpio", "locks"]
 
 
 if not BUNDLED:
     from mvlsib import __version__ as TOOLKIT_VERSION
+    from mvlsib import httpio, locks
     from mvlsib.atomic import atomic_open
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
@@ -31,6 +32,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from ._bundle_info import VERSION as TOOLKIT_VERSION
+    from ._shared import httpio, locks
     from ._shared.atomic import atomic_open
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError

@@ -5,7 +5,11 @@ in ``runner``, ``shards`` and ``report``, imported inside each command so ``--he
 
 from __future__ import annotations
 
+import csv
+import errno
 import functools
+import json
+import os
 from pathlib import Path
 
 import click
@@ -28,8 +32,20 @@ def friendly_errors(fn):
             return fn(*args, **kwargs)
         except MvlsibError as exc:
             raise InputError(str(exc)) from exc
+        except OSError as exc:
+            # The environment, not the code: a full disk, a quota, a read-only or too-small file system.
+            if exc.errno not in _ENVIRONMENT_ERRNOS:
+                raise
+            where = f" writing {exc.filename}" if exc.filename else ""
+            advice = ("the file system or a size limit (ulimit -f) refuses a file this large"
+                      if exc.errno == errno.EFBIG else "free space or choose another folder")
+            raise InputError(f"{os.strerror(exc.errno)}{where}: {advice}, then re-run; outputs are written "
+                             "atomically, so nothing half-written was kept") from None
 
     return wrapper
+
+
+_ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS})
 
 
 def with_backend_options(fn):
@@ -62,7 +78,13 @@ def _csv(value: str) -> list[str]:
 def _groups(paths) -> dict[str, dict[str, str]]:
     from .scoring import read_groups_csv
 
-    return {Path(p).stem: read_groups_csv(p) for p in paths}
+    out = {}
+    for p in paths:
+        try:
+            out[Path(p).stem] = read_groups_csv(p)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise MvlsibError(f"{p}: not a readable UTF-8 grouping CSV ({exc})") from None
+    return out
 
 
 @click.command("run")
@@ -170,6 +192,11 @@ def merge_command(sources, out, allow_partial):
 
     metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
     click.echo(f"merged {metrics['n_predictions']} predictions into {Path(out) / 'predictions.jsonl'}")
+    config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
+    if not config.get("complete"):
+        missing = ", ".join(config.get("missing_shards") or []) or "none"
+        click.echo(f"INCOMPLETE: {metrics['n_predictions']} of {config['n_expected']} predictions "
+                   f"(missing shards: {missing}); the metrics cover only what is there", err=True)
     click.echo(_macro_table(metrics))
 
 
@@ -195,7 +222,8 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
     from .report import write_report
 
     written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None,
-                           metadata=read_overrides(metadata_csv) if metadata_csv else None, data=data)
+                           metadata=read_overrides(metadata_csv) if metadata_csv else None, data=data,
+                           warn=lambda text: click.echo(f"warning: {text}", err=True))
     for path in written:
         click.echo(f"wrote {path}")
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import csv
 import html
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, MvlsibError, atomic_open, loader
 from .languages import GROUPINGS, info
 from .scoring import METRICS, compute_metrics
 from .stats import cell_interval, macro_interval
-from .store import load_run
+from .store import completeness, load_run
 from .subset import describe
 
 TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
@@ -134,17 +134,15 @@ def coverage(config: dict, records: list[dict]) -> dict:
     fp = config.get("fingerprint", {})
     limit = fp.get("limit")
     mode = fp.get("limit_mode", "first" if limit is not None else "stratified")  # runs before the rule took the first N
-    expected = config.get("n_expected")
-    return {"subset": describe(limit, mode, N_RELEASE), "n_done": len(records), "n_expected": expected,
-            "complete": expected is not None and len(records) >= expected}
+    done = completeness(config, records)  # n done / n expected, and every short cell
+    return {"subset": describe(limit, mode, N_RELEASE), **done}
 
 
 def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str, Mapping[str, str]] | None = None,
                  mode: str = "relaxed", names: list[str] | None = None,
                  metadata: Mapping[str, Mapping[str, str]] | None = None, figures: bool = True,
-                 data: str | Path | None = None) -> list[Path]:
+                 data: str | Path | None = None, warn: Callable[[str], None] | None = None) -> list[Path]:
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     if names is not None and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
     labels = names or [Path(r).resolve().name for r in runs]
@@ -152,12 +150,17 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
         labels = [f"{i + 1}:{label}" for i, label in enumerate(labels)]
     loaded, raw = [], []
     for run, label in zip(runs, labels):
-        config, records, _ = load_run(run)
+        config, records, _ = load_run(run)  # refuses a run with duplicate keys
         if not records:
             raise MvlsibError(f"{run}: predictions.jsonl is empty")
+        cov = coverage(config, records)
+        if warn is not None and not cov["complete"]:
+            warn(f"{run} is incomplete: {cov['n_done']} of {cov['n_expected'] if cov['n_expected'] is not None else '?'} "
+                 f"predictions ({len(cov['incomplete_cells'])} short cells); report.md lists them")
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {}, metadata)
-        loaded.append((label, config, metrics, coverage(config, records)))
+        loaded.append((label, config, metrics, cov))
         raw.append(records)
+    out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
 
     written: list[Path] = []
     per_lang_rows, macro_rows, group_rows = [], [], []
@@ -217,6 +220,21 @@ def _runs_table(loaded) -> list[str]:
     return lines
 
 
+def completeness_lines(coverage) -> list[str]:
+    """The report's completeness section: n done / n expected per run, and every short cell."""
+    lines = ["## Completeness", "", "| run | predictions | expected | complete |", "|---|---|---|---|"]
+    for label, c in coverage:
+        lines.append(f"| {label} | {c['n_done']} | {c['n_expected'] if c['n_expected'] is not None else '?'} | "
+                     f"{'yes' if c['complete'] else '**NO**'} |")
+    short = [(label, cell) for label, c in coverage for cell in c["incomplete_cells"]]
+    if short:
+        lines += ["", "Incomplete cells (their figures cover only the predictions present):", "",
+                  "| run | language | task | k | done / expected |", "|---|---|---|---|---|"]
+        lines += [f"| {label} | {x['language']} | {x['task']} | {x['k']} | {x['n_done']} / {x['n_expected']} |"
+                  for label, x in short]
+    return lines + [""]
+
+
 def _scope_line(loaded) -> str:
     """The header line every table repeats: subset and completeness of each run."""
     parts = [f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
@@ -230,6 +248,7 @@ def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> 
              f"Letters read in `{mode}` mode. Figures in %, with 95 % bootstrap confidence intervals in brackets "
              "(seeded; method in docs/analysis.md).", "", scope, "", "## Runs", ""]
     lines += _runs_table(loaded)
+    lines += [""] + completeness_lines([(label, cov) for label, _, _, cov in loaded])
     keys = sorted({(r["task"], r["k"]) for _, _, m, _ in loaded for r in m["macro"]},
                   key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]))
     lines += ["", "## Macro averages over languages (task × k)", "", scope, "",

@@ -23,8 +23,8 @@ from .backends import Backend, Request, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .shards import Shard, select
+from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key, refuse_duplicates, run_lock
 from .subset import select_rows
-from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key
 
 
 @dataclass
@@ -136,6 +136,20 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
     return items, images
 
 
+def verify_data(data: str) -> None:
+    """Refuse a local release whose files do not match its manifest.json, before any model call."""
+    if not Path(data).is_dir():
+        return
+    check = getattr(_compat.loader(data), "manifest_problems", None)  # absent from older releases' loaders
+    problems = check(data) if check else []
+    if problems:
+        raise MvlsibError(
+            f"{data}: the release does not match its manifest.json, so scores would not be comparable:\n  - "
+            + "\n  - ".join(problems[:10]) + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
+            + "\nRe-download the release (or rebuild it into a new folder)."
+        )
+
+
 def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
     """What must be equal for two runs (or shards) to be parts of one evaluation."""
     return {
@@ -187,11 +201,42 @@ def _paths(out: Path, shard: Shard | None) -> tuple[Path, Path]:
 def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation; returns a summary dict."""
     out = Path(opts.out)
+    if opts.max_new_tokens < 1:
+        raise MvlsibError(f"--max-new-tokens must be at least 1 (the answer is a letter), got {opts.max_new_tokens}")
+    if out.exists() and not out.is_dir():
+        raise MvlsibError(f"--out {out}: exists and is not a folder")
     _compat.loader(opts.data)  # no loader, no run: say so before anything else
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
     languages = resolve_languages(opts.data, opts.languages)
     fp = fingerprint(opts, pairs, languages)
     pred_path, cfg_path = _paths(out, opts.shard)
+    # One writer per predictions file for the whole run: the fingerprint check, the appends and
+    # the final config must not interleave with another process's (#11: two runs on one --out).
+    created = not out.exists()
+    lock_name = f".run{opts.shard.suffix if opts.shard else ''}.lock"
+    try:
+        with run_lock(out, lock_name):
+            return _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path)
+    except BaseException:
+        if created:  # a run that failed before its first prediction leaves no folder behind
+            _discard_if_empty(out, {lock_name, pred_path.name, cfg_path.name})
+        raise
+
+
+def _discard_if_empty(folder: Path, ours: set[str]) -> None:
+    """Remove a run folder this run created, if it holds only its own files and no prediction."""
+    try:
+        files = [p for p in folder.iterdir()]
+        if {p.name for p in files} <= ours and not any(p.name.startswith("predictions") and p.stat().st_size
+                                                         for p in files):
+            for p in files:
+                p.unlink()
+            folder.rmdir()
+    except OSError:
+        pass
+
+
+def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
     if cfg_path.exists():
         try:
             old = json.loads(cfg_path.read_text(encoding="utf-8"))["fingerprint"]
@@ -206,9 +251,12 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     elif pred_path.exists() and pred_path.stat().st_size:
         raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
 
+    verify_data(opts.data)
     all_items, images = build_items(opts, pairs, languages)
     items = select(all_items, opts.shard)
-    done = {record_key(r) for r in read_predictions(pred_path, repair=True)}
+    before = read_predictions(pred_path, repair=True)
+    refuse_duplicates(pred_path, before)
+    done = {record_key(r) for r in before}
     wanted = {(it.task, it.k, it.language, it.instance_id) for it in items}
     stray = done - wanted
     if stray:
@@ -219,14 +267,12 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         "fingerprint": fp,
         "shard": str(opts.shard) if opts.shard else None,
         "n_expected": len(items),
+        "n_expected_run": len(all_items),
         "parse_mode": opts.parse_mode,
         "groups": opts.groups,
         "versions": _versions(),
         "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
     }
-    if not cfg_path.exists():
-        _write_json(cfg_path, {**config, "backend": None, "complete": False})
-
     backend_info = None
     if pending:
         factory = backend_factory or make_backend
@@ -236,6 +282,9 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
             options.setdefault("dtype", opts.dtype)
             options.setdefault("revision", opts.model_revision)
         backend = factory(opts.backend, model=opts.model, **options)
+        # Written once the model is there: a model that does not load leaves no run folder behind.
+        if not cfg_path.exists():
+            _write_json(cfg_path, {**config, "backend": None, "complete": False})
         try:
             needed = {i for it in pending for i in it.request.image_ids}
             backend.set_images({i: images[i] for i in sorted(needed)})

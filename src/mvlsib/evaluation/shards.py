@@ -145,7 +145,15 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
             fh.write(dump_line(rec))
     config = dict(configs[reference_shard])
     config.pop("shard", None)
-    config["n_expected"] = sum(c.get("n_expected", 0) for c in configs.values())
+    # The whole run's size comes from the shards themselves (each knows it), never from the shards
+    # that happen to be present: a merge with a shard missing must not look complete (#11).
+    totals = {c["n_expected_run"] for c in configs.values() if "n_expected_run" in c}
+    if len(totals) > 1:
+        raise MvlsibError(f"the shards disagree on the size of the run ({sorted(totals)} predictions)")
+    config["n_expected"] = totals.pop() if totals else sum(c.get("n_expected", 0) for c in configs.values())
+    config["n_expected_run"] = config["n_expected"]
+    config["complete"] = not missing and len(records) == config["n_expected"]
+    config["missing_shards"] = [f"{i}/{count}" for i in missing]
     config["merged_from"] = [
         {"shard": str(s), "file": found[s].name, "n": configs[s].get("n_expected")}
         for s in sorted(found, key=lambda s: s.index)

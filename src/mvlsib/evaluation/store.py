@@ -8,12 +8,14 @@ a restarted run rewrites that one result and every key ends up exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-from ._compat import TASKS, MvlsibError, atomic_open
+from ._compat import TASKS, MvlsibError, atomic_open, locks
 from .scoring import compute_metrics
 
 
@@ -52,6 +54,59 @@ def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict]:
             ) from None
         records.append(rec)
     return records
+
+
+def duplicate_keys(records: Iterable[dict]) -> list[tuple]:
+    """Keys that occur more than once, in first-seen order."""
+    counts = Counter(record_key(r) for r in records)
+    return [k for k, n in counts.items() if n > 1]
+
+
+def refuse_duplicates(path: str | Path, records: list[dict]) -> None:
+    dups = duplicate_keys(records)
+    if dups:
+        raise MvlsibError(
+            f"{path}: {len(dups)} keys appear more than once (e.g. {'|'.join(map(str, dups[0]))}): two runs "
+            "wrote to this folder at the same time, so its answers cannot be trusted; start a new --out folder"
+        )
+
+
+def completeness(config: dict, records: list[dict]) -> dict[str, Any]:
+    """How much of the run ``config`` describes ``records`` cover, in total and per (language, task, k) cell.
+
+    Every cell of a run holds the same number of examples (each language has the same
+    instances, each task x k one example per instance), so a cell's expectation is the
+    run's total over its cell count.
+    """
+    fp = config.get("fingerprint") or {}
+    expected = config.get("n_expected_run", config.get("n_expected"))
+    cells = [(lang, t, int(k)) for lang in fp.get("languages") or [] for t, k in fp.get("tasks") or []]
+    done = Counter((r["language"], r["task"], int(r["k"])) for r in records)
+    per_cell = expected // len(cells) if expected and cells and expected % len(cells) == 0 else None
+    short = [] if per_cell is None else [
+        {"language": c[0], "task": c[1], "k": c[2], "n_done": done.get(c, 0), "n_expected": per_cell}
+        for c in cells if done.get(c, 0) != per_cell
+    ]
+    n_done = len(records)
+    return {
+        "n_done": n_done,
+        "n_expected": expected,
+        "complete": expected is not None and n_done == expected and not short,
+        "incomplete_cells": short,
+    }
+
+
+@contextlib.contextmanager
+def run_lock(out: Path, name: str = ".run.lock") -> Iterator[None]:
+    """Hold an exclusive lock on a run folder (one writer per predictions file) for the block."""
+    try:
+        with locks.exclusive(out, name):
+            yield
+    except locks.Busy as busy:
+        raise MvlsibError(
+            f"{out} is in use by another run ({busy.holder}); wait for it to finish, or give this run its own "
+            "--out folder (several processes share one folder only with --shard I/N)"
+        ) from None
 
 
 def dump_line(rec: dict) -> str:
@@ -127,7 +182,12 @@ def load_run(run: str | Path) -> tuple[dict, list[dict], dict]:
             f"{run}: not a finished run folder (needs predictions.jsonl and config.json; "
             "for a sharded run, `mvlsib-eval merge` it first)"
         )
-    config = json.loads(cfg.read_text(encoding="utf-8"))
-    metrics_path = run / "metrics.json"
-    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    return config, read_predictions(pred), metrics
+    try:
+        config = json.loads(cfg.read_text(encoding="utf-8"))
+        metrics_path = run / "metrics.json"
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
+    except (OSError, ValueError) as exc:
+        raise MvlsibError(f"{run}: unreadable run file ({exc})") from None
+    records = read_predictions(pred)
+    refuse_duplicates(pred, records)
+    return config, records, metrics

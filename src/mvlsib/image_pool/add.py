@@ -12,6 +12,7 @@ from mvlsib.errors import MvlsibError
 from mvlsib.limits import MIN_SIDE
 from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
 from mvlsib.image_pool.licenses import has_value, judge_license
+from mvlsib import locks
 from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
 from mvlsib.topics import TOPICS, topic_slug
@@ -34,6 +35,11 @@ class AddRequest:
     max_pixels: int = DEFAULT_MAX_PIXELS
     max_bytes: int = DEFAULT_MAX_BYTES
     timeout: float = DEFAULT_TIMEOUT_S
+
+
+# The pool's lock file (a dot-file: pool checks and galleries ignore it) and how long an add waits for it.
+POOL_LOCK = ".pool.lock"
+POOL_LOCK_WAIT_S = 60.0
 
 
 def next_image_id(rows: list[ManifestRow], topic: str) -> str:
@@ -65,23 +71,38 @@ def add_image(pool: str | Path, req: AddRequest, *, create: bool = True) -> Mani
     """Normalise ``req.source`` into ``pool`` and append its manifest row.
 
     Nothing changes on failure: the image is written under a temporary name and renamed,
-    then the manifest is replaced atomically; if that fails the new image is removed.
+    then the manifest is replaced atomically; if that fails the new image is removed. The
+    pool is locked from reading the manifest to replacing it.
     """
-    from mvlsib.atomic import atomic_path
-
     pool = Path(pool)
-    if (pool / MANIFEST_NAME).is_file():
-        rows = read_manifest(pool)
-    elif create:
-        rows = []
-    else:
-        raise MvlsibError(f"{pool}: no {MANIFEST_NAME}; create the pool first")
-    image_id = _validate(req, rows)
+    _validate(req, _rows(pool, create))  # fail fast, before any download
     data = read_source(req.source, timeout=req.timeout, max_bytes=req.max_bytes)
     norm = normalize_image(data, box=req.box, fmt=req.fmt, max_pixels=req.max_pixels, what=req.source)
     if min(norm.width, norm.height) < req.min_side:
         raise MvlsibError(f"{req.source}: {norm.width}x{norm.height} after fitting into {req.box[0]}x{req.box[1]} "
                           f"has a shorter side under {req.min_side} px; use a larger image")
+    # Read, choose the id, write: one process at a time, or two adds lose a manifest row (#11).
+    try:
+        with locks.exclusive(pool, POOL_LOCK, wait=POOL_LOCK_WAIT_S):
+            return _add_locked(pool, req, norm, create)
+    except locks.Busy as busy:
+        raise MvlsibError(f"{pool}: the pool is locked by another command ({busy.holder}) for over "
+                          f"{POOL_LOCK_WAIT_S:g} s; try again when it has finished") from None
+
+
+def _rows(pool: Path, create: bool) -> list[ManifestRow]:
+    if (pool / MANIFEST_NAME).is_file():
+        return read_manifest(pool)
+    if create:
+        return []
+    raise MvlsibError(f"{pool}: no {MANIFEST_NAME}; create the pool first")
+
+
+def _add_locked(pool: Path, req: AddRequest, norm, create: bool) -> ManifestRow:
+    from mvlsib.atomic import atomic_path
+
+    rows = _rows(pool, create)
+    image_id = _validate(req, rows)
     sha = hashlib.sha256(norm.data).hexdigest()
     dup = next((r for r in rows if r.sha256 == sha), None)
     if dup is not None:

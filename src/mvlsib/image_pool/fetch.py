@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
+from mvlsib import httpio
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import DOWNLOAD_TIMEOUT_S, MAX_DOWNLOAD_BYTES
 
@@ -35,45 +36,32 @@ def read_source(source: str, *, timeout: float = DEFAULT_TIMEOUT_S, max_bytes: i
 
 
 def download(url: str, *, timeout: float = DEFAULT_TIMEOUT_S, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    import http.client
-    import socket
-    import urllib.error
-    import urllib.request
-
-    req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept": ", ".join(ACCEPTED_CONTENT_TYPES)})
+    """GET ``url`` within ``timeout`` seconds for the whole download (not per read), at most ``max_bytes``."""
+    headers = {"User-Agent": USER_AGENT, "Accept": ", ".join(ACCEPTED_CONTENT_TYPES)}
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - scheme checked by is_url
-            final = resp.geturl()
-            if urlparse(final).scheme.lower() not in ("http", "https"):
-                raise MvlsibError(f"{url}: redirected to a non-http(s) location {final}")
-            ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-            if ctype not in ACCEPTED_CONTENT_TYPES:
-                raise MvlsibError(
-                    f"{url}: server sent Content-Type {ctype or '(none)'!r}, not an image "
-                    f"({', '.join(ACCEPTED_CONTENT_TYPES)}); link the image file itself, not its web page"
-                )
-            length = resp.headers.get("Content-Length")
-            if length and length.isdigit() and int(length) > max_bytes:
-                raise MvlsibError(f"{url}: {int(length):,} bytes is over the {max_bytes:,}-byte limit (--max-bytes)")
-            chunks, total = [], 0
-            while True:
-                block = resp.read(1 << 16)
-                if not block:
-                    break
-                total += len(block)
-                if total > max_bytes:
-                    raise MvlsibError(f"{url}: more than {max_bytes:,} bytes (--max-bytes); download stopped")
-                chunks.append(block)
-            if length and length.isdigit() and total < int(length):
-                raise MvlsibError(f"{url}: connection closed after {total:,} of {int(length):,} bytes; try again")
-            return b"".join(chunks)
-    except urllib.error.HTTPError as exc:
-        raise MvlsibError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except (socket.timeout, TimeoutError):
-        raise MvlsibError(f"{url}: no answer within {timeout:g} s (--timeout)") from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, (socket.timeout, TimeoutError)):
-            raise MvlsibError(f"{url}: no answer within {timeout:g} s (--timeout)") from None
-        raise MvlsibError(f"{url}: cannot download ({exc.reason})") from None
-    except (OSError, http.client.HTTPException) as exc:
-        raise MvlsibError(f"{url}: download failed ({exc!r})") from None
+        return _download(url, headers, timeout, max_bytes)
+    except MvlsibError as exc:  # a URL may carry user:password@ or a token: never echo it
+        raise MvlsibError(httpio.redact(str(exc))) from None
+
+
+def _download(url: str, headers: dict, timeout: float, max_bytes: int) -> bytes:
+    try:
+        # File pages (e.g. Wikimedia's Special:FilePath) redirect to the file; nothing secret is sent.
+        resp = httpio.request(url, headers=headers, timeout=timeout, max_bytes=max_bytes, max_redirects=5)
+    except httpio.DeadlineExceeded:
+        raise MvlsibError(f"{url}: no complete answer within {timeout:g} s (--timeout)") from None
+    except httpio.BodyTooLarge as exc:
+        raise MvlsibError(f"{exc} (--max-bytes)") from None
+    except httpio.TruncatedBody as exc:
+        raise MvlsibError(f"{exc}; try again") from None
+    except httpio.TransportError as exc:
+        raise MvlsibError(f"cannot download: {exc}") from None
+    if resp.status >= 400:
+        raise MvlsibError(f"{url}: HTTP {resp.status}")
+    ctype = (resp.header("content-type") or "").split(";")[0].strip().lower()
+    if ctype not in ACCEPTED_CONTENT_TYPES:
+        raise MvlsibError(
+            f"{url}: server sent Content-Type {ctype or '(none)'!r}, not an image "
+            f"({', '.join(ACCEPTED_CONTENT_TYPES)}); link the image file itself, not its web page"
+        )
+    return resp.body

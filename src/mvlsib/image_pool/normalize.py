@@ -48,7 +48,10 @@ def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXE
     from PIL import Image, UnidentifiedImageError
 
     label = what or (str(source) if not isinstance(source, bytes) else "image data")
-    fp = io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb")
+    try:
+        fp = io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb")
+    except OSError as exc:  # a folder, a symlink loop, no permission
+        raise MvlsibError(f"{label}: cannot be read ({exc.strerror or exc})") from None
     try:
         with warnings.catch_warnings():
             # Our own pixel limit applies; PIL's warning would only add noise.
@@ -59,6 +62,10 @@ def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXE
                 raise MvlsibError(f"{label}: refused as a decompression bomb ({exc})") from None
             except UnidentifiedImageError:
                 raise MvlsibError(f"{label}: not a decodable image (unknown or corrupt format)") from None
+            except (ValueError, SyntaxError, OSError, EOFError) as exc:
+                # e.g. an 8 MB ICC profile: a metadata chunk over Pillow's safety limit
+                raise MvlsibError(f"{label}: cannot be read as an image ({exc}); re-save it without "
+                                  "oversized metadata (ICC profile, text chunks)") from None
             if im.format not in formats:
                 raise MvlsibError(f"{label}: format {im.format} is not accepted; use one of {', '.join(formats)}")
             w, h = im.size

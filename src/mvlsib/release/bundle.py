@@ -23,7 +23,7 @@ from mvlsib.atomic import atomic_open
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
 # Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
-SHARED_LEAVES = ("atomic", "csvio", "errors", "versions")
+SHARED_LEAVES = ("atomic", "csvio", "errors", "httpio", "locks", "versions")
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 

@@ -11,13 +11,16 @@ handed to ``HfApi`` and never printed, logged or written by this module.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mvlsib import httpio
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import HUB_TIMEOUT_S
 
 REPO_TYPE = "dataset"
 # Files the Hub creates or manages itself; never deleted by a publish.
@@ -151,8 +154,31 @@ def publish_to_hub(
     dry_run: bool = False,
     endpoint: str | None = None,
     token: str | None = None,
+    timeout: float = HUB_TIMEOUT_S,
 ) -> HubResult:
     """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring."""
+    with _hub_timeout(timeout):
+        return _publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run,
+                               endpoint=endpoint, token=token, timeout=timeout)
+
+
+@contextlib.contextmanager
+def _hub_timeout(seconds: float):
+    """Give huggingface_hub's shared HTTP client a timeout for the block (its default is none)."""
+    import httpx2
+    from huggingface_hub.utils import get_session
+
+    session = get_session()
+    old = session.timeout
+    session.timeout = httpx2.Timeout(seconds)
+    try:
+        yield
+    finally:
+        session.timeout = old
+
+
+def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoint, token, timeout) -> HubResult:
+    import httpx2
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
@@ -184,14 +210,23 @@ def publish_to_hub(
         if not plan.empty:
             ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(release / p)) for p in [*plan.added, *plan.changed]]
             ops += [CommitOperationDelete(path_in_repo=p) for p in plan.deleted]
-            info = api.create_commit(
-                repo_id,
-                ops,
-                commit_message=summary,
-                commit_description=description,
-                repo_type=REPO_TYPE,
-                revision=branch,
-            )
+            try:
+                info = api.create_commit(
+                    repo_id,
+                    ops,
+                    commit_message=summary,
+                    commit_description=description,
+                    repo_type=REPO_TYPE,
+                    revision=branch,
+                )
+            except (httpx2.TransportError, OSError) as exc:
+                # The request may have reached the Hub before the answer was lost; a re-run
+                # compares files and commits only what still differs, so it never duplicates.
+                raise MvlsibError(httpio.redact(
+                    f"the connection to the Hub failed during the commit to {repo_id} ({type(exc).__name__}"
+                    f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
+                    "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
+                    (tok,))) from None
             oid, url = info.oid, info.commit_url
         created = False
         if tag:
@@ -203,7 +238,13 @@ def publish_to_hub(
     except HfHubHTTPError as exc:
         # The message names the URL and the server's reason; it never contains the token.
         status = exc.response.status_code if exc.response is not None else "?"
-        raise MvlsibError(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}") from exc
+        # A server (or a proxy) may echo request headers into its error: never print the token.
+        raise MvlsibError(httpio.redact(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}",
+                                        (tok,))) from None
+    except (httpx2.TransportError, OSError) as exc:  # connect failures, timeouts, dropped connections
+        kind = "no answer within the timeout" if isinstance(exc, httpx2.TimeoutException) else type(exc).__name__
+        raise MvlsibError(f"cannot talk to the Hub for {repo_id} ({kind}; {timeout:g} s per request); "
+                          "check the network or HF_ENDPOINT and re-run: nothing is committed twice") from None
 
 
 def _ensure_tag(api, repo_id: str, tag: str, branch: str, message: str) -> bool:

@@ -24,13 +24,27 @@ def library_versions() -> dict[str, str]:
     return versions.library_versions(_LIBRARIES, missing="not installed")
 
 
+# Files that tools and operating systems drop into any folder: running the loader the card's
+# way (`import mvl_sib` in the release) writes __pycache__/. They are never part of a release:
+# not listed, not checked, never uploaded.
+LITTER_DIRS = frozenset({"__pycache__"})
+LITTER_NAMES = frozenset({"Thumbs.db", "desktop.ini", "Desktop.ini"})
+LITTER_SUFFIXES = (".pyc", ".pyo")
+
+
+def is_litter(rel: Path) -> bool:
+    """Dot-files, Python caches and OS litter, by their path inside the release."""
+    return (any(part.startswith(".") or part in LITTER_DIRS for part in rel.parts)
+            or rel.name in LITTER_NAMES or rel.name.endswith(LITTER_SUFFIXES))
+
+
 def release_files(release: Path) -> list[str]:
-    """Relative POSIX paths of the release's files (manifest.json and dot-files excluded), sorted."""
+    """Relative POSIX paths of the release's files (manifest.json and litter excluded), sorted."""
     release = Path(release)
     out = []
     for path in release.rglob("*"):
         rel = path.relative_to(release)
-        if any(part.startswith(".") for part in rel.parts):
+        if is_litter(rel):
             continue
         if path.is_symlink():
             raise MvlsibError(f"{path}: a release must not contain symbolic links; replace it by the file itself")
@@ -66,14 +80,16 @@ def read_release_manifest(release: Path) -> dict:
     if not path.is_file():
         raise MvlsibError(
             f"{path}: no manifest.json, so {release} is not a release folder written by "
-            "`mvlsib-build publish --workdir W --out DIR` (or it is incomplete); rebuild it"
+            "`mvlsib-build publish --workdir W --out DIR` (or it is incomplete); rebuild it into a new folder"
         )
     try:
         manifest = json.loads(path.read_text("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MvlsibError(f"{path}: not valid JSON ({exc}); rebuild the release") from exc
+        raise MvlsibError(f"{path}: not valid JSON ({exc}); rebuild the release into a new folder "
+                          "(`mvlsib-build publish --workdir W --out NEW`)") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise MvlsibError(f"{path}: has no 'files' table; rebuild the release")
+        raise MvlsibError(f"{path}: has no 'files' table; rebuild the release into a new folder "
+                          "(`mvlsib-build publish --workdir W --out NEW`)")
     return manifest
 
 
@@ -84,25 +100,29 @@ def verify_release(release: Path) -> dict:
         raise MvlsibError(f"{release}: no such release folder")
     manifest = read_release_manifest(release)
     listed = manifest["files"]
-    problems = []
-    for rel in sorted(listed):
-        entry = listed[rel]
-        path = release / rel
-        if ".." in Path(rel).parts or Path(rel).is_absolute():
-            problems.append(f"{rel}: path escapes the release folder")
-        elif not path.is_file():
-            problems.append(f"{rel}: listed in manifest.json but missing")
-        elif path.stat().st_size != entry.get("size"):
-            problems.append(f"{rel}: size {path.stat().st_size} bytes, manifest.json says {entry.get('size')} (changed or corrupted)")
-        elif sha256_file(path) != entry.get("sha256"):
-            problems.append(f"{rel}: sha256 differs from manifest.json (changed or corrupted)")
-    for rel in release_files(release):
-        if rel not in listed:
-            problems.append(f"{rel}: present but not listed in manifest.json")
+    # One implementation of the per-file check: the release's own loader (the evaluator uses it too).
+    from mvlsib.release_format.mvl_sib import manifest_problems
+
+    problems = manifest_problems(release)
+    extra = unlisted_files(release, listed)
     if problems:
         raise MvlsibError(
             f"{release}: the release does not match its manifest.json, refusing to use it:\n  - "
-            + "\n  - ".join(problems)
-            + "\nRebuild it with `mvlsib-build publish --workdir W --out DIR` (or `mvlsib-build build`)."
+            + "\n  - ".join(problems + [f"{rel}: present but not listed in manifest.json" for rel in extra])
+            + "\nRebuild it with `mvlsib-build publish --workdir W --out DIR` (or `mvlsib-build build`)"
+            + (", after moving the unlisted files out of the folder: publish never deletes files it did not write."
+               if extra else ".")
+        )
+    if extra:
+        raise MvlsibError(
+            f"{release}: holds files that are not part of the release, refusing to use it:\n  - "
+            + "\n  - ".join(f"{rel}: present but not listed in manifest.json" for rel in extra[:10])
+            + (f"\n  ... and {len(extra) - 10} more" if len(extra) > 10 else "")
+            + "\nMove them out of the release folder (put evaluation runs' --out elsewhere) and retry."
         )
     return manifest
+
+
+def unlisted_files(release: Path, listed) -> list[str]:
+    """Files of ``release`` (litter excluded) that its manifest does not list: the user's, not ours."""
+    return [rel for rel in release_files(release) if rel not in listed]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from mvlsib.atomic import process_alive, remove_stale
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import CORPUS_FILE as CORPUS_NAME, INGEST_REPORT_FILE as INGEST_REPORT_NAME, INSTANCES_FILE as INSTANCES_NAME
 from mvlsib.workdir.corpus import read_corpus_texts
@@ -145,6 +146,19 @@ def _dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
 
 
+def _validate_or_refuse(workdir: Path, pool: Path) -> None:
+    from mvlsib.validation.invariants import validate_workdir
+
+    violations = list(validate_workdir(workdir, pool).violations)
+    if violations:
+        shown = "\n  - ".join(str(v).strip() for v in violations[:10])
+        more = f"\n  ... and {len(violations) - 10} more" if len(violations) > 10 else ""
+        raise MvlsibError(
+            f"{workdir}: validation found {len(violations)} violation(s); no release was written "
+            f"(`mvlsib-build validate` lists them all):\n  - {shown}{more}"
+        )
+
+
 @contextlib.contextmanager
 def _staging(out: Path):
     """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds."""
@@ -156,7 +170,35 @@ def _staging(out: Path):
             f"{out}: exists, is not empty and holds no release (no manifest.json); "
             "refusing to replace it, choose another --out or remove it"
         )
+    if (out / "manifest.json").is_file():
+        # Replacing a release must not delete what the user put into it (the card's own
+        # `python evaluate.py --data . --out RUN` writes RUN/ there).
+        from mvlsib.release.manifest import read_release_manifest, unlisted_files
+
+        try:
+            listed = read_release_manifest(out)["files"]
+        except MvlsibError:
+            raise MvlsibError(
+                f"{out}: its manifest.json is unreadable, so which files are the user's cannot be told; "
+                "choose another --out, or move your files out and remove the folder"
+            ) from None
+        extra = unlisted_files(out, listed)
+        if extra:
+            raise MvlsibError(
+                f"{out}: holds files that are not part of the old release (not in its manifest.json): "
+                + ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
+                + "; publishing would delete them. Move them out of the folder, or choose another --out"
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
+    # Leftovers of a publish that was killed: its half-written stage, or the old release it had moved aside.
+    remove_stale(out.parent, f".{out.name}.partial-")
+    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
+        pid = old.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not process_alive(int(pid)):
+            if not out.exists():  # killed between the two renames: put the previous release back
+                os.replace(old, out)
+            else:
+                shutil.rmtree(old, ignore_errors=True)
     stage = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir()
@@ -182,12 +224,14 @@ def publish(
     repo_hint: str = "ORG/mvl-sib",
     versions: dict[str, str] | None = None,
     progress: bool = True,
+    validate: bool = True,
 ) -> ReleaseSummary:
     """Write the release folder ``out`` from ``workdir`` (corpus, instances) and the image pool.
 
     ``seed`` is the sampling seed to record (default: what the sampler recorded in
     the work folder); ``versions`` overrides the library versions written to
     manifest.json (tests pin them to compare manifests across machines).
+    ``validate`` runs every schema and invariant first (``build`` has just done so).
     """
     import mvlsib
     from mvlsib.atomic import sha256_file
@@ -207,6 +251,10 @@ def publish(
     instances_sha = sha256_file(workdir / INSTANCES_NAME)
     index_ids, texts = read_corpus_texts(workdir)
     langs = sorted(texts)
+    bad = [lang for lang in langs if not mvl_sib.is_language_code(lang)]
+    if bad:
+        raise MvlsibError(f"{workdir / CORPUS_NAME}: {', '.join(map(repr, bad))} is not a language code of the form "
+                          "xxx_Xxxx (e.g. fra_Latn); re-run `mvlsib-build ingest` on a clean SIB-200 folder")
     if languages:
         unknown = sorted(set(languages) - set(langs))
         if unknown:
@@ -222,6 +270,9 @@ def publish(
             f"{manifest_path(pool)}: image id(s) {', '.join(missing[:5])} used by instances.jsonl are not in this pool; "
             "pass the --pool the instances were sampled with, or re-run `mvlsib-build sample`"
         )
+    if validate:  # after the quick checks above, whose messages are more precise
+        # A wrong answer key or a pool changed after sampling must never reach a release (#11).
+        _validate_or_refuse(workdir, pool)
     records = [rt.read_image_record(pool, r) for r in rows]
     seed = seed if seed is not None else recorded_seed(workdir)
     source = source_info(workdir)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from typing import NamedTuple
 
 __all__ = [
@@ -133,6 +134,13 @@ IMAGE_COLUMNS = (
 )
 IMAGES_CONFIG = "images"
 SPLIT = "test"
+# A language is an ISO 639-3 code and an ISO 15924 script, as Flores-200 and SIB-200 name them
+# (fra_Latn); any other folder name (a backup "fra_Latn copy", "x: y") is not a language.
+LANGUAGE_CODE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
+
+
+def is_language_code(name: str) -> bool:
+    return bool(LANGUAGE_CODE.fullmatch(name))
 
 # Columns a language file must provide for build_examples: those the task table names.
 _ROW_COLUMNS = tuple(dict.fromkeys(
@@ -168,6 +176,48 @@ def _check_k(task: str, k) -> int:
     return k
 
 
+MANIFEST_NAME = "manifest.json"
+
+
+def manifest_problems(source=".") -> list:
+    """Files of a local release that do not match its manifest.json (missing, resized, changed).
+
+    Empty when they all match or when there is no manifest (a folder made by hand). The
+    evaluator runs this before the first model call, and ``publish --release`` before uploading.
+    """
+    import hashlib
+    import json
+
+    path = os.path.join(os.fspath(source), MANIFEST_NAME)
+    if not os.path.isfile(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            listed = json.load(fh)["files"]
+        items = sorted(listed.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [f"{MANIFEST_NAME}: unreadable ({exc})"]
+    problems = []
+    root = os.path.realpath(os.fspath(source))
+    for rel, entry in items:
+        full = os.path.realpath(os.path.join(root, rel))
+        if os.path.isabs(rel) or ".." in rel.replace("\\", "/").split("/") or not full.startswith(root + os.sep):
+            problems.append(f"{rel}: path escapes the release folder")
+        elif not os.path.isfile(full):
+            problems.append(f"{rel}: listed in manifest.json but missing")
+        elif not isinstance(entry, dict) or os.path.getsize(full) != entry.get("size"):
+            problems.append(f"{rel}: size {os.path.getsize(full)} bytes, manifest.json says "
+                            f"{entry.get('size') if isinstance(entry, dict) else '?'} (changed or corrupted)")
+        else:
+            h = hashlib.sha256()
+            with open(full, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            if h.hexdigest() != entry.get("sha256"):
+                problems.append(f"{rel}: sha256 differs from manifest.json (changed or corrupted)")
+    return problems
+
+
 def _is_local(source) -> bool:
     return os.path.isdir(os.fspath(source))
 
@@ -186,7 +236,7 @@ def languages(source=".") -> list:
     return sorted(
         name
         for name in os.listdir(data)
-        if name != IMAGES_CONFIG and os.path.isfile(_local_file(source, name))
+        if is_language_code(name) and os.path.isfile(_local_file(source, name))
     )
 
 
@@ -269,6 +319,12 @@ def build_examples(rows, images, task: str, k: int = 1) -> list:
         references = [row["topic"]] if spec.references == "topic" else list(row[spec.references][:k])
         options = list(row[spec.options])
         label = row[spec.label]
+        if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(options):
+            # A null or out-of-range key would be scored as wrong (or crash) after the model answered.
+            raise LoaderError(
+                f"instance {row['instance_id']} ({row.get('language')}): {spec.label} is {label!r}, not an "
+                f"option index 0..{len(options) - 1}; the release is damaged"
+            )
         # Prompt order: references first, then options.
         image_ids = [*(references if spec.references in IMAGE_COLUMNS_OF_ROWS else ()),
                      *(options if spec.options in IMAGE_COLUMNS_OF_ROWS else ())]

@@ -13,14 +13,11 @@ import base64
 import io
 import json
 import os
-import socket
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .._compat import MvlsibError
+from .._compat import MvlsibError, httpio
 from ..parsing import strip_reasoning
 from .base import CHAT_TEMPLATE_KWARGS, Backend, BackendOption, Request
 
@@ -28,6 +25,30 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 REQUEST_STYLES = ("chat", "reasoning")
 # Greedy and unpenalised, whatever the server's or model's defaults (fields of the chat-completions protocol).
 NEUTRAL_SAMPLING = {"temperature": 0, "top_p": 1, "presence_penalty": 0, "frequency_penalty": 0, "n": 1}
+
+
+class _Malformed(ValueError):
+    """A 2xx response that is not a usable chat completion (retried like a dropped connection)."""
+
+
+def _chat_json(body: bytes) -> dict[str, Any]:
+    """A chat-completion body, decoded; anything a model's answer cannot be read from is ``_Malformed``."""
+    try:
+        answer = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _Malformed(f"invalid UTF-8 at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise _Malformed(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    try:
+        content = answer["choices"][0]["message"].get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return answer  # _one names what is missing
+    if content is not None and not isinstance(content, (str, list)):
+        raise _Malformed(f"choices[0].message.content is a {type(content).__name__}, not text")
+    if isinstance(content, list) and any(isinstance(p, dict) and not isinstance(p.get("text", ""), str)
+                                         for p in content):
+        raise _Malformed("choices[0].message.content has a part whose text is not a string")
+    return answer
 
 
 def encode_image(image) -> str:
@@ -85,6 +106,9 @@ class OpenAIBackend(Backend):
         self.template_kwargs = parse_json_option("chat-template-kwargs", chat_template_kwargs)
         if concurrency < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
+        if not timeout > 0 or max_retries < 0 or not backoff >= 0:
+            raise MvlsibError(f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
+                              f"{timeout:g}, {max_retries} and {backoff:g}")
         if not base_url:
             raise MvlsibError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
                               "https://api.openai.com/v1 for OpenAI)")
@@ -92,6 +116,10 @@ class OpenAIBackend(Backend):
         self.base_url = base_url.rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise MvlsibError(f"--base-url must start with http:// or https://, got {base_url!r}")
+        try:
+            httpio.check_url(self.base_url)
+        except httpio.InvalidURL as exc:
+            raise MvlsibError(f"--base-url: {exc}") from None
         self.concurrency = concurrency
         self.preferred_chunk = concurrency * 4
         self.max_new_tokens = max_new_tokens
@@ -135,6 +163,7 @@ class OpenAIBackend(Backend):
         return body
 
     def _post(self, body: bytes) -> dict[str, Any]:
+        """POST one request; transport faults and malformed answers are retried, then a clear error."""
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -143,28 +172,35 @@ class OpenAIBackend(Backend):
         for attempt in range(self.max_retries + 1):
             delay = self.backoff * (2**attempt)
             try:
-                req = urllib.request.Request(url, data=body, headers=headers, method="POST")
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    return json.loads(resp.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace")
-                last = f"HTTP {exc.code}: {detail}"
-                if exc.code not in RETRY_STATUS:
-                    raise MvlsibError(f"{url} answered {last}; not retrying (check --model and --base-url)") from None
-                retry_after = exc.headers.get("Retry-After") if exc.headers else None
-                if retry_after:  # the server knows best when to come back
-                    try:
-                        delay = min(max(float(retry_after), 0.0), 60.0)
-                    except ValueError:
-                        pass
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
-                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
-            except json.JSONDecodeError as exc:
-                last = f"a response that is not JSON ({exc})"
+                # The transport refuses redirects (the key must never follow one) and caps time and size.
+                resp = httpio.request(url, method="POST", body=body, headers=headers, timeout=self.timeout)
+                if resp.status >= 400:
+                    detail = resp.body[:300].decode("utf-8", "replace")
+                    last = f"HTTP {resp.status}: {detail}"
+                    if resp.status not in RETRY_STATUS:
+                        raise MvlsibError(self._redact(
+                            f"{url} answered {last}; not retrying (check --model and --base-url)"))
+                    retry_after = resp.header("retry-after")
+                    if retry_after:  # the server knows best when to come back
+                        try:
+                            delay = min(max(float(retry_after), 0.0), 60.0)
+                        except ValueError:
+                            pass
+                else:
+                    return _chat_json(resp.body)
+            except httpio.TransportError as exc:
+                if not exc.retryable:
+                    raise MvlsibError(self._redact(str(exc))) from None
+                last = str(exc)
+            except _Malformed as exc:
+                last = f"a malformed response ({exc})"
             if attempt < self.max_retries:
                 self.stats["retries"] += 1
                 time.sleep(delay)
-        raise MvlsibError(f"{url}: giving up after {self.max_retries + 1} attempts; last error: {last}")
+        raise MvlsibError(self._redact(f"{url}: giving up after {self.max_retries + 1} attempts; last error: {last}"))
+
+    def _redact(self, text: str) -> str:
+        return httpio.redact(text, (self._api_key,))
 
     def _one(self, request: Request) -> str:
         answer = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
@@ -174,10 +210,10 @@ class OpenAIBackend(Backend):
             message = choice["message"]
             content = message.get("content")
         except (KeyError, IndexError, TypeError, AttributeError):
-            raise MvlsibError(
+            raise MvlsibError(self._redact(
                 f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
                 f"{json.dumps(answer)[:300]}"
-            ) from None
+            )) from None
         if isinstance(content, list):  # some servers answer with content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         content = content if isinstance(content, str) else ""

@@ -1,0 +1,236 @@
+"""One HTTP request with hard bounds: the transport of the openai backend and of ``images add URL``.
+
+Why not plain ``urllib.request.urlopen``: its ``timeout`` bounds each socket read, so a
+server sending a byte every half second keeps a request alive for ever; it follows
+redirects to any host, turning a POST into a body-less GET and re-sending the
+``Authorization`` header there; and it reads bodies of any size. Here:
+
+- ``timeout`` is a deadline for the whole request (connect, headers, body): a watchdog
+  shuts the socket down when it passes;
+- redirects are refused (``RedirectRefused`` names the ``Location``) unless the caller
+  allows some; followed redirects drop credentials when the origin changes and are only
+  ever followed for GET;
+- the body is capped at ``max_bytes``; a body cut short raises ``TruncatedBody``;
+- ``redact`` removes credentials from any text built from what a server sent back;
+- proxies come from the environment (``https_proxy``, ``http_proxy``, ``no_proxy``) as with urllib.
+
+This module imports nothing from mvlsib: the bundled evaluator ships it in ``_shared/``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+# The largest response body read from an inference server (a chat completion is a few KB).
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
+_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie", "x-api-key", "api-key")
+# Token shapes worth hiding even when the caller did not name the secret (echoed headers).
+_TOKEN_PATTERNS = (
+    re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}"),
+    re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),  # user:password@ in a URL
+    re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"\bhf_[A-Za-z0-9]{8,}"),
+)
+
+
+class TransportError(Exception):
+    """The request did not produce a complete response; ``retryable`` says whether to try again."""
+
+    retryable = True
+
+
+class DeadlineExceeded(TransportError):
+    pass
+
+
+class TruncatedBody(TransportError):
+    pass
+
+
+class BodyTooLarge(TransportError):
+    retryable = False
+
+
+class InvalidURL(TransportError):
+    retryable = False
+
+
+class RedirectRefused(TransportError):
+    retryable = False
+
+    def __init__(self, message: str, location: str) -> None:
+        super().__init__(message)
+        self.location = location
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    url: str = ""
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
+    """``text`` with every given secret and every token-shaped string replaced by ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    for pattern in _TOKEN_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) + " ***") if m.lastindex else "***", text)
+    return text
+
+
+def check_url(url: str) -> str:
+    """``url`` if it is an http(s) URL with a host and a valid port; ``InvalidURL`` otherwise."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number in 0..65535
+    except ValueError as exc:
+        raise InvalidURL(f"{url}: not a valid URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise InvalidURL(f"{url}: only http(s) URLs are supported")
+    if not parts.hostname:
+        raise InvalidURL(f"{url}: not a valid URL (no host)")
+    return url
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+
+def request(
+    url: str,
+    *,
+    method: str = "GET",
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float,
+    max_bytes: int | None = None,
+    max_redirects: int = 0,
+) -> Response:
+    """Send one request and return the whole response (any status), within ``timeout`` seconds in total."""
+    deadline = time.monotonic() + timeout
+    max_bytes = MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
+    headers = dict(headers or {})
+    for _ in range(max_redirects + 1):
+        response = _once(url, method, body, headers, deadline, timeout, max_bytes)
+        if response.status not in REDIRECT_STATUS:
+            return response
+        location = response.header("location") or "(no Location header)"
+        target = urljoin(url, location) if response.header("location") else location
+        if max_redirects == 0 or method != "GET":
+            raise RedirectRefused(
+                f"{url}: the server answered HTTP {response.status} redirecting to {target}; redirects are "
+                f"not followed (use the final URL directly)", target)
+        if urlsplit(target).scheme.lower() not in ("http", "https"):
+            raise RedirectRefused(f"{url}: redirected to a non-http(s) location {target}", target)
+        if _origin(target) != _origin(url):  # never hand credentials to another origin
+            headers = {k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS}
+        url = target
+    raise RedirectRefused(f"{url}: more than {max_redirects} redirects", url)
+
+
+def _proxy_for(url: str) -> tuple[str, int, dict[str, str]] | None:
+    """(host, port, Proxy-Authorization header) of the proxy the environment names for ``url``, if any."""
+    import base64
+    import urllib.parse
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme.lower())
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    p = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    headers = {}
+    if p.username:
+        creds = f"{urllib.parse.unquote(p.username)}:{urllib.parse.unquote(p.password or '')}"
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(creds.encode()).decode("ascii")
+    return p.hostname or "", p.port or 8080, headers
+
+
+def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
+    parts = urlsplit(check_url(url))
+    scheme = parts.scheme.lower()
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise DeadlineExceeded(f"{url}: no complete answer within {timeout:g} s")
+    cls = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    proxy = _proxy_for(url)
+    if proxy is None:
+        conn = cls(parts.hostname, parts.port, timeout=remaining)
+    else:  # as urllib would: the *_proxy / no_proxy environment
+        proxy_host, proxy_port, proxy_headers = proxy
+        if scheme == "https":  # a CONNECT tunnel: the proxy never sees the request or its headers
+            conn = cls(proxy_host, proxy_port, timeout=remaining)
+            conn.set_tunnel(parts.hostname, parts.port or 443, headers=proxy_headers)
+        else:
+            conn = http.client.HTTPConnection(proxy_host, proxy_port, timeout=remaining)
+            path = url
+            headers = {**headers, **proxy_headers}
+    expired = threading.Event()
+
+    def abort() -> None:
+        expired.set()
+        sock = conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(remaining, abort)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        length = resp.getheader("Content-Length")
+        if length and length.strip().isdigit() and int(length) > max_bytes:
+            raise BodyTooLarge(f"{url}: the response is {int(length):,} bytes, over the {max_bytes:,}-byte limit")
+        chunks, total = [], 0
+        while True:
+            # read1 returns after one socket read, so the size cap and the deadline are checked often.
+            block = resp.read1(1 << 16)
+            if not block:
+                break
+            total += len(block)
+            if total > max_bytes:
+                raise BodyTooLarge(f"{url}: the response is over the {max_bytes:,}-byte limit; reading stopped")
+            chunks.append(block)
+            if expired.is_set():
+                break
+        if expired.is_set():
+            raise DeadlineExceeded(f"{url}: no complete answer within {timeout:g} s")
+        if length and length.strip().isdigit() and total < int(length):
+            raise TruncatedBody(f"{url}: connection closed after {total:,} of {int(length):,} bytes")
+        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, b"".join(chunks), url)
+    except TransportError:
+        raise
+    except http.client.IncompleteRead as exc:
+        if expired.is_set():
+            raise DeadlineExceeded(f"{url}: no complete answer within {timeout:g} s") from None
+        raise TruncatedBody(f"{url}: connection closed after {len(exc.partial):,} bytes of the body") from None
+    except (OSError, http.client.HTTPException) as exc:
+        if expired.is_set() or isinstance(exc, (socket.timeout, TimeoutError)):
+            raise DeadlineExceeded(f"{url}: no complete answer within {timeout:g} s") from None
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise TransportError(f"{url}: {reason}") from None
+    finally:
+        watchdog.cancel()
+        conn.close()

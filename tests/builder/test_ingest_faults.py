@@ -1,0 +1,96 @@
+"""Issue #11 faults planted in copies of real SIB-200 and Flores files: a TSV cut off inside its
+last sentence (defect 5), folders that are not languages (13), a directory or a symlink loop
+where a TSV should be (12), invalid UTF-8 positions and a BOM on a raw Flores file (15)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mvlsib.builder.ingest import ingest
+from mvlsib.errors import MvlsibError
+from mvlsib.workdir.corpus import read_corpus
+
+LANGS = ("eng_Latn", "fra_Latn")
+
+
+@pytest.fixture
+def sib(tmp_path, sib_dir) -> Path:
+    root = tmp_path / "sib" / "data" / "annotated"
+    for lang in LANGS:
+        shutil.copytree(sib_dir / "data" / "annotated" / lang, root / lang)
+    return tmp_path / "sib"
+
+
+def test_real_files_all_end_with_a_newline(sib_dir):
+    files = sorted((sib_dir / "data" / "annotated").glob("*/*.tsv"))
+    assert len(files) == 597
+    assert all(f.read_bytes().endswith(b"\n") for f in files)
+
+
+def test_tsv_cut_inside_its_last_sentence_is_refused(sib, tmp_path):
+    test = sib / "data" / "annotated" / "fra_Latn" / "test.tsv"
+    data = test.read_bytes()
+    test.write_bytes(data[: len(data) - 25])  # the last sentence loses its end and the newline
+    last_line = data[: len(data) - 25].decode("utf-8").count("\n") + 1
+    with pytest.raises(MvlsibError, match=rf"fra_Latn/test\.tsv:{last_line}: the file does not end with a newline"):
+        ingest(tmp_path / "w", sib=sib, progress=False)
+    assert not (tmp_path / "w" / "corpus.parquet").exists()
+
+
+def test_folders_that_are_not_languages_are_ignored(sib, tmp_path):
+    root = sib / "data" / "annotated"
+    shutil.copytree(root / "fra_Latn", root / "fra_Latn copy")
+    shutil.copytree(root / "fra_Latn", root / "x: y")
+    ingest(tmp_path / "w", sib=sib, progress=False)
+    assert sorted(read_corpus(tmp_path / "w")["language"].unique()) == list(LANGS)
+
+
+def test_language_option_must_be_a_code(sib, tmp_path):
+    # the backup folder exists, but it is not a language: the close match is the real one
+    shutil.copytree(sib / "data" / "annotated" / "fra_Latn", sib / "data" / "annotated" / "fra_Latn copy")
+    with pytest.raises(MvlsibError, match=r"unknown language code\(s\): fra_Latn copy \(close: fra_Latn\)"):
+        ingest(tmp_path / "w", sib=sib, languages="eng_Latn,fra_Latn copy", progress=False)
+
+
+@pytest.mark.parametrize("kind", ["directory", "symlink loop"])
+def test_directory_or_symlink_loop_instead_of_a_tsv(sib, tmp_path, kind):
+    dev = sib / "data" / "annotated" / "fra_Latn" / "dev.tsv"
+    dev.unlink()
+    if kind == "directory":
+        dev.mkdir()
+        expected = "dev.tsv: is a folder, expected a file"
+    else:
+        os.symlink(dev, dev)  # points at itself
+        expected = "dev.tsv: cannot be read"
+    with pytest.raises(MvlsibError, match=expected):
+        ingest(tmp_path / "w", sib=sib, progress=False)
+
+
+def test_invalid_utf8_names_line_and_byte(sib, tmp_path):
+    train = sib / "data" / "annotated" / "fra_Latn" / "train.tsv"
+    lines = train.read_bytes().split(b"\n")
+    lines[4] = lines[4][:10] + b"\xff" + lines[4][10:]
+    train.write_bytes(b"\n".join(lines))
+    offset = sum(len(x) + 1 for x in lines[:4]) + 10
+    with pytest.raises(MvlsibError, match=rf"train\.tsv:5: not valid UTF-8 at byte {offset} \(line 5, byte 11 "):
+        ingest(tmp_path / "w", sib=sib, progress=False)
+
+
+def test_bom_on_a_raw_flores_file_is_dropped_as_in_tsv(tmp_path, sib_dir):
+    folder = tmp_path / "flores"
+    shutil.copytree(sib_dir / "data" / "nko_flores", folder)
+    dev = folder / "nqo_Nkoo.dev"
+    plain = dev.read_bytes()
+    dev.write_bytes(b"\xef\xbb\xbf" + plain)
+    ingest(tmp_path / "w", flores=folder, annotation=sib_dir / "data" / "eng", progress=False)
+    corpus = read_corpus(tmp_path / "w")
+    texts = corpus[corpus["language"] == "nqo_Nkoo"]["text"].tolist()
+    assert not any(t.startswith("\ufeff") for t in texts)
+    first = plain.decode("utf-8").split("\n")[0].rstrip()
+    row0 = corpus[(corpus["language"] == "nqo_Nkoo") & (corpus["index_id"] == 0)]
+    assert len(row0) == 1  # index 0 is annotated (SIB-200 train): its text is Flores line 1, no BOM
+    assert row0["text"].iloc[0] == first

@@ -1,0 +1,177 @@
+"""Issue #11: every sub-command of both CLIs, walked with bad inputs.
+
+Each case must exit 2 (a user error) or 1 (a failed check) with one readable message and
+no traceback, and leave the folder it was pointed at exactly as it was. A new sub-command
+must add cases here (``test_every_command_is_walked`` fails otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from mvlsib.cli import build_cli, eval_cli
+
+SECRET = "sk-walk-secret-0123456789"
+
+
+def _commands(group: click.Group, prefix=()) -> list[str]:
+    out = []
+    for name, cmd in group.commands.items():
+        if isinstance(cmd, click.Group):
+            out += _commands(cmd, (*prefix, name))
+        else:
+            out.append(" ".join((*prefix, name)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory, release_dir) -> Path:
+    """A folder with the things bad inputs point at: a file, an empty folder, a run with garbage."""
+    root = tmp_path_factory.mktemp("walk")
+    (root / "empty").mkdir()
+    (root / "file.txt").write_text("not a folder\n")
+    (root / "garbage_run").mkdir()
+    (root / "garbage_run" / "config.json").write_text("{not json")
+    (root / "garbage_run" / "predictions.jsonl").write_text('{"task": "i2s"}\n')
+    (root / "loop.tsv").symlink_to(root / "loop.tsv")
+    (root / "not_image.jpg").write_text("<html>")
+    (root / "groups.csv").write_bytes(b"\xff\xfe\x00garbage")
+    shutil.copytree(release_dir, root / "release")
+    (root / "release" / "RUN").mkdir()
+    (root / "release" / "RUN" / "notes.txt").write_text("mine\n")
+    return root
+
+
+def _cases(s: Path) -> list[tuple[str, list[str]]]:
+    rel = str(s / "release")
+    one = ["--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1", "--no-progress"]
+    openai_args = ["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", *one]  # nothing listens on 9
+    return [
+        # mvlsib-build
+        ("ingest", ["ingest", "--sib", str(s / "missing"), "--workdir", str(s / "w1")]),
+        ("ingest", ["ingest", "--sib", str(s / "file.txt"), "--workdir", str(s / "w1")]),
+        ("ingest", ["ingest", "--sib", str(s / "empty"), "--workdir", str(s / "w1")]),
+        ("ingest", ["ingest", "--sib", str(s / "empty"), "--languages", "fra_Latn copy", "--workdir", str(s / "w1")]),
+        ("ingest", ["ingest", "--flores", str(s / "empty"), "--workdir", str(s / "w1")]),
+        ("sample", ["sample", "--workdir", str(s / "empty")]),
+        ("sample", ["sample", "--workdir", str(s / "file.txt")]),
+        ("validate", ["validate", "--workdir", str(s / "empty")]),
+        ("verify-images", ["verify-images", "--model", "x", "--pool", str(s / "missing"), "--out", str(s / "v1")]),
+        ("verify-images", ["verify-images", "--model", "x", "--device", "tpu", "--out", str(s / "v1")]),
+        ("publish", ["publish"]),
+        ("publish", ["publish", "--workdir", str(s / "empty"), "--out", str(s / "r1")]),
+        ("publish", ["publish", "--release", rel, "--repo-id", "org/x", "--dry-run"]),
+        ("publish", ["publish", "--release", rel, "--repo-id", "not-a-repo-id"]),
+        ("build", ["build", "--sib", str(s / "missing"), "--out", str(s / "r2")]),
+        ("images demo-pool", ["images", "demo-pool", "--out", str(s / "file.txt")]),
+        ("images add", ["images", "add", str(s / "missing.jpg"), "--pool", str(s / "p1"), "--topic", "sports",
+                        "--license", "CC0-1.0", "--author", "A", "--source-url", "https://e.org/x"]),
+        ("images add", ["images", "add", str(s / "not_image.jpg"), "--pool", str(s / "p1"), "--topic", "sports",
+                        "--license", "CC0-1.0", "--author", "A", "--source-url", "https://e.org/x"]),
+        ("images add", ["images", "add", "http://127.0.0.1:9/x.jpg", "--pool", str(s / "p1"), "--topic", "sports",
+                        "--license", "CC0-1.0", "--author", "A", "--source-url", "https://e.org/x", "--timeout", "2"]),
+        ("images add", ["images", "add", str(s / "loop.tsv"), "--pool", str(s / "p1"), "--topic", "sport",
+                        "--license", "CC0-1.0", "--author", "A", "--source-url", "https://e.org/x"]),
+        ("images check", ["images", "check", "--pool", str(s / "missing")]),
+        ("images check", ["images", "check", "--pool", str(s / "empty")]),
+        ("images gallery", ["images", "gallery", "--pool", str(s / "empty"), "--out", str(s / "g1")]),
+        ("images credits", ["images", "credits", "--pool", str(s / "empty"), "--out", str(s / "c1.md")]),
+        ("images import-release", ["images", "import-release", str(s / "empty"), "--pool", str(s / "p2")]),
+        # mvlsib-eval
+        ("run", ["run", "--data", str(s / "missing"), "--model", "m", "--out", str(s / "o1")]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--max-new-tokens", "0"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--device", "tpu", "--limit", "1"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--k", "9"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--shard", "3/2"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--limit", "-1"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--languages", "xx"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o1"), "--backend", "openai"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "file.txt"), "--backend", "openai",
+                 "--base-url", "http://127.0.0.1:9/v1"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), *openai_args, "--request-timeout", "0"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), *openai_args, "--retry-backoff", "-1"]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), "--backend", "openai",
+                 "--base-url", "http://[::1", *one]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), "--backend", "openai",
+                 "--base-url", "http://127.0.0.1:99999/v1", *one]),
+        ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), *openai_args, "--max-retries", "0"]),
+        ("merge", ["merge", str(s / "empty"), "--out", str(s / "m1")]),
+        ("report", ["report", str(s / "empty"), "--out", str(s / "rep1")]),
+        ("report", ["report", str(s / "garbage_run"), "--out", str(s / "rep1")]),
+        ("report", ["report", str(s / "garbage_run"), "--out", str(s / "rep1"), "--groups", str(s / "groups.csv")]),
+    ]
+
+
+def _state(root: Path) -> dict[str, bytes]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink():
+            out[str(p)] = b"->" + os.readlink(p).encode()
+        elif p.is_file():
+            out[str(p)] = p.read_bytes()
+        elif p.is_dir():
+            out[str(p)] = b"<dir>"
+    return out
+
+
+def test_every_command_is_walked(tmp_path):
+    walked = {name for name, _ in _cases(tmp_path)}
+    assert set(_commands(build_cli)) | set(_commands(eval_cli)) <= walked
+
+
+def test_bad_inputs_give_one_message_and_change_nothing(scene, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    eval_names = set(_commands(eval_cli))
+    failures = []
+    for name, args in _cases(scene):
+        before = _state(scene)
+        cli = eval_cli if name in eval_names else build_cli
+        result = CliRunner().invoke(cli, args)
+        text = result.output
+        problems = []
+        if result.exit_code not in (1, 2):
+            problems.append(f"exit {result.exit_code}")
+        if "Traceback" in text or (result.exception is not None and not isinstance(result.exception, SystemExit)):
+            problems.append(f"traceback: {result.exception!r}")
+        if result.exit_code == 2 and not text.strip():
+            problems.append("no message")
+        if SECRET in text:
+            problems.append("secret printed")
+        if _state(scene) != before:
+            changed = sorted(set(_state(scene).items()) ^ set(before.items()))
+            problems.append(f"state changed: {[k for k, _ in changed][:3]}")
+        if problems:
+            failures.append(f"{' '.join(args)[:140]} -> {problems} | {text.strip()[-200:]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_full_disk_while_writing_is_a_message(tmp_path, sib_dir):
+    """EFBIG (a file-size limit stands in for a full disk): one line, exit 2, no corpus left behind."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    from support import subprocess_env
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # get EFBIG from write() instead of a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    work = tmp_path / "w"
+    res = subprocess.run([sys.executable, "-m", "mvlsib", "ingest", "--sib", str(sib_dir), "--languages",
+                          "eng_Latn,fra_Latn", "--workdir", str(work), "--no-progress"],
+                         preexec_fn=limit, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert "File too large" in res.stderr
+    assert not (work / "corpus.parquet").exists()
+    assert [p.name for p in work.iterdir()] == [] if work.exists() else True

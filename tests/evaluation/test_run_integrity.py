@@ -1,0 +1,148 @@
+"""Issue #11 defects 2 and 3: one writer per run folder, duplicate keys refused, completeness shown
+by report and merge. Runs use the openai backend against the local fake (no model to load)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mvlsib.cli import eval_cli
+from mvlsib.evaluation.store import run_lock
+
+from fakes.openai_compat import ChatServer, lettered_server
+
+BASE = ["--backend", "openai", "--model", "served-vlm", "--tasks", "s2t", "--k", "1",
+        "--languages", "eng_Latn", "--limit", "4", "--concurrency", "1", "--retry-backoff", "0.01", "--no-progress"]
+
+
+def run(release_dir, server, out, *extra):
+    return CliRunner().invoke(eval_cli, ["run", "--data", str(release_dir), "--base-url", server.base_url,
+                                         "--out", str(out), *BASE, *extra])
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text("utf-8").splitlines()
+
+
+def test_second_run_on_the_same_folder_is_refused_while_the_first_runs(release_dir, tmp_path):
+    out = tmp_path / "run"
+
+    def slow(payload, n):
+        time.sleep(0.4)
+        return "A"
+
+    with ChatServer(slow) as server:
+        first = {}
+        thread = threading.Thread(target=lambda: first.setdefault("r", run(release_dir, server, out)))
+        thread.start()
+        lock = out / ".run.lock"
+        deadline = time.monotonic() + 10
+        while not (lock.is_file() and lock.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = run(release_dir, server, out, "--model", "another-model")
+        thread.join(30)
+    assert second.exit_code == 2, second.output
+    assert "is in use by another run (pid" in second.output and "Traceback" not in second.output
+    assert first["r"].exit_code == 0, first["r"].output
+    recs = [json.loads(x) for x in lines(out / "predictions.jsonl")]
+    assert len(recs) == 4 and len({r["instance_id"] for r in recs}) == 4  # one model, each key once
+    assert json.loads((out / "config.json").read_text())["fingerprint"]["model"] == "served-vlm"
+
+
+def test_lock_is_held_for_the_whole_run(release_dir, tmp_path):
+    out = tmp_path / "run"
+    with lettered_server(fail_every=0) as server, run_lock(out, ".run.lock"):
+        result = run(release_dir, server, out)
+        assert result.exit_code == 2 and "in use by another run" in result.output
+        assert server.requests == []  # refused before any model call
+    with lettered_server(fail_every=0) as server:  # released: the run goes ahead
+        assert run(release_dir, server, out).exit_code == 0
+
+
+def test_duplicate_keys_are_refused_on_resume_and_in_report(release_dir, tmp_path):
+    out = tmp_path / "run"
+    with lettered_server(fail_every=0) as server:
+        assert run(release_dir, server, out).exit_code == 0
+        pred = out / "predictions.jsonl"
+        pred.write_text(pred.read_text("utf-8") + lines(pred)[0] + "\n", encoding="utf-8")
+        before = pred.read_bytes()
+        resumed = run(release_dir, server, out)
+    assert resumed.exit_code == 2 and "1 keys appear more than once" in resumed.output, resumed.output
+    assert pred.read_bytes() == before
+    report = CliRunner().invoke(eval_cli, ["report", str(out), "--out", str(tmp_path / "rep")])
+    assert report.exit_code == 2 and "appear more than once" in report.output, report.output
+
+
+def test_report_shows_an_incomplete_run(release_dir, tmp_path):
+    out = tmp_path / "run"
+    with lettered_server(fail_every=0) as server:
+        assert run(release_dir, server, out).exit_code == 0
+    pred = out / "predictions.jsonl"
+    pred.write_text("\n".join(lines(pred)[:1]) + "\n", encoding="utf-8")  # 1 of 4 left
+    result = CliRunner().invoke(eval_cli, ["report", str(out), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    assert "is incomplete: 1 of 4 predictions" in result.output  # said on stderr, not only in the file
+    md = (tmp_path / "rep" / "report.md").read_text("utf-8")
+    assert "| run | 1 | 4 | **NO** |" in md
+    assert "| run | eng_Latn | s2t | 1 | 1 / 4 |" in md
+
+
+def test_partial_merge_is_not_complete(release_dir, tmp_path):
+    out = tmp_path / "run"
+    with lettered_server(fail_every=0) as server:
+        assert run(release_dir, server, out, "--shard", "0/2").exit_code == 0
+    merged = tmp_path / "merged"
+    result = CliRunner().invoke(eval_cli, ["merge", str(out), "--out", str(merged), "--allow-partial"])
+    assert result.exit_code == 0, result.output
+    assert "INCOMPLETE: 2 of 4" in result.output
+    config = json.loads((merged / "config.json").read_text())
+    assert config["complete"] is False and config["n_expected"] == 4 and config["missing_shards"] == ["1/2"]
+    report = CliRunner().invoke(eval_cli, ["report", str(merged), "--out", str(tmp_path / "rep")])
+    assert "| merged | 2 | 4 | **NO** |" in (tmp_path / "rep" / "report.md").read_text("utf-8")
+
+
+# ---------------------------------------------------------------- defect 11: the release is checked first
+
+
+def _with_label(release_dir: Path, tmp_path: Path, value) -> Path:
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rel = tmp_path / "rel"
+    shutil.copytree(release_dir, rel)
+    path = rel / "data" / "eng_Latn" / "test.parquet"
+    table = pq.read_table(path)
+    column = table.column("image_label").to_pylist()
+    column[0] = value
+    idx = table.schema.get_field_index("image_label")
+    table = table.set_column(idx, pa.field("image_label", pa.int64(), nullable=True), pa.array(column, pa.int64()))
+    pq.write_table(table, path)
+    return rel
+
+
+def test_tampered_release_is_refused_before_any_model_call(release_dir, tmp_path):
+    rel = _with_label(release_dir, tmp_path, 3)
+    with lettered_server(fail_every=0) as server:
+        result = run(rel, server, tmp_path / "run")
+        assert server.requests == []
+    assert result.exit_code == 2, result.output
+    assert "data/eng_Latn/test.parquet: size" in result.output or "data/eng_Latn/test.parquet: sha256" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("value", [None, 7, -1])
+def test_bad_label_without_manifest_is_a_message(release_dir, tmp_path, value):
+    rel = _with_label(release_dir, tmp_path, value)
+    (rel / "manifest.json").unlink()
+    with lettered_server(fail_every=0) as server:
+        result = run(rel, server, tmp_path / "run")
+        assert server.requests == []
+    assert result.exit_code == 2, result.output
+    assert f"image_label is {value!r}, not an option index 0..3" in result.output
