@@ -162,6 +162,7 @@ def test_a_processor_whose_batches_differ_runs_prompts_one_at_a_time(tiny_llava,
     reference = make_backend("hf", model=str(tiny_llava), batch_size=1, device="cpu", max_new_tokens=4)
     reference.set_images(images)
     monkeypatch.setattr(hf_inputs, "compare_batched", lambda *a, **k: ["pixel_values (image) differs"])
+    monkeypatch.setattr(hf_inputs, "differences_beyond_padding", lambda *a, **k: ["pixel_values (image) differs"])
     guarded = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4)
     guarded.set_images(images)
     assert guarded.generate(reqs) == reference.generate(reqs)
