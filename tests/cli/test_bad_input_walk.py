@@ -106,6 +106,17 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
         ("report", ["report", str(s / "empty"), "--out", str(s / "rep1")]),
         ("report", ["report", str(s / "garbage_run"), "--out", str(s / "rep1")]),
         ("report", ["report", str(s / "garbage_run"), "--out", str(s / "rep1"), "--groups", str(s / "groups.csv")]),
+        ("compare", ["compare", str(s / "empty"), str(s / "garbage_run")]),
+        ("compare", ["compare", str(s / "garbage_run"), str(s / "garbage_run"), "--json", str(s / "cmp.json")]),
+        ("items", ["items", str(s / "empty"), "--out", str(s / "it1")]),
+        ("items", ["items", str(s / "garbage_run"), "--out", str(s / "it1")]),
+        ("correlate", ["correlate", str(s / "garbage_run"), "--scores", str(s / "missing.csv")]),
+        ("correlate", ["correlate", str(s / "garbage_run"), "--scores", str(s / "groups.csv")]),
+        # mvlsib-build export
+        ("export", ["export", "nope", "--release", rel, "--out", str(s / "x1")]),
+        ("export", ["export", "lmms-eval", "--release", str(s / "empty"), "--out", str(s / "x1")]),
+        ("export", ["export", "mteb", "--release", rel, "--out", str(s / "x1"), "--languages", "xx_Yyyy"]),
+        ("export", ["export", "vlmevalkit", "--release", rel, "--out", str(s / "file.txt")]),
     ]
 
 

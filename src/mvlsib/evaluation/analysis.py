@@ -169,8 +169,8 @@ def item_details(key, per_run, rows) -> dict:
 def write_items(runs, out: str | Path, *, data: str | None = None, mode: str = "relaxed", names=None,
                 max_listed: int = 5000) -> list[Path]:
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     loaded = _load(runs, mode, names)
+    out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     res = item_analysis(loaded)
     if data is None:
         data = next((c.get("fingerprint", {}).get("data") for _, c, _ in loaded

@@ -46,6 +46,10 @@ def read_scores(path: str | Path) -> dict[str, dict[str, float]]:
             return out
     except OSError as exc:
         raise MvlsibError(f"{path}: cannot read the scores CSV ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise MvlsibError(f"{path}: the scores CSV is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except csv.Error as exc:
+        raise MvlsibError(f"{path}: malformed CSV ({exc})") from None
 
 
 def _ranks(xs: list[float]) -> list[float]:

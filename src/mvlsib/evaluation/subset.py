@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import _compat
+
 SUBSET_MODES = ("stratified", "first")
 
 
@@ -33,7 +35,9 @@ def stratified_indices(rows: list[dict], n: int) -> list[int]:
     by_topic: dict[str, dict[tuple, list[int]]] = defaultdict(lambda: defaultdict(list))
     shift = {topic: n for n, topic in enumerate(sorted({row["topic"] for row in rows}))}
     for i, row in enumerate(rows):
-        pair = _pair_rank(int(row["sentence_label"]), int(row["image_label"]), shift[row["topic"]])
+        # Labels checked as the loader checks them: a damaged key stops the run before any model call.
+        check = _compat.loader().check_label
+        pair = _pair_rank(check(row, "sentence_label"), check(row, "image_label"), shift[row["topic"]])
         by_topic[row["topic"]][pair].append(i)
     queues = {}
     for topic, pairs in by_topic.items():

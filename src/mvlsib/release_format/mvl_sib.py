@@ -304,6 +304,18 @@ def load_images(source=".", revision=None) -> dict:
     return out
 
 
+def check_label(row, column: str, n_options: int = 4) -> int:
+    """The answer index in ``row[column]``; a null or out-of-range key is a ``LoaderError`` (it
+    would be scored as wrong, or crash, after the model answered)."""
+    label = row[column]
+    if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < n_options:
+        raise LoaderError(
+            f"instance {row['instance_id']} ({row.get('language')}): {column} is {label!r}, not an "
+            f"option index 0..{n_options - 1}; the release is damaged"
+        )
+    return label
+
+
 def build_examples(rows, images, task: str, k: int = 1) -> list:
     """Task examples from language rows (see ``load_rows``) and images (see ``load_images``).
 
@@ -318,13 +330,7 @@ def build_examples(rows, images, task: str, k: int = 1) -> list:
     for row in rows:
         references = [row["topic"]] if spec.references == "topic" else list(row[spec.references][:k])
         options = list(row[spec.options])
-        label = row[spec.label]
-        if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(options):
-            # A null or out-of-range key would be scored as wrong (or crash) after the model answered.
-            raise LoaderError(
-                f"instance {row['instance_id']} ({row.get('language')}): {spec.label} is {label!r}, not an "
-                f"option index 0..{len(options) - 1}; the release is damaged"
-            )
+        label = check_label(row, spec.label, len(options))
         # Prompt order: references first, then options.
         image_ids = [*(references if spec.references in IMAGE_COLUMNS_OF_ROWS else ()),
                      *(options if spec.options in IMAGE_COLUMNS_OF_ROWS else ())]
