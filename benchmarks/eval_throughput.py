@@ -30,8 +30,8 @@ def build_release(tmp: Path, language: str) -> Path:
 
     sib = REPO.parent / "shared" / "sib-200"
     ingest(tmp / "work", sib=sib, languages=language, progress=False)
-    sample(tmp / "work", seed=0, pool=REPO / "image_pool", progress=False)
-    publish(tmp / "work", tmp / "rel", REPO / "image_pool", progress=False)
+    sample(tmp / "work", seed=0, pool=REPO / "src/mvlsib/data/image_pool", progress=False)
+    publish(tmp / "work", tmp / "rel", REPO / "src/mvlsib/data/image_pool", progress=False)
     return tmp / "rel"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
+from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, POOL_DEFAULT_HELP, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
 from mvlsib.evaluation.commands import with_backend_options
 
@@ -91,7 +91,7 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
 @workdir_option
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.")
-@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP,
               help="Image-pool folder (with manifest.csv) whose image ids are sampled.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
 @_friendly_errors
@@ -119,7 +119,7 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
 
 @build_cli.command()
 @workdir_option
-@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP,
               help="Image-pool folder whose manifest gives each image's topic.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write every violation and the summary to this JSON file.")
@@ -232,7 +232,7 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
     "--pool",
     type=click.Path(path_type=Path),
     default=DEFAULT_POOL,
-    show_default=True,
+    show_default=POOL_DEFAULT_HELP,
     help="Image pool folder (with manifest.csv) the instances were sampled with.",
 )
 @click.option("--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it).")
@@ -296,7 +296,7 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
     "--pool",
     type=click.Path(path_type=Path),
     default=DEFAULT_POOL,
-    show_default=True,
+    show_default=POOL_DEFAULT_HELP,
     help="Image pool folder with manifest.csv.",
 )
 @click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")

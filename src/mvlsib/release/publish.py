@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import CORPUS_FILE as CORPUS_NAME, INGEST_REPORT_FILE as INGEST_REPORT_NAME, INSTANCES_FILE as INSTANCES_NAME
+from mvlsib.workdir import BUNDLED_POOL, CORPUS_FILE as CORPUS_NAME, INGEST_REPORT_FILE as INGEST_REPORT_NAME, INSTANCES_FILE as INSTANCES_NAME
 from mvlsib.workdir.corpus import read_corpus_texts
 from mvlsib.workdir.instances import read_instances
 
@@ -175,7 +175,7 @@ def _staging(out: Path):
 def publish(
     workdir: str | os.PathLike[str],
     out: str | os.PathLike[str],
-    pool: str | os.PathLike[str] = "image_pool",
+    pool: str | os.PathLike[str] = BUNDLED_POOL,
     *,
     seed: int | None = None,
     languages: Sequence[str] | None = None,
