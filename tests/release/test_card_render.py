@@ -78,8 +78,9 @@ def test_attribution_lists_every_photo_with_licence_link(photos):
     for r in photos:
         (row,) = [line for line in rows if line.startswith(f"| `{r.image_id}` |")]
         assert f"[{r.license}]({license_link(r.license)})" in row
-        assert f"[link]({r.source_url})" in row
-        assert r.author.replace("|", "\\|") in row and title_of(r) in row
+        # spaces in a source URL are percent-encoded, or the Markdown link would not be one
+        assert f"[link]({r.source_url.replace(' ', '%20')})" in row
+        assert r.author in row and title_of(r) in row  # no Markdown specials in these; see test_card_escaping
     # the licence summary counts each licence
     n_cc0 = sum(r.license == "CC0-1.0" for r in photos)
     assert f"{n_cc0} × [CC0-1.0](https://creativecommons.org/publicdomain/zero/1.0/)" in text

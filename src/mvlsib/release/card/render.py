@@ -8,7 +8,9 @@ double-quoted scalars.
 from __future__ import annotations
 
 import json
+import re
 import string
+import urllib.parse
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Sequence
@@ -145,8 +147,28 @@ def yaml_header(ctx: CardContext) -> str:
     return "\n".join(lines)
 
 
+# ASCII punctuation that starts Markdown or HTML syntax inside a table cell: emphasis, code,
+# links, raw HTML, entities, strikethrough and the cell separator. CommonMark lets any ASCII
+# punctuation be backslash-escaped, and GFM tables honour `\|`.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>|~&!])")
+# Percent-encoded in a link destination: what could end the `(...)` or the table cell, or open HTML.
+_URL_SAFE = "".join(c for c in string.punctuation if c not in "()<>|`\\\"{}^ ") + "%"
+
+
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+    """Text from a pool manifest or the build, shown literally in a Markdown table cell."""
+    flat = " ".join(str(text).split())
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", flat)
+
+
+def _link(url: str, label: str) -> str:
+    """A Markdown link to an http(s) URL, percent-encoded so it cannot break out of the link or
+    the table; any other scheme (``javascript:``, ``data:``) is shown as text, not linked."""
+    url = url.strip()
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return _cell(url)
+    return f"[{label}]({urllib.parse.quote(url, safe=_URL_SAFE)})"
 
 
 def statistics_markdown(stats: ReleaseStats) -> str:
@@ -183,8 +205,8 @@ def statistics_markdown(stats: ReleaseStats) -> str:
 def attribution_markdown(images: Sequence[CardImage]) -> str:
     out = ["| image | topic | title | author | licence | source | size |", "|---|---|---|---|---|---|---|"]
     for im in images:
-        lic = f"[{_cell(im.license)}]({license_link(im.license)})" if im.license else "unknown"
-        src = f"[link]({im.source_url})" if im.source_url else ""
+        lic = _link(license_link(im.license), _cell(im.license)) if im.license else "unknown"
+        src = _link(im.source_url, "link") if im.source_url else ""
         size = f"{im.width}×{im.height}" if im.width else ""
         out.append(
             f"| `{im.image_id}` | {im.topic} | {_cell(im.title)} | {_cell(im.author)} | {lic} | {src} | {size} |"
@@ -205,7 +227,7 @@ def image_licence_summary(images: Sequence[CardImage]) -> str:
     counts: dict[str, int] = {}
     for im in images:
         counts[im.license] = counts.get(im.license, 0) + 1
-    parts = [f"{n} × [{lic}]({license_link(lic)})" for lic, n in sorted(counts.items())]
+    parts = [f"{n} × {_link(license_link(lic), _cell(lic))}" for lic, n in sorted(counts.items())]
     return (" In this release: " + ", ".join(parts) + ".") if parts else ""
 
 
@@ -221,7 +243,12 @@ def build_table(ctx: CardContext) -> str:
         ("instances per language", f"{ctx.stats.num_instances:,}"),
     ]
     rows += sorted(ctx.extra_build.items())
-    return "\n".join(f"| {k} | {_cell(v)} |" for k, v in rows)
+
+    def value(v: str) -> str:
+        # hashes come already set as code; everything else (paths, revisions) is shown literally
+        return v if re.fullmatch(r"`[0-9a-f]+`", v) else _cell(v)
+
+    return "\n".join(f"| {k} | {value(v)} |" for k, v in rows)
 
 
 def tasks_markdown() -> str:
