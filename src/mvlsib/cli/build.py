@@ -247,15 +247,20 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
 @click.option("--private", is_flag=True, help="Create the Hub repository as private (if it does not exist yet).")
 @click.option("--tag", default=None, help="Tag the uploaded revision, e.g. v1.0.")
 @click.option("--dry-run", is_flag=True, help="List what would be added, changed and deleted on the Hub; write nothing.")
+@click.option("--allow-demo-pool", is_flag=True,
+              help="Upload even when the release's images are the drawn demo pictograms (refused otherwise: a "
+              "demo build is not the benchmark; its card says so).")
 @_friendly_errors
-def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run):
+def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run, allow_demo_pool):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
     \b
     mvlsib-build publish --workdir W --out DIR
     mvlsib-build publish --release DIR --repo-id ORG/NAME [--tag v1.0] [--dry-run]
 
-    The Hub token comes from HF_TOKEN or the stored login (`hf auth login`).
+    The Hub token comes from HF_TOKEN or the stored login (`hf auth login`). Uploading makes the
+    card's code snippets name ORG/NAME (README.md and manifest.json of DIR are updated to match).
+    A release built on the demo pictogram pool is refused unless --allow-demo-pool.
     """
     from mvlsib.errors import MvlsibError
 
@@ -277,7 +282,8 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
     if repo_id is not None:
         from mvlsib.release.hub import publish_to_hub
 
-        result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run)
+        result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run,
+                                allow_demo_pool=allow_demo_pool)
         for line in result.lines():
             click.echo(line)
 

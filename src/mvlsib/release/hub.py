@@ -95,6 +95,60 @@ def commit_message(manifest: dict) -> tuple[str, str]:
     return summary, description
 
 
+DEFAULT_REPO_HINT = "ORG/mvl-sib"
+
+
+def demo_images_in(release: Path) -> int:
+    """Drawn demo pictograms in the release's images table (whose bytes verify_release has checked)."""
+    import pyarrow.parquet as pq
+
+    from mvlsib.image_pool.demo import demo_image_count
+    from mvlsib.release.tables import config_path
+    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
+
+    path = config_path(release, IMAGES_CONFIG)
+    if not path.is_file():
+        return 0
+    return demo_image_count(pq.read_table(path, columns=["source_url"]).column("source_url").to_pylist())
+
+
+def refuse_demo_pool(release: Path, repo_id: str) -> None:
+    n = demo_images_in(release)
+    if n:
+        raise MvlsibError(
+            f"{release}: {n} of its images are the toolkit's drawn demo pictograms, so this is a demo build, not "
+            f"the MVL-SIB benchmark; uploading it to {repo_id} would publish pictograms as if they were the "
+            "benchmark's images. Build with a curated pool (--pool DIR, see docs/image_pool.md), or pass "
+            "--allow-demo-pool to upload the demo on purpose (its card says it is one)."
+        )
+
+
+def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
+    """Make the card's snippets name ``repo_id``: rewrite README.md and its manifest.json entry.
+
+    The release folder then holds exactly what goes to the Hub, so the upload plan, the
+    manifest and the Hub page agree. Returns whether anything changed.
+    """
+    from mvlsib.atomic import atomic_open, sha256_file
+    from mvlsib.release.manifest import save_release_manifest
+
+    build = manifest.setdefault("build", {})
+    old = build.get("repo_hint") or DEFAULT_REPO_HINT
+    card = release / "README.md"
+    if old == repo_id or "README.md" not in manifest["files"]:
+        return False
+    # Snippets quote the id ("ORG/NAME"); replacing only the quoted form leaves prose alone.
+    text = card.read_text("utf-8")
+    new_text = text.replace(json.dumps(old), json.dumps(repo_id))
+    build["repo_hint"] = repo_id
+    if new_text != text:
+        with atomic_open(card) as fh:
+            fh.write(new_text)
+        manifest["files"]["README.md"] = {"sha256": sha256_file(card), "size": card.stat().st_size}
+    save_release_manifest(release, manifest)
+    return True
+
+
 def resolve_token(token: str | None = None) -> str | None:
     if token:
         return token
@@ -151,6 +205,7 @@ def publish_to_hub(
     dry_run: bool = False,
     endpoint: str | None = None,
     token: str | None = None,
+    allow_demo_pool: bool = False,
 ) -> HubResult:
     """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
@@ -162,6 +217,10 @@ def publish_to_hub(
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise MvlsibError(f"--repo-id {repo_id!r}: expected ORG/NAME, e.g. my-org/mvl-sib")
     manifest = verify_release(release)
+    if not allow_demo_pool and not dry_run:
+        refuse_demo_pool(release, repo_id)
+    if not dry_run:
+        retarget_card(release, manifest, repo_id)
     branch = revision or "main"
     tok = resolve_token(token)
     if tok is None and not dry_run:

@@ -198,6 +198,7 @@ def publish(
     from mvlsib.release.bundle import write_evaluate_script
     from mvlsib.release.card.render import CardContext, CardImage, render_card
     from mvlsib.image_pool.credits import title_of
+    from mvlsib.image_pool.demo import demo_image_count, pool_kind
     from mvlsib.workdir.pool_manifest import manifest_path, read_manifest
 
     workdir, pool = Path(workdir), Path(pool)
@@ -226,6 +227,7 @@ def publish(
     seed = seed if seed is not None else recorded_seed(workdir)
     source = source_info(workdir)
     pool_sha = sha256_file(manifest_path(pool))
+    demo_images = demo_image_count(r.source_url for r in rows)
     version = mvlsib.__version__
 
     plan = rt.plan_instances(instances, index_ids)
@@ -271,6 +273,8 @@ def publish(
             prompts_markdown=prompts,
             sampling_markdown=sampling_markdown(),
             repo_hint=repo_hint,
+            pool_kind=pool_kind(r.source_url for r in rows),
+            demo_images=demo_images,
             config_sizes=sizes,
         )
         (stage / README_NAME).write_text(render_card(ctx), encoding="utf-8", newline="\n")
@@ -284,6 +288,10 @@ def publish(
             "num_images": len(records),
             "instances_sha256": instances_sha,
             "pool_manifest_sha256": pool_sha,
+            "image_pool": pool_kind(r.source_url for r in rows),
+            "demo_images": demo_images,
+            # the Hub repo id the card's snippets name; `publish --repo-id` re-targets them (hub.retarget_card)
+            "repo_hint": repo_hint,
         }
         write_release_manifest(stage, build, versions)
         size = _dir_size(stage)

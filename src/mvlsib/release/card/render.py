@@ -61,6 +61,9 @@ class CardContext:
     prompts_markdown: str = ""  # the evaluator's prompt templates (publish.prompts_markdown)
     sampling_markdown: str = ""
     repo_hint: str = "ORG/mvl-sib"
+    # `demo`, `mixed` or `curated` (image_pool.demo.pool_kind) and how many images are drawn pictograms
+    pool_kind: str = "curated"
+    demo_images: int = 0
     extra_build: dict[str, str] = field(default_factory=dict)
     # config name -> ConfigSize; written as `dataset_info` (the Hub shows it, and the
     # `datasets` cache key of a local release hashes it, so a rebuilt file is noticed).
@@ -110,7 +113,7 @@ def yaml_header(ctx: CardContext) -> str:
     langs = sorted(ctx.languages)
     iso = sorted({code.split("_")[0] for code in langs})
     licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
-    lines = ["pretty_name: MVL-SIB", "license:"]
+    lines = [f"pretty_name: {_q(pretty_name(ctx))}", "license:"]
     lines += [f"- {lic}" for lic in licenses]
     if "other" in licenses:
         lines.append(
@@ -153,6 +156,52 @@ def yaml_header(ctx: CardContext) -> str:
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>|~&!])")
 # Percent-encoded in a link destination: what could end the `(...)` or the table cell, or open HTML.
 _URL_SAFE = "".join(c for c in string.punctuation if c not in "()<>|`\\\"{}^ ") + "%"
+
+
+def pretty_name(ctx: CardContext) -> str:
+    """Names what this is: the toolkit's own instance set, and a demo when the images are pictograms."""
+    seed = "unrecorded seed" if ctx.seed is None else f"seed {ctx.seed}"
+    demo = ", demo pictograms" if ctx.pool_kind != "curated" else ""
+    return f"MVL-SIB (mvlsib-build instances, {seed}{demo})"
+
+
+UPSTREAM = "[WueNLP/mvl-sib](https://huggingface.co/datasets/WueNLP/mvl-sib)"
+
+
+def provenance_markdown(ctx: CardContext) -> str:
+    """How this release relates to upstream MVL-SIB, from the build's own facts."""
+    seed = "not recorded" if ctx.seed is None else f"**{ctx.seed}**"
+    out = [
+        f"- **Instances**: sampled by this toolkit's deterministic sampler (mvlsib-build {_cell(ctx.toolkit_version)}, "
+        f"seed {seed}; `instances.jsonl` sha256 `{ctx.instances_sha256}`), as documented under *Sampling*. "
+        f"They are **not** the instances of the MVL-SIB paper, which the upstream release {UPSTREAM} draws in "
+        "its loading script at load time. The task design is the paper's (5 positive images, 3 negative "
+        "topics, 4 options); the sampled ids are not.",
+    ]
+    n = len(ctx.images)
+    pool_sha = f" (manifest sha256 `{ctx.pool_manifest_sha256}`)" if ctx.pool_manifest_sha256 else ""
+    if ctx.pool_kind == "demo":
+        out.append(
+            f"- **Images**: all {n} images are the toolkit's **drawn demo pictograms** (CC0){pool_sha}, not "
+            "photographs and not the upstream MVL-SIB images. This release exercises the pipeline; it is not "
+            "the benchmark."
+        )
+    elif ctx.pool_kind == "mixed":
+        out.append(
+            f"- **Images**: {ctx.demo_images} of the {n} images are the toolkit's **drawn demo pictograms** "
+            f"(CC0){pool_sha}; the others come from a curated pool (see *Image attribution*)."
+        )
+    else:
+        out.append(
+            f"- **Images**: {n} images from a curated pool{pool_sha}, each with its own source, author and licence "
+            "(see *Image attribution*)."
+        )
+    out.append(
+        "- **Comparability**: scores on this release are comparable with other runs on a release of the same "
+        "instances and images (same `instances.jsonl` and pool manifest hashes), not with the numbers of the "
+        "MVL-SIB paper or of MTEB's `MVLSIBSent2Img`, which use the upstream instances and images."
+    )
+    return "\n".join(out)
 
 
 def _cell(text: str) -> str:
@@ -313,6 +362,11 @@ def render_card(ctx: CardContext) -> str:
         image_licence_summary=image_licence_summary(ctx.images),
         attribution=attribution_markdown(ctx.images),
         build_table=build_table(ctx),
+        provenance=provenance_markdown(ctx),
+        demo_notice=(
+            "\n> **Demo build**: the images of this release are drawn pictograms, not photographs. See "
+            "*Provenance*.\n" if ctx.pool_kind != "curated" else ""
+        ),
     )
     return text.rstrip("\n") + "\n"
 
