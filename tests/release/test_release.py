@@ -154,7 +154,7 @@ def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_d
     assert meta["language_details"].split(", ") == langs
     assert sorted(meta["language"]) == sorted({lang.split("_")[0] for lang in langs})
     assert meta["license"][0] == "cc-by-sa-4.0" and "cc0-1.0" in meta["license"]
-    assert meta["pretty_name"] == "MVL-SIB"
+    assert meta["pretty_name"] == "MVL-SIB (mvlsib-build instances, seed 0, demo pictograms)"  # bundled pool
     assert "visual-question-answering" in meta["task_categories"] and meta["size_categories"] == ["1K<n<10K"]
 
     sha = hashlib.sha256((full_workdir / "instances.jsonl").read_bytes()).hexdigest()
