@@ -1,13 +1,13 @@
 """Render the dataset card (``README.md``) of a release from ``templates/README.md.tmpl``.
 
-The YAML header is written by hand (not by a YAML library) so that the bytes do
-not depend on a library version; strings are JSON-quoted, which YAML reads as
-double-quoted scalars.
+The YAML header is built with the Hub's own libraries: ``huggingface_hub.DatasetCardData``
+dumps it, ``datasets``' ``Features``/``DatasetInfo`` give ``dataset_info``. Its bytes
+therefore follow the installed PyYAML/huggingface_hub/datasets (as the parquet files follow
+pyarrow); the same versions give the same card.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import string
 import urllib.parse
@@ -105,57 +105,92 @@ def size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _q(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
+def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
+    """`dataset_info` as `datasets` writes it (features, split sizes), one entry per config.
+
+    The features are known before any download (`load_dataset_builder(...).info.features`).
+    All language configs share one features list object, so the YAML dumper writes it once
+    under an anchor and every other config refers to it: the header stays small and quick
+    to parse, while each config still carries its own sizes (the `datasets` cache key of a
+    local release hashes them, so a rebuilt file is noticed).
+    """
+    import datasets
+    from datasets.info import DatasetInfo, DatasetInfosDict
+    from datasets.splits import SplitDict, SplitInfo
+
+    from mvlsib.release.tables import IMAGE_FEATURES, LANGUAGE_FEATURES
+    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, SPLIT
+
+    features = {
+        "language": datasets.Features.from_dict(LANGUAGE_FEATURES),
+        "images": datasets.Features.from_dict(IMAGE_FEATURES),
+    }
+    infos = {}
+    for config in configs:
+        if config not in ctx.config_sizes:
+            continue
+        size = ctx.config_sizes[config]
+        splits = SplitDict()
+        splits.add(SplitInfo(name=SPLIT, num_bytes=size.num_bytes, num_examples=size.num_examples))
+        kind = "images" if config == IMAGES_CONFIG else "language"
+        infos[config] = DatasetInfo(
+            features=features[kind], splits=splits, download_size=size.download_size, dataset_size=size.num_bytes
+        )
+    holder: dict = {}
+    DatasetInfosDict(infos).to_dataset_card_data(holder)
+    entries = holder.get("dataset_info") or []
+    entries = entries if isinstance(entries, list) else [entries]
+    shared: dict[str, list] = {}
+    for entry in entries:
+        kind = "images" if entry["config_name"] == IMAGES_CONFIG else "language"
+        entry["features"] = shared.setdefault(kind, entry["features"])
+    return entries
+
+
+def card_data(ctx: CardContext):
+    """The card's metadata as `huggingface_hub.DatasetCardData`."""
+    from huggingface_hub import DatasetCardData
+
+    from mvlsib.release.card.iso639 import hub_language_code
+
+    langs = sorted(ctx.languages)
+    licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
+    configs = [*langs, "images"]
+    default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
+    extra = {}
+    if "other" in licenses:
+        extra["license_details"] = (
+            "text CC BY-SA 4.0 (SIB-200/Flores-200); each image its own licence, see the attribution table"
+        )
+    data = DatasetCardData(
+        pretty_name=pretty_name(ctx),
+        license=licenses,
+        # the Hub filters on these: ISO 639-1 where a language has it, else ISO 639-3
+        language=sorted({hub_language_code(code) for code in langs}),
+        multilinguality=["multilingual"],
+        task_categories=["visual-question-answering", "image-text-to-text", "text-classification"],
+        size_categories=[size_category(ctx.stats.num_instances)],
+        source_datasets=["Davlan/sib200"],
+        **extra,
+        # every variant exactly as SIB-200 names it (ISO 639-3 + ISO 15924 script), one config each
+        language_details=list(langs),
+        tags=["multilingual", "vision-language", "topic-classification", "benchmark"],
+    )
+    if ctx.config_sizes:
+        data["dataset_info"] = _dataset_infos(ctx, configs)
+    data["configs"] = [
+        {
+            "config_name": config,
+            **({"default": True} if config == default else {}),
+            "data_files": [{"split": "test", "path": f"data/{config}/test.parquet"}],
+        }
+        for config in configs
+    ]
+    return data
 
 
 def yaml_header(ctx: CardContext) -> str:
-    langs = sorted(ctx.languages)
-    iso = sorted({code.split("_")[0] for code in langs})
-    licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
-    lines = [f"pretty_name: {_q(pretty_name(ctx))}", "license:"]
-    lines += [f"- {lic}" for lic in licenses]
-    if "other" in licenses:
-        lines.append(
-            "license_details: "
-            + _q("text CC BY-SA 4.0 (SIB-200/Flores-200); each image its own licence, see the attribution table")
-        )
-    lines += ["language:"] + [f"- {code}" for code in iso]
-    lines.append(f"language_details: {_q(', '.join(langs))}")
-    lines += ["multilinguality:", "- multilingual", "task_categories:", "- visual-question-answering",
-              "- image-text-to-text", "- text-classification", "size_categories:",
-              f"- {size_category(ctx.stats.num_instances)}", "source_datasets:", "- Davlan/sib200",
-              "tags:", "- multilingual", "- vision-language", "- topic-classification", "- benchmark"]
-    if ctx.config_sizes:
-        lines.append("dataset_info:")
-        for config in [*langs, "images"]:
-            if config in ctx.config_sizes:
-                size = ctx.config_sizes[config]
-                lines += [
-                    f"- config_name: {_q(config)}",
-                    "  splits:",
-                    "  - name: test",
-                    f"    num_bytes: {size.num_bytes}",
-                    f"    num_examples: {size.num_examples}",
-                    f"  download_size: {size.download_size}",
-                    f"  dataset_size: {size.num_bytes}",
-                ]
-    lines.append("configs:")
-    default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
-    for config in [*langs, "images"]:
-        lines.append(f"- config_name: {_q(config)}")
-        if config == default:
-            lines.append("  default: true")
-        lines += ["  data_files:", "  - split: test", f"    path: {_q(f'data/{config}/test.parquet')}"]
-    return "\n".join(lines)
-
-
-# ASCII punctuation that starts Markdown or HTML syntax inside a table cell: emphasis, code,
-# links, raw HTML, entities, strikethrough and the cell separator. CommonMark lets any ASCII
-# punctuation be backslash-escaped, and GFM tables honour `\|`.
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>|~&!])")
-# Percent-encoded in a link destination: what could end the `(...)` or the table cell, or open HTML.
-_URL_SAFE = "".join(c for c in string.punctuation if c not in "()<>|`\\\"{}^ ") + "%"
+    return card_data(ctx).to_yaml(line_break="\n")
 
 
 def pretty_name(ctx: CardContext) -> str:
@@ -202,6 +237,14 @@ def provenance_markdown(ctx: CardContext) -> str:
         "MVL-SIB paper or of MTEB's `MVLSIBSent2Img`, which use the upstream instances and images."
     )
     return "\n".join(out)
+
+
+# ASCII punctuation that starts Markdown or HTML syntax inside a table cell: emphasis, code,
+# links, raw HTML, entities, strikethrough and the cell separator. CommonMark lets any ASCII
+# punctuation be backslash-escaped, and GFM tables honour `\|`.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>|~&!])")
+# Percent-encoded in a link destination: what could end the `(...)` or the table cell, or open HTML.
+_URL_SAFE = "".join(c for c in string.punctuation if c not in "()<>|`\\\"{}^ ") + "%"
 
 
 def _cell(text: str) -> str:
