@@ -95,14 +95,19 @@ def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:
     return pairs
 
 
-def resolve_languages(data: str, languages) -> list[str]:
+def resolve_languages(data: str, languages, revision: str | None = None) -> list[str]:
     loader = _compat.loader(data)
     if languages == "all" or languages == ("all",):
-        if not Path(data).is_dir():
-            raise MvlsibError(f"--languages all needs a local release folder; for {data!r} list the languages")
-        found = loader.languages(data)
+        # a local folder's data/ or, for a Hub repo id, the configs its card lists
+        try:
+            found = loader.languages(data, revision) if not Path(data).is_dir() else loader.languages(data)
+        except (ValueError, FileNotFoundError, ConnectionError) as exc:  # LoaderError, no such repo, no network
+            if isinstance(exc, MvlsibError):
+                raise
+            raise MvlsibError(f"--data {data}: cannot list its languages ({exc})") from None
         if not found:
-            raise MvlsibError(f"{data}: no language configs under data/; is this an MVL-SIB release folder?")
+            where = "no language configs under data/" if Path(data).is_dir() else "no language configs in its card"
+            raise MvlsibError(f"{data}: {where}; is this an MVL-SIB release?")
         return found
     return sorted(dict.fromkeys(languages))
 
@@ -165,7 +170,7 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     out = Path(opts.out)
     _compat.loader(opts.data)  # no loader, no run: say so before anything else
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
-    languages = resolve_languages(opts.data, opts.languages)
+    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
     fp = fingerprint(opts, pairs, languages)
     pred_path, cfg_path = _paths(out, opts.shard)
     if cfg_path.exists():

@@ -176,10 +176,15 @@ def _local_file(source, config: str) -> str:
     return os.path.join(os.fspath(source), "data", config, f"{SPLIT}.parquet")
 
 
-def languages(source=".") -> list:
-    """Language configs of a local release folder, sorted."""
+def languages(source=".", revision=None) -> list:
+    """Language configs of a local release folder or a Hub repo id (ORG/NAME), sorted."""
     if not _is_local(source):
-        raise LoaderError(f"{source!r} is not a local folder; languages() lists local releases only")
+        _hub_dataset(source, None, revision, check_only=True)
+        import datasets
+
+        # The card's `configs:` list every config; reading it downloads the card only.
+        names = datasets.get_dataset_config_names(str(source), revision=revision)
+        return sorted(name for name in names if name != IMAGES_CONFIG)
     data = os.path.join(os.fspath(source), "data")
     if not os.path.isdir(data):
         return []
@@ -190,7 +195,7 @@ def languages(source=".") -> list:
     )
 
 
-def _hub_dataset(source, config: str, revision=None):
+def _hub_dataset(source, config, revision=None, check_only=False):
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - depends on the user's environment
@@ -202,6 +207,8 @@ def _hub_dataset(source, config: str, revision=None):
         raise LoaderError(
             f"{source!r} is neither an existing release folder nor a Hub repo id of the form ORG/NAME"
         )
+    if check_only:
+        return None
     return datasets.load_dataset(str(source), name=config, split=SPLIT, revision=revision)
 
 
