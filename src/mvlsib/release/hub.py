@@ -1,9 +1,10 @@
 """Upload a release folder to the Hugging Face Hub as a dataset repository.
 
-Only files whose content differs from the Hub's are uploaded: the release's
-manifest.json gives every local sha256, and the Hub's tree listing gives the
-LFS sha256 (large files) or the git blob id (small files) of every remote file.
-An unchanged release therefore makes no commit at all.
+The upload is ``HfApi.upload_folder``: the Hub's preupload check tells which files differ,
+only those are sent, and an unchanged release makes no commit at all. ``--dry-run`` keeps
+our own plan (``plan_upload``): the release's manifest.json gives every local sha256, and
+the Hub's tree listing gives the LFS sha256 (large files) or the git blob id (small files)
+of every remote file, so it needs no token for a public repo and writes nothing.
 
 The token comes from ``HF_TOKEN`` or the stored login (``hf auth login``); it is
 handed to ``HfApi`` and never printed, logged or written by this module.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +52,7 @@ class UploadPlan:
 class HubResult:
     repo_id: str
     revision: str
-    plan: UploadPlan
+    plan: UploadPlan | None  # our own comparison: made for --dry-run only
     dry_run: bool
     commit_oid: str | None = None
     commit_url: str | None = None
@@ -60,7 +62,8 @@ class HubResult:
 
     def lines(self) -> list[str]:
         out = [f"repository: {self.repo_id} (dataset), revision {self.revision}"]
-        out += self.plan.lines()
+        if self.plan is not None:
+            out += self.plan.lines()
         if self.dry_run:
             out.append("dry run: nothing was written to the Hub")
         elif self.commit_oid:
@@ -208,10 +211,10 @@ def publish_to_hub(
     allow_demo_pool: bool = False,
 ) -> HubResult:
     """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring."""
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-    from mvlsib.release.manifest import verify_release
+    from mvlsib.release.manifest import MANIFEST_NAME, verify_release
 
     release = Path(release)
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
@@ -230,39 +233,55 @@ def publish_to_hub(
         )
     api = HfApi(endpoint=endpoint, token=tok if tok is not None else False)
     try:
-        if not dry_run:
-            api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-        remote = _remote_files(api, repo_id, branch)
-        plan = plan_upload(release, manifest, remote)
         if dry_run:
+            plan = plan_upload(release, manifest, _remote_files(api, repo_id, branch))
             return HubResult(repo_id, branch, plan, dry_run=True, tag=None)
-        summary, description = commit_message(manifest)
-        oid = url = None
-        if remote is None and revision:
+        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+        before = _head(api, repo_id, branch)
+        if before is None and revision:
             api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
-        if not plan.empty:
-            ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(release / p)) for p in [*plan.added, *plan.changed]]
-            ops += [CommitOperationDelete(path_in_repo=p) for p in plan.deleted]
-            info = api.create_commit(
-                repo_id,
-                ops,
-                commit_message=summary,
-                commit_description=description,
-                repo_type=REPO_TYPE,
-                revision=branch,
-            )
-            oid, url = info.oid, info.commit_url
+        summary, description = commit_message(manifest)
+        # upload_folder asks the Hub which files differ (preupload), sends only those, and makes no
+        # commit when nothing changed. Only the files manifest.json lists go up (never caches or
+        # litter beside them); remote files the release does not have are deleted.
+        info = api.upload_folder(
+            repo_id=repo_id,
+            folder_path=str(release),
+            repo_type=REPO_TYPE,
+            revision=branch,
+            commit_message=summary,
+            commit_description=description,
+            allow_patterns=[_literal_pattern(p) for p in sorted([*manifest["files"], MANIFEST_NAME])],
+            delete_patterns="*",
+        )
+        committed = info.oid != before
         created = False
         if tag:
             created = _ensure_tag(api, repo_id, tag, branch, summary)
         return HubResult(
-            repo_id, branch, plan, dry_run=False, commit_oid=oid, commit_url=url,
-            commit_message=summary if oid else None, tag=tag, tag_created=created,
+            repo_id, branch, None, dry_run=False, commit_oid=info.oid if committed else None,
+            commit_url=info.commit_url if committed else None, commit_message=summary if committed else None,
+            tag=tag, tag_created=created,
         )
     except HfHubHTTPError as exc:
         # The message names the URL and the server's reason; it never contains the token.
         status = exc.response.status_code if exc.response is not None else "?"
         raise MvlsibError(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}") from exc
+
+
+def _literal_pattern(path: str) -> str:
+    """``path`` as an fnmatch pattern that matches only itself."""
+    return re.sub(r"([*?\[])", r"[\1]", path)
+
+
+def _head(api, repo_id: str, branch: str) -> str | None:
+    """The commit at the head of ``branch``; None when the branch does not exist yet."""
+    from huggingface_hub.errors import RevisionNotFoundError
+
+    try:
+        return api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
+    except RevisionNotFoundError:
+        return None
 
 
 def _ensure_tag(api, repo_id: str, tag: str, branch: str, message: str) -> bool:
