@@ -124,7 +124,9 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
             if opts.limit is not None:
                 rows = rows[: opts.limit]
             for task, k in pairs:
-                examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k)
+                # the runner builds its own prompts (prompt_for_example): the loader need not render text
+                examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k,
+                                                 with_prompt=False)
                 for ex in examples:
                     prompt = prompt_for_example(ex)
                     request = Request(

@@ -16,6 +16,18 @@ Each example is a dict with
   (references first, then options) as PIL images / ids; empty for text-only tasks
 - ``sentences``: every target-language text of the example in prompt order
   (references first, then options); topic names are not sentences.
+- ``prompt``: the prompt text exactly as the reference evaluator sends it, ``<image>``
+  where each image of ``images`` goes (in that order). It comes from the release's own
+  evaluator package ``mvlsib_evaluate/`` (its ``prompts.py``), beside this file; without
+  that package the key is absent (``with_prompt=True`` makes it an error instead).
+
+From a Hub repo, fetch this file and the evaluator package first, then use it as here::
+
+    import sys
+    from huggingface_hub import snapshot_download
+    sys.path.insert(0, snapshot_download("ORG/mvl-sib", repo_type="dataset", allow_patterns=["*.py"]))
+    import mvl_sib
+    ex = mvl_sib.load_task("i2s", "eng_Latn", k=3, source="ORG/mvl-sib")[0]
 
 Images are decoded once per call and the same PIL objects are shared by all
 examples of that call (copy one before changing it in place).
@@ -261,13 +273,35 @@ def load_images(source=".", revision=None) -> dict:
     return out
 
 
-def build_examples(rows, images, task: str, k: int = 1) -> list:
+def _prompt_renderer(required):
+    """The release evaluator's ``render_prompt_text`` (one source of the prompt text), or None."""
+    import sys
+
+    # no __pycache__ inside a release folder: its files are checked against manifest.json
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        from mvlsib_evaluate.prompts import render_prompt_text  # the release's evaluator, beside this file
+    except ImportError as exc:
+        if required:
+            raise LoaderError(
+                "with_prompt=True needs the release's evaluator package mvlsib_evaluate/ importable beside "
+                f"mvl_sib.py ({exc}); fetch it with the loader (allow_patterns=['*.py'])"
+            ) from None
+        return None
+    finally:
+        sys.dont_write_bytecode = writes
+    return render_prompt_text
+
+
+def build_examples(rows, images, task: str, k: int = 1, with_prompt=None) -> list:
     """Task examples from language rows (see ``load_rows``) and images (see ``load_images``).
 
-    ``images`` may be ``None`` for the text-only tasks ``t2s`` and ``s2t``.
+    ``images`` may be ``None`` for the text-only tasks ``t2s`` and ``s2t``. ``with_prompt``:
+    None adds ``prompt`` when the release's evaluator is importable, True requires it, False omits it.
     """
     task = normalize_task(task)
     k = _check_k(task, k)
+    render = _prompt_renderer(with_prompt is True) if with_prompt is not False else None
     spec = TASK_BY_NAME[task]
     if spec.cross_modal and images is None:
         raise LoaderError(f"task {task} shows images: pass the images (load_images(source))")
@@ -301,21 +335,25 @@ def build_examples(rows, images, task: str, k: int = 1) -> list:
                 "sentences": list(sentences),
             }
         )
+        if render is not None:
+            out[-1]["prompt"] = render(task, k, references, options)
     return out
 
 
-def load_task(task: str, language: str, k: int = 1, source=".", revision=None) -> list:
+def load_task(task: str, language: str, k: int = 1, source=".", revision=None, with_prompt=None) -> list:
     """Examples of ``task`` (``i2s``, ``s2i``, ``t2s``, ``s2t``) in ``language`` with ``k`` references.
 
     ``source`` is a release folder (default: the current folder, where this file
     lives in a release) or a Hub repo id such as ``ORG/mvl-sib``; ``revision``
-    picks a Hub branch, tag or commit.
+    picks a Hub branch, tag or commit. ``with_prompt``: see ``build_examples``.
     """
     task = normalize_task(task)
     k = _check_k(task, k)
+    if with_prompt is True:
+        _prompt_renderer(True)  # say so before any download
     rows = load_rows(language, source, revision)
     images = load_images(source, revision) if TASK_BY_NAME[task].cross_modal else None
-    return build_examples(rows, images, task, k)
+    return build_examples(rows, images, task, k, with_prompt=with_prompt)
 
 
 def _main(argv=None) -> int:
