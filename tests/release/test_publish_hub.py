@@ -84,7 +84,7 @@ def test_publish_uploads_every_file_then_commits_nothing(small_release, tmp_path
         assert build["languages"] == sorted(LANGS) and build["seed"] == 0
         assert hub.state.repos[REPO_ID].tags == {"v1.0": commit.oid}
         parquet = sorted(p for p in remote if p.endswith(".parquet"))
-        assert len(hub.state.uploads) == len(parquet) == len(LANGS) + 1  # parquet files went through LFS
+        assert len(hub.state.uploads) == len(parquet) == len(LANGS) + 2  # parquet files (+ images, preview) via LFS
         assert f"Bearer {TOKEN}" in hub.state.auth_seen
 
         second = _publish(small_release, _env(hub, tmp_path), "--tag", "v1.0")

@@ -72,7 +72,7 @@ def corpus_texts(full_workdir: Path) -> dict[tuple[str, int], str]:
 
 def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir):
     out, stdout = cli_build["out"], cli_build["stdout"]
-    langs = sorted(p.name for p in (out / "data").iterdir() if p.name != "images")
+    langs = sorted(p.name for p in (out / "data").iterdir() if p.name not in ("images", "preview"))
     corpus_langs = sorted(set(pq.read_table(full_workdir / "corpus.parquet", columns=["language"]).column(0).to_pylist()))
     assert langs == corpus_langs and len(langs) >= 199
     sha = hashlib.sha256((full_workdir / "instances.jsonl").read_bytes()).hexdigest()
@@ -80,7 +80,8 @@ def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir)
     assert "instances per language: 3,012" in stdout
     assert f"instances.jsonl sha256: {sha}" in stdout
     assert " MB" in stdout
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "data", "evaluate.py", "manifest.json", "mvl_sib.py"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md", "data", "evaluate.py", "manifest.json", "mvl_sib.py", "mvlsib_evaluate"]
 
 
 def test_two_builds_are_byte_identical(release, lib_release):
@@ -164,9 +165,9 @@ def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_d
 
     text = (release / "README.md").read_text("utf-8")
     meta = card_metadata(text)
-    langs = sorted(p.name for p in (release / "data").iterdir() if p.name != "images")
+    langs = sorted(p.name for p in (release / "data").iterdir() if p.name not in ("images", "preview"))
     configs = {c["config_name"]: c for c in meta["configs"]}
-    assert sorted(configs) == sorted([*langs, "images"])
+    assert sorted(configs) == sorted([*langs, "images", "preview"])
     for name, cfg in configs.items():
         (files,) = cfg["data_files"]
         assert files["split"] == "test" and (release / files["path"]).is_file()
@@ -207,7 +208,7 @@ def test_manifest_lists_every_file_and_the_build(release, pool_dir):
         assert entry == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
     build = manifest["build"]
     assert build["seed"] == 0 and build["num_instances"] == 3012 and build["num_images"] == 70
-    assert build["languages"] == sorted(p.name for p in (release / "data").iterdir() if p.name != "images")
+    assert build["languages"] == sorted(p.name for p in (release / "data").iterdir() if p.name not in ("images", "preview"))
     assert build["pool_manifest_sha256"] == hashlib.sha256((pool_dir / "manifest.csv").read_bytes()).hexdigest()
     assert build["source"]["location"].endswith("sib-200") and build["source"]["kind"] == "local"
     assert set(manifest["library_versions"]) >= {"python", "pyarrow", "datasets", "pillow"}

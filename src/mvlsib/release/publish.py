@@ -196,6 +196,8 @@ def publish(
     from mvlsib.release.manifest import write_release_manifest
     from mvlsib.release.stats import compute_stats
     from mvlsib.release.bundle import write_evaluate_script
+    from mvlsib.release.preview import PER_TASK, PREVIEW_LANGUAGE, write_preview
+    from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
     from mvlsib.release.card.render import CardContext, CardImage, render_card
     from mvlsib.image_pool.credits import title_of
     from mvlsib.image_pool.demo import demo_image_count, pool_kind
@@ -238,6 +240,11 @@ def publish(
             # language-dependent columns of all (tables.check_language_table).
             sizes[lang] = rt.write_language(stage, plan, lang, texts[lang], check_full=n == 0)
         sizes["images"] = rt.write_images(stage, records)
+        if PREVIEW_LANGUAGE in langs:  # the Viewer's look at the benchmark (release/preview.py)
+            preview_rows = rt.language_table(plan, PREVIEW_LANGUAGE, texts[PREVIEW_LANGUAGE]).slice(0, PER_TASK)
+            sizes[PREVIEW_CONFIG] = write_preview(
+                stage, preview_rows.to_pylist(), {r.image_id: (r.data, r.filename) for r in records}
+            )
         shutil.copyfile(mvl_sib.__file__, stage / LOADER_NAME)
         write_evaluate_script(stage / EVALUATE_NAME)
 

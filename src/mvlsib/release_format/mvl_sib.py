@@ -144,6 +144,9 @@ IMAGE_COLUMNS = (
     ("sha256", "string"),
 )
 IMAGES_CONFIG = "images"
+# A few dozen rendered examples with their images embedded, for the Hub's Dataset Viewer; not a language.
+PREVIEW_CONFIG = "preview"
+NON_LANGUAGE_CONFIGS = (IMAGES_CONFIG, PREVIEW_CONFIG)
 SPLIT = "test"
 
 # Columns a language file must provide for build_examples: those the task table names.
@@ -196,14 +199,14 @@ def languages(source=".", revision=None) -> list:
 
         # The card's `configs:` list every config; reading it downloads the card only.
         names = datasets.get_dataset_config_names(str(source), revision=revision)
-        return sorted(name for name in names if name != IMAGES_CONFIG)
+        return sorted(name for name in names if name not in NON_LANGUAGE_CONFIGS)
     data = os.path.join(os.fspath(source), "data")
     if not os.path.isdir(data):
         return []
     return sorted(
         name
         for name in os.listdir(data)
-        if name != IMAGES_CONFIG and os.path.isfile(_local_file(source, name))
+        if name not in NON_LANGUAGE_CONFIGS and os.path.isfile(_local_file(source, name))
     )
 
 
@@ -226,6 +229,8 @@ def _hub_dataset(source, config, revision=None, check_only=False):
 
 def load_rows(language: str, source=".", revision=None) -> list:
     """The instance rows (dicts) of one language config."""
+    if language in NON_LANGUAGE_CONFIGS:
+        raise LoaderError(f"{language!r} is a config of the release but not a language; see languages(source)")
     if _is_local(source):
         path = _local_file(source, language)
         if not os.path.isfile(path):

@@ -121,9 +121,13 @@ def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
     from mvlsib.release.tables import IMAGE_FEATURES, LANGUAGE_FEATURES
     from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, SPLIT
 
+    from mvlsib.release.preview import preview_features
+    from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
+
     features = {
         "language": datasets.Features.from_dict(LANGUAGE_FEATURES),
-        "images": datasets.Features.from_dict(IMAGE_FEATURES),
+        IMAGES_CONFIG: datasets.Features.from_dict(IMAGE_FEATURES),
+        PREVIEW_CONFIG: preview_features(),
     }
     infos = {}
     for config in configs:
@@ -132,7 +136,7 @@ def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
         size = ctx.config_sizes[config]
         splits = SplitDict()
         splits.add(SplitInfo(name=SPLIT, num_bytes=size.num_bytes, num_examples=size.num_examples))
-        kind = "images" if config == IMAGES_CONFIG else "language"
+        kind = config if config in features else "language"
         infos[config] = DatasetInfo(
             features=features[kind], splits=splits, download_size=size.download_size, dataset_size=size.num_bytes
         )
@@ -142,7 +146,7 @@ def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
     entries = entries if isinstance(entries, list) else [entries]
     shared: dict[str, list] = {}
     for entry in entries:
-        kind = "images" if entry["config_name"] == IMAGES_CONFIG else "language"
+        kind = entry["config_name"] if entry["config_name"] in features else "language"
         entry["features"] = shared.setdefault(kind, entry["features"])
     return entries
 
@@ -155,7 +159,8 @@ def card_data(ctx: CardContext):
 
     langs = sorted(ctx.languages)
     licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
-    configs = [*langs, "images"]
+    # the preview config exists when the build wrote it (it needs eng_Latn)
+    configs = [*langs, "images", *(["preview"] if "preview" in ctx.config_sizes else [])]
     default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
     extra = {}
     if "other" in licenses:
