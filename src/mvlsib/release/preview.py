@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mvlsib.release.stats import LETTERS
 from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
 
 PREVIEW_LANGUAGE = "eng_Latn"
 PER_TASK = 6  # examples per task: 4 tasks -> 24 rows
 PREVIEW_K = 3
-LETTERS = "ABCD"
 # The preview's columns: (name, release column type as in release_format's tables).
 PREVIEW_COLUMNS = (
     ("task", "string"),

@@ -159,8 +159,10 @@ def card_data(ctx: CardContext):
 
     langs = sorted(ctx.languages)
     licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
+    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, PREVIEW_CONFIG
+
     # the preview config exists when the build wrote it (it needs eng_Latn)
-    configs = [*langs, "images", *(["preview"] if "preview" in ctx.config_sizes else [])]
+    configs = [*langs, IMAGES_CONFIG, *([PREVIEW_CONFIG] if PREVIEW_CONFIG in ctx.config_sizes else [])]
     default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
     extra = {}
     if "other" in licenses:
