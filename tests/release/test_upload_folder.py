@@ -49,6 +49,12 @@ def test_upload_folder_sends_the_release_and_nothing_else(release, tmp_path):
                  if p.is_file() and p.name != ".DS_Store"}
         assert remote == local
         n_uploads, n_commits = len(hub.state.uploads), len(hub.state.history("org/up"))
+        # the uploaded card passes huggingface_hub's own validation (the Hub's validate-yaml endpoint)
+        from huggingface_hub import DatasetCard
+
+        mp.setattr("huggingface_hub.constants.ENDPOINT", hub.endpoint)
+        DatasetCard(remote["README.md"].decode("utf-8")).validate(repo_type="dataset")
+        assert any(p.endswith("/api/validate-yaml") for m, p in hub.requests if m == "POST")
 
         second = publish_to_hub(rel, "org/up", endpoint=hub.endpoint, token=TOKEN, allow_demo_pool=True)
         assert second.commit_oid is None and "nothing changed: no commit made" in second.lines()
