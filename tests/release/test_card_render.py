@@ -71,7 +71,9 @@ def test_yaml_header_parses_and_names_every_config(photos):
         "download_size": 500, "dataset_size": 1000,
     }
     assert {"name": "ref_image_ids", "list": "string"} in features
-    assert {"name": "sentence_label", "dtype": "int64"} in features
+    # labels are ClassLabels named by the option letters (stored as int64 0-3)
+    assert {"name": "sentence_label", "dtype": {"class_label": {"names": {"0": "A", "1": "B", "2": "C", "3": "D"}}}} \
+        in features
     images = next(i for i in meta["dataset_info"] if i["config_name"] == "images")
     assert {"name": "image", "dtype": "image"} in images["features"]
 

@@ -19,7 +19,7 @@ from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
 
 from mvlsib.release_format.mvl_sib import IMAGE_COLUMNS as _IMAGE_COLUMN_TYPES
-from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, SPLIT
+from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, OPTION_LETTERS, SPLIT
 from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS as _LANGUAGE_COLUMN_TYPES
 
 LANGUAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _LANGUAGE_COLUMN_TYPES)
@@ -52,6 +52,9 @@ def _feature(kind: str) -> dict:
         return {"_type": "Image"}
     if kind.startswith("list<"):
         return {"feature": _feature(kind[5:-1]), "_type": "List"}
+    if kind == "option":
+        # stored as int64 (the same bytes as before); `datasets` and the Viewer show the letter
+        return {"names": list(OPTION_LETTERS), "_type": "ClassLabel"}
     return {"dtype": kind, "_type": "Value"}
 
 
@@ -62,7 +65,7 @@ def _arrow_type(kind: str):
         return pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     if kind.startswith("list<"):
         return pa.list_(_arrow_type(kind[5:-1]))
-    return {"string": pa.string(), "int64": pa.int64()}[kind]
+    return {"string": pa.string(), "int64": pa.int64(), "option": pa.int64()}[kind]
 
 
 LANGUAGE_FEATURES: dict = {name: _feature(kind) for name, kind in _LANGUAGE_COLUMN_TYPES}

@@ -112,7 +112,8 @@ TOPICS = (
 )
 # The release's columns in file order, (name, type): the one declaration from which the
 # parquet schema, the `datasets` features and the JSON Schema of a release row are derived.
-# Types: string, int64, list<string>, list<int64>, image ({bytes, path}, the `datasets` Image).
+# Types: string, int64, list<string>, list<int64>, image ({bytes, path}, the `datasets` Image),
+# option (an int64 0-3 that `datasets` shows as a ClassLabel named by OPTION_LETTERS).
 LANGUAGE_COLUMNS = (
     ("instance_id", "string"),
     ("index_id", "int64"),
@@ -125,10 +126,10 @@ LANGUAGE_COLUMNS = (
     ("neg_topics", "list<string>"),
     ("sentence_option_ids", "list<int64>"),
     ("sentence_options", "list<string>"),
-    ("sentence_label", "int64"),
+    ("sentence_label", "option"),
     ("image_option_ids", "list<string>"),
     ("topic_options", "list<string>"),
-    ("image_label", "int64"),
+    ("image_label", "option"),
 )
 # Language-dependent columns and the id column whose sentences they hold, in that language.
 TEXT_OF = {"sentence": "index_id", "ref_sentences": "ref_sentence_ids", "sentence_options": "sentence_option_ids"}
@@ -143,6 +144,8 @@ IMAGE_COLUMNS = (
     ("height", "int64"),
     ("sha256", "string"),
 )
+# The letters of the 4 options, A-D: a label's name (the ClassLabel of the `option` columns).
+OPTION_LETTERS = ("A", "B", "C", "D")
 IMAGES_CONFIG = "images"
 # A few dozen rendered examples with their images embedded, for the Hub's Dataset Viewer; not a language.
 PREVIEW_CONFIG = "preview"
