@@ -40,8 +40,8 @@ def build_release(base: Path) -> Path:
     if not (rel / "manifest.json").exists():
         work = base / "work"
         ingest(work, sib=sib, flores=sib / "data" / "nko_flores", annotation=sib / "data" / "eng", progress=False)
-        sample(work, seed=0, pool=REPO / "image_pool", progress=False)
-        publish(work, rel, REPO / "image_pool", progress=False)
+        sample(work, seed=0, pool=REPO / "src" / "mvlsib" / "data" / "image_pool", progress=False)
+        publish(work, rel, REPO / "src" / "mvlsib" / "data" / "image_pool", progress=False)
     return rel
 
 

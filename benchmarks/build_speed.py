@@ -1,6 +1,6 @@
 """Wall time and peak memory of ingest, sample and validate on all languages of SIB-200.
 
-    python benchmarks/build_speed.py [--sib ../shared/sib-200] [--pool image_pool]
+    python benchmarks/build_speed.py [--sib ../shared/sib-200] [--pool src/mvlsib/data/image_pool]
 
 Each stage runs in its own fresh Python process (imports included, as a user would
 run the command), which reports its own wall time and peak RSS. A last row compares
@@ -66,7 +66,7 @@ def run_stage(stage: str, work: Path, sib: Path, pool: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sib", type=Path, default=REPO.parent / "shared" / "sib-200")
-    parser.add_argument("--pool", type=Path, default=REPO / "image_pool")
+    parser.add_argument("--pool", type=Path, default=REPO / "src/mvlsib/data/image_pool")
     args = parser.parse_args()
     targets = {"ingest": 10, "sample": 10, "validate": 20}
     with tempfile.TemporaryDirectory() as tmp:

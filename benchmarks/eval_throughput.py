@@ -41,8 +41,8 @@ def build_release(tmp: Path, languages: str) -> Path:
 
     sib = REPO.parent / "shared" / "sib-200"
     ingest(tmp / "work", sib=sib, languages=languages, progress=False)
-    sample(tmp / "work", seed=0, pool=REPO / "image_pool", progress=False)
-    publish(tmp / "work", tmp / "rel", REPO / "image_pool", progress=False)
+    sample(tmp / "work", seed=0, pool=REPO / "src/mvlsib/data/image_pool", progress=False)
+    publish(tmp / "work", tmp / "rel", REPO / "src/mvlsib/data/image_pool", progress=False)
     return tmp / "rel"
 
 

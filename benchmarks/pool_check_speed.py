@@ -1,6 +1,6 @@
 """How fast `images check` is, and what its two speed-ups buy.
 
-Run from the repository root:  python3 benchmarks/pool_check_speed.py [--pool image_pool]
+Run from the repository root:  python3 benchmarks/pool_check_speed.py [--pool src/mvlsib/data/image_pool]
 
 Compares in one run:
   * window hashes (539 crop windows per image): integral-image box averaging for all windows at
@@ -44,7 +44,7 @@ def naive_window_hashes(im):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pool", default="image_pool", help="pool to check (default: the bundled one)")
+    ap.add_argument("--pool", default="src/mvlsib/data/image_pool", help="pool to check (default: the bundled one)")
     ap.add_argument("--images", type=int, default=20, help="images used for the per-image window timing")
     args = ap.parse_args()
 

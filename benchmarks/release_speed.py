@@ -1,6 +1,6 @@
 """Release build and load speed on ../shared/sib-200 with the bundled image pool.
 
-    python benchmarks/release_speed.py [--sib ../shared/sib-200] [--pool image_pool] [--repeat 3]
+    python benchmarks/release_speed.py [--sib ../shared/sib-200] [--pool src/mvlsib/data/image_pool] [--repeat 3]
 
 Prints one table:
 - the full build (`mvlsib-build build`: ingest -> sample -> validate -> publish) and each stage;
@@ -66,7 +66,7 @@ def _naive_write(workdir: Path, out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sib", default=str(REPO.parent / "shared" / "sib-200"), help="SIB-200 folder")
-    ap.add_argument("--pool", default=str(REPO / "image_pool"), help="image pool folder")
+    ap.add_argument("--pool", default=str(REPO / "src/mvlsib/data/image_pool"), help="image pool folder")
     ap.add_argument("--repeat", type=int, default=3, help="repetitions of the load timings (median)")
     ap.add_argument("--language", default="eng_Latn", help="language config to load")
     args = ap.parse_args()

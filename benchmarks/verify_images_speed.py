@@ -1,6 +1,6 @@
 """Throughput of verify-images with the tiny models: ours vs. the naive loop, in one run.
 
-    PYTHONPATH=src python benchmarks/verify_images_speed.py [--pool image_pool] [--threads 1,2] [--batch-size 16]
+    PYTHONPATH=src python benchmarks/verify_images_speed.py [--pool src/mvlsib/data/image_pool] [--threads 1,2] [--batch-size 16]
 
 Builds a random-weight tiny LLaVA and a tiny CLIP (mvlsib.testing.tiny_verify) in a
 temporary folder and times, over every pool image (70 x 7 option orders for the LLaVA):
@@ -88,7 +88,7 @@ def main() -> None:
     from mvlsib.verify_images.zero_shot import DualEncoder
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pool", default=str(REPO / "image_pool"))
+    ap.add_argument("--pool", default=str(REPO / "src/mvlsib/data/image_pool"))
     ap.add_argument("--threads", default="1,2", help="torch thread counts to try, comma-separated")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--device", default="cpu")

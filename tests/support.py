@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SIB_DIR = SHARED / "sib-200"
 TOPIC_PHOTOS = SHARED / "topic-photos"
-POOL_DIR = REPO / "image_pool"
+POOL_DIR = REPO / "src" / "mvlsib" / "data" / "image_pool"
 # The languages of the evaluator tests' release: one Latin-script, one right-to-left.
 EVAL_LANGUAGES = ("eng_Latn", "arb_Arab")
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from mvlsib.errors import MvlsibError
+from mvlsib.workdir import BUNDLED_POOL
 
 STAGES = ("ingest", "sample", "validate", "publish")
 
@@ -32,7 +33,7 @@ def build(
     *,
     seed: int = 0,
     workdir: str | os.PathLike[str] | None = None,
-    pool: str | os.PathLike[str] = "image_pool",
+    pool: str | os.PathLike[str] = BUNDLED_POOL,
     languages: Sequence[str] | None = None,
     revision: str | None = None,
     flores: str | os.PathLike[str] | None = None,

@@ -29,7 +29,7 @@ from mvlsib.evaluation.backends.hf_inputs import (compare_batched, differences_b
 from mvlsib.evaluation.prompts import build_prompt
 from mvlsib.testing.families import family, family_names
 from mvlsib.testing.tiny_llava import sib_sentences
-from support import EVAL_LANGUAGES
+from support import EVAL_LANGUAGES, POOL_DIR
 
 import fakes.video_processor  # noqa: F401  (installs the never-called stand-in: see the module docstring)
 
@@ -236,7 +236,7 @@ def test_model_without_chat_template_exits_2_with_one_line(name, model_dir, rele
                                   "--languages", EVAL_LANGUAGES[0], "--limit", "1", "--no-progress"]),
                       (build_cli, ["verify-images", "--pool", str(tmp_path / "none"), "--out", str(tmp_path / "v")])):
         if cli is build_cli:
-            _small_pool(Path(__file__).resolve().parents[2] / "image_pool", tmp_path / "none")
+            _small_pool(POOL_DIR, tmp_path / "none")
         result = CliRunner().invoke(cli, args + ["--model", str(model), "--device", "cpu"])
         assert result.exit_code == 2, result.output
         lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]

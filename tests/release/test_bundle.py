@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import ast
+import io
 import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import mvlsib
 from mvlsib.evaluation import _compat
-from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_zip, evaluate_script, write_evaluate_script
+from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_files, bundle_zip, evaluate_script, write_evaluate_script
 
 EVAL_DIR = Path(_compat.__file__).resolve().parent
 
@@ -29,42 +31,57 @@ runpy.run_path("evaluate.py", run_name="__main__")
 """
 
 
-def test_bundle_is_deterministic_and_complete(tmp_path):
-    assert bundle_zip() == bundle_zip()
-    a = write_evaluate_script(tmp_path / "a.py").read_bytes()
-    b = write_evaluate_script(tmp_path / "b.py").read_bytes()
-    assert a == b and a.decode("utf-8") == evaluate_script()
-    import io
-    import zipfile
+def _written(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
+
+def test_bundle_is_deterministic_and_complete(tmp_path):
+    assert bundle_files() == bundle_files()
+    a = _written(write_evaluate_script(tmp_path / "a" / "evaluate.py").parent)
+    b = _written(write_evaluate_script(tmp_path / "b" / "evaluate.py").parent)
+    assert a == b and a["evaluate.py"].decode("utf-8") == evaluate_script()
+    files = dict(bundle_files())
+    assert {f"{BUNDLE_PACKAGE}/{rel}" for rel in files} | {"evaluate.py"} == set(a)
+    for path in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]:
+        if "__pycache__" in path.parts:
+            continue
+        rel = path.relative_to(EVAL_DIR).as_posix()
+        assert a[f"{BUNDLE_PACKAGE}/{rel}"] == path.read_bytes(), rel  # the same code, readable
+    assert mvlsib.__version__ in files["_bundle_info.py"].decode()
+    # readable source, no embedded archive
+    text = a["evaluate.py"].decode("utf-8")
+    assert len(text) < 3000 and "base64" not in text and "zipimport" not in text
+    assert all(data.decode("utf-8") for data in a.values())  # every file is UTF-8 text
+
+
+def test_bundle_zip_is_the_same_package(tmp_path):
+    """The one-file form (the lmms-eval export ships it): the same files, fixed timestamps."""
+    files = dict(bundle_files())
     with zipfile.ZipFile(io.BytesIO(bundle_zip())) as zf:
         names = zf.namelist()
         assert names == sorted(names)
         assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
-        for path in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]:
-            rel = path.relative_to(EVAL_DIR).as_posix()
-            assert zf.read(f"{BUNDLE_PACKAGE}/{rel}") == path.read_bytes(), rel  # the same code
-        assert mvlsib.__version__ in zf.read(f"{BUNDLE_PACKAGE}/_bundle_info.py").decode()
+        assert {n.removeprefix(f"{BUNDLE_PACKAGE}/") for n in names} == set(files)
+        for rel, data in files.items():
+            assert zf.read(f"{BUNDLE_PACKAGE}/{rel}") == data, rel
+    assert bundle_zip() == bundle_zip()
 
 
 def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
     """No test fixture, no bundler, no second copy of a leaf: the evaluator package and the leaves it uses."""
-    import io
-    import zipfile
-
     from mvlsib.release.bundle import SHARED_LEAVES
 
     src = Path(mvlsib.__file__).resolve().parent
-    expected = {f"{BUNDLE_PACKAGE}/{p.relative_to(EVAL_DIR).as_posix()}"
-                for p in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")] if "__pycache__" not in p.parts}
-    assert f"{BUNDLE_PACKAGE}/data/languages.csv" in expected  # package data the report groups by
-    expected |= {f"{BUNDLE_PACKAGE}/_bundle_info.py", f"{BUNDLE_PACKAGE}/_shared/__init__.py"}
-    expected |= {f"{BUNDLE_PACKAGE}/_shared/{name}.py" for name in SHARED_LEAVES}
-    with zipfile.ZipFile(io.BytesIO(bundle_zip())) as zf:
-        assert set(zf.namelist()) == expected
-        for name in SHARED_LEAVES:
-            assert zf.read(f"{BUNDLE_PACKAGE}/_shared/{name}.py") == (src / f"{name}.py").read_bytes()
-        assert not [n for n in zf.namelist() if "tiny" in n or "bundle.py" in n]
+    expected = {p.relative_to(EVAL_DIR).as_posix() for p in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]
+                if "__pycache__" not in p.parts}
+    assert "data/languages.csv" in expected  # package data the report groups by
+    expected |= {"_bundle_info.py", "_shared/__init__.py"}
+    expected |= {f"_shared/{name}.py" for name in SHARED_LEAVES}
+    files = dict(bundle_files())
+    assert set(files) == expected
+    for name in SHARED_LEAVES:
+        assert files[f"_shared/{name}.py"] == (src / f"{name}.py").read_bytes()
+    assert not [n for n in files if "tiny" in n or "bundle.py" in n]
     # the leaves import nothing of mvlsib, so they run where mvlsib is absent
     for name in SHARED_LEAVES:
         tree = ast.parse((src / f"{name}.py").read_text("utf-8"))
@@ -75,6 +92,8 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
 
 def test_release_carries_the_bundled_evaluator(release_dir):
     assert (release_dir / "evaluate.py").read_text("utf-8") == evaluate_script()
+    for rel, data in bundle_files():  # one source of truth: the release's copy is the package's code
+        assert (release_dir / BUNDLE_PACKAGE / rel).read_bytes() == data, rel
 
 
 def test_evaluate_py_runs_from_release_without_mvlsib(tmp_path, release_dir, tiny_llava):
@@ -87,6 +106,7 @@ def test_evaluate_py_runs_from_release_without_mvlsib(tmp_path, release_dir, tin
                           cwd=rel, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "15 new predictions" in proc.stdout  # (i2s k1,k3 + s2i k1,k3 + t2s) x 3
+    assert not list(rel.rglob("__pycache__"))  # running it leaves the release folder as it was
     # The blocker really bites: importing mvlsib in the same way fails.
     check = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER.replace('runpy.run_path("evaluate.py", '
                             'run_name="__main__")', "import mvlsib")], cwd=rel, env=env, capture_output=True,
@@ -123,6 +143,7 @@ def test_bundled_cli_reports_errors_cleanly(tmp_path, release_dir):
     rel.mkdir()
     for name in ("evaluate.py", "mvl_sib.py"):
         shutil.copy(release_dir / name, rel / name)
+    shutil.copytree(release_dir / BUNDLE_PACKAGE, rel / BUNDLE_PACKAGE)
     env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, "--data", ".", "--model", "m", "--out",
                            str(tmp_path / "o"), "--languages", "eng_Latn"], cwd=rel, env=env,

@@ -58,16 +58,45 @@ def test_yaml_header_parses_and_names_every_config(photos):
     meta = card_metadata(text)
     assert [c["config_name"] for c in meta["configs"]] == ["ace_Arab", "ace_Latn", "eng_Latn", "fra_Latn", "images"]
     assert [c["config_name"] for c in meta["configs"] if c.get("default")] == ["eng_Latn"]
-    assert meta["language"] == ["ace", "eng", "fra"]
-    assert meta["language_details"] == "ace_Arab, ace_Latn, eng_Latn, fra_Latn"
+    assert meta["language"] == ["ace", "en", "fr"]  # ISO 639-1 where it exists: what the Hub filters on
+    assert meta["language_details"] == ["ace_Arab", "ace_Latn", "eng_Latn", "fra_Latn"]
     # real photos mix CC0, CC-BY(-SA) and LicenseRef-* licences: the latter make the card say "other"
     assert meta["license"][0] == "cc-by-sa-4.0"
     assert {"cc0-1.0", "cc-by-4.0", "other"} <= set(meta["license"])
     assert "license_details" in meta
-    assert meta["dataset_info"][0] == {
+    first = dict(meta["dataset_info"][0])
+    features = first.pop("features")
+    assert first == {
         "config_name": "ace_Arab", "splits": [{"name": "test", "num_bytes": 1000, "num_examples": 3012}],
         "download_size": 500, "dataset_size": 1000,
     }
+    assert {"name": "ref_image_ids", "list": "string"} in features
+    # labels are ClassLabels named by the option letters (stored as int64 0-3)
+    assert {"name": "sentence_label", "dtype": {"class_label": {"names": {"0": "A", "1": "B", "2": "C", "3": "D"}}}} \
+        in features
+    images = next(i for i in meta["dataset_info"] if i["config_name"] == "images")
+    assert {"name": "image", "dtype": "image"} in images["features"]
+
+
+def test_header_is_the_libraries_card_data(photos):
+    """The header round-trips through huggingface_hub's DatasetCard and datasets' DatasetInfosDict:
+    every config has its features, and the language features are written once (a YAML alias)."""
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCard
+
+    from mvlsib.release.tables import IMAGE_FEATURES, LANGUAGE_FEATURES
+
+    text = render_card(_ctx(photos))
+    card = DatasetCard(text)
+    assert card.data.pretty_name == "MVL-SIB (mvlsib-build instances, seed 0)"
+    infos = DatasetInfosDict.from_dataset_card_data(card.data)
+    assert sorted(infos) == ["ace_Arab", "ace_Latn", "eng_Latn", "fra_Latn", "images"]
+    assert infos["fra_Latn"].features == datasets.Features.from_dict(LANGUAGE_FEATURES)
+    assert infos["images"].features == datasets.Features.from_dict(IMAGE_FEATURES)
+    assert infos["eng_Latn"].splits["test"].num_examples == 3012
+    header = text.split("\n---\n", 1)[0]
+    assert header.count("name: ref_sentences") == 1 and header.count("features: *") == 3
 
 
 def test_attribution_lists_every_photo_with_licence_link(photos):
@@ -78,8 +107,9 @@ def test_attribution_lists_every_photo_with_licence_link(photos):
     for r in photos:
         (row,) = [line for line in rows if line.startswith(f"| `{r.image_id}` |")]
         assert f"[{r.license}]({license_link(r.license)})" in row
-        assert f"[link]({r.source_url})" in row
-        assert r.author.replace("|", "\\|") in row and title_of(r) in row
+        # spaces in a source URL are percent-encoded, or the Markdown link would not be one
+        assert f"[link]({r.source_url.replace(' ', '%20')})" in row
+        assert r.author in row and title_of(r) in row  # no Markdown specials in these; see test_card_escaping
     # the licence summary counts each licence
     n_cc0 = sum(r.license == "CC0-1.0" for r in photos)
     assert f"{n_cc0} × [CC0-1.0](https://creativecommons.org/publicdomain/zero/1.0/)" in text

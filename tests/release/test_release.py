@@ -72,7 +72,7 @@ def corpus_texts(full_workdir: Path) -> dict[tuple[str, int], str]:
 
 def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir):
     out, stdout = cli_build["out"], cli_build["stdout"]
-    langs = sorted(p.name for p in (out / "data").iterdir() if p.name != "images")
+    langs = sorted(p.name for p in (out / "data").iterdir() if p.name not in ("images", "preview"))
     corpus_langs = sorted(set(pq.read_table(full_workdir / "corpus.parquet", columns=["language"]).column(0).to_pylist()))
     assert langs == corpus_langs and len(langs) >= 199
     sha = hashlib.sha256((full_workdir / "instances.jsonl").read_bytes()).hexdigest()
@@ -80,7 +80,8 @@ def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir)
     assert "instances per language: 3,012" in stdout
     assert f"instances.jsonl sha256: {sha}" in stdout
     assert " MB" in stdout
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "data", "evaluate.py", "manifest.json", "mvl_sib.py"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md", "data", "evaluate.py", "manifest.json", "mvl_sib.py", "mvlsib_evaluate"]
 
 
 def test_two_builds_are_byte_identical(release, lib_release):
@@ -113,6 +114,27 @@ def test_language_configs_load_with_datasets(release, full_workdir, corpus_texts
                 assert row[key] == inst[key]
 
 
+def test_every_config_knows_its_features_before_download(release, ds_cache):
+    """The card's dataset_info gives every config its features: `load_dataset_builder` knows them
+    without reading a parquet file, and they equal what the files declare."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard((release / "README.md").read_text("utf-8"))
+    configs = [c["config_name"] for c in card.data["configs"]]
+    infos = DatasetInfosDict.from_dataset_card_data(card.data)
+    assert len(configs) > 100 and sorted(infos) == sorted(configs)
+    assert all(infos[c].features is not None for c in configs)
+    for config in [*CHECK_LANGS, "images"]:  # a builder per config costs ~0.5 s; these stand for all
+        builder = datasets.load_dataset_builder(str(release), name=config, cache_dir=ds_cache)
+        declared = datasets.Features.from_arrow_schema(pq.read_schema(release / "data" / config / "test.parquet"))
+        assert builder.info.features == declared, config
+        assert builder.info.splits["test"].num_examples == (70 if config == "images" else 3012)
+
+
 def test_images_config_decodes_and_holds_each_image_once(release, pool_dir, ds_cache):
     import datasets
 
@@ -143,18 +165,21 @@ def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_d
 
     text = (release / "README.md").read_text("utf-8")
     meta = card_metadata(text)
-    langs = sorted(p.name for p in (release / "data").iterdir() if p.name != "images")
+    langs = sorted(p.name for p in (release / "data").iterdir() if p.name not in ("images", "preview"))
     configs = {c["config_name"]: c for c in meta["configs"]}
-    assert sorted(configs) == sorted([*langs, "images"])
+    assert sorted(configs) == sorted([*langs, "images", "preview"])
     for name, cfg in configs.items():
         (files,) = cfg["data_files"]
         assert files["split"] == "test" and (release / files["path"]).is_file()
         assert files["path"] == f"data/{name}/test.parquet"
     assert configs["eng_Latn"].get("default") is True
-    assert meta["language_details"].split(", ") == langs
-    assert sorted(meta["language"]) == sorted({lang.split("_")[0] for lang in langs})
+    assert meta["language_details"] == langs
+    from mvlsib.release.card.iso639 import ISO639_1
+
+    assert sorted(meta["language"]) == sorted({ISO639_1.get(lang[:3], lang[:3]) for lang in langs})
+    assert sum(len(code) == 2 for code in meta["language"]) == 113  # of 193 ISO 639-3 codes in SIB-200
     assert meta["license"][0] == "cc-by-sa-4.0" and "cc0-1.0" in meta["license"]
-    assert meta["pretty_name"] == "MVL-SIB"
+    assert meta["pretty_name"] == "MVL-SIB (mvlsib-build instances, seed 0, demo pictograms)"  # bundled pool
     assert "visual-question-answering" in meta["task_categories"] and meta["size_categories"] == ["1K<n<10K"]
 
     sha = hashlib.sha256((full_workdir / "instances.jsonl").read_bytes()).hexdigest()
@@ -183,7 +208,7 @@ def test_manifest_lists_every_file_and_the_build(release, pool_dir):
         assert entry == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
     build = manifest["build"]
     assert build["seed"] == 0 and build["num_instances"] == 3012 and build["num_images"] == 70
-    assert build["languages"] == sorted(p.name for p in (release / "data").iterdir() if p.name != "images")
+    assert build["languages"] == sorted(p.name for p in (release / "data").iterdir() if p.name not in ("images", "preview"))
     assert build["pool_manifest_sha256"] == hashlib.sha256((pool_dir / "manifest.csv").read_bytes()).hexdigest()
     assert build["source"]["location"].endswith("sib-200") and build["source"]["kind"] == "local"
     assert set(manifest["library_versions"]) >= {"python", "pyarrow", "datasets", "pillow"}

@@ -18,7 +18,7 @@ from mvlsib.atomic import atomic_open
 from mvlsib.builder.hashing import hash_sorted, hkey
 from mvlsib.textnorm import normalize_text
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import INSTANCES_FILE as INSTANCES_NAME, SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
+from mvlsib.workdir import BUNDLED_POOL, INSTANCES_FILE as INSTANCES_NAME, SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
 
 from mvlsib.topics import TOPICS
 
@@ -304,7 +304,7 @@ def write_instances(path: str | Path, instances: Sequence[Instance]) -> str:
 def sample(
     workdir: str | Path,
     seed: int = 0,
-    pool: str | Path = "image_pool",
+    pool: str | Path = BUNDLED_POOL,
     progress: bool = False,
 ) -> SampleReport:
     """Read ``WORK/corpus.parquet`` and the pool manifest; write ``instances.jsonl`` and its report."""

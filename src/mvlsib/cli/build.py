@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
+from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, POOL_DEFAULT_HELP, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
 from mvlsib.evaluation.commands import with_backend_options
 from mvlsib.release.exports import FORMATS as EXPORT_FORMATS
@@ -93,7 +93,7 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
 @workdir_option
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.")
-@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP,
               help="Image-pool folder (with manifest.csv) whose image ids are sampled.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
 @_friendly_errors
@@ -121,7 +121,7 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
 
 @build_cli.command()
 @workdir_option
-@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=True,
+@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP,
               help="Image-pool folder whose manifest gives each image's topic.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write every violation and the summary to this JSON file.")
@@ -234,7 +234,7 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
     "--pool",
     type=click.Path(path_type=Path),
     default=DEFAULT_POOL,
-    show_default=True,
+    show_default=POOL_DEFAULT_HELP,
     help="Image pool folder (with manifest.csv) the instances were sampled with.",
 )
 @click.option("--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it).")
@@ -253,15 +253,21 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
               help="Seconds any one request to the Hub may wait for the server.")
 @click.option("--no-validate", is_flag=True,
               help="With --out: skip the schema and invariant checks that otherwise run first (seconds).")
+@click.option("--allow-demo-pool", is_flag=True,
+              help="Upload even when the release's images are the drawn demo pictograms (refused otherwise: a "
+              "demo build is not the benchmark; its card says so).")
 @_friendly_errors
-def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run, no_validate, hub_timeout):
+def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run, no_validate, hub_timeout,
+                allow_demo_pool):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
     \b
     mvlsib-build publish --workdir W --out DIR
     mvlsib-build publish --release DIR --repo-id ORG/NAME [--tag v1.0] [--dry-run]
 
-    The Hub token comes from HF_TOKEN or the stored login (`hf auth login`).
+    The Hub token comes from HF_TOKEN or the stored login (`hf auth login`). Uploading makes the
+    card's code snippets name ORG/NAME (README.md and manifest.json of DIR are updated to match).
+    A release built on the demo pictogram pool is refused unless --allow-demo-pool.
     """
     from mvlsib.errors import MvlsibError
 
@@ -284,7 +290,7 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
         from mvlsib.release.hub import publish_to_hub
 
         result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run,
-                                timeout=hub_timeout)
+                                timeout=hub_timeout, allow_demo_pool=allow_demo_pool)
         for line in result.lines():
             click.echo(line)
 
@@ -303,7 +309,7 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
     "--pool",
     type=click.Path(path_type=Path),
     default=DEFAULT_POOL,
-    show_default=True,
+    show_default=POOL_DEFAULT_HELP,
     help="Image pool folder with manifest.csv.",
 )
 @click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import click
 
+from mvlsib.workdir import BUNDLED_POOL
+
 DEFAULT_WORKDIR = "mvlsib-work"
-DEFAULT_POOL = "image_pool"
+DEFAULT_POOL = BUNDLED_POOL
+POOL_DEFAULT_HELP = "the bundled demo pool"
 
 
 workdir_option = click.option(
@@ -22,7 +25,7 @@ pool_option = click.option(
     "--pool",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_POOL,
-    show_default=True,
+    show_default=POOL_DEFAULT_HELP,
     help="Image-pool folder holding manifest.csv and the image files.",
 )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mvlsib import limits
-from mvlsib.cli.groups import DEFAULT_POOL, build_cli, pool_option
+from mvlsib.cli.groups import build_cli, pool_option
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
 from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
@@ -20,7 +20,7 @@ def images_group() -> None:
 
 
 @images_group.command("demo-pool")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_POOL, show_default=True,
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default="image_pool", show_default=True,
               help="Folder to write the drawn pictograms and manifest.csv into.")
 @_friendly_errors
 def images_demo_pool(out: Path) -> None:
@@ -100,7 +100,9 @@ def check_options(fn):
 
 @images_group.command("add")
 @click.argument("source")
-@pool_option
+# No default: the bundled pool is package data, and adding to it would change the installed package.
+@click.option("--pool", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Image-pool folder to add to (created if missing); holds manifest.csv and the image files.")
 @click.option("--topic", required=True, help="SIB-200 topic, e.g. sports or science/technology.")
 @click.option("--license", "license_", required=True, metavar="SPDX",
               help="Licence as SPDX id (CC-BY-SA-4.0) or Wikimedia short name ('CC BY-SA 4.0', 'Public domain').")

@@ -98,7 +98,8 @@ def _groups(paths) -> dict[str, dict[str, str]]:
 @click.option("--k", "ks", default="1,3,5", show_default=True,
               help="Comma-separated numbers of references (1-5); a task with a single reference (t2s) runs k=1 only.")
 @click.option("--languages", default="all", show_default=True,
-              help="'all' (every language of a local release) or comma-separated codes, e.g. eng_Latn,urd_Arab.")
+              help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "
+              "e.g. eng_Latn,urd_Arab.")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.")
 @click.option("--max-new-tokens", type=int, default=8, show_default=True,

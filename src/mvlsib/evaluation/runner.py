@@ -97,14 +97,19 @@ def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:
     return pairs
 
 
-def resolve_languages(data: str, languages) -> list[str]:
+def resolve_languages(data: str, languages, revision: str | None = None) -> list[str]:
     loader = _compat.loader(data)
     if languages == "all" or languages == ("all",):
-        if not Path(data).is_dir():
-            raise MvlsibError(f"--languages all needs a local release folder; for {data!r} list the languages")
-        found = loader.languages(data)
+        # a local folder's data/ or, for a Hub repo id, the configs its card lists
+        try:
+            found = loader.languages(data, revision) if not Path(data).is_dir() else loader.languages(data)
+        except (ValueError, FileNotFoundError, ConnectionError) as exc:  # LoaderError, no such repo, no network
+            if isinstance(exc, MvlsibError):
+                raise
+            raise MvlsibError(f"--data {data}: cannot list its languages ({exc})") from None
         if not found:
-            raise MvlsibError(f"{data}: no language configs under data/; is this an MVL-SIB release folder?")
+            where = "no language configs under data/" if Path(data).is_dir() else "no language configs in its card"
+            raise MvlsibError(f"{data}: {where}; is this an MVL-SIB release?")
         return found
     return sorted(dict.fromkeys(languages))
 
@@ -120,7 +125,9 @@ def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dic
             rows = loader.load_rows(language, opts.data, opts.data_revision)
             rows = select_rows(rows, opts.limit, opts.limit_mode)
             for task, k in pairs:
-                examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k)
+                # the runner builds its own prompts (prompt_for_example): the loader need not render text
+                examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k,
+                                                 with_prompt=False)
                 for ex in examples:
                     prompt = prompt_for_example(ex)
                     request = Request(
@@ -207,7 +214,7 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         raise MvlsibError(f"--out {out}: exists and is not a folder")
     _compat.loader(opts.data)  # no loader, no run: say so before anything else
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
-    languages = resolve_languages(opts.data, opts.languages)
+    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
     fp = fingerprint(opts, pairs, languages)
     pred_path, cfg_path = _paths(out, opts.shard)
     # One writer per predictions file for the whole run: the fingerprint check, the appends and

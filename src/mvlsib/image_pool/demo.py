@@ -27,6 +27,19 @@ LICENSE = "CC0-1.0"
 AUTHOR = "mvlsib-build contributors"
 SOURCE_URL = "https://github.com/mvlsib/mvlsib-build/blob/main/src/mvlsib/image_pool/demo.py"
 
+
+def demo_image_count(source_urls) -> int:
+    """How many of these images are drawn demo pictograms: `write_demo_pool` gives each this
+    module's SOURCE_URL, which no curated photograph has."""
+    return sum(str(url).strip() == SOURCE_URL for url in source_urls)
+
+
+def pool_kind(source_urls) -> str:
+    """``demo`` (all drawn pictograms), ``mixed`` or ``curated`` (none drawn)."""
+    urls = list(source_urls)
+    n = demo_image_count(urls)
+    return "demo" if urls and n == len(urls) else ("mixed" if n else "curated")
+
 Color = tuple[int, int, int]
 BLACK: Color = (30, 30, 35)
 WHITE: Color = (255, 255, 255)

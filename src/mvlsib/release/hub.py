@@ -1,9 +1,10 @@
 """Upload a release folder to the Hugging Face Hub as a dataset repository.
 
-Only files whose content differs from the Hub's are uploaded: the release's
-manifest.json gives every local sha256, and the Hub's tree listing gives the
-LFS sha256 (large files) or the git blob id (small files) of every remote file.
-An unchanged release therefore makes no commit at all.
+The upload is ``HfApi.upload_folder``: the Hub's preupload check tells which files differ,
+only those are sent, and an unchanged release makes no commit at all. ``--dry-run`` keeps
+our own plan (``plan_upload``): the release's manifest.json gives every local sha256, and
+the Hub's tree listing gives the LFS sha256 (large files) or the git blob id (small files)
+of every remote file, so it needs no token for a public repo and writes nothing.
 
 The token comes from ``HF_TOKEN`` or the stored login (``hf auth login``); it is
 handed to ``HfApi`` and never printed, logged or written by this module.
@@ -15,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +55,7 @@ class UploadPlan:
 class HubResult:
     repo_id: str
     revision: str
-    plan: UploadPlan
+    plan: UploadPlan | None  # our own comparison: made for --dry-run only
     dry_run: bool
     commit_oid: str | None = None
     commit_url: str | None = None
@@ -63,7 +65,8 @@ class HubResult:
 
     def lines(self) -> list[str]:
         out = [f"repository: {self.repo_id} (dataset), revision {self.revision}"]
-        out += self.plan.lines()
+        if self.plan is not None:
+            out += self.plan.lines()
         if self.dry_run:
             out.append("dry run: nothing was written to the Hub")
         elif self.commit_oid:
@@ -96,6 +99,60 @@ def commit_message(manifest: dict) -> tuple[str, str]:
     )
     description = "Build parameters (from manifest.json):\n\n" + json.dumps(build, indent=2, sort_keys=True)
     return summary, description
+
+
+DEFAULT_REPO_HINT = "ORG/mvl-sib"
+
+
+def demo_images_in(release: Path) -> int:
+    """Drawn demo pictograms in the release's images table (whose bytes verify_release has checked)."""
+    import pyarrow.parquet as pq
+
+    from mvlsib.image_pool.demo import demo_image_count
+    from mvlsib.release.tables import config_path
+    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
+
+    path = config_path(release, IMAGES_CONFIG)
+    if not path.is_file():
+        return 0
+    return demo_image_count(pq.read_table(path, columns=["source_url"]).column("source_url").to_pylist())
+
+
+def refuse_demo_pool(release: Path, repo_id: str) -> None:
+    n = demo_images_in(release)
+    if n:
+        raise MvlsibError(
+            f"{release}: {n} of its images are the toolkit's drawn demo pictograms, so this is a demo build, not "
+            f"the MVL-SIB benchmark; uploading it to {repo_id} would publish pictograms as if they were the "
+            "benchmark's images. Build with a curated pool (--pool DIR, see docs/image_pool.md), or pass "
+            "--allow-demo-pool to upload the demo on purpose (its card says it is one)."
+        )
+
+
+def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
+    """Make the card's snippets name ``repo_id``: rewrite README.md and its manifest.json entry.
+
+    The release folder then holds exactly what goes to the Hub, so the upload plan, the
+    manifest and the Hub page agree. Returns whether anything changed.
+    """
+    from mvlsib.atomic import atomic_open, sha256_file
+    from mvlsib.release.manifest import save_release_manifest
+
+    build = manifest.setdefault("build", {})
+    old = build.get("repo_hint") or DEFAULT_REPO_HINT
+    card = release / "README.md"
+    if old == repo_id or "README.md" not in manifest["files"]:
+        return False
+    # Snippets quote the id ("ORG/NAME"); replacing only the quoted form leaves prose alone.
+    text = card.read_text("utf-8")
+    new_text = text.replace(json.dumps(old), json.dumps(repo_id))
+    build["repo_hint"] = repo_id
+    if new_text != text:
+        with atomic_open(card) as fh:
+            fh.write(new_text)
+        manifest["files"]["README.md"] = {"sha256": sha256_file(card), "size": card.stat().st_size}
+    save_release_manifest(release, manifest)
+    return True
 
 
 def resolve_token(token: str | None = None) -> str | None:
@@ -155,11 +212,12 @@ def publish_to_hub(
     endpoint: str | None = None,
     token: str | None = None,
     timeout: float = HUB_TIMEOUT_S,
+    allow_demo_pool: bool = False,
 ) -> HubResult:
     """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring."""
     with _hub_timeout(timeout):
         return _publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run,
-                               endpoint=endpoint, token=token, timeout=timeout)
+                               endpoint=endpoint, token=token, timeout=timeout, allow_demo_pool=allow_demo_pool)
 
 
 @contextlib.contextmanager
@@ -177,17 +235,22 @@ def _hub_timeout(seconds: float):
         session.timeout = old
 
 
-def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoint, token, timeout) -> HubResult:
+def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoint, token, timeout,
+                    allow_demo_pool) -> HubResult:
     import httpx2
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-    from mvlsib.release.manifest import verify_release
+    from mvlsib.release.manifest import MANIFEST_NAME, verify_release
 
     release = Path(release)
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise MvlsibError(f"--repo-id {repo_id!r}: expected ORG/NAME, e.g. my-org/mvl-sib")
     manifest = verify_release(release)
+    if not allow_demo_pool and not dry_run:
+        refuse_demo_pool(release, repo_id)
+    if not dry_run:
+        retarget_card(release, manifest, repo_id)
     branch = revision or "main"
     tok = resolve_token(token)
     if tok is None and not dry_run:
@@ -197,43 +260,44 @@ def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoi
         )
     api = HfApi(endpoint=endpoint, token=tok if tok is not None else False)
     try:
-        if not dry_run:
-            api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-        remote = _remote_files(api, repo_id, branch)
-        plan = plan_upload(release, manifest, remote)
         if dry_run:
+            plan = plan_upload(release, manifest, _remote_files(api, repo_id, branch))
             return HubResult(repo_id, branch, plan, dry_run=True, tag=None)
-        summary, description = commit_message(manifest)
-        oid = url = None
-        if remote is None and revision:
+        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+        before = _head(api, repo_id, branch)
+        if before is None and revision:
             api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
-        if not plan.empty:
-            ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(release / p)) for p in [*plan.added, *plan.changed]]
-            ops += [CommitOperationDelete(path_in_repo=p) for p in plan.deleted]
-            try:
-                info = api.create_commit(
-                    repo_id,
-                    ops,
-                    commit_message=summary,
-                    commit_description=description,
-                    repo_type=REPO_TYPE,
-                    revision=branch,
-                )
-            except (httpx2.TransportError, OSError) as exc:
-                # The request may have reached the Hub before the answer was lost; a re-run
-                # compares files and commits only what still differs, so it never duplicates.
-                raise MvlsibError(httpio.redact(
-                    f"the connection to the Hub failed during the commit to {repo_id} ({type(exc).__name__}"
-                    f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
-                    "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
-                    (tok,))) from None
-            oid, url = info.oid, info.commit_url
+        summary, description = commit_message(manifest)
+        # upload_folder asks the Hub which files differ (preupload), sends only those, and makes no
+        # commit when nothing changed. Only the files manifest.json lists go up (never caches or
+        # litter beside them); remote files the release does not have are deleted.
+        try:
+            info = api.upload_folder(
+                repo_id=repo_id,
+                folder_path=str(release),
+                repo_type=REPO_TYPE,
+                revision=branch,
+                commit_message=summary,
+                commit_description=description,
+                allow_patterns=[_literal_pattern(p) for p in sorted([*manifest["files"], MANIFEST_NAME])],
+                delete_patterns="*",
+            )
+        except (httpx2.TransportError, OSError) as exc:
+            # The commit may have reached the Hub before the answer was lost; a re-run compares
+            # files and commits only what still differs, so it never duplicates.
+            raise MvlsibError(httpio.redact(
+                f"the connection to the Hub failed during the upload to {repo_id} ({type(exc).__name__}"
+                f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
+                "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
+                (tok,))) from None
+        committed = info.oid != before
         created = False
         if tag:
             created = _ensure_tag(api, repo_id, tag, branch, summary)
         return HubResult(
-            repo_id, branch, plan, dry_run=False, commit_oid=oid, commit_url=url,
-            commit_message=summary if oid else None, tag=tag, tag_created=created,
+            repo_id, branch, None, dry_run=False, commit_oid=info.oid if committed else None,
+            commit_url=info.commit_url if committed else None, commit_message=summary if committed else None,
+            tag=tag, tag_created=created,
         )
     except HfHubHTTPError as exc:
         # The message names the URL and the server's reason; it never contains the token.
@@ -245,6 +309,21 @@ def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoi
         kind = "no answer within the timeout" if isinstance(exc, httpx2.TimeoutException) else type(exc).__name__
         raise MvlsibError(f"cannot talk to the Hub for {repo_id} ({kind}; {timeout:g} s per request); "
                           "check the network or HF_ENDPOINT and re-run: nothing is committed twice") from None
+
+
+def _literal_pattern(path: str) -> str:
+    """``path`` as an fnmatch pattern that matches only itself."""
+    return re.sub(r"([*?\[])", r"[\1]", path)
+
+
+def _head(api, repo_id: str, branch: str) -> str | None:
+    """The commit at the head of ``branch``; None when the branch does not exist yet."""
+    from huggingface_hub.errors import RevisionNotFoundError
+
+    try:
+        return api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
+    except RevisionNotFoundError:
+        return None
 
 
 def _ensure_tag(api, repo_id: str, tag: str, branch: str, message: str) -> bool:

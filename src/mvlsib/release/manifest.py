@@ -68,6 +68,11 @@ def write_release_manifest(release: Path, build: dict, versions: dict[str, str] 
         "files": file_entries(release),
         "library_versions": versions if versions is not None else library_versions(),
     }
+    return save_release_manifest(release, manifest)
+
+
+def save_release_manifest(release: Path, manifest: dict) -> Path:
+    """Write ``manifest`` as the release's manifest.json (the one serialisation of it)."""
     path = Path(release) / MANIFEST_NAME
     with atomic_open(path) as fh:
         json.dump(manifest, fh, indent=2, sort_keys=True, ensure_ascii=False)

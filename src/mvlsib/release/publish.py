@@ -18,7 +18,7 @@ from typing import Sequence
 
 from mvlsib.atomic import process_alive, remove_stale
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import CORPUS_FILE as CORPUS_NAME, INGEST_REPORT_FILE as INGEST_REPORT_NAME, INSTANCES_FILE as INSTANCES_NAME
+from mvlsib.workdir import BUNDLED_POOL, CORPUS_FILE as CORPUS_NAME, INGEST_REPORT_FILE as INGEST_REPORT_NAME, INSTANCES_FILE as INSTANCES_NAME
 from mvlsib.workdir.corpus import read_corpus_texts
 from mvlsib.workdir.instances import read_instances
 
@@ -217,7 +217,7 @@ def _staging(out: Path):
 def publish(
     workdir: str | os.PathLike[str],
     out: str | os.PathLike[str],
-    pool: str | os.PathLike[str] = "image_pool",
+    pool: str | os.PathLike[str] = BUNDLED_POOL,
     *,
     seed: int | None = None,
     languages: Sequence[str] | None = None,
@@ -240,8 +240,11 @@ def publish(
     from mvlsib.release.manifest import write_release_manifest
     from mvlsib.release.stats import compute_stats
     from mvlsib.release.bundle import write_evaluate_script
+    from mvlsib.release.preview import PER_TASK, PREVIEW_LANGUAGE, write_preview
+    from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
     from mvlsib.release.card.render import CardContext, CardImage, render_card
     from mvlsib.image_pool.credits import title_of
+    from mvlsib.image_pool.demo import demo_image_count, pool_kind
     from mvlsib.workdir.pool_manifest import manifest_path, read_manifest
 
     workdir, pool = Path(workdir), Path(pool)
@@ -277,6 +280,7 @@ def publish(
     seed = seed if seed is not None else recorded_seed(workdir)
     source = source_info(workdir)
     pool_sha = sha256_file(manifest_path(pool))
+    demo_images = demo_image_count(r.source_url for r in rows)
     version = mvlsib.__version__
 
     plan = rt.plan_instances(instances, index_ids)
@@ -287,6 +291,11 @@ def publish(
             # language-dependent columns of all (tables.check_language_table).
             sizes[lang] = rt.write_language(stage, plan, lang, texts[lang], check_full=n == 0)
         sizes["images"] = rt.write_images(stage, records)
+        if PREVIEW_LANGUAGE in langs:  # the Viewer's look at the benchmark (release/preview.py)
+            preview_rows = rt.language_table(plan, PREVIEW_LANGUAGE, texts[PREVIEW_LANGUAGE]).slice(0, PER_TASK)
+            sizes[PREVIEW_CONFIG] = write_preview(
+                stage, preview_rows.to_pylist(), {r.image_id: (r.data, r.filename) for r in records}
+            )
         shutil.copyfile(mvl_sib.__file__, stage / LOADER_NAME)
         write_evaluate_script(stage / EVALUATE_NAME)
 
@@ -322,6 +331,8 @@ def publish(
             prompts_markdown=prompts,
             sampling_markdown=sampling_markdown(),
             repo_hint=repo_hint,
+            pool_kind=pool_kind(r.source_url for r in rows),
+            demo_images=demo_images,
             config_sizes=sizes,
         )
         (stage / README_NAME).write_text(render_card(ctx), encoding="utf-8", newline="\n")
@@ -335,6 +346,10 @@ def publish(
             "num_images": len(records),
             "instances_sha256": instances_sha,
             "pool_manifest_sha256": pool_sha,
+            "image_pool": pool_kind(r.source_url for r in rows),
+            "demo_images": demo_images,
+            # the Hub repo id the card's snippets name; `publish --repo-id` re-targets them (hub.retarget_card)
+            "repo_hint": repo_hint,
         }
         write_release_manifest(stage, build, versions)
         size = _dir_size(stage)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from mvlsib.release_format.mvl_sib import OPTION_LETTERS
 from mvlsib.topics import TOPICS
 
-LETTERS = "ABCD"
+LETTERS = "".join(OPTION_LETTERS)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,18 @@ Each example is a dict with
   (references first, then options) as PIL images / ids; empty for text-only tasks
 - ``sentences``: every target-language text of the example in prompt order
   (references first, then options); topic names are not sentences.
+- ``prompt``: the prompt text exactly as the reference evaluator sends it, ``<image>``
+  where each image of ``images`` goes (in that order). It comes from the release's own
+  evaluator package ``mvlsib_evaluate/`` (its ``prompts.py``), beside this file; without
+  that package the key is absent (``with_prompt=True`` makes it an error instead).
+
+From a Hub repo, fetch this file and the evaluator package first, then use it as here::
+
+    import sys
+    from huggingface_hub import snapshot_download
+    sys.path.insert(0, snapshot_download("ORG/mvl-sib", repo_type="dataset", allow_patterns=["*.py"]))
+    import mvl_sib
+    ex = mvl_sib.load_task("i2s", "eng_Latn", k=3, source="ORG/mvl-sib")[0]
 
 Images are decoded once per call and the same PIL objects are shared by all
 examples of that call (copy one before changing it in place).
@@ -101,7 +113,8 @@ TOPICS = (
 )
 # The release's columns in file order, (name, type): the one declaration from which the
 # parquet schema, the `datasets` features and the JSON Schema of a release row are derived.
-# Types: string, int64, list<string>, list<int64>, image ({bytes, path}, the `datasets` Image).
+# Types: string, int64, list<string>, list<int64>, image ({bytes, path}, the `datasets` Image),
+# option (an int64 0-3 that `datasets` shows as a ClassLabel named by OPTION_LETTERS).
 LANGUAGE_COLUMNS = (
     ("instance_id", "string"),
     ("index_id", "int64"),
@@ -114,10 +127,10 @@ LANGUAGE_COLUMNS = (
     ("neg_topics", "list<string>"),
     ("sentence_option_ids", "list<int64>"),
     ("sentence_options", "list<string>"),
-    ("sentence_label", "int64"),
+    ("sentence_label", "option"),
     ("image_option_ids", "list<string>"),
     ("topic_options", "list<string>"),
-    ("image_label", "int64"),
+    ("image_label", "option"),
 )
 # Language-dependent columns and the id column whose sentences they hold, in that language.
 TEXT_OF = {"sentence": "index_id", "ref_sentences": "ref_sentence_ids", "sentence_options": "sentence_option_ids"}
@@ -132,7 +145,12 @@ IMAGE_COLUMNS = (
     ("height", "int64"),
     ("sha256", "string"),
 )
+# The letters of the 4 options, A-D: a label's name (the ClassLabel of the `option` columns).
+OPTION_LETTERS = ("A", "B", "C", "D")
 IMAGES_CONFIG = "images"
+# A few dozen rendered examples with their images embedded, for the Hub's Dataset Viewer; not a language.
+PREVIEW_CONFIG = "preview"
+NON_LANGUAGE_CONFIGS = (IMAGES_CONFIG, PREVIEW_CONFIG)
 SPLIT = "test"
 # A language is an ISO 639-3 code and an ISO 15924 script, as Flores-200 and SIB-200 name them
 # (fra_Latn); any other folder name (a backup "fra_Latn copy", "x: y") is not a language.
@@ -226,10 +244,15 @@ def _local_file(source, config: str) -> str:
     return os.path.join(os.fspath(source), "data", config, f"{SPLIT}.parquet")
 
 
-def languages(source=".") -> list:
-    """Language configs of a local release folder, sorted."""
+def languages(source=".", revision=None) -> list:
+    """Language configs of a local release folder or a Hub repo id (ORG/NAME), sorted."""
     if not _is_local(source):
-        raise LoaderError(f"{source!r} is not a local folder; languages() lists local releases only")
+        _hub_dataset(source, None, revision, check_only=True)
+        import datasets
+
+        # The card's `configs:` list every config; reading it downloads the card only.
+        names = datasets.get_dataset_config_names(str(source), revision=revision)
+        return sorted(name for name in names if name not in NON_LANGUAGE_CONFIGS)
     data = os.path.join(os.fspath(source), "data")
     if not os.path.isdir(data):
         return []
@@ -240,7 +263,7 @@ def languages(source=".") -> list:
     )
 
 
-def _hub_dataset(source, config: str, revision=None):
+def _hub_dataset(source, config, revision=None, check_only=False):
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - depends on the user's environment
@@ -252,11 +275,15 @@ def _hub_dataset(source, config: str, revision=None):
         raise LoaderError(
             f"{source!r} is neither an existing release folder nor a Hub repo id of the form ORG/NAME"
         )
+    if check_only:
+        return None
     return datasets.load_dataset(str(source), name=config, split=SPLIT, revision=revision)
 
 
 def load_rows(language: str, source=".", revision=None) -> list:
     """The instance rows (dicts) of one language config."""
+    if language in NON_LANGUAGE_CONFIGS:
+        raise LoaderError(f"{language!r} is a config of the release but not a language; see languages(source)")
     if _is_local(source):
         path = _local_file(source, language)
         if not os.path.isfile(path):
@@ -316,13 +343,35 @@ def check_label(row, column: str, n_options: int = 4) -> int:
     return label
 
 
-def build_examples(rows, images, task: str, k: int = 1) -> list:
+def _prompt_renderer(required):
+    """The release evaluator's ``render_prompt_text`` (one source of the prompt text), or None."""
+    import sys
+
+    # no __pycache__ inside a release folder: its files are checked against manifest.json
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        from mvlsib_evaluate.prompts import render_prompt_text  # the release's evaluator, beside this file
+    except ImportError as exc:
+        if required:
+            raise LoaderError(
+                "with_prompt=True needs the release's evaluator package mvlsib_evaluate/ importable beside "
+                f"mvl_sib.py ({exc}); fetch it with the loader (allow_patterns=['*.py'])"
+            ) from None
+        return None
+    finally:
+        sys.dont_write_bytecode = writes
+    return render_prompt_text
+
+
+def build_examples(rows, images, task: str, k: int = 1, with_prompt=None) -> list:
     """Task examples from language rows (see ``load_rows``) and images (see ``load_images``).
 
-    ``images`` may be ``None`` for the text-only tasks ``t2s`` and ``s2t``.
+    ``images`` may be ``None`` for the text-only tasks ``t2s`` and ``s2t``. ``with_prompt``:
+    None adds ``prompt`` when the release's evaluator is importable, True requires it, False omits it.
     """
     task = normalize_task(task)
     k = _check_k(task, k)
+    render = _prompt_renderer(with_prompt is True) if with_prompt is not False else None
     spec = TASK_BY_NAME[task]
     if spec.cross_modal and images is None:
         raise LoaderError(f"task {task} shows images: pass the images (load_images(source))")
@@ -356,21 +405,25 @@ def build_examples(rows, images, task: str, k: int = 1) -> list:
                 "sentences": list(sentences),
             }
         )
+        if render is not None:
+            out[-1]["prompt"] = render(task, k, references, options)
     return out
 
 
-def load_task(task: str, language: str, k: int = 1, source=".", revision=None) -> list:
+def load_task(task: str, language: str, k: int = 1, source=".", revision=None, with_prompt=None) -> list:
     """Examples of ``task`` (``i2s``, ``s2i``, ``t2s``, ``s2t``) in ``language`` with ``k`` references.
 
     ``source`` is a release folder (default: the current folder, where this file
     lives in a release) or a Hub repo id such as ``ORG/mvl-sib``; ``revision``
-    picks a Hub branch, tag or commit.
+    picks a Hub branch, tag or commit. ``with_prompt``: see ``build_examples``.
     """
     task = normalize_task(task)
     k = _check_k(task, k)
+    if with_prompt is True:
+        _prompt_renderer(True)  # say so before any download
     rows = load_rows(language, source, revision)
     images = load_images(source, revision) if TASK_BY_NAME[task].cross_modal else None
-    return build_examples(rows, images, task, k)
+    return build_examples(rows, images, task, k, with_prompt=with_prompt)
 
 
 def _main(argv=None) -> int:

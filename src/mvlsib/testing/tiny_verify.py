@@ -10,7 +10,7 @@ wrong fails. That makes the end-to-end check of the command meaningful on a CPU.
 From the shell::
 
     python -m mvlsib.testing.tiny_verify llava --out /tmp/tiny-llava
-    python -m mvlsib.testing.tiny_verify clip --out /tmp/tiny-clip --fit-pool image_pool
+    python -m mvlsib.testing.tiny_verify clip --out /tmp/tiny-clip --fit-pool src/mvlsib/data/image_pool
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from mvlsib.textnorm import normalize_text
 from mvlsib.topics import TOPICS
+from mvlsib.workdir import BUNDLED_POOL
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -70,7 +71,7 @@ class ValidationResult:
 # --------------------------------------------------------------------------- entry point
 
 
-def validate_workdir(workdir: str | Path, pool: str | Path = "image_pool", schemas: bool = True) -> ValidationResult:
+def validate_workdir(workdir: str | Path, pool: str | Path = BUNDLED_POOL, schemas: bool = True) -> ValidationResult:
     """Validate ``WORK/corpus.parquet`` + ``WORK/instances.jsonl`` against the pool's manifest."""
     from mvlsib.workdir.corpus import read_corpus
     from mvlsib.workdir.instances import read_instances

@@ -48,7 +48,7 @@ def read_manifest(pool: str | Path) -> list[ManifestRow]:
     if not path.is_file():
         raise MvlsibError(
             f"{path}: no image-pool manifest here. Pass --pool with a folder that holds "
-            f"{MANIFEST_NAME} (the repository's bundled pool is 'image_pool'), or create one "
+            f"{MANIFEST_NAME} (or leave --pool out for the bundled demo pool), or create one "
             "with `mvlsib-build images demo-pool --out DIR`."
         )
     try:

@@ -1,14 +1,16 @@
 """Render the dataset card (``README.md``) of a release from ``templates/README.md.tmpl``.
 
-The YAML header is written by hand (not by a YAML library) so that the bytes do
-not depend on a library version; strings are JSON-quoted, which YAML reads as
-double-quoted scalars.
+The YAML header is built with the Hub's own libraries: ``huggingface_hub.DatasetCardData``
+dumps it, ``datasets``' ``Features``/``DatasetInfo`` give ``dataset_info``. Its bytes
+therefore follow the installed PyYAML/huggingface_hub/datasets (as the parquet files follow
+pyarrow); the same versions give the same card.
 """
 
 from __future__ import annotations
 
-import json
+import re
 import string
+import urllib.parse
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Sequence
@@ -59,6 +61,9 @@ class CardContext:
     prompts_markdown: str = ""  # the evaluator's prompt templates (publish.prompts_markdown)
     sampling_markdown: str = ""
     repo_hint: str = "ORG/mvl-sib"
+    # `demo`, `mixed` or `curated` (image_pool.demo.pool_kind) and how many images are drawn pictograms
+    pool_kind: str = "curated"
+    demo_images: int = 0
     extra_build: dict[str, str] = field(default_factory=dict)
     # config name -> ConfigSize; written as `dataset_info` (the Hub shows it, and the
     # `datasets` cache key of a local release hashes it, so a rebuilt file is noticed).
@@ -100,53 +105,169 @@ def size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _q(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
+def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
+    """`dataset_info` as `datasets` writes it (features, split sizes), one entry per config.
+
+    The features are known before any download (`load_dataset_builder(...).info.features`).
+    All language configs share one features list object, so the YAML dumper writes it once
+    under an anchor and every other config refers to it: the header stays small and quick
+    to parse, while each config still carries its own sizes (the `datasets` cache key of a
+    local release hashes them, so a rebuilt file is noticed).
+    """
+    import datasets
+    from datasets.info import DatasetInfo, DatasetInfosDict
+    from datasets.splits import SplitDict, SplitInfo
+
+    from mvlsib.release.tables import IMAGE_FEATURES, LANGUAGE_FEATURES
+    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, SPLIT
+
+    from mvlsib.release.preview import preview_features
+    from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
+
+    features = {
+        "language": datasets.Features.from_dict(LANGUAGE_FEATURES),
+        IMAGES_CONFIG: datasets.Features.from_dict(IMAGE_FEATURES),
+        PREVIEW_CONFIG: preview_features(),
+    }
+    infos = {}
+    for config in configs:
+        if config not in ctx.config_sizes:
+            continue
+        size = ctx.config_sizes[config]
+        splits = SplitDict()
+        splits.add(SplitInfo(name=SPLIT, num_bytes=size.num_bytes, num_examples=size.num_examples))
+        kind = config if config in features else "language"
+        infos[config] = DatasetInfo(
+            features=features[kind], splits=splits, download_size=size.download_size, dataset_size=size.num_bytes
+        )
+    holder: dict = {}
+    DatasetInfosDict(infos).to_dataset_card_data(holder)
+    entries = holder.get("dataset_info") or []
+    entries = entries if isinstance(entries, list) else [entries]
+    shared: dict[str, list] = {}
+    for entry in entries:
+        kind = entry["config_name"] if entry["config_name"] in features else "language"
+        entry["features"] = shared.setdefault(kind, entry["features"])
+    return entries
+
+
+def card_data(ctx: CardContext):
+    """The card's metadata as `huggingface_hub.DatasetCardData`."""
+    from huggingface_hub import DatasetCardData
+
+    from mvlsib.release.card.iso639 import hub_language_code
+
+    langs = sorted(ctx.languages)
+    licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
+    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, PREVIEW_CONFIG
+
+    # the preview config exists when the build wrote it (it needs eng_Latn)
+    configs = [*langs, IMAGES_CONFIG, *([PREVIEW_CONFIG] if PREVIEW_CONFIG in ctx.config_sizes else [])]
+    default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
+    extra = {}
+    if "other" in licenses:
+        extra["license_details"] = (
+            "text CC BY-SA 4.0 (SIB-200/Flores-200); each image its own licence, see the attribution table"
+        )
+    data = DatasetCardData(
+        pretty_name=pretty_name(ctx),
+        license=licenses,
+        # the Hub filters on these: ISO 639-1 where a language has it, else ISO 639-3
+        language=sorted({hub_language_code(code) for code in langs}),
+        multilinguality=["multilingual"],
+        task_categories=["visual-question-answering", "image-text-to-text", "text-classification"],
+        size_categories=[size_category(ctx.stats.num_instances)],
+        source_datasets=["Davlan/sib200"],
+        **extra,
+        # every variant exactly as SIB-200 names it (ISO 639-3 + ISO 15924 script), one config each
+        language_details=list(langs),
+        tags=["multilingual", "vision-language", "topic-classification", "benchmark"],
+    )
+    if ctx.config_sizes:
+        data["dataset_info"] = _dataset_infos(ctx, configs)
+    data["configs"] = [
+        {
+            "config_name": config,
+            **({"default": True} if config == default else {}),
+            "data_files": [{"split": "test", "path": f"data/{config}/test.parquet"}],
+        }
+        for config in configs
+    ]
+    return data
 
 
 def yaml_header(ctx: CardContext) -> str:
-    langs = sorted(ctx.languages)
-    iso = sorted({code.split("_")[0] for code in langs})
-    licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
-    lines = ["pretty_name: MVL-SIB", "license:"]
-    lines += [f"- {lic}" for lic in licenses]
-    if "other" in licenses:
-        lines.append(
-            "license_details: "
-            + _q("text CC BY-SA 4.0 (SIB-200/Flores-200); each image its own licence, see the attribution table")
+    return card_data(ctx).to_yaml(line_break="\n")
+
+
+def pretty_name(ctx: CardContext) -> str:
+    """Names what this is: the toolkit's own instance set, and a demo when the images are pictograms."""
+    seed = "unrecorded seed" if ctx.seed is None else f"seed {ctx.seed}"
+    demo = ", demo pictograms" if ctx.pool_kind != "curated" else ""
+    return f"MVL-SIB (mvlsib-build instances, {seed}{demo})"
+
+
+UPSTREAM = "[WueNLP/mvl-sib](https://huggingface.co/datasets/WueNLP/mvl-sib)"
+
+
+def provenance_markdown(ctx: CardContext) -> str:
+    """How this release relates to upstream MVL-SIB, from the build's own facts."""
+    seed = "not recorded" if ctx.seed is None else f"**{ctx.seed}**"
+    out = [
+        f"- **Instances**: sampled by this toolkit's deterministic sampler (mvlsib-build {_cell(ctx.toolkit_version)}, "
+        f"seed {seed}; `instances.jsonl` sha256 `{ctx.instances_sha256}`), as documented under *Sampling*. "
+        f"They are **not** the instances of the MVL-SIB paper, which the upstream release {UPSTREAM} draws in "
+        "its loading script at load time. The task design is the paper's (5 positive images, 3 negative "
+        "topics, 4 options); the sampled ids are not.",
+    ]
+    n = len(ctx.images)
+    pool_sha = f" (manifest sha256 `{ctx.pool_manifest_sha256}`)" if ctx.pool_manifest_sha256 else ""
+    if ctx.pool_kind == "demo":
+        out.append(
+            f"- **Images**: all {n} images are the toolkit's **drawn demo pictograms** (CC0){pool_sha}, not "
+            "photographs and not the upstream MVL-SIB images. This release exercises the pipeline; it is not "
+            "the benchmark."
         )
-    lines += ["language:"] + [f"- {code}" for code in iso]
-    lines.append(f"language_details: {_q(', '.join(langs))}")
-    lines += ["multilinguality:", "- multilingual", "task_categories:", "- visual-question-answering",
-              "- image-text-to-text", "- text-classification", "size_categories:",
-              f"- {size_category(ctx.stats.num_instances)}", "source_datasets:", "- Davlan/sib200",
-              "tags:", "- multilingual", "- vision-language", "- topic-classification", "- benchmark"]
-    if ctx.config_sizes:
-        lines.append("dataset_info:")
-        for config in [*langs, "images"]:
-            if config in ctx.config_sizes:
-                size = ctx.config_sizes[config]
-                lines += [
-                    f"- config_name: {_q(config)}",
-                    "  splits:",
-                    "  - name: test",
-                    f"    num_bytes: {size.num_bytes}",
-                    f"    num_examples: {size.num_examples}",
-                    f"  download_size: {size.download_size}",
-                    f"  dataset_size: {size.num_bytes}",
-                ]
-    lines.append("configs:")
-    default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
-    for config in [*langs, "images"]:
-        lines.append(f"- config_name: {_q(config)}")
-        if config == default:
-            lines.append("  default: true")
-        lines += ["  data_files:", "  - split: test", f"    path: {_q(f'data/{config}/test.parquet')}"]
-    return "\n".join(lines)
+    elif ctx.pool_kind == "mixed":
+        out.append(
+            f"- **Images**: {ctx.demo_images} of the {n} images are the toolkit's **drawn demo pictograms** "
+            f"(CC0){pool_sha}; the others come from a curated pool (see *Image attribution*)."
+        )
+    else:
+        out.append(
+            f"- **Images**: {n} images from a curated pool{pool_sha}, each with its own source, author and licence "
+            "(see *Image attribution*)."
+        )
+    out.append(
+        "- **Comparability**: scores on this release are comparable with other runs on a release of the same "
+        "instances and images (same `instances.jsonl` and pool manifest hashes), not with the numbers of the "
+        "MVL-SIB paper or of MTEB's `MVLSIBSent2Img`, which use the upstream instances and images."
+    )
+    return "\n".join(out)
+
+
+# ASCII punctuation that starts Markdown or HTML syntax inside a table cell: emphasis, code,
+# links, raw HTML, entities, strikethrough and the cell separator. CommonMark lets any ASCII
+# punctuation be backslash-escaped, and GFM tables honour `\|`.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>|~&!])")
+# Percent-encoded in a link destination: what could end the `(...)` or the table cell, or open HTML.
+_URL_SAFE = "".join(c for c in string.punctuation if c not in "()<>|`\\\"{}^ ") + "%"
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+    """Text from a pool manifest or the build, shown literally in a Markdown table cell."""
+    flat = " ".join(str(text).split())
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", flat)
+
+
+def _link(url: str, label: str) -> str:
+    """A Markdown link to an http(s) URL, percent-encoded so it cannot break out of the link or
+    the table; any other scheme (``javascript:``, ``data:``) is shown as text, not linked."""
+    url = url.strip()
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return _cell(url)
+    return f"[{label}]({urllib.parse.quote(url, safe=_URL_SAFE)})"
 
 
 def statistics_markdown(stats: ReleaseStats) -> str:
@@ -183,8 +304,8 @@ def statistics_markdown(stats: ReleaseStats) -> str:
 def attribution_markdown(images: Sequence[CardImage]) -> str:
     out = ["| image | topic | title | author | licence | source | size |", "|---|---|---|---|---|---|---|"]
     for im in images:
-        lic = f"[{_cell(im.license)}]({license_link(im.license)})" if im.license else "unknown"
-        src = f"[link]({im.source_url})" if im.source_url else ""
+        lic = _link(license_link(im.license), _cell(im.license)) if im.license else "unknown"
+        src = _link(im.source_url, "link") if im.source_url else ""
         size = f"{im.width}×{im.height}" if im.width else ""
         out.append(
             f"| `{im.image_id}` | {im.topic} | {_cell(im.title)} | {_cell(im.author)} | {lic} | {src} | {size} |"
@@ -205,7 +326,7 @@ def image_licence_summary(images: Sequence[CardImage]) -> str:
     counts: dict[str, int] = {}
     for im in images:
         counts[im.license] = counts.get(im.license, 0) + 1
-    parts = [f"{n} × [{lic}]({license_link(lic)})" for lic, n in sorted(counts.items())]
+    parts = [f"{n} × {_link(license_link(lic), _cell(lic))}" for lic, n in sorted(counts.items())]
     return (" In this release: " + ", ".join(parts) + ".") if parts else ""
 
 
@@ -221,7 +342,12 @@ def build_table(ctx: CardContext) -> str:
         ("instances per language", f"{ctx.stats.num_instances:,}"),
     ]
     rows += sorted(ctx.extra_build.items())
-    return "\n".join(f"| {k} | {_cell(v)} |" for k, v in rows)
+
+    def value(v: str) -> str:
+        # hashes come already set as code; everything else (paths, revisions) is shown literally
+        return v if re.fullmatch(r"`[0-9a-f]+`", v) else _cell(v)
+
+    return "\n".join(f"| {k} | {value(v)} |" for k, v in rows)
 
 
 def tasks_markdown() -> str:
@@ -286,6 +412,11 @@ def render_card(ctx: CardContext) -> str:
         image_licence_summary=image_licence_summary(ctx.images),
         attribution=attribution_markdown(ctx.images),
         build_table=build_table(ctx),
+        provenance=provenance_markdown(ctx),
+        demo_notice=(
+            "\n> **Demo build**: the images of this release are drawn pictograms, not photographs. See "
+            "*Provenance*.\n" if ctx.pool_kind != "curated" else ""
+        ),
     )
     return text.rstrip("\n") + "\n"
 
