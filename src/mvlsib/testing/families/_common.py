@@ -55,6 +55,29 @@ def favour_letters(model, tokenizer, scale: float = 3.0) -> None:
                 row *= scale * typical / row.norm()
 
 
+# The vision tower every tiny family uses where its config takes these names.
+TINY_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
+
+
+def tiny_llama_text(tokenizer, **overrides) -> dict:
+    """A Llama-style text config (hidden size 64, 2 layers) with the tokenizer's special-token ids."""
+    return {**dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=4096,
+                   bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                   pad_token_id=tokenizer.pad_token_id), **overrides}
+
+
+def finish(model, tokenizer, eos=None) -> None:
+    """What every tiny model gets before saving: answers that are often letters, and the
+    generation config's special-token ids (``eos``: the checkpoint's stop tokens, default the
+    tokenizer's EOS)."""
+    favour_letters(model, tokenizer)
+    if tokenizer.bos_token_id is not None:
+        model.generation_config.bos_token_id = tokenizer.bos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id if eos is None else eos
+
+
 def save(model, processor, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)

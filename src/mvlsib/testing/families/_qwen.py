@@ -87,14 +87,12 @@ def image_processor(patch_size: int, merge_size: int = 2, max_merged: int = 4):
 
 def finish(model, tokenizer, out: Path, *, processor_class: str, image_processor, chat_template: str) -> Path:
     """Favour letters, set generation ids, save weights and the processor files."""
-    from mvlsib.testing.families._common import favour_letters
+    from mvlsib.testing.families._common import finish as finish_model
     from mvlsib.testing.families._processor_files import write_processor
 
     model.eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
     # The real generation_config.json stops on both <|im_end|> and <|endoftext|>.
-    model.generation_config.eos_token_id = [tokenizer.eos_token_id, tokenizer.pad_token_id]
+    finish_model(model, tokenizer, eos=[tokenizer.eos_token_id, tokenizer.pad_token_id])
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     write_processor(

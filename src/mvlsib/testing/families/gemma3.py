@@ -92,7 +92,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     from transformers.image_utils import PILImageResampling
 
-    from mvlsib.testing.families._common import favour_letters, save, train_fast_tokenizer
+    from mvlsib.testing.families._common import TINY_VISION, finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,
@@ -122,15 +122,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         chat_template=CHAT_TEMPLATE,
         image_seq_length=MM_TOKENS_PER_IMAGE,
     )
-    vision = SiglipVisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=IMAGE_SIZE,
-        patch_size=PATCH_SIZE,
-        vision_use_head=False,
-    )
+    vision = SiglipVisionConfig(**TINY_VISION, image_size=IMAGE_SIZE, patch_size=PATCH_SIZE, vision_use_head=False)
     end_of_turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
     text = Gemma3TextConfig(
         vocab_size=len(tokenizer),
@@ -157,9 +149,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = Gemma3ForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
     # The instruction-tuned checkpoints stop on <eos> and <end_of_turn>.
-    model.generation_config.eos_token_id = [tokenizer.eos_token_id, end_of_turn]
+    finish(model, tokenizer, eos=[tokenizer.eos_token_id, end_of_turn])
     return save(model, processor, Path(out_dir))

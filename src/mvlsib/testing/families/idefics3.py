@@ -57,7 +57,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         LlamaConfig,
     )
 
-    from mvlsib.testing.families._common import favour_letters, save, train_fast_tokenizer
+    from mvlsib.testing.families._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,
@@ -79,27 +79,9 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         image_seq_len=IMAGE_SEQ_LEN,
         chat_template=CHAT_TEMPLATE,
     )
-    vision = Idefics3VisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=TILE,
-        patch_size=PATCH_SIZE,
-    )
+    vision = Idefics3VisionConfig(**TINY_VISION, image_size=TILE, patch_size=PATCH_SIZE)
     end_of_utterance = tokenizer.convert_tokens_to_ids("<end_of_utterance>")
-    text = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    text = LlamaConfig(**tiny_llama_text(tokenizer, num_key_value_heads=2))
     config = Idefics3Config(
         vision_config=vision,
         text_config=text,
@@ -109,9 +91,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = Idefics3ForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
     # The chat model ends its turn with <end_of_utterance>.
-    model.generation_config.eos_token_id = [end_of_utterance, tokenizer.eos_token_id]
+    finish(model, tokenizer, eos=[end_of_utterance, tokenizer.eos_token_id])
     return save(model, processor, Path(out_dir))

@@ -58,7 +58,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     from transformers.models.got_ocr2.image_processing_pil_got_ocr2 import GotOcr2ImageProcessorPil
 
     from mvlsib.testing.families import _qwen
-    from mvlsib.testing.families._common import favour_letters, train_fast_tokenizer
+    from mvlsib.testing.families._common import finish, train_fast_tokenizer
     from mvlsib.testing.families._processor_files import write_processor
 
     tokenizer = train_fast_tokenizer(
@@ -91,9 +91,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = InternVLForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    finish(model, tokenizer)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)

@@ -46,7 +46,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         LlavaProcessor,
     )
 
-    from mvlsib.testing.families._common import favour_letters, save, train_fast_tokenizer
+    from mvlsib.testing.families._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,
@@ -70,27 +70,8 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         num_additional_image_tokens=1,  # as in the real processor_config.json (CLIP's CLS)
         chat_template=CHAT_TEMPLATE,
     )
-    vision = CLIPVisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=IMAGE_SIZE,
-        patch_size=PATCH_SIZE,
-        projection_dim=32,
-    )
-    text = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=4096,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    vision = CLIPVisionConfig(**TINY_VISION, image_size=IMAGE_SIZE, patch_size=PATCH_SIZE, projection_dim=32)
+    text = LlamaConfig(**tiny_llama_text(tokenizer))
     config = LlavaConfig(
         vision_config=vision,
         text_config=text,
@@ -100,8 +81,5 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    finish(model, tokenizer)
     return save(model, processor, Path(out_dir))

@@ -50,7 +50,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         MistralConfig,
     )
 
-    from mvlsib.testing.families._common import favour_letters, save, train_fast_tokenizer
+    from mvlsib.testing.families._common import TINY_VISION, finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,
@@ -75,15 +75,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         num_additional_image_tokens=1,  # CLIP's CLS, as in the real processor_config.json
         chat_template=CHAT_TEMPLATE,
     )
-    vision = CLIPVisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=BASE,
-        patch_size=PATCH_SIZE,
-        projection_dim=32,
-    )
+    vision = CLIPVisionConfig(**TINY_VISION, image_size=BASE, patch_size=PATCH_SIZE, projection_dim=32)
     text = MistralConfig(
         vocab_size=len(tokenizer),
         hidden_size=64,
@@ -107,8 +99,5 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = LlavaNextForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    finish(model, tokenizer)
     return save(model, processor, Path(out_dir))

@@ -56,7 +56,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     # serialising its config needs no torchvision, only processing videos does.
     from transformers.models.llava_onevision.video_processing_llava_onevision import LlavaOnevisionVideoProcessor
 
-    from mvlsib.testing.families._common import favour_letters, train_fast_tokenizer
+    from mvlsib.testing.families._common import TINY_VISION, finish, train_fast_tokenizer
     from mvlsib.testing.families._processor_files import save_processor_files
 
     tokenizer = train_fast_tokenizer(
@@ -72,15 +72,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         image_grid_pinpoints=GRID_PINPOINTS,
     )
     video_processor = LlavaOnevisionVideoProcessor(size={"height": BASE, "width": BASE})
-    vision = SiglipVisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=BASE,
-        patch_size=PATCH_SIZE,
-        vision_use_head=False,
-    )
+    vision = SiglipVisionConfig(**TINY_VISION, image_size=BASE, patch_size=PATCH_SIZE, vision_use_head=False)
     text = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=64,
@@ -104,9 +96,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = LlavaOnevisionForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    finish(model, tokenizer)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)

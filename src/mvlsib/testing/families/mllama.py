@@ -175,7 +175,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         MllamaVisionConfig,
     )
 
-    from mvlsib.testing.families._common import favour_letters, save, train_fast_tokenizer
+    from mvlsib.testing.families._common import finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,
@@ -222,9 +222,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = MllamaForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
     # The instruct checkpoint stops on any of the three end tokens.
-    model.generation_config.eos_token_id = [end_of_text, eom, eot]
+    finish(model, tokenizer, eos=[end_of_text, eom, eot])
     return save(model, processor, Path(out_dir))

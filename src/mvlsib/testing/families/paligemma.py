@@ -30,7 +30,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     from transformers import PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor
     from transformers.models.siglip.image_processing_pil_siglip import SiglipImageProcessorPil
 
-    from mvlsib.testing.families._common import favour_letters, save, train_fast_tokenizer
+    from mvlsib.testing.families._common import finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,
@@ -83,8 +83,5 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = PaliGemmaForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
+    finish(model, tokenizer)
     return save(model, processor, Path(out_dir))

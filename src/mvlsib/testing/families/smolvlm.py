@@ -58,7 +58,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     # saving its config needs no torchvision, only processing videos does.
     from transformers.models.smolvlm.video_processing_smolvlm import SmolVLMVideoProcessor
 
-    from mvlsib.testing.families._common import favour_letters, train_fast_tokenizer
+    from mvlsib.testing.families._common import TINY_VISION, finish, tiny_llama_text, train_fast_tokenizer
     from mvlsib.testing.families._processor_files import save_processor_files
 
     tokenizer = train_fast_tokenizer(
@@ -84,26 +84,8 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         size={"longest_edge": TILE},
         max_image_size={"longest_edge": TILE},
     )
-    vision = SmolVLMVisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=TILE,
-        patch_size=PATCH_SIZE,
-    )
-    text = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    vision = SmolVLMVisionConfig(**TINY_VISION, image_size=TILE, patch_size=PATCH_SIZE)
+    text = LlamaConfig(**tiny_llama_text(tokenizer, num_key_value_heads=2))
     config = SmolVLMConfig(
         vision_config=vision,
         text_config=text,
@@ -113,10 +95,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = SmolVLMForConditionalGeneration(config).eval()
-    favour_letters(model, tokenizer)
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    finish(model, tokenizer)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
