@@ -25,12 +25,15 @@ def hash_sorted(items, seed: int, purpose: str, *context: object) -> list:
     The string tie-break makes the order total even in the (astronomically unlikely)
     event of a 64-bit key collision.
     """
-    # Same keys as hkey(seed, purpose, *context, item), with the shared prefix encoded once.
+    # Same keys as hkey(seed, purpose, *context, item): the shared prefix is hashed once and the
+    # hash state copied per item; the first 8 digest bytes compare like the big-endian integer.
     prefix = (SEP.join([str(int(seed)), purpose, *map(str, context)]) + SEP).encode("utf-8")
-    sha, frombytes = hashlib.sha256, int.from_bytes
+    copy = hashlib.sha256(prefix).copy
 
     def key(item):
         text = str(item)
-        return frombytes(sha(prefix + text.encode("utf-8")).digest()[:8], "big"), text
+        h = copy()
+        h.update(text.encode("utf-8"))
+        return h.digest()[:8], text
 
     return sorted(items, key=key)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from mvlsib.atomic import atomic_open
 from mvlsib.builder.hashing import hash_sorted, hkey
-from mvlsib.textnorm import normalize_text
+from mvlsib.textnorm import normalize_many
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import INSTANCES_FILE as INSTANCES_NAME, SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
 
@@ -94,8 +94,7 @@ def sentence_topics(corpus: "pd.DataFrame") -> dict[int, str]:
 
 def duplicate_partners(corpus: "pd.DataFrame") -> dict[int, frozenset[int]]:
     """For each sentence id, the ids whose text equals its text (normalised) in some language."""
-    norm = corpus["text"].map(normalize_text)
-    frame = corpus[["language", "index_id"]].assign(norm=norm.values)
+    frame = corpus[["language", "index_id"]].assign(norm=normalize_many(corpus["text"].tolist()))
     dups = frame[frame.duplicated(["language", "norm"], keep=False)]
     partners: dict[int, set[int]] = defaultdict(set)
     for _, group in dups.groupby(["language", "norm"], sort=True):
