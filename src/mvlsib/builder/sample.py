@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
@@ -50,7 +50,11 @@ class Instance:
     image_label: int
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        # Fields are flat values and lists of them: no deep copy (asdict) is needed for the same JSON.
+        return json.dumps({f: getattr(self, f) for f in _INSTANCE_FIELDS}, ensure_ascii=False)
+
+
+_INSTANCE_FIELDS = tuple(f.name for f in fields(Instance))
 
 
 @dataclass
