@@ -80,12 +80,12 @@ def _cpu_of(cmd: list[str], env: dict) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def build_vs_floor(sib: Path, pool: Path, runs: int) -> None:
+def build_vs_floor(sib: Path, pool: Path, runs: int, baseline: Path | None = None) -> None:
     import os
     import statistics
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
-    rows = []
+    rows, base_rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for n in range(runs):
@@ -95,12 +95,21 @@ def build_vs_floor(sib: Path, pool: Path, runs: int) -> None:
             low = _cpu_of([sys.executable, str(REPO / "benchmarks" / "build_floor.py"), str(sib), str(pool),
                            str(work / "instances.jsonl"), str(floor)], env)
             rows.append((build, low, build / low))
-            print(f"run {n + 1}: build {build:6.2f} CPU s   floor {low:5.2f} CPU s   build / floor {build / low:.2f}",
-                  flush=True)
+            line = f"run {n + 1}: build {build:6.2f} CPU s   floor {low:5.2f} CPU s   build / floor {build / low:.2f}"
+            if baseline is not None:
+                # The same build from another source tree (e.g. `git archive` of main), in the same pair.
+                base_env = {**env, "PYTHONPATH": str(baseline)}
+                old = _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool),
+                               "--out", str(tmp / f"brel{n}"), "--workdir", str(tmp / f"bwork{n}")], base_env)
+                base_rows.append(old / low)
+                line += f"   baseline {old:6.2f} CPU s, baseline / floor {old / low:.2f}"
+            print(line, flush=True)
     ratios = sorted(r for _, _, r in rows)
     print(f"build / floor (CPU), median of {runs}: {statistics.median(ratios):.2f} "
           f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); build median {statistics.median(b for b, _, _ in rows):.2f} s, "
           f"floor median {statistics.median(f for _, f, _ in rows):.2f} s; target <= 1.5")
+    if base_rows:
+        print(f"baseline / floor (CPU), median of {runs}: {statistics.median(base_rows):.2f}")
 
 
 def main() -> None:
@@ -109,8 +118,11 @@ def main() -> None:
     parser.add_argument("--pool", type=Path, default=REPO / "image_pool")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--stages", action="store_true", help="also the per-stage wall time / memory table")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another src/ folder (e.g. `git archive main src | tar -x -C /tmp/base`, then "
+                             "/tmp/base/src) whose build runs in each pair too")
     args = parser.parse_args()
-    build_vs_floor(args.sib, args.pool, args.runs)
+    build_vs_floor(args.sib, args.pool, args.runs, args.baseline)
     if not args.stages:
         return
     targets = {"ingest": 10, "sample": 10, "validate": 20}
