@@ -1,6 +1,14 @@
-"""Wall time and peak memory of ingest, sample and validate on all languages of SIB-200.
+"""Build / floor (CPU time), and wall time and peak memory per stage, on all languages of SIB-200.
 
-    python benchmarks/build_speed.py [--sib ../shared/sib-200] [--pool src/mvlsib/data/image_pool]
+    python benchmarks/build_speed.py [--sib ../shared/sib-200] [--pool src/mvlsib/data/image_pool] [--runs 3] [--stages]
+
+First (issue #15) ``mvlsib-build build`` (``python -m mvlsib build``, a fresh process, imports
+included) and ``benchmarks/build_floor.py`` (only the reading, parsing and writing no build can
+avoid) run alternately ``--runs`` times; each pair's CPU seconds (user + sys of the child) give
+one ratio, and the median ratio is printed (target <= 1.5). Side by side in one run, so load on
+the shared machine hits both alike. The floor is given the instances file the first build made.
+
+With ``--stages``, also the older per-stage table:
 
 Each stage runs in its own fresh Python process (imports included, as a user would
 run the command), which reports its own wall time and peak RSS. A last row compares
@@ -63,11 +71,60 @@ def run_stage(stage: str, work: Path, sib: Path, pool: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _cpu_of(cmd: list[str], env: dict) -> float:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def build_vs_floor(sib: Path, pool: Path, runs: int, baseline: Path | None = None) -> None:
+    import os
+    import statistics
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    rows, base_rows = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for n in range(runs):
+            work, rel, floor = tmp / f"work{n}", tmp / f"rel{n}", tmp / f"floor{n}"
+            build = _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool),
+                             "--out", str(rel), "--workdir", str(work)], env)
+            low = _cpu_of([sys.executable, str(REPO / "benchmarks" / "build_floor.py"), str(sib), str(pool),
+                           str(work / "instances.jsonl"), str(floor)], env)
+            rows.append((build, low, build / low))
+            line = f"run {n + 1}: build {build:6.2f} CPU s   floor {low:5.2f} CPU s   build / floor {build / low:.2f}"
+            if baseline is not None:
+                # The same build from another source tree (e.g. `git archive` of main), in the same pair.
+                base_env = {**env, "PYTHONPATH": str(baseline)}
+                old = _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool),
+                               "--out", str(tmp / f"brel{n}"), "--workdir", str(tmp / f"bwork{n}")], base_env)
+                base_rows.append(old / low)
+                line += f"   baseline {old:6.2f} CPU s, baseline / floor {old / low:.2f}"
+            print(line, flush=True)
+    ratios = sorted(r for _, _, r in rows)
+    print(f"build / floor (CPU), median of {runs}: {statistics.median(ratios):.2f} "
+          f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); build median {statistics.median(b for b, _, _ in rows):.2f} s, "
+          f"floor median {statistics.median(f for _, f, _ in rows):.2f} s; target <= 1.5")
+    if base_rows:
+        print(f"baseline / floor (CPU), median of {runs}: {statistics.median(base_rows):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sib", type=Path, default=REPO.parent / "shared" / "sib-200")
     parser.add_argument("--pool", type=Path, default=REPO / "src/mvlsib/data/image_pool")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--stages", action="store_true", help="also the per-stage wall time / memory table")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another src/ folder (e.g. `git archive main src | tar -x -C /tmp/base`, then "
+                             "/tmp/base/src) whose build runs in each pair too")
     args = parser.parse_args()
+    build_vs_floor(args.sib, args.pool, args.runs, args.baseline)
+    if not args.stages:
+        return
     targets = {"ingest": 10, "sample": 10, "validate": 20}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -6,7 +6,11 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
   call and one ``generate`` (every image preprocessed again for every prompt);
 - **ours, no memo**: ``HFBackend`` with the image-processor memo off (batching only);
 - **ours**: ``HFBackend`` as shipped (batched, each prompt's image tuple preprocessed once
-  per run: a tuple repeats in every language).
+  per run: a tuple repeats in every language);
+- **pipeline**: what a user would write instead with transformers alone (issue #15): the same
+  chat messages (PIL images in place of the ids) through ``pipeline("image-text-to-text")`` with
+  ``batch_size`` and the same greedy settings, ``return_full_text=False``. Its answers are compared
+  with ours; where the pipeline cannot run a family the column says why.
 
 All three render the same prompts (the backend's renderer, so images stay in place) and
 decode greedily with the same settings; the table says how many answers agree. Each figure
@@ -88,10 +92,42 @@ def measure(model: str, requests, images, args) -> dict:
             out = net.generate(**inputs, **settings)
         return plain._decode(out[0, inputs["input_ids"].shape[1]:])
 
+    pipe, pipe_error = None, None
+    try:
+        from transformers import pipeline
+
+        pipe = pipeline("image-text-to-text", model=net, processor=proc, device=args.device)
+    except Exception as exc:  # a family the pipeline does not support: say so in the table
+        pipe_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}"
+    pipe_settings = {k: v for k, v in settings.items() if k not in ("pad_token_id",)}
+
+    def pipeline_all(reqs) -> list[str]:
+        chats = []
+        for req in reqs:
+            content = [{"type": "image", "image": images[p["image_id"]]} if p["type"] == "image" else dict(p)
+                       for p in req.messages[0]["content"]]
+            chats.append([{"role": "user", "content": content}])
+        # The pipeline cannot batch prompts with and without images together: one call per kind.
+        answers: list[str | None] = [None] * len(reqs)
+        for has_images in (True, False):
+            idx = [n for n, r in enumerate(reqs) if bool(r.image_ids) == has_images]
+            if not idx:
+                continue
+            out = pipe(text=[chats[n] for n in idx], batch_size=args.batch_size, generate_kwargs=pipe_settings,
+                       return_full_text=False)
+            for n, o in zip(idx, out):
+                answers[n] = (o[0] if isinstance(o, list) else o)["generated_text"]
+        return answers
+
     naive_one(requests[0])  # warm-up (and the renderer's mode), every way
     ours.generate(requests[:2])
     plain.generate(requests[:2])
-    times = {"naive": [], "no memo": [], "ours": []}
+    if pipe is not None:
+        try:
+            pipeline_all(requests[:2])
+        except Exception as exc:
+            pipe, pipe_error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}"
+    times = {"naive": [], "no memo": [], "ours": [], "pipeline": []}
     answers = {}
     for _ in range(args.repeats):
         ours.set_images(images)  # a fresh memo: preprocessing is paid in every round, as in a real run
@@ -106,9 +142,21 @@ def measure(model: str, requests, images, args) -> dict:
         times["naive"].append(t1 - t0)
         times["no memo"].append(t2 - t1)
         times["ours"].append(t3 - t2)
-    med = {k: statistics.median(v) for k, v in times.items()}
+        if pipe is not None:
+            t4 = time.perf_counter()
+            try:
+                answers["pipeline"] = pipeline_all(requests)
+            except Exception as exc:  # e.g. the pipeline's collate cannot pad this family's pixel tensors
+                pipe, pipe_error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}"
+                continue
+            times["pipeline"].append(time.perf_counter() - t4)
+    med = {k: statistics.median(v) for k, v in times.items() if v}
     n = len(requests)
+    pipeline_cols = ({"ours/pipeline": med["pipeline"] / med["ours"],
+                      "pipeline agree": sum(a == b for a, b in zip(answers["ours"], answers["pipeline"]))}
+                     if pipe is not None else {"pipeline error": pipe_error})
     return {
+        **pipeline_cols,
         "model_class": type(net).__name__,
         "prompts": n,
         "naive": n / med["naive"], "no memo": n / med["no memo"], "ours": n / med["ours"],
@@ -160,14 +208,20 @@ def main() -> None:
           f"k {args.k}); batch size {args.batch_size}; max_new_tokens {args.max_new_tokens}; "
           f"torch threads {args.threads}; {args.device}; median of {args.repeats}")
     head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'ours p/s':>8} {'ours/naive':>10} {'memo':>6} " \
-           f"{'preproc (naive)':>16} {'agree':>7} rendering"
+           f"{'preproc (naive)':>16} {'agree':>7} {'ours/pipeline':>13} {'=pipe':>7} rendering"
     print(head)
     print("-" * len(head))
     for name, model in models.items():
         r = measure(model, requests, images, args)
         print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['ours']:>8.1f} {r['ours/naive']:>9.2f}x "
               f"{r['memo']:>5.2f}x {r['preprocessed']:>6} ({r['naive preprocessed']:>5}) "
-              f"{r['agree']:>3}/{r['prompts']:<3} {r['rendering']}", flush=True)
+              f"{r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['rendering']}", flush=True)
+
+
+def pipe_cells(r: dict) -> str:
+    if "pipeline error" in r:
+        return f"{'n/a':>13} {'':>7} (pipeline: {r['pipeline error']})"
+    return f"{r['ours/pipeline']:>12.2f}x {r['pipeline agree']:>3}/{r['prompts']:<3}"
 
 
 if __name__ == "__main__":

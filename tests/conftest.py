@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# One torch (OpenMP/MKL) thread per test worker: xdist runs a worker per core, and torch's
+# all-cores default then oversubscribes the CI machine (2 threads under load ran 7-10x slower
+# than 1, issue #15). Set before anything imports torch; subprocesses inherit it, and the hf
+# backend's --threads default follows OMP_NUM_THREADS.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
 import pytest
 from hypothesis import settings
 

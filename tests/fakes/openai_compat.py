@@ -7,6 +7,8 @@ timeouts. What it answers is a policy, a callable ``(payload, n) -> text`` where
 counts the accepted requests from 0:
 
 - ``lettered_server``: cycles through ``ANSWERS`` (varied answer formats, one unreadable);
+- ``content_server``: picks from ``ANSWERS`` by a hash of the prompt (text and image bytes), so the
+  answer to a prompt does not depend on when it arrives (for tests that reorder requests);
 - ``topic_server``: really looks at the image (nearest bundled-pool image by 16x16
   thumbnail), reads the lettered options out of the question and answers like a model
   would (see ``TopicAnswerer``).
@@ -141,6 +143,16 @@ def first_n_faulty(n_faulty: int, fault: Callable[[BaseHTTPRequestHandler], None
 
 def lettered_server(fail_every: int = 3, stall_first: float = 0.0) -> ChatServer:
     return ChatServer(lambda payload, n: ANSWERS[n % len(ANSWERS)][0], fail_every, stall_first)
+
+
+def content_server(fail_every: int = 0) -> ChatServer:
+    import hashlib
+
+    def answer(payload: dict, n: int) -> str:
+        digest = hashlib.sha256(json.dumps(payload["messages"], sort_keys=True).encode("utf-8")).digest()
+        return ANSWERS[digest[0] % len(ANSWERS)][0]
+
+    return ChatServer(answer, fail_every)
 
 
 def images_of(payload: dict) -> list[Image.Image]:

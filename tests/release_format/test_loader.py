@@ -159,6 +159,39 @@ def test_images_are_the_pool_files_decoded_once(small_release):
             assert img.convert("RGB").tobytes() == original.convert("RGB").tobytes()
 
 
+def test_images_are_decoded_once_per_release_not_per_language(small_release, tmp_path, monkeypatch):
+    """Issue #15: load_task over all languages decodes each image once; a rewritten release is read again."""
+    decoded = []
+    real = mvl_sib._decode
+    monkeypatch.setattr(mvl_sib, "_decode", lambda data, image_id: decoded.append(image_id) or real(data, image_id))
+    monkeypatch.setattr(mvl_sib, "_IMAGE_CACHE", {})
+    rel = tmp_path / "rel"
+    shutil.copytree(small_release["dir"], rel)
+    n_images = len(read_manifest(small_release["pool"]))
+    first = {lang: mvl_sib.load_task("i2s", lang, k=3, source=rel) for lang in LANGS}
+    assert len(decoded) == n_images  # once for both languages (was once per language)
+    mvl_sib.load_task("s2i", "eng_Latn", source=str(rel))  # same release named differently
+    assert len(decoded) == n_images
+    by_id = {i: im for ex in first["eng_Latn"] for i, im in zip(ex["image_ids"], ex["images"])}
+    for ex in first["fra_Latn"]:
+        assert all(by_id.get(i, im) is im for i, im in zip(ex["image_ids"], ex["images"]))
+    # the same examples as without the cache
+    monkeypatch.setattr(mvl_sib, "_IMAGE_CACHE", {})
+    again = mvl_sib.load_task("i2s", "fra_Latn", k=3, source=rel)
+    assert [(e["image_ids"], e["options"], e["label"]) for e in again] == \
+        [(e["image_ids"], e["options"], e["label"]) for e in first["fra_Latn"]]
+    assert len(decoded) == 2 * n_images
+    # a release rewritten in place (another images file) is decoded again, not served stale
+    images_file = rel / "data" / "images" / "test.parquet"
+    data = images_file.read_bytes()
+    images_file.write_bytes(data)
+    os.utime(images_file, ns=(1, 1))
+    mvl_sib.load_task("i2s", "eng_Latn", source=rel)
+    assert len(decoded) == 3 * n_images
+    # Hub sources are keyed by repo and revision
+    assert mvl_sib._images_key("org/mvl-sib", "v1") != mvl_sib._images_key("org/mvl-sib", "v2")
+
+
 def test_aliases_and_bad_arguments(small_release):
     src = small_release["dir"]
     a = mvl_sib.load_task("img2sent", "eng_Latn", k=3, source=src)

@@ -9,6 +9,9 @@ language from ``docs/sampling.md`` and give the same instances.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
+from itertools import repeat
+from operator import itemgetter
 
 SEP = "\x1f"  # ASCII unit separator: cannot occur in ids, topics or purposes.
 
@@ -25,12 +28,19 @@ def hash_sorted(items, seed: int, purpose: str, *context: object) -> list:
     The string tie-break makes the order total even in the (astronomically unlikely)
     event of a 64-bit key collision.
     """
-    # Same keys as hkey(seed, purpose, *context, item), with the shared prefix encoded once.
+    # Same keys as hkey(seed, purpose, *context, item). The shared prefix is hashed once and its
+    # state copied per item; copy/update/digest run through map (no Python frame per item: the
+    # sampler sorts 1.8 M keys); the first 8 digest bytes compare like the big-endian integer,
+    # and the position breaks full ties the way a stable sort does.
+    items = list(items)
+    texts = list(map(str, items))
     prefix = (SEP.join([str(int(seed)), purpose, *map(str, context)]) + SEP).encode("utf-8")
-    sha, frombytes = hashlib.sha256, int.from_bytes
+    states = list(map(_COPY, repeat(hashlib.sha256(prefix), len(items))))
+    deque(map(_UPDATE, states, map(str.encode, texts)), maxlen=0)
+    keys = map(_FIRST8, map(_DIGEST, states))
+    return [items[n] for _, _, n in sorted(zip(keys, texts, range(len(items))))]
 
-    def key(item):
-        text = str(item)
-        return frombytes(sha(prefix + text.encode("utf-8")).digest()[:8], "big"), text
 
-    return sorted(items, key=key)
+_HASH = type(hashlib.sha256())
+_COPY, _UPDATE, _DIGEST = _HASH.copy, _HASH.update, _HASH.digest
+_FIRST8 = itemgetter(slice(0, 8))

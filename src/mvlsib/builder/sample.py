@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from mvlsib.atomic import atomic_open
 from mvlsib.builder.hashing import hash_sorted, hkey
-from mvlsib.textnorm import normalize_text
+from mvlsib.textnorm import normalize_many
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import BUNDLED_POOL, INSTANCES_FILE as INSTANCES_NAME, SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
 
@@ -50,7 +50,11 @@ class Instance:
     image_label: int
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        # Fields are flat values and lists of them: no deep copy (asdict) is needed for the same JSON.
+        return json.dumps({f: getattr(self, f) for f in _INSTANCE_FIELDS}, ensure_ascii=False)
+
+
+_INSTANCE_FIELDS = tuple(f.name for f in fields(Instance))
 
 
 @dataclass
@@ -94,8 +98,7 @@ def sentence_topics(corpus: "pd.DataFrame") -> dict[int, str]:
 
 def duplicate_partners(corpus: "pd.DataFrame") -> dict[int, frozenset[int]]:
     """For each sentence id, the ids whose text equals its text (normalised) in some language."""
-    norm = corpus["text"].map(normalize_text)
-    frame = corpus[["language", "index_id"]].assign(norm=norm.values)
+    frame = corpus[["language", "index_id"]].assign(norm=normalize_many(corpus["text"].tolist()))
     dups = frame[frame.duplicated(["language", "norm"], keep=False)]
     partners: dict[int, set[int]] = defaultdict(set)
     for _, group in dups.groupby(["language", "norm"], sort=True):

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
+from .schedule import ORDERS
 
 
 class InputError(click.ClickException):
@@ -113,13 +114,17 @@ def _groups(paths) -> dict[str, dict[str, str]]:
               help="Run shard I of N (0-based). Default: RANK/WORLD_SIZE under torchrun/accelerate, else everything.")
 @click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
               show_default=True, help="How letters are read for 'letter'/'correct' (metrics.json reports strict too).")
+@click.option("--order", type=click.Choice(list(ORDERS)), default=ORDERS[0], show_default=True,
+              help="Processing order: 'prefix' sends prompts that share a prefix (instruction, reference "
+                   "images, across languages) together, so a server's prefix cache reuses it; 'canonical' "
+                   "goes language by language. Results and the predictions file are the same either way.")
 @with_backend_options
 @click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
 def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, limit_mode, shard,
-                parse_mode, groups_csv, progress, backend, **backend_values):
+                parse_mode, order, groups_csv, progress, backend, **backend_values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import options_for
     from .runner import RunOptions, run_eval
@@ -155,6 +160,7 @@ def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_t
         backend_options=options,
         groups=_groups(groups_csv),
         progress=progress,
+        order=order,
     )
     summary = run_eval(opts)
     click.echo(

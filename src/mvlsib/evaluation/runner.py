@@ -22,6 +22,7 @@ from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atom
 from .backends import Backend, Request, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
+from .schedule import order_items
 from .shards import Shard, select
 from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key, refuse_duplicates, run_lock
 from .subset import select_rows
@@ -47,6 +48,8 @@ class RunOptions:
     backend_options: dict[str, Any] = field(default_factory=dict)
     groups: dict[str, dict[str, str]] = field(default_factory=dict)
     progress: bool = True
+    #: processing order of pending requests (schedule.ORDERS); never changes a result
+    order: str = "prefix"
 
 
 @dataclass(frozen=True)
@@ -268,7 +271,9 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     stray = done - wanted
     if stray:
         raise MvlsibError(f"{pred_path} has {len(stray)} predictions that are not part of this run, e.g. {min(stray)}")
-    pending = [it for it in items if (it.task, it.k, it.language, it.instance_id) not in done]
+    # Shard selection and resume work on the canonical order; only what is left is reordered.
+    pending = order_items([it for it in items if (it.task, it.k, it.language, it.instance_id) not in done],
+                          opts.order)
 
     config = {
         "fingerprint": fp,

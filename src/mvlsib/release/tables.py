@@ -231,7 +231,7 @@ def check_language_table(table, language: str, *, full: bool) -> None:
     import pyarrow.compute as pc
 
     from mvlsib.release_format.mvl_sib import TEXT_OF
-    from mvlsib.schema.validators import load_schema, validator
+    from mvlsib.schema.validators import compile_fast, load_schema, validator
 
     where = f"release table of {language}"
     if full:
@@ -246,12 +246,15 @@ def check_language_table(table, language: str, *, full: bool) -> None:
         ids = table.column("instance_id").to_pylist()
         for column in [c for c in table.column_names if c not in TEXT_OF and c != "language"]:
             check = Draft202012Validator(inlined[column])
+            fast = compile_fast(inlined[column]) or (lambda v: False)
             seen: set = set()
             for n, value in enumerate(table.column(column).to_pylist()):
                 key = tuple(value) if isinstance(value, list) else value
                 if key in seen:
                     continue
                 seen.add(key)
+                if fast(value):
+                    continue
                 error = next(iter(check.iter_errors(value)), None)
                 if error is not None:
                     raise MvlsibError(f"{where}, instance {ids[n]}: {column}: {error.message} "

@@ -29,8 +29,11 @@ From a Hub repo, fetch this file and the evaluator package first, then use it as
     import mvl_sib
     ex = mvl_sib.load_task("i2s", "eng_Latn", k=3, source="ORG/mvl-sib")[0]
 
-Images are decoded once per call and the same PIL objects are shared by all
-examples of that call (copy one before changing it in place).
+Images are decoded once per release in a process: ``load_task`` remembers the
+decoded images of the last few releases (keyed by source and revision, and for a
+folder by the images file's size and modification time), so looping over all
+languages decodes each image once, not once per language. The same PIL objects are
+shared by all examples (copy one before changing it in place).
 
 A local release folder is read with pyarrow directly (fast, no cache); a Hub
 repo id goes through ``datasets.load_dataset(repo, name=..., split="test")``.
@@ -331,6 +334,36 @@ def load_images(source=".", revision=None) -> dict:
     return out
 
 
+# Decoded images of recently loaded releases (see the module docstring), most recent last.
+_IMAGE_CACHE: dict = {}
+_IMAGE_CACHE_RELEASES = 4
+
+
+def _images_key(source, revision):
+    if _is_local(source):
+        path = os.path.abspath(_local_file(source, IMAGES_CONFIG))
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None  # load_images says what is missing
+        return ("folder", path, st.st_size, st.st_mtime_ns)
+    return ("hub", str(source), revision)
+
+
+def _release_images(source=".", revision=None) -> dict:
+    """``load_images``, decoded once per release and revision in this process."""
+    key = _images_key(source, revision)
+    if key is None:
+        return load_images(source, revision)
+    images = _IMAGE_CACHE.pop(key, None)
+    if images is None:
+        images = load_images(source, revision)
+        while len(_IMAGE_CACHE) >= _IMAGE_CACHE_RELEASES:
+            _IMAGE_CACHE.pop(next(iter(_IMAGE_CACHE)))
+    _IMAGE_CACHE[key] = images
+    return dict(images)
+
+
 def check_label(row, column: str, n_options: int = 4) -> int:
     """The answer index in ``row[column]``; a null or out-of-range key is a ``LoaderError`` (it
     would be scored as wrong, or crash, after the model answered)."""
@@ -422,7 +455,7 @@ def load_task(task: str, language: str, k: int = 1, source=".", revision=None, w
     if with_prompt is True:
         _prompt_renderer(True)  # say so before any download
     rows = load_rows(language, source, revision)
-    images = load_images(source, revision) if TASK_BY_NAME[task].cross_modal else None
+    images = _release_images(source, revision) if TASK_BY_NAME[task].cross_modal else None
     return build_examples(rows, images, task, k, with_prompt=with_prompt)
 
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from mvlsib.textnorm import normalize_text
+from mvlsib.textnorm import normalize_many
 from mvlsib.topics import TOPICS
 from mvlsib.workdir import BUNDLED_POOL
 
@@ -144,10 +144,9 @@ def check_schemas(
 
 
 def _well_formed(instances: Sequence[object]) -> list[dict]:
-    from mvlsib.schema.validators import validator
+    from mvlsib.schema.validators import is_valid
 
-    v = validator("instance")
-    return [inst for inst in instances if isinstance(inst, dict) and v.is_valid(inst)]
+    return [inst for inst in instances if isinstance(inst, dict) and is_valid("instance", inst)]
 
 
 # --------------------------------------------------------------------------- corpus
@@ -161,6 +160,10 @@ def check_corpus(corpus: "pd.DataFrame") -> tuple[list[Violation], dict[int, str
         return [Violation(CORPUS_LEVEL, "corpus-parallel", "corpus has no languages")], {}
     ref_lang = "eng_Latn" if "eng_Latn" in langs else langs[0]
     keyed = {lang: frame for lang, frame in corpus.groupby("language", sort=True)}
+    # One pass over all texts (not one pandas map per language).
+    import pandas as pd
+
+    empty = pd.Series([not isinstance(s, str) or not s.strip() for s in corpus["text"].tolist()], index=corpus.index)
     ref = keyed[ref_lang]
     ref_rows = {(int(i), t, s) for i, t, s in zip(ref["index_id"], ref["topic"], ref["split"])}
     for lang in langs:
@@ -174,8 +177,7 @@ def check_corpus(corpus: "pd.DataFrame") -> tuple[list[Violation], dict[int, str
             extra, lacking = sorted(rows - ref_rows)[:3], sorted(ref_rows - rows)[:3]
             out.append(Violation(CORPUS_LEVEL, "corpus-parallel",
                                  f"{lang} differs from {ref_lang}: has {extra} not in {ref_lang}, lacks {lacking}"))
-        empty = frame[frame["text"].map(lambda s: not isinstance(s, str) or not s.strip())]
-        for iid in empty["index_id"].head(5):
+        for iid in frame["index_id"][empty[frame.index]].head(5):
             out.append(Violation(CORPUS_LEVEL, "corpus-empty-text", f"{lang}: sentence {int(iid)} is empty"))
     return out, {i: t for i, t, _ in sorted(ref_rows)}
 
@@ -297,8 +299,7 @@ def check_answerable(corpus: "pd.DataFrame", instances: Sequence[dict]) -> list[
 
     if not instances:
         return []
-    norm = corpus["text"].map(lambda s: normalize_text(s) if isinstance(s, str) else "")
-    codes, _ = pd.factorize(norm, sort=False)
+    codes, _ = pd.factorize(np.array(normalize_many(corpus["text"].tolist()), dtype=object), sort=False)
     langs = sorted(corpus["language"].unique())
     lang_pos = {lang: n for n, lang in enumerate(langs)}
     max_id = int(corpus["index_id"].max())
@@ -312,17 +313,22 @@ def check_answerable(corpus: "pd.DataFrame", instances: Sequence[dict]) -> list[
     if mat.max() > max_id:
         mat = np.where(mat > max_id, 0, mat)  # unknown ids are reported by check_structure
     out: list[Violation] = []
-    for lang in langs:
-        c = table[lang_pos[lang]][mat]
-        for r, inst in enumerate(instances):
-            row = c[r, : n_real[r]]
-            if len(set(row.tolist())) == len(row) or (row < 0).any():
-                continue
-            by_code: dict[int, list[int]] = defaultdict(list)
-            for sid, code in zip(ids[r], row.tolist()):
-                by_code[code].append(sid)
-            same = [group for group in by_code.values() if len(group) > 1]
-            out.append(Violation(inst["instance_id"], "answerable", f"{lang}: sentences {same} have the same text"))
+    # All languages at once: padding columns get codes no text has, distinct per column, so only
+    # a repeated real code makes a row bad; rows naming a missing sentence (code < 0) are skipped.
+    pad = np.arange(width)[None, :] >= n_real[:, None]
+    big = int(codes.max()) + 1 if len(codes) else 0
+    c = table[:, mat]  # (languages, instances, width)
+    c = np.where(pad[None], big + np.arange(width)[None, None, :], c)
+    s = np.sort(c, axis=2)
+    bad = (s[:, :, 1:] == s[:, :, :-1]).any(axis=2) & ~(c < 0).any(axis=2)
+    for li, r in zip(*np.nonzero(bad)):
+        lang, inst = langs[li], instances[r]
+        row = c[li, r, : n_real[r]]
+        by_code: dict[int, list[int]] = defaultdict(list)
+        for sid, code in zip(ids[r], row.tolist()):
+            by_code[code].append(sid)
+        same = [group for group in by_code.values() if len(group) > 1]
+        out.append(Violation(inst["instance_id"], "answerable", f"{lang}: sentences {same} have the same text"))
     return out
 
 

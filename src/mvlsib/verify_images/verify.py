@@ -89,6 +89,7 @@ class VerifyOptions:
     chat_template_kwargs: str | None = None
     processor_kwargs: str | None = None
     thinking_max_new_tokens: int = 2048
+    threads: int = 0
     specs: list[ModelSpec] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -385,7 +386,7 @@ def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None)
         if kind == "dual":
             runner = DualEncoder(
                 spec.model, revision=opts.revision, batch_size=opts.batch_size, device=opts.device,
-                dtype=opts.dtype, trust_remote_code=opts.trust_remote_code,
+                dtype=opts.dtype, trust_remote_code=opts.trust_remote_code, threads=opts.threads,
             )
             try:
                 per_model[spec.name] = run_dual(runner, entries, names_by_language, opts, spec.name)

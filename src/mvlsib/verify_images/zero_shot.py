@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.backends.hf import move_inputs, resolve_runtime
+from mvlsib.evaluation.backends.hf import apply_threads, move_inputs, resolve_runtime
 
 # Short, topic-neutral templates; English, also used with translated topic names.
 TEMPLATES: tuple[str, ...] = (
@@ -102,11 +102,13 @@ class DualEncoder:
         device: str = "auto",
         dtype: str = "auto",
         trust_remote_code: bool = False,
+        threads: int = 0,
     ) -> None:
         import torch
         from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
         device, dtype = resolve_runtime(batch_size, device, dtype)
+        apply_threads(threads, device)
         self.model_id, self.revision, self.batch_size = model, revision, batch_size
         self.device, self.dtype, self.trust_remote_code = device, dtype, trust_remote_code
         common = {"revision": revision or "main", "trust_remote_code": trust_remote_code}

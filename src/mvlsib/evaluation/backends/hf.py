@@ -178,6 +178,41 @@ class _MemoImageProcessor:
         return type(hit)(dict(hit)) if hasattr(hit, "keys") else hit
 
 
+def default_threads() -> int:
+    """What ``--threads 0`` (the default) means: ``OMP_NUM_THREADS`` when set, else half the CPUs
+    this process may run on, at least 1. On a shared or busy machine torch's own default (every
+    core) oversubscribes: on 2 cores under load 2 threads ran 7-10x slower than 1 (issue #15)."""
+    import os
+
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // 2)
+
+
+def apply_threads(threads: int, device: str) -> int:
+    """Set torch's intra-op threads for a CPU run (``--threads``); returns the number used (0 on GPU)."""
+    import torch
+
+    if threads < 0:
+        raise MvlsibError(f"--threads must be 0 (auto) or more, got {threads}")
+    if not device.startswith("cpu"):
+        return 0
+    n = threads or default_threads()
+    torch.set_num_threads(n)
+    return n
+
+
+THREADS_OPTION = BackendOption(
+    "threads", "threads", int, 0,
+    "hf: torch CPU threads (CPU runs only); 0 = OMP_NUM_THREADS if set, else half the CPUs, at least 1 "
+    "(torch's all-cores default slows down badly on a busy machine).")
+
+
 def _flat(x: Any):
     if isinstance(x, (list, tuple)):
         for i in x:
@@ -196,6 +231,7 @@ class HFBackend(Backend):
                       "cpu, cuda or cuda:N."),
         BackendOption("dtype", "dtype", str, "auto", "hf: weights dtype; auto = bfloat16 on CUDA, float32 on CPU.",
                       choices=DTYPES),
+        THREADS_OPTION,
         BackendOption("trust-remote-code", "trust_remote_code", bool, False,
                       "hf: allow the model's own Python code from its repo to run (off by default: it is "
                       "arbitrary code; only for models you trust)."),
@@ -226,6 +262,7 @@ class HFBackend(Backend):
         chat_template_kwargs: Any = None,
         processor_kwargs: Any = None,
         thinking_max_new_tokens: int = 2048,
+        threads: int = 0,
     ) -> None:
         from pathlib import Path
 
@@ -236,6 +273,7 @@ class HFBackend(Backend):
         if max_new_tokens < 1:
             raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
         device, dtype = resolve_runtime(batch_size, device, dtype)
+        self.threads = apply_threads(threads, device)
         self.model_id = model
         self.revision = revision
         self.batch_size = batch_size

@@ -1,0 +1,98 @@
+"""The floor of ``mvlsib-build build``: only the reading, parsing and writing no build can avoid.
+
+    python benchmarks/build_floor.py SIB_DIR POOL_DIR INSTANCES_JSONL OUT_DIR
+
+A minimal program with no checks, no sampling and no toolkit imports (pyarrow and the
+standard library only) that does what every correct build must do at least once:
+
+1. read and parse every ``data/annotated/<lang>/{train,dev,test}.tsv`` (csv module, the
+   quoting SIB-200 uses), and write ``corpus.parquet`` (same columns and writer settings);
+2. read the corpus back (stages exchange files, so the next stage reads it);
+3. read ``instances.jsonl`` (made by a real build: sampling is not part of the floor) and
+   write it again;
+4. per language, gather the instance texts (``take``) and write the 3,012-row language
+   parquet with the release's writer settings; read and write the pool's images once.
+
+``benchmarks/build_speed.py`` runs it beside a real build and prints build / floor (CPU).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+WRITER = dict(version="2.6", compression="zstd", compression_level=3, use_dictionary=True,
+              data_page_version="1.0", store_schema=False, write_page_index=False, write_page_checksum=False)
+
+
+def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    cols: dict[str, list] = {"language": [], "index_id": [], "split": [], "topic": [], "text": []}
+    for folder in sorted((sib / "data" / "annotated").iterdir()):
+        for split in ("train", "dev", "test"):
+            with open(folder / f"{split}.tsv", encoding="utf-8", newline="") as fh:
+                reader = csv.reader(fh, delimiter="\t", quotechar='"', doublequote=True, strict=True)
+                next(reader)
+                for raw_id, topic, text in reader:
+                    cols["language"].append(folder.name)
+                    cols["index_id"].append(int(raw_id))
+                    cols["split"].append(split)
+                    cols["topic"].append(topic)
+                    cols["text"].append(text.rstrip())
+    corpus = pa.table({"language": pa.array(cols["language"], pa.string()),
+                       "index_id": pa.array(cols["index_id"], pa.int64()),
+                       "split": pa.array(cols["split"], pa.string()),
+                       "topic": pa.array(cols["topic"], pa.string()),
+                       "text": pa.array(cols["text"], pa.string())})
+    pq.write_table(corpus, out / "corpus.parquet", compression="zstd", compression_level=3,
+                   use_dictionary=["language", "split", "topic"], version="2.6", data_page_version="1.0",
+                   row_group_size=1 << 20)
+    del cols, corpus
+
+    corpus = pq.read_table(out / "corpus.parquet")
+    lines = instances.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    (out / "instances.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    # Texts by language, each in index_id order (one sort of the whole corpus).
+    corpus = corpus.sort_by([("language", "ascending"), ("index_id", "ascending")])
+    languages = corpus.column("language").to_pylist()
+    index_ids = corpus.column("index_id").to_pylist()
+    texts = corpus.column("text").combine_chunks()
+    starts = [n for n in range(len(languages)) if n == 0 or languages[n] != languages[n - 1]] + [len(languages)]
+    per_language = starts[1] - starts[0]
+    pos = {i: n for n, i in enumerate(index_ids[: per_language])}
+    sent = pa.array([pos[r["index_id"]] for r in records], pa.int32())
+    refs = pa.array([pos[i] for r in records for i in r["ref_sentence_ids"]], pa.int32())
+    opts = pa.array([pos[i] for r in records for i in r["sentence_option_ids"]], pa.int32())
+    n = len(records)
+    base = {name: pa.array([r[name] for r in records]) for name in
+            ("instance_id", "index_id", "topic", "ref_sentence_ids", "ref_image_ids", "neg_topics",
+             "sentence_option_ids", "sentence_label", "image_option_ids", "topic_options", "image_label")}
+    for a, b in zip(starts, starts[1:]):
+        lang_texts = texts.slice(a, b - a)
+        table = pa.table({
+            **base,
+            "language": pa.array([languages[a]] * n, pa.string()),
+            "sentence": lang_texts.take(sent),
+            "ref_sentences": pa.ListArray.from_arrays(pa.array(range(0, 5 * n + 1, 5), pa.int32()),
+                                                      lang_texts.take(refs)),
+            "sentence_options": pa.ListArray.from_arrays(pa.array(range(0, 4 * n + 1, 4), pa.int32()),
+                                                         lang_texts.take(opts)),
+        })
+        (out / languages[a]).mkdir(exist_ok=True)
+        pq.write_table(table, out / languages[a] / "test.parquet", row_group_size=n, **WRITER)
+
+    manifest = list(csv.DictReader(open(pool / "manifest.csv", encoding="utf-8", newline="")))
+    images = pa.table({"image_id": [r["image_id"] for r in manifest],
+                       "image": pa.array([{"bytes": (pool / r["file"]).read_bytes(), "path": None} for r in manifest])})
+    pq.write_table(images, out / "images.parquet", row_group_size=10, **WRITER)
+
+
+if __name__ == "__main__":
+    main(*(Path(a) for a in sys.argv[1:5]))

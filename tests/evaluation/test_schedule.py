@@ -1,0 +1,149 @@
+"""Prefix-friendly processing order (issue #15): prompts sharing a prefix are sent together,
+and nothing a user keeps (predictions file, metrics, shard sets, resume) changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fakes.openai_compat import content_server, text_of
+from mvlsib.cli import eval_cli
+from mvlsib.evaluation.runner import RunOptions, build_items, resolve_tasks_ks, run_eval
+from mvlsib.evaluation.schedule import prefix_key, prefix_order
+from mvlsib.evaluation.shards import Shard, select
+from support import EVAL_LANGUAGES as LANGUAGES
+
+COMMON = ["--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3", "--languages", ",".join(LANGUAGES), "--limit", "6",
+          "--max-new-tokens", "1", "--no-progress"]
+
+
+def _items(release_dir, limit=6):
+    opts = RunOptions(data=str(release_dir), model="m", out=Path("unused"), ks=(1, 3), languages=LANGUAGES,
+                      limit=limit)
+    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
+    items, _ = build_items(opts, pairs, list(LANGUAGES))
+    return items
+
+
+def _lcp(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def test_prefix_order_keeps_shared_prefixes_together(release_dir):
+    items = _items(release_dir)
+    ordered = prefix_order(items)
+    assert sorted(map(id, ordered)) == sorted(map(id, items)) and len(ordered) == len(items) == 2 * 7 * 6
+    keys = [prefix_key(it.request.messages) for it in ordered]
+    # i2s: the same reference images in every language -> all prompts showing one reference tuple
+    # (both languages of an instance, and other instances that drew the same images) are one block
+    blocks: dict[tuple, list[int]] = {}
+    for n, it in enumerate(ordered):
+        if it.task == "i2s":
+            blocks.setdefault((it.k, it.request.image_ids), []).append(n)
+    assert blocks
+    for where in blocks.values():
+        assert where == list(range(where[0], where[-1] + 1)) and len(where) % len(LANGUAGES) == 0
+    # any prefix (here: every prompt's instruction + references) is held by one contiguous block
+    for it in items:
+        upto = prefix_key(it.request.messages).split("Options:")[0]
+        holders = [n for n, k in enumerate(keys) if k.startswith(upto)]
+        assert holders == list(range(holders[0], holders[-1] + 1))
+    # neighbours share more than in today's order (language first)
+    canon = [prefix_key(it.request.messages) for it in items]
+    shared = sum(_lcp(a, b) for a, b in zip(keys, keys[1:]))
+    assert shared > sum(_lcp(a, b) for a, b in zip(canon, canon[1:]))
+
+
+def test_shard_sets_are_unchanged(release_dir):
+    """--shard deals the canonical order; the new order only reorders inside a shard."""
+    items = _items(release_dir)
+    for i in range(3):
+        shard = select(items, Shard(i, 3))
+        assert set(map(id, prefix_order(shard))) == {id(it) for n, it in enumerate(items) if n % 3 == i}
+
+
+def _run(*args):
+    result = CliRunner().invoke(eval_cli, ["run", *map(str, args)])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_openai_same_files_either_order_and_server_sees_prefix_order(release_dir, tmp_path):
+    outs = {}
+    for order in ("canonical", "prefix"):
+        with content_server() as server:
+            outs[order] = tmp_path / order
+            _run("--backend", "openai", "--base-url", server.base_url, "--model", "served", "--data", release_dir,
+                 "--out", outs[order], "--order", order, "--concurrency", "1", "--retry-backoff", "0.01", *COMMON)
+        seen = [text_of(p) for p in server.requests]
+        if order == "prefix":
+            # one request at a time: the server got them sorted by content, i2s of both languages in pairs
+            assert len(seen) == 84
+            i2s = [t for t in seen if "Which sentence" in t]
+            assert i2s and all(i2s[n].split("Options:")[0] == i2s[n + 1].split("Options:")[0]
+                               for n in range(0, len(i2s), 2))
+    for name in ("predictions.jsonl", "metrics.json"):
+        assert (outs["canonical"] / name).read_bytes() == (outs["prefix"] / name).read_bytes(), name
+
+
+def test_hf_same_files_either_order(release_dir, tiny_llava, tmp_path):
+    outs = {order: tmp_path / order for order in ("canonical", "prefix")}
+    for order, out in outs.items():
+        _run("--data", release_dir, "--model", tiny_llava, "--out", out, "--order", order, "--batch-size", "4",
+             "--device", "cpu", *COMMON)
+    for name in ("predictions.jsonl", "metrics.json"):
+        assert (outs["canonical"] / name).read_bytes() == (outs["prefix"] / name).read_bytes(), name
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_resume_after_a_partial_prefix_ordered_run(release_dir, tmp_path):
+    from mvlsib.evaluation.backends import make_backend
+
+    def crashing(name, **kw):
+        backend = make_backend(name, **kw)
+        real, calls = backend.generate, []
+
+        def generate(requests):
+            calls.append(len(requests))
+            if len(calls) > 3:
+                raise _Crash
+            return real(requests)
+
+        backend.generate = generate
+        return backend
+
+    def opts(out, order, url):
+        return RunOptions(data=str(release_dir), model="served", out=out, ks=(1, 3), languages=LANGUAGES, limit=6,
+                          backend="openai", order=order, progress=False,
+                          backend_options={"base_url": url, "concurrency": 1, "backoff": 0.01})
+
+    with content_server() as server:
+        ref = tmp_path / "ref"
+        run_eval(opts(ref, "canonical", server.base_url))
+        out = tmp_path / "resumed"
+        with pytest.raises(_Crash):
+            run_eval(opts(out, "prefix", server.base_url), backend_factory=crashing)
+        pred = out / "predictions.jsonl"
+        partial = [json.loads(line) for line in pred.read_text("utf-8").splitlines()]
+        assert len(partial) == 12  # three chunks of 4 (concurrency 1 -> chunk 4)
+        # what was done first is the start of the prefix order, not of the canonical one
+        items = _items(release_dir)
+        first = [(it.task, it.k, it.language, it.instance_id) for it in prefix_order(items)[:12]]
+        assert [(p["task"], p["k"], p["language"], p["instance_id"]) for p in partial] == first
+        with open(pred, "a", encoding="utf-8") as fh:
+            fh.write('{"task": "i2s", "k": 1, "lang')  # a torn last line, as after kill -9
+        summary = run_eval(opts(out, "prefix", server.base_url))
+    assert summary["complete"] and summary["n_done_before"] == 12 and summary["n_new"] == 72
+    for name in ("predictions.jsonl", "metrics.json"):
+        assert (ref / name).read_bytes() == (out / name).read_bytes(), name

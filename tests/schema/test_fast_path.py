@@ -1,0 +1,67 @@
+"""The schema fast path (issue #15): it may only say "valid" where jsonschema does, and
+``is_valid`` gives jsonschema's answer for every value, valid or not."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mvlsib.schema.validators import SCHEMA_NAMES, compile_fast, is_valid, load_schema, validator
+
+INSTANCE = {
+    "instance_id": "12-1", "index_id": 12, "topic": "sports", "ref_sentence_ids": [12, 40, 7, 99, 3],
+    "ref_image_ids": ["sports_1", "sports_4", "sports_0", "sports_9", "sports_2"],
+    "neg_topics": ["health", "travel", "politics"], "sentence_option_ids": [5, 12, 80, 33], "sentence_label": 1,
+    "image_option_ids": ["health_2", "sports_1", "travel_0", "politics_7"],
+    "topic_options": ["health", "sports", "travel", "politics"], "image_label": 1,
+}
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 2100) | st.floats(allow_nan=False) | st.sampled_from(
+        [0.0, 1.0, 3.0, True, False, "", " ", "sports", "sports_1", "12-1", "eng_Latn", "x\u00a0", "ab"])
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400)
+@given(field=st.sampled_from(sorted(INSTANCE) + ["extra"]), value=json_values, drop=st.booleans())
+def test_instance_fast_path_agrees_with_jsonschema(field, value, drop):
+    rec = copy.deepcopy(INSTANCE)
+    if drop and field in rec:
+        del rec[field]
+    else:
+        rec[field] = value
+    truth = validator("instance").is_valid(rec)
+    fast = compile_fast(validator("instance").schema)
+    assert fast is not None
+    if fast(rec):
+        assert truth, rec
+    assert is_valid("instance", rec) == truth
+
+
+@settings(max_examples=300)
+@given(name=st.sampled_from(SCHEMA_NAMES), value=json_values)
+def test_every_column_fast_path_agrees_with_jsonschema(name, value):
+    from jsonschema import Draft202012Validator
+
+    for column, rule in validator(name).schema["properties"].items():
+        truth = Draft202012Validator(rule).is_valid(value)
+        fast = compile_fast(rule)
+        if fast is not None and fast(value):
+            assert truth, (name, column, value)
+        assert is_valid(name, value, column) == truth
+
+
+def test_fast_path_accepts_real_records_and_rejects_broken_ones():
+    fast = compile_fast(validator("instance").schema)
+    assert fast(INSTANCE)
+    for field, bad in [("ref_sentence_ids", [12, 12, 7, 99, 3]), ("sentence_label", 4), ("topic", "cooking"),
+                       ("ref_image_ids", ["sports_1"] * 5), ("instance_id", "12-3")]:
+        rec = {**INSTANCE, field: bad}
+        assert not fast(rec) and not is_valid("instance", rec)
+    corpus = compile_fast(load_schema("corpus_row")["properties"]["text"])
+    assert corpus("Ein Satz.") and not corpus("") and not corpus("   ")
