@@ -80,7 +80,7 @@ def measure(model: str, requests, images, args) -> dict:
         return b
 
     ours, plain = backend(True), backend(False)
-    proc, net, tok = plain.processor, plain.model, plain.tokenizer
+    proc, net = plain.processor, plain.model
     settings = plain.decoding(args.max_new_tokens)
 
     def naive_one(req) -> str:

@@ -266,8 +266,6 @@ class HFBackend(Backend):
     ) -> None:
         from pathlib import Path
 
-        import torch
-
         from .hf_inputs import Renderer
 
         if max_new_tokens < 1:

@@ -283,7 +283,6 @@ def differences_beyond_padding(singles: list[dict[str, Any]], batched: dict[str,
 
     problems = []
     row = 0
-    offsets = {}
     for key, how in layout.items():
         theirs = batched.get(key)
         if how == "list":
@@ -305,7 +304,6 @@ def differences_beyond_padding(singles: list[dict[str, Any]], batched: dict[str,
                 got = theirs[row: row + mine.shape[0]][tuple([slice(None)] + [slice(0, d) for d in mine.shape[1:]])]
                 row += mine.shape[0]
             ok = tuple(got.shape) == tuple(mine.shape) and torch.equal(got.to(mine.dtype), mine)
-        offsets[key] = row
         if not ok:
             problems.append(f"{key} ({how}) differs")
     return problems
