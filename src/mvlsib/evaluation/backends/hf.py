@@ -9,8 +9,9 @@ settings neutralised, thinking blocks given a budget. Speed comes from:
    image processor is memoised; its own expansion and tiling logic still runs per prompt),
    and a tuple repeats in every language;
 2. per-prompt inputs are collated into batches, longest first, with left padding; the
-   first batch of each kind is checked against the processor's own batched call
-   (one image list per prompt) and, if they differ, that kind runs one prompt at a time;
+   first batch of each kind is checked against the processor's own batched call (one
+   image list per prompt). If they differ only where the processor pads its own way
+   (Mllama), the processor's batches are used; otherwise that kind runs one prompt at a time;
 3. greedy decoding of a few new tokens, in bf16 on CUDA when present.
 """
 
