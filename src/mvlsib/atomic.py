@@ -100,3 +100,39 @@ def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def staged_folder(out: str | os.PathLike[str]) -> Iterator[Path]:
+    """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds.
+
+    The old folder is moved aside, the stage renamed into place, the old one removed: a
+    failure at any point leaves ``out`` as it was. Leftovers of a run that was killed (its
+    stage, or the old folder it had moved aside) are cleaned first; if it died between the
+    two renames, the old folder is put back.
+    """
+    import shutil
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(out.parent, f".{out.name}.partial-")
+    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
+        pid = old.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not process_alive(int(pid)):
+            if not out.exists():  # killed between the two renames: put the previous folder back
+                os.replace(old, out)
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+    stage = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    try:
+        yield stage
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        if out.exists():
+            os.replace(out, old)
+        os.replace(stage, out)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from mvlsib.atomic import process_alive, remove_stale
+from mvlsib.atomic import staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import BUNDLED_POOL, CORPUS_FILE as CORPUS_NAME, INGEST_REPORT_FILE as INGEST_REPORT_NAME, INSTANCES_FILE as INSTANCES_NAME
 from mvlsib.workdir.corpus import read_corpus_texts
@@ -189,29 +189,8 @@ def _staging(out: Path):
                 + ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
                 + "; publishing would delete them. Move them out of the folder, or choose another --out"
             )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Leftovers of a publish that was killed: its half-written stage, or the old release it had moved aside.
-    remove_stale(out.parent, f".{out.name}.partial-")
-    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
-        pid = old.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not process_alive(int(pid)):
-            if not out.exists():  # killed between the two renames: put the previous release back
-                os.replace(old, out)
-            else:
-                shutil.rmtree(old, ignore_errors=True)
-    stage = out.parent / f".{out.name}.partial-{os.getpid()}"
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir()
-    try:
+    with staged_folder(out) as stage:
         yield stage
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        if out.exists():
-            os.replace(out, old)
-        os.replace(stage, out)
-        shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
 
 
 def publish(

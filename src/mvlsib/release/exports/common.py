@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from mvlsib.atomic import staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format import mvl_sib
 
@@ -120,20 +120,8 @@ def staging(out: str | os.PathLike[str]) -> Iterator[Path]:
     if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_INFO).is_file():
         raise MvlsibError(f"{out}: exists, is not empty and holds no export ({EXPORT_INFO}); "
                           "refusing to replace it, choose another --out or remove it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = out.parent / f".{out.name}.partial-{os.getpid()}"
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir()
-    try:
+    with staged_folder(out) as stage:
         yield stage
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        if out.exists():
-            os.replace(out, old)
-        os.replace(stage, out)
-        shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
 
 
 def write_info(stage: Path, info: dict) -> None:
