@@ -187,13 +187,12 @@ def _backend_fingerprint(options: dict[str, Any]) -> dict[str, Any]:
     """Backend settings that change what the model sees: part of the fingerprint only when set,
     so runs made without them keep their fingerprint."""
     out: dict[str, Any] = {}
+    from .backends.hf import parse_json_option  # light: the backend imports torch only when built
+
     for name in ("chat_template_kwargs", "processor_kwargs"):
-        value = options.get(name)
+        value = parse_json_option(name.replace("_", "-"), options.get(name))
         if value:
-            try:
-                out[name] = json.loads(value) if isinstance(value, str) else dict(value)
-            except ValueError:
-                raise MvlsibError(f"--{name.replace('_', '-')} must be a JSON object, got {value!r}") from None
+            out[name] = value
     template = options.get("chat_template")
     if template:
         try:

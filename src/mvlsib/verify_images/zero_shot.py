@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.backends.hf import apply_threads, move_inputs, resolve_runtime
+from mvlsib.evaluation.backends.hf import (apply_threads, is_image_text_to_text, load_config, move_inputs,
+                                          resolve_runtime)
 
 # Short, topic-neutral templates; English, also used with translated topic names.
 TEMPLATES: tuple[str, ...] = (
@@ -27,24 +28,14 @@ TEMPLATES: tuple[str, ...] = (
 
 def model_kind(model: str, revision: str | None = None, trust_remote_code: bool = False) -> str:
     """``"generative"`` (image-text-to-text) or ``"dual"`` (separate image and text towers), from the config."""
-    from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-
-    try:
-        config = AutoConfig.from_pretrained(model, revision=revision or "main", trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as exc:
-        raise MvlsibError(
-            f"cannot read the config of model {model!r}: {exc}. Pass a local model folder or a Hub id "
-            "(custom architectures need --trust-remote-code)."
-        ) from exc
-    model_type = getattr(config, "model_type", "")
-    if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+    config = load_config(model, revision, trust_remote_code)  # the evaluator's: same checks, same message
+    if is_image_text_to_text(config):
         return "generative"
     if getattr(config, "vision_config", None) is not None and getattr(config, "text_config", None) is not None:
         return "dual"
     raise MvlsibError(
-        f"model {model!r} (model_type {model_type!r}) is neither an image-text-to-text model nor a dual "
-        "encoder with vision_config and text_config (CLIP/SigLIP-style); verify-images cannot use it"
+        f"model {model!r} (model_type {getattr(config, 'model_type', '')!r}) is neither an image-text-to-text "
+        "model nor a dual encoder with vision_config and text_config (CLIP/SigLIP-style); verify-images cannot use it"
     )
 
 
@@ -78,8 +69,9 @@ def text_defaults(model: str, common: dict[str, Any], model_class: str) -> dict[
     if processor is not None and hasattr(processor, "tokenizer"):
         # What processor(text=...) itself would use: its declared defaults merged as it merges them.
         try:
-            defaults = dict(processor._merge_kwargs(processor.valid_processor_kwargs,
-                                                    tokenizer_init_kwargs=processor.tokenizer.init_kwargs)["text_kwargs"])
+            merged = processor._merge_kwargs(processor.valid_processor_kwargs,
+                                             tokenizer_init_kwargs=processor.tokenizer.init_kwargs)
+            defaults = dict(merged["text_kwargs"])
         except Exception:  # an older processor API: the class-level declarations
             declared = getattr(type(processor), "text_kwargs", None)
             defaults = dict(declared) if isinstance(declared, dict) else {}

@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from .._compat import MvlsibError
+from ..parsing import REASONING_MARKERS
 from .base import CHAT_TEMPLATE_KWARGS, Backend, BackendOption, Request
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -96,20 +97,32 @@ def _missing_package(exc: BaseException) -> str | None:
     return match.group(1).lower() if match else None
 
 
+def load_config(model: str, revision: str | None, trust_remote_code: bool):
+    """The model's config (nothing heavy loads), or a one-line error naming the model."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(model, revision=revision or "main", trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        where = f"{model!r}{f' at revision {revision}' if revision else ''}"
+        raise MvlsibError(f"cannot load the config of {where}: {_one_line(exc)}. The model must be a local "
+                          "folder or Hub id; models with custom code need --trust-remote-code.") from None
+
+
+def is_image_text_to_text(config) -> bool:
+    """Can ``AutoModelForImageTextToText`` build this config (a known type, or custom code declaring it)?"""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    custom = "AutoModelForImageTextToText" in (getattr(config, "auto_map", None) or {})
+    return getattr(config, "model_type", "") in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES or custom
+
+
 def check_architecture(model: str, revision: str | None, trust_remote_code: bool) -> None:
     """Refuse, before anything heavy loads, a model that is not image-text-to-text (a text-only
     LM, an encoder, Phi-4-multimodal's own class): it cannot answer an MVL-SIB prompt."""
-    from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-
-    where = f"{model!r}{f' at revision {revision}' if revision else ''}"
-    try:
-        config = AutoConfig.from_pretrained(model, revision=revision or "main", trust_remote_code=trust_remote_code)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise MvlsibError(f"cannot load the config of {where}: {_one_line(exc)}. The model must be a local "
-                          "folder or Hub id; models with custom code need --trust-remote-code.") from None
-    custom = "AutoModelForImageTextToText" in (getattr(config, "auto_map", None) or {})
-    if config.model_type not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES and not custom:
+    config = load_config(model, revision, trust_remote_code)
+    if not is_image_text_to_text(config):
+        where = f"{model!r}{f' at revision {revision}' if revision else ''}"
         raise MvlsibError(
             f"cannot load model {where}: its architecture ({config.model_type}) is not an image-text-to-text "
             "model (AutoModelForImageTextToText does not know it), so it cannot answer MVL-SIB prompts"
@@ -132,7 +145,9 @@ NEUTRAL_DECODING = {
 }
 
 # A template whose generation prompt ends in one of these has opened a thinking block.
-THINKING_OPENERS = ("<think>", "\u25c1think\u25b7")
+THINKING_OPENERS = tuple(opener for opener, _ in REASONING_MARKERS)
+# Tokens kept when decoding although a tokenizer may have made them special: parsing needs them.
+REASONING_TOKENS = frozenset(marker for pair in REASONING_MARKERS for marker in pair)
 
 
 class _MemoImageProcessor:
@@ -325,6 +340,7 @@ class HFBackend(Backend):
         self._ambiguous: dict[bool, bool] = {}
         self._inner_image_processor = getattr(self.processor, "image_processor", None)
         self._decoding: dict[str, Any] = {}
+        self._dropped_ids: frozenset[int] | None = None
 
     @staticmethod
     def _load_processor(model: str, revision: str | None, trust_remote_code: bool):
@@ -342,7 +358,8 @@ class HFBackend(Backend):
             ) from None
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise MvlsibError(f"cannot load the processor of {where}: {_one_line(exc)}. The model must be a local "
-                              "folder or Hub id with a processor; models with custom code need --trust-remote-code.") from None
+                              "folder or Hub id with a processor; models with custom code need "
+                              "--trust-remote-code.") from None
 
     @staticmethod
     def _load_model(model: str, revision: str | None, trust_remote_code: bool, dtype: str):
@@ -523,11 +540,12 @@ class HFBackend(Backend):
                 "eos_token_id": eos}
 
     def _decode(self, token_ids) -> str:
-        # Special tokens are dropped, except reasoning markers a tokenizer may have made special.
-        keep = {t for t in THINKING_OPENERS + ("</think>", "\u25c1/think\u25b7")}
-        special = set(getattr(self.tokenizer, "all_special_ids", []) or [])
-        ids = [int(t) for t in token_ids if int(t) not in special
-               or self.tokenizer.convert_ids_to_tokens(int(t)) in keep]
+        if self._dropped_ids is None:
+            # Special tokens are dropped, except reasoning markers a tokenizer may have made special.
+            self._dropped_ids = frozenset(
+                i for i in (getattr(self.tokenizer, "all_special_ids", None) or [])
+                if self.tokenizer.convert_ids_to_tokens(i) not in REASONING_TOKENS)
+        ids = [int(t) for t in token_ids if int(t) not in self._dropped_ids]
         return self.tokenizer.decode(ids, skip_special_tokens=False)
 
     def generate(self, requests: list[Request]) -> list[str]:
