@@ -476,24 +476,35 @@ class HFBackend(Backend):
         from .hf_inputs import collate
 
         texts = [self._chat_text(r) for r in requests]
-        singles = [self._single(t, r) for t, r in zip(texts, requests)]
+        singles: dict[int, dict[str, Any]] = {}
+
+        def single(i: int) -> dict[str, Any]:  # per-prompt inputs, made only where they are used
+            if i not in singles:
+                singles[i] = self._single(texts[i], requests[i])
+            return singles[i]
+
         batches = []
         for has_images in (True, False):
             idx = [i for i, r in enumerate(requests) if bool(r.image_ids) == has_images]
             if not idx:
                 continue
-            # Longest first: memory trouble shows up at once; similar lengths pad little.
-            idx.sort(key=lambda i: (-singles[i]["input_ids"].shape[1], i))
+            # Longest first: memory trouble shows up at once; similar lengths pad little. Where the
+            # processor batches itself, per-prompt inputs would be made only to be measured (and
+            # their images preprocessed twice): the rendered text's length stands in.
+            if self._batched_ok.get(has_images) == "processor":
+                idx.sort(key=lambda i: (-len(texts[i]), i))
+            else:
+                idx.sort(key=lambda i: (-single(i)["input_ids"].shape[1], i))
             several = any(len(requests[i].image_ids) > 1 for i in idx)
             if has_images not in self._batched_ok or (self._ambiguous.get(has_images) and several):
                 probe = self._probe(idx, requests)
                 self._check_batching([texts[i] for i in probe], [requests[i] for i in probe],
-                                     [singles[i] for i in probe], has_images)
+                                     [single(i) for i in probe], has_images)
             size = self.batch_size if self._batched_ok.get(has_images, True) else 1
             for start in range(0, len(idx), size):
                 part = idx[start: start + size]
                 if len(part) == 1:
-                    batches.append((part, singles[part[0]]))
+                    batches.append((part, single(part[0])))
                     if size == 1 and self.batch_size > 1:  # batching refused by the self-check
                         self.stats["unbatched_prompts"] += 1
                 elif self._batched_ok.get(has_images) == "processor":
@@ -501,7 +512,7 @@ class HFBackend(Backend):
                         [texts[i] for i in part],
                         [self._images_of(requests[i]) for i in part] if has_images else None)))
                 else:
-                    batches.append((part, collate([singles[i] for i in part], self._layout[has_images],
+                    batches.append((part, collate([single(i) for i in part], self._layout[has_images],
                                                   self.tokenizer.pad_token_id)))
         return batches
 
