@@ -186,9 +186,9 @@ def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
 def _backend_fingerprint(options: dict[str, Any]) -> dict[str, Any]:
     """Backend settings that change what the model sees: part of the fingerprint only when set,
     so runs made without them keep their fingerprint."""
-    out: dict[str, Any] = {}
     from .backends.hf import parse_json_option  # light: the backend imports torch only when built
 
+    out: dict[str, Any] = {}
     for name in ("chat_template_kwargs", "processor_kwargs"):
         value = parse_json_option(name.replace("_", "-"), options.get(name))
         if value:
