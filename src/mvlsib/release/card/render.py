@@ -106,20 +106,21 @@ def size_category(n: int) -> str:
 
 
 def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
-    """`dataset_info` as `datasets` writes it (features, split sizes), one entry per config.
+    """`dataset_info` as `datasets` writes it, one entry per config: features and file size.
 
-    The features are known before any download (`load_dataset_builder(...).info.features`).
+    The features make them known before any download (`load_dataset_builder(...).info.features`).
     All language configs share one features list object, so the YAML dumper writes it once
-    under an anchor and every other config refers to it: the header stays small and quick
-    to parse, while each config still carries its own sizes (the `datasets` cache key of a
-    local release hashes them, so a rebuilt file is noticed).
+    under an anchor and every other config refers to it. Of the sizes only `download_size`
+    (the parquet file's bytes) is kept: the `datasets` cache key of a local folder hashes the
+    card, not the files' contents or times, so it is what makes a release rebuilt in the same
+    folder load afresh. The split sizes `datasets` does not need; parsing them once per config
+    made the YAML parse the main cost of a `load_dataset` call (issue #15, docs/performance.md).
     """
     import datasets
     from datasets.info import DatasetInfo, DatasetInfosDict
-    from datasets.splits import SplitDict, SplitInfo
 
     from mvlsib.release.tables import IMAGE_FEATURES, LANGUAGE_FEATURES
-    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, SPLIT
+    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
 
     from mvlsib.release.preview import preview_features
     from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
@@ -133,13 +134,8 @@ def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
     for config in configs:
         if config not in ctx.config_sizes:
             continue
-        size = ctx.config_sizes[config]
-        splits = SplitDict()
-        splits.add(SplitInfo(name=SPLIT, num_bytes=size.num_bytes, num_examples=size.num_examples))
         kind = config if config in features else "language"
-        infos[config] = DatasetInfo(
-            features=features[kind], splits=splits, download_size=size.download_size, dataset_size=size.num_bytes
-        )
+        infos[config] = DatasetInfo(features=features[kind], download_size=ctx.config_sizes[config].download_size)
     holder: dict = {}
     DatasetInfosDict(infos).to_dataset_card_data(holder)
     entries = holder.get("dataset_info") or []
