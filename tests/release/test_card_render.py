@@ -177,3 +177,19 @@ def test_rendered_card_matches_the_golden_file(photos):
 
         diff = "".join(list(difflib.unified_diff(golden.splitlines(True), text.splitlines(True), "golden", "now"))[:60])
         pytest.fail(f"the rendered card differs from {GOLDEN_CARD.name} (MVLSIB_UPDATE_GOLDEN=1 rewrites it):\n{diff}")
+
+
+def test_language_table_names_each_config_from_the_evaluators_language_table():
+    """The card's language rows come from the same table the reports group by (languages.csv)."""
+    from mvlsib.evaluation.languages import table
+    from mvlsib.release.card.render import language_table
+
+    codes = sorted(table()) + ["xyz_Zzzz"]  # a code no table knows still gets its row
+    text = language_table(codes)
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == sorted(codes)
+    assert "| `eng_Latn` | English | Latin (`Latn`) | Indo-European | 5 |" in rows
+    assert "| `zho_Hans` | Chinese (Simplified) | Han (Simplified) (`Hans`) | Sino-Tibetan | 5 |" in rows
+    assert "| `xyz_Zzzz` | unknown | `Zzzz` | unknown | unknown |" in rows
+    n_scripts = len({table()[c]["script"] for c in codes[:-1]} | {"Zzzz"})
+    assert text.startswith(f"{len(codes)} variants in {n_scripts} scripts from ")

@@ -309,12 +309,25 @@ def attribution_markdown(images: Sequence[CardImage]) -> str:
     return "\n".join(out)
 
 
-def language_table(languages: Sequence[str], per_row: int = 8) -> str:
-    langs = [f"`{code}`" for code in sorted(languages)]
-    rows = [langs[i : i + per_row] for i in range(0, len(langs), per_row)]
-    out = ["| " + " | ".join([" "] * per_row) + " |", "|" + "---|" * per_row]
-    for row in rows:
-        out.append("| " + " | ".join(row + [" "] * (per_row - len(row))) + " |")
+def language_table(languages: Sequence[str]) -> str:
+    """One row per config: code, English name, script and family from the evaluator's language
+    table (``evaluation/data/languages.csv``, sources in ``evaluation/languages.py``), so the card and
+    the reports' groupings say the same; a code outside that table still shows its code and script."""
+    from mvlsib.evaluation.languages import info
+
+    rows = [info(code) for code in sorted(languages)]
+    scripts = sorted({r["script"] for r in rows})
+    families = sorted({r["family"] for r in rows} - {"unknown"})
+    out = [
+        f"{len(rows)} variants in {len(scripts)} scripts from {len(families)} language families (Glottolog top level; "
+        "creoles grouped as `Creole`); `resource` is the class 0-5 of Joshi et al. (2020), `unknown` where no source gives one.",
+        "",
+        "| config | language | script | family | resource |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        script = f"{_cell(r['script_name'])} (`{r['script']}`)" if r["script_name"] != "unknown" else f"`{r['script']}`"
+        out.append(f"| `{r['language']}` | {_cell(r['name'])} | {script} | {_cell(r['family'])} | {_cell(r['joshi_class'])} |")
     return "\n".join(out)
 
 
