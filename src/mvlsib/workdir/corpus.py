@@ -18,9 +18,79 @@ def read_corpus(workdir: str | os.PathLike[str]) -> "pd.DataFrame":
     """``WORK/corpus.parquet`` as a DataFrame: language, index_id, split, topic, text (string/int64 dtypes)."""
     import pandas as pd
     import pyarrow as pa
+
+    table = _read_table(Path(workdir) / CORPUS_FILE, workdir)
+    df = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
+    df["index_id"] = df["index_id"].astype("int64")
+    return df
+
+
+class Corpus:
+    """The corpus in memory: its arrow table (rows as ``corpus.parquet`` holds them) and its
+    columns as Python lists, made on first use.
+
+    ``mvlsib-build build`` hands the corpus ingest has just written to the later stages instead
+    of reading the file back; a stage run alone gets the same object from :func:`load_corpus`.
+    """
+
+    def __init__(self, table=None, columns: dict[str, list] | None = None, normalized: list[str] | None = None):
+        self._table = table
+        self._columns: dict[str, list] = dict(columns or {})
+        self._norm = normalized
+
+    @classmethod
+    def from_frame(cls, frame) -> "Corpus":
+        """From a DataFrame with the corpus columns (missing values become None)."""
+        columns = {}
+        for name in CORPUS_COLUMNS:
+            if name in frame.columns:
+                values = frame[name].astype(object).where(frame[name].notna(), None).tolist()
+                columns[name] = [int(v) for v in values] if name == "index_id" else values
+        return cls(columns=columns)
+
+    @property
+    def table(self):
+        if self._table is None:
+            import pyarrow as pa
+
+            self._table = pa.table({name: self._columns[name] for name in CORPUS_COLUMNS if name in self._columns})
+        return self._table
+
+    def names(self) -> list[str]:
+        return list(self._columns) if self._table is None else list(self._table.column_names)
+
+    def column(self, name: str) -> list:
+        """One column as a Python list (made once)."""
+        values = self._columns.get(name)
+        if values is None:
+            values = self._columns[name] = self.table.column(name).to_pylist()
+        return values
+
+    def __len__(self) -> int:
+        return self._table.num_rows if self._table is not None else len(next(iter(self._columns.values()), []))
+
+    def normalized(self) -> list[str]:
+        """``textnorm.normalize_text`` of every text (made once; non-strings give "")."""
+        if self._norm is None:
+            from mvlsib.textnorm import normalize_many
+
+            self._norm = normalize_many(self.column("text"))
+        return self._norm
+
+
+def as_corpus(corpus) -> Corpus:
+    """A :class:`Corpus` from a Corpus or a DataFrame (what ``read_corpus`` returns)."""
+    return corpus if isinstance(corpus, Corpus) else Corpus.from_frame(corpus)
+
+
+def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:
+    """``WORK/corpus.parquet`` as a :class:`Corpus` (checked like :func:`read_corpus`, without pandas)."""
+    return Corpus(_read_table(Path(workdir) / CORPUS_FILE, workdir))
+
+
+def _read_table(path: Path, workdir):
     import pyarrow.parquet as pq
 
-    path = Path(workdir) / CORPUS_FILE
     if not path.is_file():
         raise MvlsibError(f"{path}: no corpus here; run `mvlsib-build ingest --workdir {workdir}` first.")
     try:
@@ -32,9 +102,7 @@ def read_corpus(workdir: str | os.PathLike[str]) -> "pd.DataFrame":
             f"{path}: columns are {table.column_names}, expected {list(CORPUS_COLUMNS)}; "
             "run `mvlsib-build ingest` again."
         )
-    df = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
-    df["index_id"] = df["index_id"].astype("int64")
-    return df
+    return table
 
 
 def read_ingest_report(workdir: str | os.PathLike[str]) -> dict:
