@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -65,6 +66,17 @@ class Corpus:
         if values is None:
             values = self._columns[name] = self.table.column(name).to_pylist()
         return values
+
+    def language_blocks(self) -> list[tuple[str, int, int]]:
+        """``(language, start, end)`` of each run of rows of one language, in row order (one run
+        per language when the rows are grouped by language, as ``corpus.parquet`` holds them)."""
+        out = []
+        start = 0
+        for language, run in itertools.groupby(self.column("language")):
+            end = start + sum(1 for _ in run)
+            out.append((language, start, end))
+            start = end
+        return out
 
     def __len__(self) -> int:
         return self._table.num_rows if self._table is not None else len(next(iter(self._columns.values()), []))
