@@ -113,16 +113,13 @@ def sentence_topics(corpus) -> dict[int, str]:
 
 def duplicate_partners(corpus) -> dict[int, frozenset[int]]:
     """For each sentence id, the ids whose text equals its text (normalised) in some language."""
-    from mvlsib.workdir.corpus import as_corpus
+    from mvlsib.workdir.corpus import as_corpus, take
 
     corpus = as_corpus(corpus)
     norm, index_ids = corpus.normalized(), corpus.column("index_id")
-    rows_of: dict[str, list[int]] = defaultdict(list)  # language -> its rows, in row order
-    for language, start, end in corpus.language_blocks():
-        rows_of[language] += range(start, end)
     groups: dict[tuple, list[int]] = defaultdict(list)
-    for language, rows in rows_of.items():
-        block = [norm[n] for n in rows]
+    for language, rows in corpus.language_rows().items():
+        block = take(norm, rows)
         if len(set(block)) == len(block):
             continue
         repeated = {key for key, count in Counter(block).items() if count > 1}

@@ -78,6 +78,16 @@ class Corpus:
             start = end
         return out
 
+    def language_rows(self) -> dict[str, "range | list[int]"]:
+        """language -> its row positions in row order (a ``range`` when its rows are one run)."""
+        blocks = self.language_blocks()
+        if len({lang for lang, _, _ in blocks}) == len(blocks):
+            return {lang: range(start, end) for lang, start, end in blocks}
+        rows: dict[str, list[int]] = {}
+        for lang, start, end in blocks:
+            rows.setdefault(lang, []).extend(range(start, end))
+        return rows
+
     def __len__(self) -> int:
         return self._table.num_rows if self._table is not None else len(next(iter(self._columns.values()), []))
 
@@ -88,6 +98,13 @@ class Corpus:
 
             self._norm = normalize_many(self.column("text"))
         return self._norm
+
+
+def take(values: list, rows: "range | list[int]") -> list:
+    """``values`` at ``rows`` (a slice when ``rows`` is a range)."""
+    if isinstance(rows, range) and rows.step == 1:
+        return values[rows.start:rows.stop]
+    return [values[n] for n in rows]
 
 
 def as_corpus(corpus) -> Corpus:
