@@ -147,16 +147,23 @@ def _require(path: Path, how: str) -> Path:
     return path
 
 
-def read_corpus_texts(workdir: Path) -> tuple[list[int], dict[str, object]]:
-    """Sorted sentence ids and, per language, its texts as an arrow array in that id order."""
+def read_corpus_texts(workdir: Path, table=None) -> tuple[list[int], dict[str, object]]:
+    """Sorted sentence ids and, per language, its texts as an arrow array in that id order.
+
+    ``table``: the corpus table as ``corpus.parquet`` holds it, when the caller has it in memory.
+    """
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    path = _require(Path(workdir) / CORPUS_FILE, "run `mvlsib-build ingest --workdir W` first")
-    try:
-        table = pq.read_table(path, columns=["language", "index_id", "text"])
-    except Exception as exc:
-        raise MvlsibError(f"{path}: cannot be read as the corpus (columns language, index_id, text): {exc}") from exc
+    path = Path(workdir) / CORPUS_FILE
+    if table is not None:
+        table = table.select(["language", "index_id", "text"])
+    else:
+        _require(path, "run `mvlsib-build ingest --workdir W` first")
+        try:
+            table = pq.read_table(path, columns=["language", "index_id", "text"])
+        except Exception as exc:
+            raise MvlsibError(f"{path}: cannot be read as the corpus (columns language, index_id, text): {exc}") from exc
     table = table.sort_by([("language", "ascending"), ("index_id", "ascending")])
     langs = table.column("language").to_pylist()
     if not langs:
