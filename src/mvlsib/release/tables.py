@@ -219,9 +219,6 @@ def language_table(plan: InstancePlan, language: str, texts):
             "(the ids of the English annotation); re-run `mvlsib-build ingest`"
         )
 
-    if texts.type != pa.string():
-        texts = texts.cast(pa.string())
-
     def lists(flat_pos, width, offsets):
         if offsets is None:
             offsets = pa.array(range(0, plan.num_rows * width + 1, width), type=pa.int32())
@@ -233,8 +230,10 @@ def language_table(plan: InstancePlan, language: str, texts):
     cols["ref_sentences"] = lists(plan.ref_pos, 5, plan.ref_offsets)
     cols["sentence_options"] = lists(plan.option_pos, 4, plan.option_offsets)
     schema = _language_schema()
-    # The base columns have their schema types already (plan_instances); from_arrays checks them.
-    return pa.Table.from_arrays([cols[f.name] if f.type == cols[f.name].type else cols[f.name].cast(f.type)
+    # The base columns were cast once (plan_instances). The others are cast even where the type is
+    # already right: the cast leaves out the list values' all-valid bitmap that `take` makes, and
+    # the table's nbytes (the card's num_bytes) must stay what it was.
+    return pa.Table.from_arrays([cols[f.name] if f.name in plan.base else cols[f.name].cast(f.type)
                                  for f in schema], schema=schema)
 
 
