@@ -116,3 +116,23 @@ def test_whole_column_check_on_the_real_corpus(full_corpus):
     assert not compile_column(rules["index_id"])(columns["index_id"][:-1] + [2009])
     assert not compile_column(rules["index_id"])(columns["index_id"][:-1] + [True])
     assert not compile_column(rules["topic"])(columns["topic"][:-1] + ["cooking"])
+
+
+@settings(max_examples=300)
+@given(changes=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(sorted(INSTANCE) + ["extra"]), json_values,
+                                  st.booleans()), max_size=3))
+def test_all_valid_only_for_all_valid_records(changes):
+    """all_valid (instances checked a column at a time) agrees with jsonschema record by record."""
+    from mvlsib.schema.validators import all_valid
+
+    records = [copy.deepcopy(INSTANCE) for _ in range(4)]
+    for n, field, value, drop in changes:
+        if drop and field in records[n]:
+            del records[n][field]
+        else:
+            records[n][field] = value
+    truth = all(validator("instance").is_valid(r) for r in records)
+    if all_valid("instance", records):
+        assert truth, records
+    if not changes:
+        assert all_valid("instance", records)

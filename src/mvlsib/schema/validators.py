@@ -200,6 +200,10 @@ def compile_column(schema: Any):
     texts of a build are checked in milliseconds; False means "look closer", not "invalid"."""
     import re
 
+    if isinstance(schema, dict) and schema.get("type") == "array":
+        return _compile_array_column(schema)
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return _compile_record_column(schema)
     simple = {"type", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum"}
     if not isinstance(schema, dict) or not set(schema) <= (simple | _ANNOTATIONS):
         return None
@@ -344,6 +348,80 @@ def compile_fast(schema: Any):
     for check in checks[1:]:  # a chain of `and`s: no generator per value (200k texts per build)
         combined = (lambda a, b: lambda v: a(v) and b(v))(combined, check)
     return combined
+
+
+def _compile_array_column(schema: dict):
+    """compile_column for ``{"type": "array", "items", "minItems", "maxItems", "uniqueItems"}``."""
+    import itertools
+
+    if not set(schema) <= {"type", "items", "minItems", "maxItems", "uniqueItems"} | _ANNOTATIONS:
+        return None
+    items = compile_column(schema["items"]) if "items" in schema else (lambda values: True)
+    if items is None:
+        return None
+    lo, hi, unique = schema.get("minItems", 0), schema.get("maxItems"), schema.get("uniqueItems", False)
+
+    def check(values) -> bool:
+        if not values:
+            return True
+        if set(map(type, values)) != {list}:
+            return False
+        lengths = list(map(len, values))
+        if min(lengths) < lo or (hi is not None and max(lengths) > hi):
+            return False
+        flat = list(itertools.chain.from_iterable(values))
+        if unique:
+            # Only str or int items are compared here (jsonschema's equality differs for bools/floats).
+            if not set(map(type, flat)) <= {str, int} or list(map(len, map(set, values))) != lengths:
+                return False
+        return items(flat)
+
+    return check
+
+
+def _compile_record_column(schema: dict):
+    """compile_column for a column of records (``{"type": "object", "properties", "required",
+    "additionalProperties": bool}``): each property's values are checked as one column."""
+    if not set(schema) <= {"type", "properties", "required", "additionalProperties"} | _ANNOTATIONS:
+        return None
+    extra = schema.get("additionalProperties", True)
+    if extra not in (True, False):
+        return None
+    props = {name: compile_column(sub) for name, sub in schema.get("properties", {}).items()}
+    if any(check is None for check in props.values()):
+        return None
+    required = frozenset(schema.get("required", ()))
+
+    def check(records) -> bool:
+        if not records:
+            return True
+        if set(map(type, records)) != {dict}:
+            return False
+        key_sets = set(map(frozenset, records))
+        for keys in key_sets:
+            if not required <= keys or (extra is False and not keys <= props.keys()):
+                return False
+        for name, column in props.items():
+            if all(name in keys for keys in key_sets):
+                values = [record[name] for record in records]
+            else:
+                values = [record[name] for record in records if name in record]
+            if not column(values):
+                return False
+        return True
+
+    return check
+
+
+def all_valid(name: str, records: list) -> bool:
+    """True only when schema ``name`` accepts every record (False: check them one by one)."""
+    check = _records_check(name)
+    return check is not None and check(records)
+
+
+@functools.lru_cache(maxsize=None)
+def _records_check(name: str):
+    return compile_column(inlined_schema(name))
 
 
 @functools.lru_cache(maxsize=None)

@@ -155,8 +155,10 @@ def check_schemas(
 
 
 def _well_formed(instances: Sequence[object]) -> list[dict]:
-    from mvlsib.schema.validators import is_valid
+    from mvlsib.schema.validators import all_valid, is_valid
 
+    if all_valid("instance", list(instances)):  # all at once, one column at a time (the usual answer)
+        return list(instances)
     return [inst for inst in instances if isinstance(inst, dict) and is_valid("instance", inst)]
 
 
