@@ -58,14 +58,18 @@ def hash_order(items, seed: int, purpose: str, *context: object, texts=None, enc
     keys = key_bytes(encoded, seed, purpose, *context)
     first = min(keys)
     if keys.count(first) == 1:  # a unique smallest key: the first item needs no sort
-        head = keys.index(first)
-        yield items[head]
+        yield items[keys.index(first)]
+        position = dict(zip(keys, range(len(keys))))
+        if len(position) == len(keys):  # no two keys alike: the keys alone give the order
+            for key in sorted(keys)[1:]:
+                yield items[position[key]]
+            return
+        skip = 1
     else:
-        head = None
-    # The position breaks full ties the way a stable sort does.
-    for _, _, n in sorted(zip(keys, texts, range(len(items)))):
-        if n != head:
-            yield items[n]
+        skip = 0
+    # Ties on the key: the text, then the position (as a stable sort would) decide.
+    for _, _, n in sorted(zip(keys, texts, range(len(items))))[skip:]:
+        yield items[n]
 
 
 _HASH = type(hashlib.sha256())
