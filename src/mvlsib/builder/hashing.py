@@ -48,7 +48,8 @@ def hash_order(items, seed: int, purpose: str, *context: object, texts=None, enc
     """Iterate ``items`` in :func:`hash_sorted` order, sorting only when more than the first
     item is asked for (the sampler mostly takes the first). ``texts``/``encoded`` are
     ``str(item)`` and its UTF-8 bytes, when the caller has them already."""
-    items = list(items)
+    if type(items) is not list:
+        items = list(items)
     if not items:
         return
     if texts is None:

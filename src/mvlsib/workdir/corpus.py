@@ -38,6 +38,7 @@ class Corpus:
         self._table = table
         self._columns: dict[str, list] = dict(columns or {})
         self._norm = normalized
+        self._blocks: list[tuple[str, int, int]] | None = None
 
     @classmethod
     def from_frame(cls, frame) -> "Corpus":
@@ -70,12 +71,15 @@ class Corpus:
     def language_blocks(self) -> list[tuple[str, int, int]]:
         """``(language, start, end)`` of each run of rows of one language, in row order (one run
         per language when the rows are grouped by language, as ``corpus.parquet`` holds them)."""
+        if self._blocks is not None:
+            return self._blocks
         out = []
         start = 0
         for language, run in itertools.groupby(self.column("language")):
             end = start + sum(1 for _ in run)
             out.append((language, start, end))
             start = end
+        self._blocks = out
         return out
 
     def language_rows(self) -> dict[str, "range | list[int]"]:
