@@ -26,8 +26,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+# The release's writer settings (release/tables.py), page index and content-defined chunking
+# included: they decide the bytes of every language file, so a build cannot leave them out.
 WRITER = dict(version="2.6", compression="zstd", compression_level=3, use_dictionary=True,
-              data_page_version="1.0", store_schema=False, write_page_index=False, write_page_checksum=False)
+              data_page_version="1.0", store_schema=False, write_page_index=True,
+              use_content_defined_chunking=True, write_page_checksum=False)
 
 
 def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
@@ -91,7 +94,7 @@ def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
     manifest = list(csv.DictReader(open(pool / "manifest.csv", encoding="utf-8", newline="")))
     images = pa.table({"image_id": [r["image_id"] for r in manifest],
                        "image": pa.array([{"bytes": (pool / r["file"]).read_bytes(), "path": None} for r in manifest])})
-    pq.write_table(images, out / "images.parquet", row_group_size=10, **WRITER)
+    pq.write_table(images, out / "images.parquet", row_group_size=10, write_statistics=["image_id"], **WRITER)
 
 
 if __name__ == "__main__":

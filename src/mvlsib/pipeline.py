@@ -47,9 +47,9 @@ def build(
     """
     from tqdm.auto import tqdm
 
-    from mvlsib.builder.ingest import ingest
+    from mvlsib.builder.ingest import ingest_corpus
     from mvlsib.release.publish import publish
-    from mvlsib.builder.sample import sample
+    from mvlsib.builder.sample import sample_corpus
     from mvlsib.validation.invariants import validate_workdir
 
     seconds: dict[str, float] = {}
@@ -77,9 +77,12 @@ def build(
             ingest_kwargs["revision"] = revision
         if flores is not None:
             ingest_kwargs.update(flores=flores, annotation=annotation)
-        stage("ingest", ingest, work, **ingest_kwargs)
-        stage("sample", sample, work, seed=seed, pool=pool, progress=progress)
-        violations = stage("validate", validate_workdir, work, pool).violations
+        # Each stage writes its files into the work folder as when run alone; the next stage is
+        # handed what was written (the corpus, the instance records) instead of reading it back.
+        _, corpus = stage("ingest", ingest_corpus, work, **ingest_kwargs)
+        _, sampled = stage("sample", sample_corpus, work, seed=seed, pool=pool, progress=progress, corpus=corpus)
+        instances = [inst.as_dict() for inst in sampled]
+        violations = stage("validate", validate_workdir, work, pool, corpus=corpus, instances=instances).violations
         if violations:
             shown = "\n  - ".join(str(v).strip() for v in list(violations)[:20])
             more = f"\n  ... and {len(violations) - 20} more" if len(violations) > 20 else ""
@@ -89,5 +92,6 @@ def build(
         release = stage(
             "publish", publish, work, out, pool, seed=seed, repo_hint=repo_hint, progress=progress,
             validate=False,  # just validated above
+            corpus=corpus, instances=instances,
         )
     return BuildSummary(release=release, seconds=seconds)

@@ -33,6 +33,21 @@ def test_hash_key_is_pinned():
     assert hash_sorted(["b", "a", "c"], 0, "x") == hash_sorted(["c", "b", "a"], 0, "x")
 
 
+def test_hash_order_is_the_documented_sort():
+    """The batched keys and the sort-free first item give exactly the sort by (hkey, str(item), position),
+    repeated items (equal keys) included, whether one item or all are asked for."""
+    from mvlsib.builder.hashing import hash_order, key_bytes
+
+    for size in (1, 2, 7, 144):
+        for extra in ([], ["x", "x"], [5, 5, 5]):
+            items = [(n * 37) % 1009 for n in range(size)] + extra
+            want = [items[n] for _, _, n in sorted((hkey(3, "p", "c", x), str(x), n) for n, x in enumerate(items))]
+            assert hash_sorted(items, 3, "p", "c") == want
+            assert next(hash_order(items, 3, "p", "c")) == want[0]
+            assert key_bytes([str(x).encode() for x in items], 3, "p", "c") == [
+                hkey(3, "p", "c", x).to_bytes(8, "big") for x in items]
+
+
 def test_full_sample_counts(full_instances, full_corpus):
     assert len(full_instances) == 3012
     assert [i["instance_id"] for i in full_instances[:4]] == ["0-0", "0-1", "0-2", "1-0"]

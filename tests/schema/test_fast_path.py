@@ -8,7 +8,7 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mvlsib.schema.validators import SCHEMA_NAMES, compile_fast, is_valid, load_schema, validator
+from mvlsib.schema.validators import SCHEMA_NAMES, compile_column, compile_fast, is_valid, load_schema, validator
 
 INSTANCE = {
     "instance_id": "12-1", "index_id": 12, "topic": "sports", "ref_sentence_ids": [12, 40, 7, 99, 3],
@@ -65,3 +65,74 @@ def test_fast_path_accepts_real_records_and_rejects_broken_ones():
         assert not fast(rec) and not is_valid("instance", rec)
     corpus = compile_fast(load_schema("corpus_row")["properties"]["text"])
     assert corpus("Ein Satz.") and not corpus("") and not corpus("   ")
+
+
+MANIFEST_ROW = {
+    "image_id": "sports_1", "topic": "sports", "file": "sports/sports_1.jpg", "license": "CC-BY-4.0",
+    "author": "A. Photographer", "source_url": "https://example.org/x", "sha256": "0" * 64, "title": "A race",
+}
+
+
+@settings(max_examples=300)
+@given(field=st.sampled_from(sorted(MANIFEST_ROW) + ["notes"]), value=json_values | st.sampled_from(
+    ["../x.png", "/etc/x", "C:x", "a/../b", "a/..", "ok/..x"]), drop=st.booleans())
+def test_manifest_fast_path_agrees_with_jsonschema(field, value, drop):
+    """The manifest schema ("not" on the file path, typed extra columns) is decided by the fast path too."""
+    rec = dict(MANIFEST_ROW)
+    if drop and field in rec:
+        del rec[field]
+    else:
+        rec[field] = value
+    truth = validator("manifest_row").is_valid(rec)
+    fast = compile_fast(validator("manifest_row").schema)
+    assert fast is not None
+    if fast(rec):
+        assert truth, rec
+    assert is_valid("manifest_row", rec) == truth
+    assert fast(MANIFEST_ROW)
+
+
+@settings(max_examples=300)
+@given(name=st.sampled_from(SCHEMA_NAMES), values=st.lists(json_values, max_size=5))
+def test_whole_column_check_only_passes_valid_columns(name, values):
+    """compile_column says "valid" for a column only when jsonschema accepts every value."""
+    from jsonschema import Draft202012Validator
+
+    for column, rule in validator(name).schema["properties"].items():
+        whole = compile_column(rule)
+        if whole is not None and whole(values):
+            assert all(Draft202012Validator(rule).is_valid(v) for v in values), (name, column, values)
+
+
+def test_whole_column_check_on_the_real_corpus(full_corpus):
+    """The corpus columns of a real build pass whole; one bad value anywhere makes the column fail."""
+    rules = load_schema("corpus_row")["properties"]
+    columns = {c: full_corpus[c].astype(object).tolist() for c in rules}
+    for column, rule in rules.items():
+        check = compile_column(rule)
+        assert check is not None and check(columns[column]), column
+    texts = columns["text"]
+    assert not compile_column(rules["text"])(texts[:-1] + ["\u00a0 "])
+    assert not compile_column(rules["index_id"])(columns["index_id"][:-1] + [2009])
+    assert not compile_column(rules["index_id"])(columns["index_id"][:-1] + [True])
+    assert not compile_column(rules["topic"])(columns["topic"][:-1] + ["cooking"])
+
+
+@settings(max_examples=300)
+@given(changes=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(sorted(INSTANCE) + ["extra"]), json_values,
+                                  st.booleans()), max_size=3))
+def test_all_valid_only_for_all_valid_records(changes):
+    """all_valid (instances checked a column at a time) agrees with jsonschema record by record."""
+    from mvlsib.schema.validators import all_valid
+
+    records = [copy.deepcopy(INSTANCE) for _ in range(4)]
+    for n, field, value, drop in changes:
+        if drop and field in records[n]:
+            del records[n][field]
+        else:
+            records[n][field] = value
+    truth = all(validator("instance").is_valid(r) for r in records)
+    if all_valid("instance", records):
+        assert truth, records
+    if not changes:
+        assert all_valid("instance", records)

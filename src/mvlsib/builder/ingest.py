@@ -11,7 +11,9 @@ import difflib
 import json
 import os
 import sys
+from collections import Counter
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from mvlsib.atomic import atomic_open, atomic_path, sha256_file
@@ -24,9 +26,11 @@ from mvlsib.builder.sib_sources import (
     is_hub_id,
     local_source,
 )
-from mvlsib.builder.tsv import SPLITS, SibRow, read_language_folder
+from mvlsib.builder.tsv import SPLITS, SibRow, read_language_columns, read_language_folder
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import CORPUS_FILE, INGEST_REPORT_FILE as REPORT_FILE
+from mvlsib.textnorm import collapse_whitespace, normalize_many
+from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE as REPORT_FILE
+from mvlsib.workdir.corpus import Corpus
 
 
 
@@ -161,14 +165,34 @@ def check_against_reference(language: str, rows: list[SibRow], ref: dict[int, Si
 
 def find_duplicates(rows: list[SibRow]) -> list[DuplicateGroup]:
     """Groups of ids with the same whitespace-normalised text, ordered by their smallest id."""
-    by_text: dict[str, list[SibRow]] = {}
-    for row in sorted(rows, key=lambda r: r.index_id):
-        by_text.setdefault(" ".join(row.text.split()), []).append(row)
+    rows = sorted(rows, key=lambda r: r.index_id)
+    return duplicate_groups([r.index_id for r in rows], [r.topic for r in rows], [r.text for r in rows])
+
+
+def duplicate_groups(ids: list[int], topics: list[str], texts: list[str],
+                     normalized: list[str] | None = None) -> list[DuplicateGroup]:
+    """:func:`find_duplicates` of one language's columns, given in index_id order.
+
+    ``normalized`` (``textnorm.normalize_many`` of ``texts``, which the build needs anyway) narrows
+    the search: NFC never merges or splits whitespace runs, so two texts equal after whitespace
+    collapsing are equal after NFC + collapsing too; only texts that repeat there are compared.
+    """
+    keys = normalized if normalized is not None else texts
+    if normalized is not None and len(set(keys)) == len(keys):
+        return []
+    if normalized is not None:
+        counts = Counter(keys)
+        candidates = [n for n, key in enumerate(keys) if counts[key] > 1]
+    else:
+        candidates = range(len(texts))
+    by_text: dict[str, list[int]] = {}
+    for n in candidates:
+        by_text.setdefault(collapse_whitespace(texts[n]), []).append(n)
     groups = [
         DuplicateGroup(
-            index_ids=[r.index_id for r in group],
-            topics=[r.topic for r in group],
-            cross_topic=len({r.topic for r in group}) > 1,
+            index_ids=[ids[n] for n in group],
+            topics=[topics[n] for n in group],
+            cross_topic=len({topics[n] for n in group}) > 1,
             text=text,
         )
         for text, group in by_text.items()
@@ -189,7 +213,25 @@ def ingest(
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> IngestReport:
-    """Read SIB-200 and/or Flores, check every language, write ``corpus.parquet`` and ``ingest_report.json``.
+    """:func:`ingest_corpus` without the in-memory corpus."""
+    return ingest_corpus(workdir, sib, revision, flores, annotation, languages, progress,
+                         endpoint=endpoint, cache_dir=cache_dir)[0]
+
+
+def ingest_corpus(
+    workdir: str | os.PathLike[str],
+    sib: str | os.PathLike[str] | None = None,
+    revision: str | None = None,
+    flores: str | os.PathLike[str] | None = None,
+    annotation: str | os.PathLike[str] | None = None,
+    languages: str | list[str] | None = None,
+    progress: bool = True,
+    *,
+    endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> tuple[IngestReport, Corpus]:
+    """Read SIB-200 and/or Flores, check every language, write ``corpus.parquet`` and ``ingest_report.json``;
+    return the report and the corpus as written (``mvlsib-build build`` hands it to the next stages).
 
     ``sib``: a local folder (SIB-200 checkout, its ``data/annotated`` folder, or the Hub layout
     ``data/<lang>/``) or a Hub dataset id (default ``Davlan/sib200`` when neither ``sib`` nor ``flores`` is
@@ -256,32 +298,55 @@ def ingest(
     ref = _reference_map(ref_rows, ref_name)
     ordered_ref = sorted(ref.values(), key=lambda r: r.index_id)
 
+    # The reference's columns in file order, and the order that sorts them by index_id: a language
+    # whose files list the same ids, splits and topics in the same order passes
+    # check_against_reference as it is, without record objects.
+    ref_key = ([r.index_id for r in ref_rows], [r.topic for r in ref_rows], [r.split for r in ref_rows])
+    by_id = sorted(range(len(ref_rows)), key=lambda n: ref_rows[n].index_id)
+    sort = (lambda values: list(itemgetter(*by_id)(values))) if len(by_id) > 1 else list
+    sorted_ids = sort(ref_key[0])
+    sorted_topics, sorted_splits = sort(ref_key[1]), sort(ref_key[2])
+
     col_lang: list[str] = []
     col_id: list[int] = []
     col_split: list[str] = []
     col_topic: list[str] = []
     col_text: list[str] = []
+    col_norm: list[str] = []
     duplicates: dict[str, list[DuplicateGroup]] = {}
     for lang in tqdm(selected, desc="ingest", unit="lang", disable=not progress, file=sys.stderr):
+        columns = None
         if lang in flores_langs:
             rows = flores_rows(flores_langs[lang], ordered_ref)
         elif annotation is None and lang == REFERENCE_LANGUAGE:
             rows = ref_rows
         else:
-            rows = read_language_folder(sib_langs[lang])
-        check_against_reference(lang, rows, ref, ref_name)
-        dups = find_duplicates(rows)
+            columns = read_language_columns(sib_langs[lang])
+            if columns is None or columns[:2] != ref_key[:2] or columns[3] != ref_key[2]:
+                columns = None
+                rows = read_language_folder(sib_langs[lang])  # names the file and line of what is wrong
+        if columns is not None:
+            ids, topics, texts, splits = sorted_ids, sorted_topics, sort(columns[2]), sorted_splits
+        else:
+            check_against_reference(lang, rows, ref, ref_name)
+            rows = sorted(rows, key=lambda r: r.index_id)
+            ids, topics = [r.index_id for r in rows], [r.topic for r in rows]
+            texts, splits = [r.text for r in rows], [r.split for r in rows]
+        norm = normalize_many(texts)
+        dups = duplicate_groups(ids, topics, texts, norm)
         if dups:
             duplicates[lang] = dups
-        rows = sorted(rows, key=lambda r: r.index_id)
-        col_lang.extend([lang] * len(rows))
-        col_id.extend(r.index_id for r in rows)
-        col_split.extend(r.split for r in rows)
-        col_topic.extend(r.topic for r in rows)
-        col_text.extend(r.text for r in rows)
+        col_lang += [lang] * len(ids)
+        col_id += ids
+        col_split += splits
+        col_topic += topics
+        col_text += texts
+        col_norm += norm
 
     corpus = workdir / CORPUS_FILE
-    write_corpus(corpus, col_lang, col_id, col_split, col_topic, col_text)
+    table = write_corpus(corpus, col_lang, col_id, col_split, col_topic, col_text)
+    in_memory = Corpus(table, dict(zip(CORPUS_COLUMNS, (col_lang, col_id, col_split, col_topic, col_text))),
+                       normalized=col_norm)
     split_sizes = {s: 0 for s in SPLITS}
     topic_sizes: dict[str, int] = {}
     for r in ordered_ref:
@@ -302,7 +367,7 @@ def ingest(
     )
     with atomic_open(workdir / REPORT_FILE) as fh:
         fh.write(report.to_json())
-    return report
+    return report, in_memory
 
 
 def write_corpus(path: Path, language, index_id, split, topic, text) -> None:
@@ -331,3 +396,4 @@ def write_corpus(path: Path, language, index_id, split, topic, text) -> None:
             data_page_version="1.0",
             row_group_size=1 << 20,
         )
+    return table

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from mvlsib.atomic import atomic_open
-from mvlsib.builder.hashing import hash_sorted, hkey
-from mvlsib.textnorm import normalize_many
+from mvlsib.builder.hashing import hash_order, hash_sorted, key_bytes
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import BUNDLED_POOL, INSTANCES_FILE as INSTANCES_NAME, SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
 
@@ -50,8 +49,14 @@ class Instance:
     image_label: int
 
     def to_json(self) -> str:
-        # Fields are flat values and lists of them: no deep copy (asdict) is needed for the same JSON.
-        return json.dumps({f: getattr(self, f) for f in _INSTANCE_FIELDS}, ensure_ascii=False)
+        return json.dumps(self.as_dict(), ensure_ascii=False)
+
+    def as_dict(self) -> dict:
+        """The record as ``instances.jsonl`` holds it (what ``json.loads`` of its line gives).
+
+        Fields are flat values and lists of them: no deep copy (asdict) is needed; the lists are
+        copied so that the record does not share them with the instance."""
+        return {f: (list(v) if type(v) is list else v) for f in _INSTANCE_FIELDS for v in (getattr(self, f),)}
 
 
 _INSTANCE_FIELDS = tuple(f.name for f in fields(Instance))
@@ -82,27 +87,47 @@ class SampleReport:
 # --------------------------------------------------------------------------- inputs
 
 
-def sentence_topics(corpus: "pd.DataFrame") -> dict[int, str]:
-    """index_id -> topic, insisting that every language agrees (ingest checks this too)."""
-    pairs = corpus[["index_id", "topic"]].drop_duplicates()
-    clash = pairs[pairs.duplicated("index_id", keep=False)]
-    if len(clash):
-        iid = int(clash["index_id"].iloc[0])
-        topics = sorted(clash[clash["index_id"] == iid]["topic"])
+def sentence_topics(corpus) -> dict[int, str]:
+    """index_id -> topic, insisting that every language agrees (ingest checks this too).
+
+    ``corpus``: a ``workdir.corpus.Corpus`` or the DataFrame ``read_corpus`` gives.
+    """
+    from mvlsib.workdir.corpus import as_corpus
+
+    corpus = as_corpus(corpus)
+    pairs = list(dict.fromkeys(zip(corpus.column("index_id"), corpus.column("topic"))))
+    topics: dict[int, str] = {}
+    clashing: set[int] = set()
+    for i, t in pairs:
+        if topics.setdefault(i, t) != t:
+            clashing.add(i)
+    if clashing:
+        iid = next(i for i, _ in pairs if i in clashing)
+        shown = sorted(t for i, t in pairs if i == iid)
         raise MvlsibError(
-            f"corpus: sentence {iid} has different topics in different languages ({', '.join(topics)}); "
+            f"corpus: sentence {iid} has different topics in different languages ({', '.join(shown)}); "
             "re-run `mvlsib-build ingest`, which rejects such input"
         )
-    return {int(i): str(t) for i, t in zip(pairs["index_id"], pairs["topic"])}
+    return {int(i): str(t) for i, t in pairs}
 
 
-def duplicate_partners(corpus: "pd.DataFrame") -> dict[int, frozenset[int]]:
+def duplicate_partners(corpus) -> dict[int, frozenset[int]]:
     """For each sentence id, the ids whose text equals its text (normalised) in some language."""
-    frame = corpus[["language", "index_id"]].assign(norm=normalize_many(corpus["text"].tolist()))
-    dups = frame[frame.duplicated(["language", "norm"], keep=False)]
+    from mvlsib.workdir.corpus import as_corpus, take
+
+    corpus = as_corpus(corpus)
+    norm, index_ids = corpus.normalized(), corpus.column("index_id")
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for language, rows in corpus.language_rows().items():
+        block = take(norm, rows)
+        if len(set(block)) == len(block):
+            continue
+        repeated = {key for key, count in Counter(block).items() if count > 1}
+        for n in rows:
+            if norm[n] in repeated:
+                groups[language, norm[n]].append(int(index_ids[n]))
     partners: dict[int, set[int]] = defaultdict(set)
-    for _, group in dups.groupby(["language", "norm"], sort=True):
-        ids = [int(i) for i in group["index_id"]]
+    for ids in groups.values():
         for a in ids:
             partners[a].update(b for b in ids if b != a)
     return {k: frozenset(v) for k, v in sorted(partners.items())}
@@ -118,14 +143,25 @@ class _Usage:
         self.count = Counter({img: 0 for img in images})
 
     def pick(self, candidates: Sequence[str], n: int, seed: int, purpose: str, iid: str) -> list[str]:
-        chosen = sorted(candidates, key=lambda img: (self.count[img], hkey(seed, purpose, iid, img), img))[:n]
+        # (count, hkey(seed, purpose, iid, img), img), the key as its 8 big-endian bytes
+        keys = key_bytes([img.encode() for img in candidates], seed, purpose, iid)
+        chosen = [img for _, _, img in sorted(zip(map(self.count.__getitem__, candidates), keys, candidates))[:n]]
         for img in chosen:
             self.count[img] += 1
         return chosen
 
 
+class _Candidates:
+    """A topic's sentence ids with ``str(id)`` and its bytes, made once (the keys hash them)."""
+
+    def __init__(self, ids: Sequence[int]):
+        self.ids = list(ids)
+        self.texts = list(map(str, self.ids))
+        self.encoded = list(map(str.encode, self.texts))
+
+
 def _pick_sentences(
-    candidates: Sequence[int],
+    candidates: "_Candidates | Sequence[int]",
     n: int,
     taken: list[int],
     partners: Mapping[int, frozenset[int]],
@@ -135,13 +171,16 @@ def _pick_sentences(
     attempt: int = 0,
 ) -> list[int]:
     """First ``n`` candidates in hash order that clash with nothing already in the instance."""
+    if not isinstance(candidates, _Candidates):
+        candidates = _Candidates(candidates)
     out: list[int] = []
     context = (iid,) if attempt == 0 else (iid, attempt)
-    for cand in hash_sorted(candidates, seed, purpose, *context):
+    empty: frozenset[int] = frozenset()
+    for cand in hash_order(candidates.ids, seed, purpose, *context, texts=candidates.texts, encoded=candidates.encoded):
         if cand in taken or cand in out:
             continue
-        clash = partners.get(cand, frozenset())
-        if any(t in clash for t in taken) or any(o in clash for o in out):
+        clash = partners.get(cand, empty)
+        if clash and (any(t in clash for t in taken) or any(o in clash for o in out)):
             continue
         out.append(cand)
         if len(out) == n:
@@ -165,6 +204,7 @@ def sample_instances(
     _check_inputs(topics_by_id, images_by_topic)
     topics = sorted({*topics_by_id.values()})
     by_topic: dict[str, list[int]] = {t: sorted(i for i, tt in topics_by_id.items() if tt == t) for t in topics}
+    candidates = {t: _Candidates(by_topic[t]) for t in topics}
     images = {t: sorted(images_by_topic[t]) for t in topics}
 
     pos_use = {t: _Usage(images[t]) for t in topics}
@@ -182,7 +222,7 @@ def sample_instances(
             first = first_use[topic].pick(positives, 1, seed, "first-image", iid)[0]
             rest = hash_sorted([p for p in positives if p != first], seed, "image-order", iid)
             refs = [index_id] + _pick_sentences(
-                by_topic[topic], N_REF_SENTENCES - 1, [index_id], partners, seed, "ref-sentence", iid
+                candidates[topic], N_REF_SENTENCES - 1, [index_id], partners, seed, "ref-sentence", iid
             )
             # Invariant 3: the three instances of a sentence must differ; distinct negatives guarantee it.
             for attempt in range(MAX_NEGATIVE_RETRIES):
@@ -192,7 +232,7 @@ def sample_instances(
                 taken = list(refs)
                 neg_sents = []
                 for nt in neg_topics:
-                    got = _pick_sentences(by_topic[nt], 1, taken, partners, seed, "neg-sentence", iid, attempt)[0]
+                    got = _pick_sentences(candidates[nt], 1, taken, partners, seed, "neg-sentence", iid, attempt)[0]
                     neg_sents.append(got)
                     taken.append(got)
                 signature = (tuple(neg_topics), tuple(neg_sents))
@@ -250,7 +290,9 @@ def _balanced_labels(draft: Mapping[str, dict], seed: int, purpose: str) -> dict
     Over all 3,012 instances each label occurs exactly 753 times, and within each topic
     the four counts differ by at most one.
     """
-    order = sorted(draft, key=lambda iid: (draft[iid]["topic"], hkey(seed, purpose, iid), iid))
+    iids = list(draft)
+    keys = key_bytes([iid.encode() for iid in iids], seed, purpose)  # hkey(seed, purpose, iid) as bytes
+    order = [iid for _, _, iid in sorted(zip((draft[iid]["topic"] for iid in iids), keys, iids))]
     return {iid: pos % N_OPTIONS for pos, iid in enumerate(order)}
 
 
@@ -311,11 +353,23 @@ def sample(
     progress: bool = False,
 ) -> SampleReport:
     """Read ``WORK/corpus.parquet`` and the pool manifest; write ``instances.jsonl`` and its report."""
-    from mvlsib.workdir.corpus import read_corpus
+    return sample_corpus(workdir, seed, pool, progress)[0]
+
+
+def sample_corpus(
+    workdir: str | Path,
+    seed: int = 0,
+    pool: str | Path = BUNDLED_POOL,
+    progress: bool = False,
+    corpus=None,
+) -> tuple[SampleReport, list[Instance]]:
+    """:func:`sample`, also returning the instances; ``corpus`` is the ``workdir.corpus.Corpus`` of
+    ``WORK/corpus.parquet`` when the caller holds it (``mvlsib-build build``), else it is read."""
+    from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
 
     workdir = Path(workdir)
-    corpus = read_corpus(workdir)
+    corpus = load_corpus(workdir) if corpus is None else corpus
     rows = read_manifest(pool)
     topics_by_id = sentence_topics(corpus)
     partners = duplicate_partners(corpus)
@@ -323,11 +377,11 @@ def sample(
     instances = sample_instances(topics_by_id, pool_images, seed=seed, partners=partners, progress=progress)
     out_path = workdir / INSTANCES_NAME
     digest = write_instances(out_path, instances)
-    report = build_report(instances, pool_images, seed, digest, partners, n_languages=corpus["language"].nunique())
+    report = build_report(instances, pool_images, seed, digest, partners, n_languages=len(set(corpus.column("language"))))
     report.output = str(out_path)
     with atomic_open(workdir / SAMPLE_REPORT_NAME) as fh:
         fh.write(report.to_json())
-    return report
+    return report, instances
 
 
 def build_report(

@@ -141,3 +141,50 @@ def read_language_folder(folder: Path, *, need_text: bool = True) -> list[SibRow
     for split in SPLITS:
         rows.extend(read_sib_tsv(folder / f"{split}.tsv", split, need_text=need_text))
     return rows
+
+
+def read_language_columns(folder: Path) -> tuple[list[int], list[str], list[str], list[str]] | None:
+    """``(index_ids, topics, texts, splits)`` of one language folder, in the order of
+    :func:`read_language_folder`, or None when any file needs a closer look.
+
+    The checks of :func:`read_sib_tsv` run on whole columns at once (no record objects). They
+    only ever accept what it accepts; anything else (a malformed row, an empty text, a missing
+    file) gives None, and the caller reads the folder with :func:`read_language_folder`, whose
+    messages name the file and line.
+    """
+    ids: list[str] = []
+    topics: list[str] = []
+    texts: list[str] = []
+    splits: list[str] = []
+    for split in SPLITS:
+        try:
+            data = (folder / f"{split}.tsv").read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not data.endswith("\n"):
+            return None
+        try:
+            records = list(csv.reader(io.StringIO(data, newline=""), delimiter="\t", quotechar='"',
+                                      doublequote=True, strict=True))
+        except csv.Error:
+            return None
+        if not records or tuple(records[0]) != HEADER or not all(records) or set(map(len, records)) != {3}:
+            return None
+        body = records[1:]
+        if not body:
+            return None
+        file_ids, file_topics, file_texts = zip(*body)
+        ids += file_ids
+        topics += file_topics
+        texts += file_texts
+        splits += [split] * len(body)
+    joined = "".join(ids)
+    if not (all(ids) and joined.isascii() and joined.isdigit()) or not set(topics) <= _TOPIC_SET:
+        return None
+    texts = list(map(str.rstrip, texts))
+    if not all(texts):
+        return None
+    joined = "\t".join(texts)
+    if "\n" in joined or "\r" in joined:
+        return None
+    return list(map(int, ids)), topics, texts, splits

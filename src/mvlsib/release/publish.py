@@ -204,6 +204,8 @@ def publish(
     versions: dict[str, str] | None = None,
     progress: bool = True,
     validate: bool = True,
+    corpus=None,
+    instances: list[dict] | None = None,
 ) -> ReleaseSummary:
     """Write the release folder ``out`` from ``workdir`` (corpus, instances) and the image pool.
 
@@ -211,6 +213,8 @@ def publish(
     the work folder); ``versions`` overrides the library versions written to
     manifest.json (tests pin them to compare manifests across machines).
     ``validate`` runs every schema and invariant first (``build`` has just done so).
+    ``corpus`` (a ``workdir.corpus.Corpus``) and ``instances`` (the records of ``instances.jsonl``)
+    stand for the work folder's files when the caller holds what it has just written.
     """
     import mvlsib
     from mvlsib.atomic import sha256_file
@@ -227,11 +231,11 @@ def publish(
     from mvlsib.workdir.pool_manifest import manifest_path, read_manifest
 
     workdir, pool = Path(workdir), Path(pool)
-    instances = read_instances(workdir)
+    instances = read_instances(workdir) if instances is None else instances
     if not instances:
         raise MvlsibError(f"{workdir / INSTANCES_NAME}: no instances; re-run `mvlsib-build sample`")
     instances_sha = sha256_file(workdir / INSTANCES_NAME)
-    index_ids, texts = read_corpus_texts(workdir)
+    index_ids, texts = read_corpus_texts(workdir, None if corpus is None else corpus.table)
     langs = sorted(texts)
     bad = [lang for lang in langs if not mvl_sib.is_language_code(lang)]
     if bad:

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from mvlsib.textnorm import normalize_many
 from mvlsib.topics import TOPICS
 from mvlsib.workdir import BUNDLED_POOL
 
@@ -71,26 +70,36 @@ class ValidationResult:
 # --------------------------------------------------------------------------- entry point
 
 
-def validate_workdir(workdir: str | Path, pool: str | Path = BUNDLED_POOL, schemas: bool = True) -> ValidationResult:
-    """Validate ``WORK/corpus.parquet`` + ``WORK/instances.jsonl`` against the pool's manifest."""
-    from mvlsib.workdir.corpus import read_corpus
+def validate_workdir(workdir: str | Path, pool: str | Path = BUNDLED_POOL, schemas: bool = True, *,
+                     corpus=None, instances: Sequence[dict] | None = None) -> ValidationResult:
+    """Validate ``WORK/corpus.parquet`` + ``WORK/instances.jsonl`` against the pool's manifest.
+
+    ``corpus`` (a ``workdir.corpus.Corpus``) and ``instances`` (the records of the instances file)
+    stand for the files when the caller holds what it has just written (``mvlsib-build build``).
+    """
+    from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.instances import read_instances
     from mvlsib.workdir.pool_manifest import read_manifest
 
-    corpus = read_corpus(workdir)
-    instances = read_instances(workdir)
+    corpus = load_corpus(workdir) if corpus is None else corpus
+    instances = read_instances(workdir) if instances is None else instances
     manifest = read_manifest(pool)
     return validate(corpus, instances, {r.image_id: r.topic for r in manifest},
                     manifest_rows=[r.as_dict() for r in manifest] if schemas else None, schemas=schemas)
 
 
 def validate(
-    corpus: "pd.DataFrame",
+    corpus,
     instances: Sequence[dict],
     image_topics: Mapping[str, str],
     manifest_rows: Sequence[dict] | None = None,
     schemas: bool = True,
 ) -> ValidationResult:
+    """Every schema and invariant; ``corpus`` is a ``workdir.corpus.Corpus`` or the DataFrame
+    ``workdir.corpus.read_corpus`` gives."""
+    from mvlsib.workdir.corpus import as_corpus
+
+    corpus = as_corpus(corpus)
     violations: list[Violation] = []
     well_formed = _well_formed(instances)
     if schemas:
@@ -109,7 +118,7 @@ def validate(
     summary = {
         "instances": len(instances),
         "sentences": len(topics_by_id),
-        "languages": int(corpus["language"].nunique()),
+        "languages": len(set(corpus.column("language"))),
         "corpus_rows": int(len(corpus)),
         "images": len(image_topics),
         "label_counts": label_counts,
@@ -122,12 +131,15 @@ def validate(
 
 
 def check_schemas(
-    corpus: "pd.DataFrame", instances: Sequence[dict], manifest_rows: Sequence[dict], well_formed: Sequence[dict] | None = None
+    corpus, instances: Sequence[dict], manifest_rows: Sequence[dict], well_formed: Sequence[dict] | None = None
 ) -> list[Violation]:
-    from mvlsib.schema.validators import frame_errors, schema_errors, validator
+    from mvlsib.schema.validators import column_errors, is_valid, schema_errors
+    from mvlsib.workdir.corpus import as_corpus
 
+    corpus = as_corpus(corpus)
     out: list[Violation] = []
-    for msg in frame_errors("corpus_row", corpus, label_columns=("language", "index_id")):
+    columns = {name: corpus.column(name) for name in corpus.names()}
+    for msg in column_errors("corpus_row", columns, label_columns=("language", "index_id")):
         out.append(Violation(CORPUS_LEVEL, "schema", f"corpus row {msg}"))
     good = {id(rec) for rec in (_well_formed(instances) if well_formed is None else well_formed)}
     for n, rec in enumerate(instances, start=1):
@@ -135,50 +147,63 @@ def check_schemas(
             iid = str(rec.get("instance_id", f"line {n}")) if isinstance(rec, dict) else f"line {n}"
             for msg in schema_errors("instance", rec):
                 out.append(Violation(iid, "schema", msg))
-    man_v = validator("manifest_row")
     for rec in manifest_rows:
-        if not man_v.is_valid(rec):
+        if not is_valid("manifest_row", rec):
             for msg in schema_errors("manifest_row", rec):
                 out.append(Violation(CORPUS_LEVEL, "schema", f"manifest row {rec.get('image_id')}: {msg}"))
     return out
 
 
 def _well_formed(instances: Sequence[object]) -> list[dict]:
-    from mvlsib.schema.validators import is_valid
+    from mvlsib.schema.validators import all_valid, is_valid
 
+    if all_valid("instance", list(instances)):  # all at once, one column at a time (the usual answer)
+        return list(instances)
     return [inst for inst in instances if isinstance(inst, dict) and is_valid("instance", inst)]
 
 
 # --------------------------------------------------------------------------- corpus
 
 
-def check_corpus(corpus: "pd.DataFrame") -> tuple[list[Violation], dict[int, str]]:
+def check_corpus(corpus) -> tuple[list[Violation], dict[int, str]]:
     """Every language must carry the reference language's ids, topics and splits (SPEC §4.6)."""
+    from mvlsib.workdir.corpus import as_corpus, take
+
+    corpus = as_corpus(corpus)
     out: list[Violation] = []
-    langs = sorted(corpus["language"].unique())
+    rows_of = corpus.language_rows()
+    langs = sorted(rows_of)
     if not langs:
         return [Violation(CORPUS_LEVEL, "corpus-parallel", "corpus has no languages")], {}
     ref_lang = "eng_Latn" if "eng_Latn" in langs else langs[0]
-    keyed = {lang: frame for lang, frame in corpus.groupby("language", sort=True)}
-    # One pass over all texts (not one pandas map per language).
-    import pandas as pd
+    index_ids, topics, splits = corpus.column("index_id"), corpus.column("topic"), corpus.column("split")
+    texts = corpus.column("text")
+    # One pass over all texts: every one a string with a non-space character (the usual answer).
+    all_full = set(map(type, texts)) == {str} and all(map(str.strip, texts))
 
-    empty = pd.Series([not isinstance(s, str) or not s.strip() for s in corpus["text"].tolist()], index=corpus.index)
-    ref = keyed[ref_lang]
-    ref_rows = {(int(i), t, s) for i, t, s in zip(ref["index_id"], ref["topic"], ref["split"])}
+    def columns(rows) -> tuple[list, list, list]:
+        return take(index_ids, rows), take(topics, rows), take(splits, rows)
+
+    ref_columns = columns(rows_of[ref_lang])
+    ref_rows = {(int(i), t, s) for i, t, s in zip(*ref_columns)}
+    ref_unique = len(ref_rows) == len(ref_columns[0])
     for lang in langs:
-        frame = keyed[lang]
-        rows = {(int(i), t, s) for i, t, s in zip(frame["index_id"], frame["topic"], frame["split"])}
-        if len(frame) != len(rows):
-            dup = Counter(int(i) for i in frame["index_id"])
-            ids = sorted(i for i, c in dup.items() if c > 1)[:5]
-            out.append(Violation(CORPUS_LEVEL, "corpus-parallel", f"{lang}: index_id(s) {ids} occur more than once"))
-        if rows != ref_rows:
-            extra, lacking = sorted(rows - ref_rows)[:3], sorted(ref_rows - rows)[:3]
-            out.append(Violation(CORPUS_LEVEL, "corpus-parallel",
-                                 f"{lang} differs from {ref_lang}: has {extra} not in {ref_lang}, lacks {lacking}"))
-        for iid in frame["index_id"][empty[frame.index]].head(5):
-            out.append(Violation(CORPUS_LEVEL, "corpus-empty-text", f"{lang}: sentence {int(iid)} is empty"))
+        lang_columns = columns(rows_of[lang])
+        # The same rows in the same order as a reference without repeats: both checks below pass.
+        if not (ref_unique and lang_columns == ref_columns):
+            rows = {(int(i), t, s) for i, t, s in zip(*lang_columns)}
+            if len(lang_columns[0]) != len(rows):
+                dup = Counter(int(i) for i in lang_columns[0])
+                ids = sorted(i for i, c in dup.items() if c > 1)[:5]
+                out.append(Violation(CORPUS_LEVEL, "corpus-parallel", f"{lang}: index_id(s) {ids} occur more than once"))
+            if rows != ref_rows:
+                extra, lacking = sorted(rows - ref_rows)[:3], sorted(ref_rows - rows)[:3]
+                out.append(Violation(CORPUS_LEVEL, "corpus-parallel",
+                                     f"{lang} differs from {ref_lang}: has {extra} not in {ref_lang}, lacks {lacking}"))
+        if not all_full:
+            empty = [n for n in rows_of[lang] if not isinstance(texts[n], str) or not texts[n].strip()]
+            for n in empty[:5]:
+                out.append(Violation(CORPUS_LEVEL, "corpus-empty-text", f"{lang}: sentence {int(index_ids[n])} is empty"))
     return out, {i: t for i, t, _ in sorted(ref_rows)}
 
 
@@ -292,19 +317,32 @@ def check_siblings(instances: Iterable[dict]) -> list[Violation]:
     return out
 
 
-def check_answerable(corpus: "pd.DataFrame", instances: Sequence[dict]) -> list[Violation]:
+def check_answerable(corpus, instances: Sequence[dict]) -> list[Violation]:
     """In every language, the 8 sentences of an instance must have 8 different normalised texts."""
     import numpy as np
-    import pandas as pd
+
+    from mvlsib.workdir.corpus import as_corpus, take
 
     if not instances:
         return []
-    codes, _ = pd.factorize(np.array(normalize_many(corpus["text"].tolist()), dtype=object), sort=False)
-    langs = sorted(corpus["language"].unique())
-    lang_pos = {lang: n for n, lang in enumerate(langs)}
-    max_id = int(corpus["index_id"].max())
-    table = np.full((len(langs), max_id + 1), -1, dtype=np.int64)
-    table[corpus["language"].map(lang_pos).to_numpy(), corpus["index_id"].to_numpy()] = codes
+    corpus = as_corpus(corpus)
+    # table[language, index_id]: the sentence's own id, or for a text that repeats in that language
+    # (normalised) the smallest id with that text; -1 where the language lacks the sentence.
+    norm, index_id_list = corpus.normalized(), corpus.column("index_id")
+    rows_of = corpus.language_rows()
+    langs = sorted(rows_of)
+    index_ids = np.fromiter(index_id_list, dtype=np.int64, count=len(corpus))
+    max_id = int(index_ids.max())
+    table = np.full((len(langs), max_id + 1), -1, dtype=np.int32)
+    for li, lang in enumerate(langs):
+        rows = rows_of[lang]
+        lang_ids = take(index_id_list, rows)
+        table[li, lang_ids] = lang_ids
+        block = take(norm, rows)
+        if len(set(block)) != len(block):
+            first: dict[str, int] = {}
+            for text, sid in sorted(zip(block, lang_ids), key=lambda pair: pair[1]):
+                table[li, sid] = first.setdefault(text, sid)
 
     ids = [sorted({*inst["ref_sentence_ids"], *inst["sentence_option_ids"]}) for inst in instances]
     width = max(len(row) for row in ids)
@@ -315,10 +353,10 @@ def check_answerable(corpus: "pd.DataFrame", instances: Sequence[dict]) -> list[
     out: list[Violation] = []
     # All languages at once: padding columns get codes no text has, distinct per column, so only
     # a repeated real code makes a row bad; rows naming a missing sentence (code < 0) are skipped.
-    pad = np.arange(width)[None, :] >= n_real[:, None]
-    big = int(codes.max()) + 1 if len(codes) else 0
     c = table[:, mat]  # (languages, instances, width)
-    c = np.where(pad[None], big + np.arange(width)[None, None, :], c)
+    if (n_real != width).any():
+        pad = np.arange(width)[None, :] >= n_real[:, None]
+        c = np.where(pad[None], max_id + 1 + np.arange(width, dtype=np.int32)[None, None, :], c)
     s = np.sort(c, axis=2)
     bad = (s[:, :, 1:] == s[:, :, :-1]).any(axis=2) & ~(c < 0).any(axis=2)
     for li, r in zip(*np.nonzero(bad)):
