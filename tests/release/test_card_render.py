@@ -193,3 +193,19 @@ def test_language_table_names_each_config_from_the_evaluators_language_table():
     assert "| `xyz_Zzzz` | unknown | `Zzzz` | unknown | unknown |" in rows
     n_scripts = len({table()[c]["script"] for c in codes[:-1]} | {"Zzzz"})
     assert text.startswith(f"{len(codes)} variants in {n_scripts} scripts from ")
+
+
+def test_card_features_are_the_yaml_datasets_writes():
+    """The card's features come from the column tables without importing `datasets` during a build;
+    they must be exactly what `datasets` writes for the same features (and read back equal)."""
+    import datasets
+
+    from mvlsib.release import tables as rt
+    from mvlsib.release.preview import PREVIEW_COLUMNS
+    from mvlsib.release_format.mvl_sib import IMAGE_COLUMNS, LANGUAGE_COLUMNS
+
+    for columns in (LANGUAGE_COLUMNS, IMAGE_COLUMNS, PREVIEW_COLUMNS):
+        ours = rt.card_features(columns)
+        theirs = datasets.Features.from_dict({name: rt._feature(kind) for name, kind in columns})
+        assert ours == theirs._to_yaml_list()
+        assert datasets.Features._from_yaml_list(ours) == theirs

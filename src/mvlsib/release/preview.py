@@ -68,12 +68,3 @@ def write_preview(out: Path, language_rows: list[dict], image_files: dict[str, t
     path = rt.write_table(table, rt.config_path(out, PREVIEW_CONFIG), row_group_size=rt.IMAGE_ROW_GROUP,
                           no_stats=("images",))
     return rt.ConfigSize(num_examples=table.num_rows, num_bytes=table.nbytes, download_size=path.stat().st_size)
-
-
-def preview_features():
-    """The preview's `datasets` features (for the card's dataset_info)."""
-    import datasets
-
-    from mvlsib.release import tables as rt
-
-    return datasets.Features.from_dict({name: rt._feature(kind) for name, kind in PREVIEW_COLUMNS})

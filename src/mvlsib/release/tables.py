@@ -73,6 +73,27 @@ LANGUAGE_FEATURES: dict = {name: _feature(kind) for name, kind in _LANGUAGE_COLU
 IMAGE_FEATURES: dict = {name: _feature(kind) for name, kind in _IMAGE_COLUMN_TYPES}
 
 
+def _card_dtype(kind: str):
+    if kind == "image":
+        return "image"
+    if kind == "option":
+        return {"class_label": {"names": {str(n): letter for n, letter in enumerate(OPTION_LETTERS)}}}
+    return kind
+
+
+def card_features(column_types) -> list[dict]:
+    """The features of a config as a dataset card's ``dataset_info`` lists them (the YAML form of
+    `datasets`' ``Features._to_yaml_list``), from the column table without importing `datasets`
+    (0.5 s of a build, issue #15); tests/release/test_card_render.py checks it equals `datasets`' own."""
+    out = []
+    for name, kind in column_types:
+        if kind.startswith("list<"):
+            out.append({"name": name, "list": _card_dtype(kind[5:-1])})
+        else:
+            out.append({"name": name, "dtype": _card_dtype(kind)})
+    return out
+
+
 def _hf_metadata(features: dict) -> dict[bytes, bytes]:
     text = json.dumps({"info": {"features": features}}, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
     return {b"huggingface": text.encode("utf-8")}

@@ -106,9 +106,11 @@ def size_category(n: int) -> str:
 
 
 def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
-    """`dataset_info` as `datasets` writes it, one entry per config: features and file size.
+    """`dataset_info` as `datasets`' ``DatasetInfosDict`` writes it, one entry per config: features
+    and file size.
 
-    The features make them known before any download (`load_dataset_builder(...).info.features`).
+    The features make them known before any download (`load_dataset_builder(...).info.features`);
+    they are derived from the column tables (``tables.card_features``, checked against `datasets`).
     All language configs share one features list object, so the YAML dumper writes it once
     under an anchor and every other config refers to it. Of the sizes only `download_size`
     (the parquet file's bytes) is kept: the `datasets` cache key of a local folder hashes the
@@ -116,35 +118,24 @@ def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
     folder load afresh. The split sizes `datasets` does not need; parsing them once per config
     made the YAML parse the main cost of a `load_dataset` call (issue #15, docs/performance.md).
     """
-    import datasets
-    from datasets.info import DatasetInfo, DatasetInfosDict
-
-    from mvlsib.release.tables import IMAGE_FEATURES, LANGUAGE_FEATURES
-    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
-
-    from mvlsib.release.preview import preview_features
-    from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
+    from mvlsib.release.preview import PREVIEW_COLUMNS
+    from mvlsib.release.tables import card_features
+    from mvlsib.release_format.mvl_sib import IMAGE_COLUMNS, IMAGES_CONFIG, LANGUAGE_COLUMNS, PREVIEW_CONFIG
 
     features = {
-        "language": datasets.Features.from_dict(LANGUAGE_FEATURES),
-        IMAGES_CONFIG: datasets.Features.from_dict(IMAGE_FEATURES),
-        PREVIEW_CONFIG: preview_features(),
+        "language": card_features(LANGUAGE_COLUMNS),
+        IMAGES_CONFIG: card_features(IMAGE_COLUMNS),
+        PREVIEW_CONFIG: card_features(PREVIEW_COLUMNS),
     }
-    infos = {}
-    for config in configs:
-        if config not in ctx.config_sizes:
-            continue
-        kind = config if config in features else "language"
-        infos[config] = DatasetInfo(features=features[kind], download_size=ctx.config_sizes[config].download_size)
-    holder: dict = {}
-    DatasetInfosDict(infos).to_dataset_card_data(holder)
-    entries = holder.get("dataset_info") or []
-    entries = entries if isinstance(entries, list) else [entries]
-    shared: dict[str, list] = {}
-    for entry in entries:
-        kind = entry["config_name"] if entry["config_name"] in features else "language"
-        entry["features"] = shared.setdefault(kind, entry["features"])
-    return entries
+    return [
+        {
+            "config_name": config,
+            "features": features[config if config in features else "language"],
+            "download_size": ctx.config_sizes[config].download_size,
+        }
+        for config in sorted(configs)  # DatasetInfosDict's order
+        if config in ctx.config_sizes
+    ]
 
 
 def card_data(ctx: CardContext):
