@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO / "benchmarks")]
 
 
 def build_release(tmp: Path, languages: str) -> Path:
@@ -66,6 +66,25 @@ def requests_for(data: Path, languages: list[str], limit: int, tasks: str, ks: s
                 p = prompt_for_example(ex)
                 out.append(Request(f"{task}|{k}|{language}|{ex['instance_id']}", tuple(p.messages()), p.image_ids))
     return out, images
+
+
+def prefix_shares(requests, capacities) -> dict[str, list[float]]:
+    """Realised shared-prefix fraction of ``requests`` per order and cache size, by the LRU
+    prefix-cache model of ``benchmarks/prefix_cache.py`` (documented in docs/performance.md)."""
+    from prefix_cache import realised_share
+
+    from mvlsib.evaluation.schedule import prefix_key, prefix_order
+
+    orders = {"canonical (language first)": list(requests),
+              "prefix (--order prefix)": prefix_order(list(requests), messages_of=lambda r: r.messages)}
+    out = {}
+    for name, order in orders.items():
+        keys = [prefix_key(r.messages) for r in order]
+        out[name] = []
+        for cap in capacities:
+            reused, total = realised_share(keys, cap)
+            out[name].append(reused / total)
+    return out
 
 
 def measure(model: str, requests, images, args) -> dict:
@@ -209,6 +228,12 @@ def main() -> None:
           f"torch threads {args.threads}; {args.device}; median of {args.repeats}")
     head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'ours p/s':>8} {'ours/naive':>10} {'memo':>6} " \
            f"{'preproc (naive)':>16} {'agree':>7} {'ours/pipeline':>13} {'=pipe':>7} rendering"
+    capacities = (16000.0, float("inf"))
+    print("realised shared-prefix share of these prompts (benchmarks/prefix_cache.py's LRU model: "
+          "576 tokens an image, UTF-8 bytes / 3 a text unit), cache " +
+          " / ".join("inf" if c == float("inf") else f"{int(c):,}" for c in capacities) + " tokens:")
+    for name, shares in prefix_shares(requests, capacities).items():
+        print(f"  {name:<28} " + " / ".join(f"{100 * x:.1f} %" for x in shares))
     print(head)
     print("-" * len(head))
     for name, model in models.items():
