@@ -12,7 +12,10 @@ settings neutralised, thinking blocks given a budget. Speed comes from:
    first batch of each kind is checked against the processor's own batched call (one
    image list per prompt). If they differ only where the processor pads its own way
    (Mllama), the processor's batches are used; otherwise that kind runs one prompt at a time;
-3. greedy decoding of a few new tokens, in bf16 on CUDA when present.
+3. each image's vision-tower features are computed once per run and reused for every prompt
+   showing it (``hf_reuse.FeatureCache``, where the family's model allows it), behind a
+   self-check against the plain path on the first batches;
+4. greedy decoding of a few new tokens, in bf16 on CUDA when present.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 from .._compat import MvlsibError
 from ..parsing import REASONING_MARKERS
 from .base import CHAT_TEMPLATE_KWARGS, Backend, BackendOption, Request
+from .hf_reuse import DEFAULT_FEATURE_CACHE_MB
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 
@@ -259,6 +263,10 @@ class HFBackend(Backend):
                       "hf: JSON object passed to every processor call, e.g. '{\"max_pixels\": 401408}' (Qwen), "
                       "'{\"do_image_splitting\": false}' (Idefics3/SmolVLM), '{\"do_pan_and_scan\": true}' "
                       "(Gemma 3). Recorded in config.json and part of the resume fingerprint."),
+        BackendOption("feature-cache-mb", "feature_cache_mb", int, DEFAULT_FEATURE_CACHE_MB,
+                      "hf: memory (MB, on the model's device) for image features computed once per image and "
+                      "reused for every prompt showing it (least recently used dropped first); 0 turns the "
+                      "cache off. Used where the family allows it, after a self-check against the plain path."),
         BackendOption("thinking-max-new-tokens", "thinking_max_new_tokens", int, 2048,
                       "hf: new-token budget when the chat template opens a thinking block (reasoning models "
                       "think before answering); 0 refuses such models instead."),
@@ -279,6 +287,7 @@ class HFBackend(Backend):
         processor_kwargs: Any = None,
         thinking_max_new_tokens: int = 2048,
         threads: int = 0,
+        feature_cache_mb: int = DEFAULT_FEATURE_CACHE_MB,
     ) -> None:
         from pathlib import Path
 
@@ -286,6 +295,8 @@ class HFBackend(Backend):
 
         if max_new_tokens < 1:
             raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
+        if feature_cache_mb < 0:
+            raise MvlsibError(f"--feature-cache-mb must be 0 (off) or more, got {feature_cache_mb}")
         device, dtype = resolve_runtime(batch_size, device, dtype)
         self.threads = apply_threads(threads, device)
         self.model_id = model
@@ -341,6 +352,70 @@ class HFBackend(Backend):
         self._inner_image_processor = getattr(self.processor, "image_processor", None)
         self._decoding: dict[str, Any] = {}
         self._dropped_ids: frozenset[int] | None = None
+        self._setup_feature_cache(feature_cache_mb)
+
+    # ------------------------------------------------------------------ image features once per image
+
+    # Batches compared with the plain path before the feature cache is trusted: until one of them
+    # took features from the cache (computed in an earlier call), at most this many.
+    FEATURE_CHECK_BATCHES = 3
+
+    def _setup_feature_cache(self, mb: int) -> None:
+        from .hf_reuse import FeatureCache, adapter_for
+
+        self.feature_cache = None
+        self.feature_cache_mb = mb
+        self._feature_checks = 0
+        for name in ("image_features_computed", "image_features_reused", "image_features_plain"):
+            self.stats[name] = 0
+        adapter = adapter_for(self.model) if mb > 0 else None
+        if mb == 0:
+            self.feature_cache_mode = "off (--feature-cache-mb 0)"
+        elif adapter is None:
+            self.feature_cache_mode = (f"off (no per-image feature split known for model type "
+                                       f"{getattr(self.model.config, 'model_type', '?')!r}; plain path)")
+        else:
+            self.feature_cache = FeatureCache(self.model, adapter, mb * 2**20, self.stats)
+            self.feature_cache_mode = f"checking ({adapter.name} units)"
+
+    def _feature_check_due(self, inputs: dict[str, Any]) -> bool:
+        return (self.feature_cache is not None and self.feature_cache_mode.startswith("checking")
+                and any(k.startswith("pixel_values") for k in inputs))
+
+    def _checked_generate(self, inputs: dict[str, Any], settings: dict[str, Any]) -> Any:
+        """One batch both ways (plain tower, cached features); the same tokens and first-step
+        logits keep the cache on, anything else switches it off for the run."""
+        import torch
+
+        cache = self.feature_cache
+        both = {**settings, "return_dict_in_generate": True, "output_logits": True}
+        cache.enabled = False
+        try:
+            plain = self.model.generate(**inputs, **both)
+        finally:
+            cache.enabled = True
+        cached = self.model.generate(**inputs, **both)
+        self._feature_checks += 1
+        problem = None
+        if tuple(plain.sequences.shape) != tuple(cached.sequences.shape) or not torch.equal(plain.sequences,
+                                                                                            cached.sequences):
+            problem = "generated tokens differ"
+        else:
+            a, b = plain.logits[0].float(), cached.logits[0].float()
+            tol = 1e-4 if self.model.dtype == torch.float32 else 2e-2
+            scale = max(1.0, float(a.abs().max()))
+            if not torch.allclose(a, b, rtol=tol, atol=tol * scale):
+                problem = f"first-step logits differ (max {float((a - b).abs().max()):.3g})"
+        if problem:
+            cache.enabled = False
+            cache.clear()
+            self.feature_cache_mode = f"off (self-check: {problem} with cached image features)"
+            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with cached image features; the "
+                  "feature cache is off for this run (every image goes through the vision tower)", file=sys.stderr)
+            return plain.sequences
+        if cache.last_call_hits or self._feature_checks >= self.FEATURE_CHECK_BATCHES:
+            self.feature_cache_mode = f"on ({cache.adapter.name} units)"
+        return cached.sequences
 
     @staticmethod
     def _load_processor(model: str, revision: str | None, trust_remote_code: bool):
@@ -390,6 +465,8 @@ class HFBackend(Backend):
 
     def set_images(self, images):
         super().set_images(images)
+        if self.feature_cache is not None:
+            self.feature_cache.clear()  # features of images no longer in the table would only take memory
         if self.cache_images and self._inner_image_processor is not None:
             names = {id(im): name for name, im in self.images.items()}
             self.processor.image_processor = _MemoImageProcessor(self._inner_image_processor, names, self.stats)
@@ -571,7 +648,10 @@ class HFBackend(Backend):
             self._decoding = settings
             inputs = move_inputs(inputs, self.device, self.model.dtype)
             with torch.inference_mode():
-                out = self.model.generate(**inputs, **settings)
+                if self._feature_check_due(inputs):
+                    out = self._checked_generate(inputs, settings)
+                else:
+                    out = self.model.generate(**inputs, **settings)
             self.stats["generate_calls"] += 1
             new_tokens = out[:, inputs["input_ids"].shape[1]:]
             for i, row in zip(idx, new_tokens):
@@ -600,11 +680,14 @@ class HFBackend(Backend):
             "image_placeholder": self.renderer.placeholder,
             "opens_thinking": bool(self._opens_thinking),
             "trust_remote_code": self.trust_remote_code,
+            "image_feature_cache": {"mode": self.feature_cache_mode, "max_mb": self.feature_cache_mb},
         }
 
     def close(self) -> None:
         if self._inner_image_processor is not None:
             self.processor.image_processor = self._inner_image_processor
+        if self.feature_cache is not None:
+            self.feature_cache.remove()
         del self.model
 
 
