@@ -267,6 +267,11 @@ class HFBackend(Backend):
                       "hf: memory (MB, on the model's device) for image features computed once per image and "
                       "reused for every prompt showing it (least recently used dropped first); 0 turns the "
                       "cache off. Used where the family allows it, after a self-check against the plain path."),
+        BackendOption("kv-prefix", "kv_prefix", bool, False,
+                      "hf: compute the text prefix every prompt of a batch starts with (template and "
+                      "instruction) once per run and reuse its KV cache in every batch (padding moved between "
+                      "prefix and suffix), after a self-check against the plain path. Off by default: on CPU "
+                      "with small models it does not pay (docs/performance.md)."),
         BackendOption("thinking-max-new-tokens", "thinking_max_new_tokens", int, 2048,
                       "hf: new-token budget when the chat template opens a thinking block (reasoning models "
                       "think before answering); 0 refuses such models instead."),
@@ -288,6 +293,7 @@ class HFBackend(Backend):
         thinking_max_new_tokens: int = 2048,
         threads: int = 0,
         feature_cache_mb: int = DEFAULT_FEATURE_CACHE_MB,
+        kv_prefix: bool = False,
     ) -> None:
         from pathlib import Path
 
@@ -353,6 +359,7 @@ class HFBackend(Backend):
         self._decoding: dict[str, Any] = {}
         self._dropped_ids: frozenset[int] | None = None
         self._setup_feature_cache(feature_cache_mb)
+        self._setup_prefix_cache(kv_prefix)
 
     # ------------------------------------------------------------------ image features once per image
 
@@ -463,10 +470,77 @@ class HFBackend(Backend):
             ) from None
         return net
 
+    # ------------------------------------------------------------------ KV-prefix reuse
+
+    def _setup_prefix_cache(self, on: bool) -> None:
+        from .hf_reuse import KV_PREFIX_TYPES, PrefixCache
+
+        model_type = getattr(self.model.config, "model_type", "?")
+        allowed = model_type in KV_PREFIX_TYPES
+        self.prefix_cache = PrefixCache(self.stats) if on and allowed else None
+        self._prefix_checks = 0
+        self.kv_prefix_mode = ("off (--kv-prefix not given)" if not on else "checking" if allowed else
+                               f"off (model type {model_type!r} cannot continue from a shared prefix cache here)")
+        config = self.model.config
+        self._image_token_id = getattr(config, "image_token_id", None)
+        if self._image_token_id is None:
+            self._image_token_id = getattr(config, "image_token_index", None)
+
+    def _prefix_length(self, inputs: dict[str, Any], has_images: bool) -> int:
+        from .hf_reuse import shared_text_prefix
+
+        if self.prefix_cache is None or self.kv_prefix_mode.startswith("off"):
+            return 0
+        if self._batched_ok.get(has_images) != "collate" or has_images and self._image_token_id is None:
+            return 0
+        return shared_text_prefix(inputs, self._image_token_id if has_images else None)
+
+    def _prefix_generate(self, inputs: dict[str, Any], length: int, has_images: bool, settings: dict[str, Any]):
+        """generate() continuing from the shared prefix's cache; returns (output, input width)."""
+        from .hf_reuse import split_at_prefix
+
+        keys = {k for k, how in self._layout[has_images].items() if how == "sequence"}
+        prefix, batch = split_at_prefix(inputs, length, keys, self.tokenizer.pad_token_id)
+        cache = self.prefix_cache.for_batch(self.model, prefix, batch["input_ids"].shape[0])
+        return self.model.generate(**batch, cache=cache, **settings), batch["input_ids"].shape[1]
+
+    def _checked_prefix_generate(self, inputs, length, has_images, settings):
+        """One batch both ways; the same tokens and first-step logits keep KV-prefix reuse on."""
+        import torch
+
+        both = {**settings, "return_dict_in_generate": True, "output_logits": True}
+        plain = self.model.generate(**inputs, **both)
+        width = inputs["input_ids"].shape[1]
+        problem = None
+        try:
+            reused, reused_width = self._prefix_generate(inputs, length, has_images, both)
+        except Exception as exc:  # a family whose forward cannot continue from a cache this way
+            problem = f"{type(exc).__name__}: {_one_line(exc)[:120]}"
+        else:
+            ours, theirs = reused.sequences[:, reused_width:], plain.sequences[:, width:]
+            if tuple(ours.shape) != tuple(theirs.shape) or not torch.equal(ours, theirs):
+                problem = "generated tokens differ"
+            else:
+                a, b = plain.logits[0].float(), reused.logits[0].float()
+                tol = 1e-4 if self.model.dtype == torch.float32 else 2e-2
+                if not torch.allclose(a, b, rtol=tol, atol=tol * max(1.0, float(a.abs().max()))):
+                    problem = f"first-step logits differ (max {float((a - b).abs().max()):.3g})"
+        self._prefix_checks += 1
+        if problem:
+            self.prefix_cache.clear()
+            self.kv_prefix_mode = f"off (self-check: {problem} with the reused prefix cache)"
+            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused prefix cache; KV-prefix "
+                  "reuse is off for this run", file=sys.stderr)
+        elif self._prefix_checks >= 2:
+            self.kv_prefix_mode = "on"
+        return plain.sequences[:, width:]
+
     def set_images(self, images):
         super().set_images(images)
         if self.feature_cache is not None:
             self.feature_cache.clear()  # features of images no longer in the table would only take memory
+        if self.prefix_cache is not None:
+            self.prefix_cache.clear()
         if self.cache_images and self._inner_image_processor is not None:
             names = {id(im): name for name, im in self.images.items()}
             self.processor.image_processor = _MemoImageProcessor(self._inner_image_processor, names, self.stats)
@@ -647,13 +721,20 @@ class HFBackend(Backend):
             settings = self.decoding(budget)
             self._decoding = settings
             inputs = move_inputs(inputs, self.device, self.model.dtype)
+            has_images = bool(requests[idx[0]].image_ids)
             with torch.inference_mode():
                 if self._feature_check_due(inputs):
                     out = self._checked_generate(inputs, settings)
+                    new_tokens = out[:, inputs["input_ids"].shape[1]:]
+                elif (length := self._prefix_length(inputs, has_images)) and self.kv_prefix_mode == "checking":
+                    new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings)
+                elif length:
+                    out, width = self._prefix_generate(inputs, length, has_images, settings)
+                    new_tokens = out[:, width:]
                 else:
                     out = self.model.generate(**inputs, **settings)
+                    new_tokens = out[:, inputs["input_ids"].shape[1]:]
             self.stats["generate_calls"] += 1
-            new_tokens = out[:, inputs["input_ids"].shape[1]:]
             for i, row in zip(idx, new_tokens):
                 responses[i] = self._decode(row)
         return [r if r is not None else "" for r in responses]
@@ -681,6 +762,7 @@ class HFBackend(Backend):
             "opens_thinking": bool(self._opens_thinking),
             "trust_remote_code": self.trust_remote_code,
             "image_feature_cache": {"mode": self.feature_cache_mode, "max_mb": self.feature_cache_mb},
+            "kv_prefix": self.kv_prefix_mode,
         }
 
     def close(self) -> None:

@@ -378,3 +378,117 @@ class FeatureCache:
         while self._bytes > self.max_bytes:
             _, old = self._entries.popitem(last=False)
             self._bytes -= sum(f.numel() * f.element_size() for f in old)
+
+
+# ---------------------------------------------------------------------------- KV-prefix reuse
+
+# Model types whose forward continues from a copied prefix cache with padding between prefix and
+# suffix: 1-D positions derived from the attention mask, no state kept between calls. Qwen2/2.5/3-VL
+# are left out: their mrope positions, when a cache is given, come from rope_deltas the model keeps
+# from its previous call (a batch after the self-check failed with a shape error); Mllama's image
+# batches are its processor's own, so only its text prompts get here.
+KV_PREFIX_TYPES = frozenset({"llava", "llava_next", "llava_onevision", "gemma3", "internvl", "idefics3", "smolvlm",
+                             "mllama", "aya_vision"})
+# Below this many shared tokens a batch runs the plain way: the copy costs more than it saves.
+MIN_PREFIX_TOKENS = 8
+# Prefix caches kept (one per distinct shared prefix: in MVL-SIB, about one per task and k).
+PREFIX_CACHE_ENTRIES = 16
+
+
+def shared_text_prefix(inputs: dict[str, Any], image_token_id: int | None) -> int:
+    """Tokens every row of a left-padded batch starts with, up to its first image token (0: none
+    worth sharing). The prefix is text only, so every image stays in the part each row computes."""
+    ids, mask = inputs["input_ids"], inputs.get("attention_mask")
+    if mask is None or ids.shape[0] < 2:
+        return 0
+    rows = []
+    for row, m in zip(ids, mask):
+        m = m.bool()
+        n = int(m.sum())
+        if n == 0 or not bool(m[ids.shape[1] - n:].all()):  # left padding only
+            return 0
+        rows.append(row[ids.shape[1] - n:])
+    shortest = min(len(r) for r in rows)
+    first = rows[0][:shortest]
+    where = _differs(rows, first, shortest).nonzero()
+    length = int(where[0]) if len(where) else shortest
+    if image_token_id is not None:
+        images = (first[:length] == image_token_id).nonzero()
+        if len(images):
+            length = int(images[0])
+    length = min(length, shortest - 1)  # every row keeps at least one token of its own
+    return length if length >= MIN_PREFIX_TOKENS else 0
+
+
+def _differs(rows: list, first: Any, shortest: int) -> Any:
+    """Positions (of the first ``shortest``) where some row differs from the first row."""
+    import torch
+
+    return (torch.stack([r[:shortest] for r in rows]) != first).any(dim=0)
+
+
+def split_at_prefix(inputs: dict[str, Any], length: int, sequence_keys: set[str],
+                    pad_token_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the one-row prefix inputs, the batch with its padding moved between prefix and suffix).
+
+    Each row becomes prefix + padding + its own suffix, so all rows share the prefix's positions
+    and cache; the attention mask marks the padding, and generate derives position ids from the
+    mask, so every suffix token keeps the position it has in the row alone."""
+    import torch
+
+    ids, mask = inputs["input_ids"], inputs["attention_mask"]
+    width = ids.shape[1]
+    starts = [width - int(m.sum()) for m in mask]
+    suffix = max(width - s - length for s in starts)
+    prefix = {k: inputs[k][:1, starts[0]: starts[0] + length] for k in sequence_keys}
+    prefix["attention_mask"] = torch.ones_like(prefix["attention_mask"])
+    batch = dict(inputs)
+    for key in sequence_keys:
+        value = inputs[key]
+        fill = pad_token_id if key == "input_ids" else 0
+        rows = []
+        for i, s in enumerate(starts):
+            own = value[i, s + length:]
+            gap = value.new_full((suffix - own.shape[0],) + tuple(value.shape[2:]), fill)
+            rows.append(torch.cat([value[i, s: s + length], gap, own]))
+        batch[key] = torch.stack(rows)
+    for i, s in enumerate(starts):
+        own = width - s - length
+        batch["attention_mask"][i, length: length + suffix - own] = 0
+    return prefix, batch
+
+
+class PrefixCache:
+    """The KV cache of each shared text prefix, computed once and copied for every batch that starts with it."""
+
+    def __init__(self, stats: dict[str, int]) -> None:
+        self.stats = stats
+        self._entries: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+        for name in ("prefix_tokens_reused", "prefix_tokens_computed"):
+            stats.setdefault(name, 0)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def for_batch(self, model: Any, prefix: dict[str, Any], rows: int) -> Any:
+        import copy
+
+        import torch
+
+        key = tuple(int(t) for t in prefix["input_ids"][0])
+        cache = self._entries.get(key)
+        if cache is None:
+            with torch.inference_mode():
+                out = model(**prefix, use_cache=True)
+            cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+            self._entries[key] = cache
+            if len(self._entries) > PREFIX_CACHE_ENTRIES:
+                self._entries.popitem(last=False)
+            self.stats["prefix_tokens_computed"] += len(key)
+        else:
+            self._entries.move_to_end(key)
+        self.stats["prefix_tokens_reused"] += len(key) * rows
+        batch = copy.deepcopy(cache)
+        for layer in batch.layers:
+            layer.batch_repeat_interleave(rows)
+        return batch
