@@ -730,6 +730,7 @@ class HFBackend(Backend):
                     new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings)
                 elif length:
                     out, width = self._prefix_generate(inputs, length, has_images, settings)
+                    self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
                     new_tokens = out[:, width:]
                 else:
                     out = self.model.generate(**inputs, **settings)
