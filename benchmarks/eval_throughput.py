@@ -11,6 +11,8 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
   run (``hf_reuse.FeatureCache``, behind its self-check); the "tower" column counts the units the
   vision tower encoded (an image; a tile for Idefics3/SmolVLM; the self-check's plain runs
   included), the units shown in all (what runs without the cache), and the distinct images;
+- **ours+kv**: also ``--kv-prefix`` (the text prefix a batch shares computed once per run, its
+  KV cache reused; optional, off by default);
 - **pipeline**: what a user would write instead with transformers alone (issue #15): the same
   chat messages (PIL images in place of the ids) through ``pipeline("image-text-to-text")`` with
   ``batch_size`` and the same greedy settings, ``return_full_text=False``. Its answers are compared
@@ -101,6 +103,7 @@ VARIANTS = {
     "no memo": {"cache_images": False, "feature_cache_mb": 0},   # batching only
     "no feat": {"cache_images": True, "feature_cache_mb": 0},    # + image-processor memo
     "ours": {"cache_images": True},                              # + image features once per image (as shipped)
+    "ours+kv": {"cache_images": True, "kv_prefix": True},        # + KV-prefix reuse (--kv-prefix, optional)
 }
 
 
@@ -206,7 +209,8 @@ def measure(model: str, requests, images, args) -> dict:
         "prompts": n,
         **{name: n / med[name] for name in ours_names},
         "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["no feat"],
-        "feat": med["no feat"] / med["ours"],
+        "feat": med["no feat"] / med["ours"], "kv": med["ours"] / med["ours+kv"],
+        "kv mode": last["ours+kv"].kv_prefix_mode.split(" (")[0],
         "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in ours_names))),
         "preprocessed": ours.stats["images_preprocessed"],
         "naive preprocessed": sum(len(r.image_ids) for r in requests),
@@ -276,8 +280,8 @@ def main() -> None:
         print(f"  {name:<28} " + " / ".join(f"{100 * x:.1f} %" for x in shares))
     print(f"order sent: {args.order}")
     head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'no feat':>8} {'ours p/s':>8} {'ours/naive':>10} " \
-           f"{'memo':>6} {'feat':>6} {'tower (all; distinct img)':>26} {'agree':>7} {'ours/pipeline':>13} " \
-           f"{'=pipe':>7} features, rendering"
+           f"{'memo':>6} {'feat':>6} {'+kv p/s':>8} {'kv':>6} {'tower (all; distinct img)':>26} {'agree':>7} " \
+           f"{'ours/pipeline':>13} {'=pipe':>7} features, kv, rendering"
     print(head)
     print("-" * len(head))
     for name, model in models.items():
@@ -285,8 +289,9 @@ def main() -> None:
         tower = f"{r['tower']} ({r['tower without'] if r['tower without'] is not None else '-'}; " \
                 f"{r['distinct images']})"
         print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['no feat']:>8.1f} {r['ours']:>8.1f} "
-              f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {tower:>26} "
-              f"{r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['rendering']}", flush=True)
+              f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {r['ours+kv']:>8.1f} {r['kv']:>5.2f}x "
+              f"{tower:>26} {r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['kv mode']}, "
+              f"{r['rendering']}", flush=True)
 
 
 def pipe_cells(r: dict) -> str:
