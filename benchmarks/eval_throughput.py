@@ -211,6 +211,10 @@ def measure(model: str, requests, images, args) -> dict:
         "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["no feat"],
         "feat": med["no feat"] / med["ours"], "kv": med["ours"] / med["ours+kv"],
         "kv mode": last["ours+kv"].kv_prefix_mode.split(" (")[0],
+        # prompt tokens taken from a reused prefix cache, net of computing each prefix once
+        "kv share": (last["ours+kv"].stats.get("prefix_tokens_reused", 0)
+                     - last["ours+kv"].stats.get("prefix_tokens_computed", 0))
+        / max(1, last["ours+kv"].stats.get("prompt_tokens", 0)),
         "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in ours_names))),
         "preprocessed": ours.stats["images_preprocessed"],
         "naive preprocessed": sum(len(r.image_ids) for r in requests),
@@ -280,7 +284,7 @@ def main() -> None:
         print(f"  {name:<28} " + " / ".join(f"{100 * x:.1f} %" for x in shares))
     print(f"order sent: {args.order}")
     head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'no feat':>8} {'ours p/s':>8} {'ours/naive':>10} " \
-           f"{'memo':>6} {'feat':>6} {'+kv p/s':>8} {'kv':>6} {'tower (all; distinct img)':>26} {'agree':>7} " \
+           f"{'memo':>6} {'feat':>6} {'+kv p/s':>8} {'kv':>6} {'kv tok':>6} {'tower (all; distinct img)':>26} {'agree':>7} " \
            f"{'ours/pipeline':>13} {'=pipe':>7} features, kv, rendering"
     print(head)
     print("-" * len(head))
@@ -289,7 +293,7 @@ def main() -> None:
         tower = f"{r['tower']} ({r['tower without'] if r['tower without'] is not None else '-'}; " \
                 f"{r['distinct images']})"
         print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['no feat']:>8.1f} {r['ours']:>8.1f} "
-              f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {r['ours+kv']:>8.1f} {r['kv']:>5.2f}x "
+              f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {r['ours+kv']:>8.1f} {r['kv']:>5.2f}x {100 * r['kv share']:>5.1f}% "
               f"{tower:>26} {r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['kv mode']}, "
               f"{r['rendering']}", flush=True)
 

@@ -736,6 +736,8 @@ class HFBackend(Backend):
                     out = self.model.generate(**inputs, **settings)
                     new_tokens = out[:, inputs["input_ids"].shape[1]:]
             self.stats["generate_calls"] += 1
+            if "attention_mask" in inputs:  # what the KV-prefix share is measured against
+                self.stats["prompt_tokens"] = self.stats.get("prompt_tokens", 0) + int(inputs["attention_mask"].sum())
             for i, row in zip(idx, new_tokens):
                 responses[i] = self._decode(row)
         return [r if r is not None else "" for r in responses]
