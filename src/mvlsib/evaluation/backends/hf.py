@@ -473,7 +473,7 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------ KV-prefix reuse
 
     def _setup_prefix_cache(self, on: bool) -> None:
-        from .hf_reuse import KV_PREFIX_TYPES, PrefixCache
+        from .hf_reuse import KV_PREFIX_TYPES, PrefixCache, sliding_window
 
         model_type = getattr(self.model.config, "model_type", "?")
         allowed = model_type in KV_PREFIX_TYPES
@@ -482,6 +482,7 @@ class HFBackend(Backend):
         self.kv_prefix_mode = ("off (--kv-prefix not given)" if not on else "checking" if allowed else
                                f"off (model type {model_type!r} cannot continue from a shared prefix cache here)")
         config = self.model.config
+        self._window = sliding_window(config)
         self._image_token_id = getattr(config, "image_token_id", None)
         if self._image_token_id is None:
             self._image_token_id = getattr(config, "image_token_index", None)
@@ -493,6 +494,8 @@ class HFBackend(Backend):
             return 0
         if self._batched_ok.get(has_images) != "collate" or has_images and self._image_token_id is None:
             return 0
+        if self._window is not None and inputs["input_ids"].shape[1] + self._new_token_budget() > self._window:
+            return 0  # see hf_reuse.sliding_window
         return shared_text_prefix(inputs, self._image_token_id if has_images else None)
 
     def _prefix_generate(self, inputs: dict[str, Any], length: int, has_images: bool, settings: dict[str, Any]):
@@ -765,7 +768,8 @@ class HFBackend(Backend):
             "opens_thinking": bool(self._opens_thinking),
             "trust_remote_code": self.trust_remote_code,
             "image_feature_cache": {"mode": self.feature_cache_mode, "max_mb": self.feature_cache_mb},
-            "kv_prefix": self.kv_prefix_mode,
+            "kv_prefix": self.kv_prefix_mode if self.kv_prefix_mode != "checking" else
+            "unused (no batch shared a text prefix within the limits: several prompts, 8+ tokens, the attention window)",
         }
 
     def close(self) -> None:

@@ -389,6 +389,23 @@ class FeatureCache:
 # batches are its processor's own, so only its text prompts get here.
 KV_PREFIX_TYPES = frozenset({"llava", "llava_next", "llava_onevision", "gemma3", "internvl", "idefics3", "smolvlm",
                              "mllama", "aya_vision"})
+def sliding_window(config: Any) -> int | None:
+    """The text model's attention window when some layer uses one (Gemma 3: sliding layers), else None.
+
+    A window counts cache positions, not position ids: moving the padding between prefix and
+    suffix lengthens the distance from a suffix token to the prefix, so a batch may use a reused
+    prefix only while it fits in the window whole (found by a differing answer on tiny Gemma 3,
+    window 64, after the self-check had passed)."""
+    text = getattr(config, "text_config", None) or config
+    window = getattr(text, "sliding_window", None)
+    if not isinstance(window, int) or window <= 0 or getattr(text, "use_sliding_window", None) is False:
+        return None
+    kinds = getattr(text, "layer_types", None)
+    if kinds and all(kind == "full_attention" for kind in kinds):
+        return None
+    return window
+
+
 # Below this many shared tokens a batch runs the plain way: the copy costs more than it saves.
 MIN_PREFIX_TOKENS = 8
 # Prefix caches kept (one per distinct shared prefix: in MVL-SIB, about one per task and k).
