@@ -210,7 +210,7 @@ def measure(model: str, requests, images, args) -> dict:
         **{name: n / med[name] for name in ours_names},
         "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["no feat"],
         "feat": med["no feat"] / med["ours"], "kv": med["ours"] / med["ours+kv"],
-        "kv mode": last["ours+kv"].kv_prefix_mode.split(" (")[0],
+        "kv mode": last["ours+kv"].describe()["kv_prefix"].split(" (")[0],
         # prompt tokens taken from a reused prefix cache, net of computing each prefix once
         "kv share": (last["ours+kv"].stats.get("prefix_tokens_reused", 0)
                      - last["ours+kv"].stats.get("prefix_tokens_computed", 0))
