@@ -98,7 +98,13 @@ def test_a_planted_feature_difference_switches_the_cache_off(model_dir, release_
     plain = _backend(model_dir("llava_1_5"), images, feature_cache_mb=0)
     want = plain.generate(reqs)
     bad = _backend(model_dir("llava_1_5"), images)
-    bad.feature_cache.perturb = lambda f: f + 0.5  # what a wrong split or stale entry would look like
+    adapter = bad.feature_cache.adapter
+    honest = adapter.assemble
+
+    def spoiled(features, grouping, template):  # what a wrong split or a stale entry would look like
+        return honest([tuple(f + 0.5 for f in unit) for unit in features], grouping, template)
+
+    adapter.assemble = spoiled
     capsys.readouterr()
     assert bad.generate(reqs) == want  # answers come from the plain path after the check
     err = capsys.readouterr().err

@@ -289,10 +289,10 @@ class FeatureCache:
     def __init__(self, model: Any, adapter: _Adapter, max_bytes: int, stats: dict[str, int]) -> None:
         self.adapter, self.max_bytes, self.stats = adapter, max_bytes, stats
         self.enabled = True
-        self.perturb: Callable[[Any], Any] | None = None  # tests only: plants a mismatch
         self.last_call_hits = 0  # distinct units of the last call found in the cache (from earlier calls)
         self._entries: OrderedDict[bytes, tuple] = OrderedDict()
         self._bytes = 0
+        self._template: Any = None  # what the adapter needs to rebuild an output, from the first encoding
         self._owner = model.base_model
         self._original = self._owner.get_image_features
         self._signature = inspect.signature(self._original)
@@ -339,35 +339,27 @@ class FeatureCache:
             self.stats["image_features_plain"] += len(keys)
             return self._original(*args, **kwargs)
         found: dict[bytes, tuple] = {}
-        missing: list[int] = []
+        missing: dict[bytes, int] = {}  # key -> its first unit in this call
         for i, key in enumerate(keys):
-            if key in found:
+            if key in found or key in missing:
                 continue
             hit = self._entries.get(key)
             if hit is None:
-                if all(keys[m] != key for m in missing):
-                    missing.append(i)
+                missing[key] = i
             else:
                 self._entries.move_to_end(key)
                 found[key] = hit
         self.last_call_hits = len(found)
-        template = getattr(self, "_template", None)
-        if template is None and not missing:  # cannot happen: the first call of a run misses
-            missing = [0]
         if missing:
-            todo = missing
-            computed, template = self.adapter.encode(self._original, named, [inputs[i] for i in todo])
-            self._template = template
+            todo = list(missing.values())
+            computed, self._template = self.adapter.encode(self._original, named, [inputs[i] for i in todo])
             for i, feats in zip(todo, computed):
                 feats = tuple(f.detach() for f in feats)
                 found[keys[i]] = feats
                 self._store(keys[i], feats)
             self.stats["image_features_computed"] += len(todo)
         self.stats["image_features_reused"] += len(keys) - len(missing)
-        features = [found[k] for k in keys]
-        if self.perturb is not None:
-            features = [tuple(self.perturb(f) for f in fs) for fs in features]
-        return self.adapter.assemble(features, grouping, template)
+        return self.adapter.assemble([found[k] for k in keys], grouping, self._template)
 
     def _store(self, key: bytes, feats: tuple) -> None:
         size = sum(f.numel() * f.element_size() for f in feats)
