@@ -92,6 +92,7 @@ class VerifyOptions:
     thinking_max_new_tokens: int = 2048
     threads: int = 0
     feature_cache_mb: int = DEFAULT_FEATURE_CACHE_MB
+    kv_prefix: bool = False
     specs: list[ModelSpec] = field(init=False)
 
     def __post_init__(self) -> None:
