@@ -13,8 +13,9 @@ settings neutralised, thinking blocks given a budget. Speed comes from:
    image list per prompt). If they differ only where the processor pads its own way
    (Mllama), the processor's batches are used; otherwise that kind runs one prompt at a time;
 3. each image's vision-tower features are computed once per run and reused for every prompt
-   showing it (``hf_reuse.FeatureCache``, where the family's model allows it), behind a
-   self-check against the plain path on the first batches;
+   showing it (``hf_reuse.FeatureCache``, where the family's model allows it), and with
+   ``--kv-prefix`` the KV cache of the text prefix a batch shares is reused (``hf_reuse.PrefixCache``);
+   both behind a self-check against the plain path on the first batches;
 4. greedy decoding of a few new tokens, in bf16 on CUDA when present.
 """
 
@@ -389,11 +390,24 @@ class HFBackend(Backend):
         return (self.feature_cache is not None and self.feature_cache_mode.startswith("checking")
                 and any(k.startswith("pixel_values") for k in inputs))
 
+    def _difference(self, plain: Any, plain_width: int, ours: Any, our_width: int) -> str | None:
+        """What differs between two ``generate`` outputs (``return_dict_in_generate``, ``output_logits``)
+        of one batch: the new tokens exactly, the first step's logits beyond allclose. None: nothing."""
+        import torch
+
+        a_tokens, b_tokens = plain.sequences[:, plain_width:], ours.sequences[:, our_width:]
+        if tuple(a_tokens.shape) != tuple(b_tokens.shape) or not torch.equal(a_tokens, b_tokens):
+            return "generated tokens differ"
+        a, b = plain.logits[0].float(), ours.logits[0].float()
+        # fp32 on the same device: differences only from summation order; bf16/fp16 round far more.
+        tol = 1e-4 if self.model.dtype == torch.float32 else 2e-2
+        if not torch.allclose(a, b, rtol=tol, atol=tol * max(1.0, float(a.abs().max()))):
+            return f"first-step logits differ (max {float((a - b).abs().max()):.3g})"
+        return None
+
     def _checked_generate(self, inputs: dict[str, Any], settings: dict[str, Any]) -> Any:
         """One batch both ways (plain tower, cached features); the same tokens and first-step
         logits keep the cache on, anything else switches it off for the run."""
-        import torch
-
         cache = self.feature_cache
         both = {**settings, "return_dict_in_generate": True, "output_logits": True}
         cache.enabled = False
@@ -403,16 +417,8 @@ class HFBackend(Backend):
             cache.enabled = True
         cached = self.model.generate(**inputs, **both)
         self._feature_checks += 1
-        problem = None
-        if tuple(plain.sequences.shape) != tuple(cached.sequences.shape) or not torch.equal(plain.sequences,
-                                                                                            cached.sequences):
-            problem = "generated tokens differ"
-        else:
-            a, b = plain.logits[0].float(), cached.logits[0].float()
-            tol = 1e-4 if self.model.dtype == torch.float32 else 2e-2
-            scale = max(1.0, float(a.abs().max()))
-            if not torch.allclose(a, b, rtol=tol, atol=tol * scale):
-                problem = f"first-step logits differ (max {float((a - b).abs().max()):.3g})"
+        width = inputs["input_ids"].shape[1]
+        problem = self._difference(plain, width, cached, width)
         if problem:
             cache.enabled = False
             cache.clear()
@@ -509,8 +515,6 @@ class HFBackend(Backend):
 
     def _checked_prefix_generate(self, inputs, length, has_images, settings):
         """One batch both ways; the same tokens and first-step logits keep KV-prefix reuse on."""
-        import torch
-
         both = {**settings, "return_dict_in_generate": True, "output_logits": True}
         plain = self.model.generate(**inputs, **both)
         width = inputs["input_ids"].shape[1]
@@ -520,14 +524,7 @@ class HFBackend(Backend):
         except Exception as exc:  # a family whose forward cannot continue from a cache this way
             problem = f"{type(exc).__name__}: {_one_line(exc)[:120]}"
         else:
-            ours, theirs = reused.sequences[:, reused_width:], plain.sequences[:, width:]
-            if tuple(ours.shape) != tuple(theirs.shape) or not torch.equal(ours, theirs):
-                problem = "generated tokens differ"
-            else:
-                a, b = plain.logits[0].float(), reused.logits[0].float()
-                tol = 1e-4 if self.model.dtype == torch.float32 else 2e-2
-                if not torch.allclose(a, b, rtol=tol, atol=tol * max(1.0, float(a.abs().max()))):
-                    problem = f"first-step logits differ (max {float((a - b).abs().max()):.3g})"
+            problem = self._difference(plain, width, reused, reused_width)
         self._prefix_checks += 1
         if problem:
             self.prefix_cache.clear()
@@ -767,10 +764,17 @@ class HFBackend(Backend):
             "image_placeholder": self.renderer.placeholder,
             "opens_thinking": bool(self._opens_thinking),
             "trust_remote_code": self.trust_remote_code,
-            "image_feature_cache": {"mode": self.feature_cache_mode, "max_mb": self.feature_cache_mb},
+            "image_feature_cache": {"mode": self._described_feature_mode(), "max_mb": self.feature_cache_mb},
             "kv_prefix": self.kv_prefix_mode if self.kv_prefix_mode != "checking" else
             "unused (no batch shared a text prefix within the limits: several prompts, 8+ tokens, the attention window)",
         }
+
+    def _described_feature_mode(self) -> str:
+        if not self.feature_cache_mode.startswith("checking"):
+            return self.feature_cache_mode
+        if self._feature_checks:  # the run ended before a batch took features from the cache
+            return f"on after {self._feature_checks} self-checked batch(es), none reusing features yet"
+        return "unused (no prompt with images)"
 
     def close(self) -> None:
         if self._inner_image_processor is not None:
