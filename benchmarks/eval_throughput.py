@@ -4,17 +4,27 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
 
 - **naive**: what harnesses without batching do: per prompt one ``processor(text, images)``
   call and one ``generate`` (every image preprocessed again for every prompt);
-- **ours, no memo**: ``HFBackend`` with the image-processor memo off (batching only);
-- **ours**: ``HFBackend`` as shipped (batched, each prompt's image tuple preprocessed once
-  per run: a tuple repeats in every language);
+- **no memo**: ``HFBackend`` with the image-processor memo and the feature cache off (batching only);
+- **no feat**: with the image-processor memo (each prompt's image tuple preprocessed once per
+  run: a tuple repeats in every language), feature cache off;
+- **ours**: ``HFBackend`` as shipped: also each image's vision-tower features computed once per
+  run (``hf_reuse.FeatureCache``, behind its self-check); the "tower" column counts the units the
+  vision tower encoded (an image; a tile for Idefics3/SmolVLM; the self-check's plain runs
+  included), the units shown in all (what runs without the cache), and the distinct images;
+- **ours+kv**: also ``--kv-prefix`` (the text prefix a batch shares computed once per run, its
+  KV cache reused; optional, off by default);
 - **pipeline**: what a user would write instead with transformers alone (issue #15): the same
   chat messages (PIL images in place of the ids) through ``pipeline("image-text-to-text")`` with
   ``batch_size`` and the same greedy settings, ``return_full_text=False``. Its answers are compared
   with ours; where the pipeline cannot run a family the column says why.
 
-All three render the same prompts (the backend's renderer, so images stay in place) and
-decode greedily with the same settings; the table says how many answers agree. Each figure
-is the median of ``--repeats`` rounds; each round of ours starts with an empty memo.
+All render the same prompts (the backend's renderer, so images stay in place) and decode
+greedily with the same settings; "agree" counts prompts where naive and every variant of ours
+give the same answer. Prompts are sent in ``--order`` (default prefix, the evaluator's default),
+to the backend in chunks of its preferred size as the runner does. Each figure is the median of
+``--repeats`` rounds; each round builds every variant of ours afresh (empty memo and cache,
+self-checks paid again), as a real run would. The script also prints the realised shared-prefix
+share of the prompts in canonical and prefix order by the LRU model of ``prefix_cache.py``.
 
     python benchmarks/eval_throughput.py                           # every family, 2 languages
     python benchmarks/eval_throughput.py --families qwen2_vl,gemma3 --languages eng_Latn,fra_Latn,arb_Arab
@@ -35,7 +45,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO / "benchmarks")]
 
 
 def build_release(tmp: Path, languages: str) -> Path:
@@ -68,18 +78,56 @@ def requests_for(data: Path, languages: list[str], limit: int, tasks: str, ks: s
     return out, images
 
 
+def prefix_shares(requests, capacities) -> dict[str, list[float]]:
+    """Realised shared-prefix fraction of ``requests`` per order and cache size, by the LRU
+    prefix-cache model of ``benchmarks/prefix_cache.py`` (documented in docs/performance.md)."""
+    from prefix_cache import realised_share
+
+    from mvlsib.evaluation.schedule import prefix_key, prefix_order
+
+    orders = {"canonical (language first)": list(requests),
+              "prefix (--order prefix)": prefix_order(list(requests), messages_of=lambda r: r.messages)}
+    out = {}
+    for name, order in orders.items():
+        keys = [prefix_key(r.messages) for r in order]
+        out[name] = []
+        for cap in capacities:
+            reused, total = realised_share(keys, cap)
+            out[name].append(reused / total)
+    return out
+
+
+# Our backend's variants, each built fresh in every round (one-off costs such as the batching and
+# feature self-checks are paid once per round, as in a real run): constructor options.
+VARIANTS = {
+    "no memo": {"cache_images": False, "feature_cache_mb": 0},   # batching only
+    "no feat": {"cache_images": True, "feature_cache_mb": 0},    # + image-processor memo
+    "ours": {"cache_images": True},                              # + image features once per image (as shipped)
+    "ours+kv": {"cache_images": True, "kv_prefix": True},        # + KV-prefix reuse (--kv-prefix, optional)
+}
+
+
+def run_backend(b, requests) -> list[str]:
+    """As the runner sends them: chunks of the backend's preferred size, in the given order."""
+    out: list[str] = []
+    for start in range(0, len(requests), b.preferred_chunk):
+        out.extend(b.generate(requests[start: start + b.preferred_chunk]))
+    return out
+
+
 def measure(model: str, requests, images, args) -> dict:
     import torch
 
     from mvlsib.evaluation.backends.hf import HFBackend
 
-    def backend(memo: bool) -> HFBackend:
+    def backend(**options) -> HFBackend:
+        options.setdefault("feature_cache_mb", args.feature_cache_mb)
         b = HFBackend(model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-                      max_new_tokens=args.max_new_tokens, cache_images=memo, thinking_max_new_tokens=args.max_new_tokens)
+                      max_new_tokens=args.max_new_tokens, thinking_max_new_tokens=args.max_new_tokens, **options)
         b.set_images(images)
         return b
 
-    ours, plain = backend(True), backend(False)
+    plain = backend(**VARIANTS["no memo"])  # the model the naive loop and the pipeline use: no wrapper on it
     proc, net = plain.processor, plain.model
     settings = plain.decoding(args.max_new_tokens)
 
@@ -120,28 +168,26 @@ def measure(model: str, requests, images, args) -> dict:
         return answers
 
     naive_one(requests[0])  # warm-up (and the renderer's mode), every way
-    ours.generate(requests[:2])
     plain.generate(requests[:2])
+    backend(**VARIANTS["ours"]).generate(requests[:2])
     if pipe is not None:
         try:
             pipeline_all(requests[:2])
         except Exception as exc:
             pipe, pipe_error = None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}"
-    times = {"naive": [], "no memo": [], "ours": [], "pipeline": []}
-    answers = {}
+    times: dict[str, list[float]] = {"naive": [], "pipeline": [], **{v: [] for v in VARIANTS}}
+    answers: dict[str, list[str]] = {}
+    last: dict = {}
     for _ in range(args.repeats):
-        ours.set_images(images)  # a fresh memo: preprocessing is paid in every round, as in a real run
-        ours.stats["images_preprocessed"] = ours.stats["image_cache_hits"] = 0
         t0 = time.perf_counter()
         answers["naive"] = [naive_one(r) for r in requests]
-        t1 = time.perf_counter()
-        answers["no memo"] = plain.generate(requests)
-        t2 = time.perf_counter()
-        answers["ours"] = ours.generate(requests)
-        t3 = time.perf_counter()
-        times["naive"].append(t1 - t0)
-        times["no memo"].append(t2 - t1)
-        times["ours"].append(t3 - t2)
+        times["naive"].append(time.perf_counter() - t0)
+        for name, options in VARIANTS.items():
+            b = backend(**options)  # a fresh memo and feature cache: paid in every round, as in a real run
+            t0 = time.perf_counter()
+            answers[name] = run_backend(b, requests)
+            times[name].append(time.perf_counter() - t0)
+            last[name] = b
         if pipe is not None:
             t4 = time.perf_counter()
             try:
@@ -155,15 +201,30 @@ def measure(model: str, requests, images, args) -> dict:
     pipeline_cols = ({"ours/pipeline": med["pipeline"] / med["ours"],
                       "pipeline agree": sum(a == b for a, b in zip(answers["ours"], answers["pipeline"]))}
                      if pipe is not None else {"pipeline error": pipe_error})
+    ours = last["ours"]
+    ours_names = ["naive", *VARIANTS]
     return {
         **pipeline_cols,
         "model_class": type(net).__name__,
         "prompts": n,
-        "naive": n / med["naive"], "no memo": n / med["no memo"], "ours": n / med["ours"],
-        "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["ours"],
-        "agree": sum(a == b == c for a, b, c in zip(answers["naive"], answers["no memo"], answers["ours"])),
+        **{name: n / med[name] for name in ours_names},
+        "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["no feat"],
+        "feat": med["no feat"] / med["ours"], "kv": med["ours"] / med["ours+kv"],
+        "kv mode": last["ours+kv"].describe()["kv_prefix"].split(" (")[0],
+        # prompt tokens taken from a reused prefix cache, net of computing each prefix once
+        "kv share": (last["ours+kv"].stats.get("prefix_tokens_reused", 0)
+                     - last["ours+kv"].stats.get("prefix_tokens_computed", 0))
+        / max(1, last["ours+kv"].stats.get("prompt_tokens", 0)),
+        "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in ours_names))),
         "preprocessed": ours.stats["images_preprocessed"],
         "naive preprocessed": sum(len(r.image_ids) for r in requests),
+        # vision-tower units (an image; a tile for Idefics3/SmolVLM): computed with the cache (its
+        # self-check's plain runs included) vs. every unit shown; distinct images for reference
+        "tower": ours.stats["image_features_computed"] + ours.stats["image_features_plain"],
+        "tower without": ours.stats["image_features_computed"] + ours.stats["image_features_reused"]
+        if ours.feature_cache is not None and ours.feature_cache.enabled else None,
+        "distinct images": len({i for r in requests for i in r.image_ids}),
+        "feature cache": ours.feature_cache_mode.split(" (")[0],
         "rendering": ours.renderer.mode,
     }
 
@@ -183,6 +244,9 @@ def main() -> None:
     ap.add_argument("--dtype", default="auto")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared CPU)")
     ap.add_argument("--repeats", type=int, default=3, help="rounds; the median per method counts")
+    ap.add_argument("--order", choices=("prefix", "canonical"), default="prefix",
+                    help="order the prompts are sent in (the evaluator's --order; prefix is its default)")
+    ap.add_argument("--feature-cache-mb", type=int, default=1024, help="the hf backend's --feature-cache-mb for ours")
     args = ap.parse_args()
 
     import torch
@@ -196,6 +260,11 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="mvlsib-bench-"))
     data = Path(args.data) if args.data else build_release(tmp, ",".join(languages))
     requests, images = requests_for(data, languages, args.limit, args.tasks, args.k)
+    canonical = requests
+    if args.order == "prefix":
+        from mvlsib.evaluation.schedule import prefix_order
+
+        requests = prefix_order(list(requests), messages_of=lambda r: r.messages)
     if args.model:
         models = {args.model: args.model}
     else:
@@ -207,15 +276,26 @@ def main() -> None:
     print(f"{len(requests)} prompts ({', '.join(languages)}; {args.limit} instances each; tasks {args.tasks}; "
           f"k {args.k}); batch size {args.batch_size}; max_new_tokens {args.max_new_tokens}; "
           f"torch threads {args.threads}; {args.device}; median of {args.repeats}")
-    head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'ours p/s':>8} {'ours/naive':>10} {'memo':>6} " \
-           f"{'preproc (naive)':>16} {'agree':>7} {'ours/pipeline':>13} {'=pipe':>7} rendering"
+    capacities = (16000.0, float("inf"))
+    print("realised shared-prefix share of these prompts (benchmarks/prefix_cache.py's LRU model: "
+          "576 tokens an image, UTF-8 bytes / 3 a text unit), cache " +
+          " / ".join("inf" if c == float("inf") else f"{int(c):,}" for c in capacities) + " tokens:")
+    for name, shares in prefix_shares(canonical, capacities).items():
+        print(f"  {name:<28} " + " / ".join(f"{100 * x:.1f} %" for x in shares))
+    print(f"order sent: {args.order}")
+    head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'no feat':>8} {'ours p/s':>8} {'ours/naive':>10} " \
+           f"{'memo':>6} {'feat':>6} {'+kv p/s':>8} {'kv':>6} {'kv tok':>6} {'tower (all; distinct img)':>26} {'agree':>7} " \
+           f"{'ours/pipeline':>13} {'=pipe':>7} features, kv, rendering"
     print(head)
     print("-" * len(head))
     for name, model in models.items():
         r = measure(model, requests, images, args)
-        print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['ours']:>8.1f} {r['ours/naive']:>9.2f}x "
-              f"{r['memo']:>5.2f}x {r['preprocessed']:>6} ({r['naive preprocessed']:>5}) "
-              f"{r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['rendering']}", flush=True)
+        tower = f"{r['tower']} ({r['tower without'] if r['tower without'] is not None else '-'}; " \
+                f"{r['distinct images']})"
+        print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['no feat']:>8.1f} {r['ours']:>8.1f} "
+              f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {r['ours+kv']:>8.1f} {r['kv']:>5.2f}x {100 * r['kv share']:>5.1f}% "
+              f"{tower:>26} {r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['kv mode']}, "
+              f"{r['rendering']}", flush=True)
 
 
 def pipe_cells(r: dict) -> str:

@@ -98,6 +98,23 @@ def prompts(release: Path, languages: int | None):
     return out, texts, len(langs)
 
 
+def unit_tokens(texts: list[str], image_tokens: int = 576, bytes_per_token: float = 3.0) -> list[int]:
+    """The token cost of each unit (see the module doc): an image ``image_tokens``, text ceil(UTF-8 bytes / ``bytes_per_token``)."""
+    from mvlsib.evaluation.schedule import _IMAGE_OPEN
+
+    return [image_tokens if t.startswith(_IMAGE_OPEN) else math.ceil(len(t.encode("utf-8")) / bytes_per_token)
+            for t in texts]
+
+
+def realised_share(keys: list[str], capacity: float, image_tokens: int = 576,
+                   bytes_per_token: float = 3.0) -> tuple[int, int]:
+    """(reused tokens, all tokens) of prompts given by their ``schedule.prefix_key``, sent in the given order."""
+    unit_id: dict[str, int] = {}
+    order = [tuple(unit_id.setdefault(u, len(unit_id)) for u in _units(k)) for k in keys]
+    texts = sorted(unit_id, key=unit_id.__getitem__)
+    return simulate(order, unit_tokens(texts, image_tokens, bytes_per_token), capacity)
+
+
 def simulate(order, weight, capacity: float) -> tuple[int, int]:
     """(reused tokens, all tokens) of sending ``order`` through an LRU radix cache of ``capacity`` tokens."""
     cache: OrderedDict[int, int] = OrderedDict()
@@ -149,8 +166,7 @@ def main() -> None:
     t2 = time.perf_counter()
     from mvlsib.evaluation.schedule import _IMAGE_OPEN
 
-    weight = [args.image_tokens if t.startswith(_IMAGE_OPEN) else math.ceil(len(t.encode("utf-8")) / args.bytes_per_token)
-              for t in texts]
+    weight = unit_tokens(texts, args.image_tokens, args.bytes_per_token)
     rank = {n: r for r, n in enumerate(sorted(range(len(texts)), key=texts.__getitem__))}
     ranked = [tuple(rank[u] for u in p) for p in canonical]
     del canonical

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from mvlsib.atomic import atomic_open
 from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
+from mvlsib.evaluation.backends.hf_reuse import DEFAULT_FEATURE_CACHE_MB
 from mvlsib.limits import MAX_PIXELS
 from mvlsib.topics import TOPICS
 
@@ -90,6 +91,8 @@ class VerifyOptions:
     processor_kwargs: str | None = None
     thinking_max_new_tokens: int = 2048
     threads: int = 0
+    feature_cache_mb: int = DEFAULT_FEATURE_CACHE_MB
+    kv_prefix: bool = False
     specs: list[ModelSpec] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -12,7 +12,11 @@ settings neutralised, thinking blocks given a budget. Speed comes from:
    first batch of each kind is checked against the processor's own batched call (one
    image list per prompt). If they differ only where the processor pads its own way
    (Mllama), the processor's batches are used; otherwise that kind runs one prompt at a time;
-3. greedy decoding of a few new tokens, in bf16 on CUDA when present.
+3. each image's vision-tower features are computed once per run and reused for every prompt
+   showing it (``hf_reuse.FeatureCache``, where the family's model allows it), and with
+   ``--kv-prefix`` the KV cache of the text prefix a batch shares is reused (``hf_reuse.PrefixCache``);
+   both behind a self-check against the plain path on the first batches;
+4. greedy decoding of a few new tokens, in bf16 on CUDA when present.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from .._compat import MvlsibError
 from ..parsing import REASONING_MARKERS
 from .base import CHAT_TEMPLATE_KWARGS, Backend, BackendOption, Request
+from .hf_reuse import DEFAULT_FEATURE_CACHE_MB
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 
@@ -259,6 +264,15 @@ class HFBackend(Backend):
                       "hf: JSON object passed to every processor call, e.g. '{\"max_pixels\": 401408}' (Qwen), "
                       "'{\"do_image_splitting\": false}' (Idefics3/SmolVLM), '{\"do_pan_and_scan\": true}' "
                       "(Gemma 3). Recorded in config.json and part of the resume fingerprint."),
+        BackendOption("feature-cache-mb", "feature_cache_mb", int, DEFAULT_FEATURE_CACHE_MB,
+                      "hf: memory (MB, on the model's device) for image features computed once per image and "
+                      "reused for every prompt showing it (least recently used dropped first); 0 turns the "
+                      "cache off. Used where the family allows it, after a self-check against the plain path."),
+        BackendOption("kv-prefix", "kv_prefix", bool, False,
+                      "hf: compute the text prefix every prompt of a batch starts with (template and "
+                      "instruction) once per run and reuse its KV cache in every batch (padding moved between "
+                      "prefix and suffix), after a self-check against the plain path. Off by default: on CPU "
+                      "with small models it does not pay (docs/performance.md)."),
         BackendOption("thinking-max-new-tokens", "thinking_max_new_tokens", int, 2048,
                       "hf: new-token budget when the chat template opens a thinking block (reasoning models "
                       "think before answering); 0 refuses such models instead."),
@@ -279,6 +293,8 @@ class HFBackend(Backend):
         processor_kwargs: Any = None,
         thinking_max_new_tokens: int = 2048,
         threads: int = 0,
+        feature_cache_mb: int = DEFAULT_FEATURE_CACHE_MB,
+        kv_prefix: bool = False,
     ) -> None:
         from pathlib import Path
 
@@ -286,6 +302,8 @@ class HFBackend(Backend):
 
         if max_new_tokens < 1:
             raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
+        if feature_cache_mb < 0:
+            raise MvlsibError(f"--feature-cache-mb must be 0 (off) or more, got {feature_cache_mb}")
         device, dtype = resolve_runtime(batch_size, device, dtype)
         self.threads = apply_threads(threads, device)
         self.model_id = model
@@ -341,6 +359,76 @@ class HFBackend(Backend):
         self._inner_image_processor = getattr(self.processor, "image_processor", None)
         self._decoding: dict[str, Any] = {}
         self._dropped_ids: frozenset[int] | None = None
+        self._setup_feature_cache(feature_cache_mb)
+        self._setup_prefix_cache(kv_prefix)
+
+    # ------------------------------------------------------------------ image features once per image
+
+    # Batches compared with the plain path before the feature cache is trusted: until one of them
+    # took features from the cache (computed in an earlier call), at most this many.
+    FEATURE_CHECK_BATCHES = 3
+
+    def _setup_feature_cache(self, mb: int) -> None:
+        from .hf_reuse import FeatureCache, adapter_for
+
+        self.feature_cache = None
+        self.feature_cache_mb = mb
+        self._feature_checks = 0
+        for name in ("image_features_computed", "image_features_reused", "image_features_plain"):
+            self.stats[name] = 0
+        adapter = adapter_for(self.model) if mb > 0 else None
+        if mb == 0:
+            self.feature_cache_mode = "off (--feature-cache-mb 0)"
+        elif adapter is None:
+            self.feature_cache_mode = (f"off (no per-image feature split known for model type "
+                                       f"{getattr(self.model.config, 'model_type', '?')!r}; plain path)")
+        else:
+            self.feature_cache = FeatureCache(self.model, adapter, mb * 2**20, self.stats)
+            self.feature_cache_mode = f"checking ({adapter.name} units)"
+
+    def _feature_check_due(self, inputs: dict[str, Any]) -> bool:
+        return (self.feature_cache is not None and self.feature_cache_mode.startswith("checking")
+                and any(k.startswith("pixel_values") for k in inputs))
+
+    def _difference(self, plain: Any, plain_width: int, ours: Any, our_width: int) -> str | None:
+        """What differs between two ``generate`` outputs (``return_dict_in_generate``, ``output_logits``)
+        of one batch: the new tokens exactly, the first step's logits beyond allclose. None: nothing."""
+        import torch
+
+        a_tokens, b_tokens = plain.sequences[:, plain_width:], ours.sequences[:, our_width:]
+        if tuple(a_tokens.shape) != tuple(b_tokens.shape) or not torch.equal(a_tokens, b_tokens):
+            return "generated tokens differ"
+        a, b = plain.logits[0].float(), ours.logits[0].float()
+        # fp32 on the same device: differences only from summation order; bf16/fp16 round far more.
+        tol = 1e-4 if self.model.dtype == torch.float32 else 2e-2
+        if not torch.allclose(a, b, rtol=tol, atol=tol * max(1.0, float(a.abs().max()))):
+            return f"first-step logits differ (max {float((a - b).abs().max()):.3g})"
+        return None
+
+    def _checked_generate(self, inputs: dict[str, Any], settings: dict[str, Any]) -> Any:
+        """One batch both ways (plain tower, cached features); the same tokens and first-step
+        logits keep the cache on, anything else switches it off for the run."""
+        cache = self.feature_cache
+        both = {**settings, "return_dict_in_generate": True, "output_logits": True}
+        cache.enabled = False
+        try:
+            plain = self.model.generate(**inputs, **both)
+        finally:
+            cache.enabled = True
+        cached = self.model.generate(**inputs, **both)
+        self._feature_checks += 1
+        width = inputs["input_ids"].shape[1]
+        problem = self._difference(plain, width, cached, width)
+        if problem:
+            cache.enabled = False
+            cache.clear()
+            self.feature_cache_mode = f"off (self-check: {problem} with cached image features)"
+            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with cached image features; the "
+                  "feature cache is off for this run (every image goes through the vision tower)", file=sys.stderr)
+            return plain.sequences
+        if cache.last_call_hits or self._feature_checks >= self.FEATURE_CHECK_BATCHES:
+            self.feature_cache_mode = f"on ({cache.adapter.name} units)"
+        return cached.sequences
 
     @staticmethod
     def _load_processor(model: str, revision: str | None, trust_remote_code: bool):
@@ -388,8 +476,71 @@ class HFBackend(Backend):
             ) from None
         return net
 
+    # ------------------------------------------------------------------ KV-prefix reuse
+
+    def _setup_prefix_cache(self, on: bool) -> None:
+        from .hf_reuse import KV_PREFIX_TYPES, PrefixCache, sliding_window
+
+        model_type = getattr(self.model.config, "model_type", "?")
+        allowed = model_type in KV_PREFIX_TYPES
+        self.prefix_cache = PrefixCache(self.stats) if on and allowed else None
+        self._prefix_checks = 0
+        self.kv_prefix_mode = ("off (--kv-prefix not given)" if not on else "checking" if allowed else
+                               f"off (model type {model_type!r} cannot continue from a shared prefix cache here)")
+        config = self.model.config
+        self._window = sliding_window(config)
+        self._image_token_id = getattr(config, "image_token_id", None)
+        if self._image_token_id is None:
+            self._image_token_id = getattr(config, "image_token_index", None)
+
+    def _prefix_length(self, inputs: dict[str, Any], has_images: bool) -> int:
+        from .hf_reuse import shared_text_prefix
+
+        if self.prefix_cache is None or self.kv_prefix_mode.startswith("off"):
+            return 0
+        if self._batched_ok.get(has_images) != "collate" or has_images and self._image_token_id is None:
+            return 0
+        if self._window is not None and inputs["input_ids"].shape[1] + self._new_token_budget() > self._window:
+            return 0  # see hf_reuse.sliding_window
+        return shared_text_prefix(inputs, self._image_token_id if has_images else None)
+
+    def _prefix_generate(self, inputs: dict[str, Any], length: int, has_images: bool, settings: dict[str, Any]):
+        """generate() continuing from the shared prefix's cache; returns (output, input width)."""
+        from .hf_reuse import split_at_prefix
+
+        keys = {k for k, how in self._layout[has_images].items() if how == "sequence"}
+        prefix, batch = split_at_prefix(inputs, length, keys, self.tokenizer.pad_token_id)
+        cache = self.prefix_cache.for_batch(self.model, prefix, batch["input_ids"].shape[0])
+        return self.model.generate(**batch, cache=cache, **settings), batch["input_ids"].shape[1]
+
+    def _checked_prefix_generate(self, inputs, length, has_images, settings):
+        """One batch both ways; the same tokens and first-step logits keep KV-prefix reuse on."""
+        both = {**settings, "return_dict_in_generate": True, "output_logits": True}
+        plain = self.model.generate(**inputs, **both)
+        width = inputs["input_ids"].shape[1]
+        problem = None
+        try:
+            reused, reused_width = self._prefix_generate(inputs, length, has_images, both)
+        except Exception as exc:  # a family whose forward cannot continue from a cache this way
+            problem = f"{type(exc).__name__}: {_one_line(exc)[:120]}"
+        else:
+            problem = self._difference(plain, width, reused, reused_width)
+        self._prefix_checks += 1
+        if problem:
+            self.prefix_cache.clear()
+            self.kv_prefix_mode = f"off (self-check: {problem} with the reused prefix cache)"
+            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused prefix cache; KV-prefix "
+                  "reuse is off for this run", file=sys.stderr)
+        elif self._prefix_checks >= 2:
+            self.kv_prefix_mode = "on"
+        return plain.sequences[:, width:]
+
     def set_images(self, images):
         super().set_images(images)
+        if self.feature_cache is not None:
+            self.feature_cache.clear()  # features of images no longer in the table would only take memory
+        if self.prefix_cache is not None:
+            self.prefix_cache.clear()
         if self.cache_images and self._inner_image_processor is not None:
             names = {id(im): name for name, im in self.images.items()}
             self.processor.image_processor = _MemoImageProcessor(self._inner_image_processor, names, self.stats)
@@ -570,10 +721,23 @@ class HFBackend(Backend):
             settings = self.decoding(budget)
             self._decoding = settings
             inputs = move_inputs(inputs, self.device, self.model.dtype)
+            has_images = bool(requests[idx[0]].image_ids)
             with torch.inference_mode():
-                out = self.model.generate(**inputs, **settings)
+                if self._feature_check_due(inputs):
+                    out = self._checked_generate(inputs, settings)
+                    new_tokens = out[:, inputs["input_ids"].shape[1]:]
+                elif (length := self._prefix_length(inputs, has_images)) and self.kv_prefix_mode == "checking":
+                    new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings)
+                elif length:
+                    out, width = self._prefix_generate(inputs, length, has_images, settings)
+                    self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
+                    new_tokens = out[:, width:]
+                else:
+                    out = self.model.generate(**inputs, **settings)
+                    new_tokens = out[:, inputs["input_ids"].shape[1]:]
             self.stats["generate_calls"] += 1
-            new_tokens = out[:, inputs["input_ids"].shape[1]:]
+            if "attention_mask" in inputs:  # what the KV-prefix share is measured against
+                self.stats["prompt_tokens"] = self.stats.get("prompt_tokens", 0) + int(inputs["attention_mask"].sum())
             for i, row in zip(idx, new_tokens):
                 responses[i] = self._decode(row)
         return [r if r is not None else "" for r in responses]
@@ -600,11 +764,23 @@ class HFBackend(Backend):
             "image_placeholder": self.renderer.placeholder,
             "opens_thinking": bool(self._opens_thinking),
             "trust_remote_code": self.trust_remote_code,
+            "image_feature_cache": {"mode": self._described_feature_mode(), "max_mb": self.feature_cache_mb},
+            "kv_prefix": self.kv_prefix_mode if self.kv_prefix_mode != "checking" else
+            "unused (no batch shared a text prefix within the limits: several prompts, 8+ tokens, the attention window)",
         }
+
+    def _described_feature_mode(self) -> str:
+        if not self.feature_cache_mode.startswith("checking"):
+            return self.feature_cache_mode
+        if self._feature_checks:  # the run ended before a batch took features from the cache
+            return f"on after {self._feature_checks} self-checked batch(es), none reusing features yet"
+        return "unused (no prompt with images)"
 
     def close(self) -> None:
         if self._inner_image_processor is not None:
             self.processor.image_processor = self._inner_image_processor
+        if self.feature_cache is not None:
+            self.feature_cache.remove()
         del self.model
 
 
