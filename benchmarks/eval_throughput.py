@@ -250,6 +250,9 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar per model would break up the table
 
     from mvlsib.testing.families import build_family, family, family_names
     from mvlsib.testing.tiny_llava import sib_sentences
