@@ -18,6 +18,25 @@ POOL_DIR = REPO / "src" / "mvlsib" / "data" / "image_pool"
 EVAL_LANGUAGES = ("eng_Latn", "arb_Arab")
 
 
+def release_requests(release_dir, task_ks, per_language: int = 2):
+    """The evaluator's requests for the first ``per_language`` instances of each of
+    ``EVAL_LANGUAGES`` in a release, per ``(task, k)``; and the images they show (id -> image)."""
+    from mvlsib.evaluation.backends import Request
+    from mvlsib.evaluation.prompts import prompt_for_example
+    from mvlsib.release_format import mvl_sib
+
+    images = mvl_sib.load_images(str(release_dir))
+    reqs = []
+    for language in EVAL_LANGUAGES:
+        rows = mvl_sib.load_rows(language, str(release_dir))[:per_language]
+        for task, k in task_ks:
+            for ex in mvl_sib.build_examples(rows, images, task, k):
+                p = prompt_for_example(ex)
+                reqs.append(Request(f"{task}|{k}|{language}|{ex['instance_id']}", tuple(p.messages()), p.image_ids))
+    needed = {i for r in reqs for i in r.image_ids}
+    return reqs, {i: images[i] for i in sorted(needed)}
+
+
 def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for running the package from this checkout in a child process."""
     env = dict(os.environ)

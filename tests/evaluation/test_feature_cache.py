@@ -13,12 +13,10 @@ import torch
 from click.testing import CliRunner
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.backends import Request, make_backend
+from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf import move_inputs
 from mvlsib.evaluation.backends.hf_reuse import ADAPTERS
-from mvlsib.evaluation.prompts import prompt_for_example
-from mvlsib.release_format import mvl_sib
-from support import EVAL_LANGUAGES
+from support import release_requests
 
 import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
@@ -31,16 +29,7 @@ CACHED = [n for n in GENERATIVE if "thinking" not in n and MODEL_TYPE.get(n, n) 
 @pytest.fixture(scope="module")
 def release_prompts(release_dir):
     """i2s k=1,3 and s2i k=1 for 2 instances in both languages: every image repeats across languages."""
-    images = mvl_sib.load_images(str(release_dir))
-    reqs = []
-    for language in EVAL_LANGUAGES:
-        rows = mvl_sib.load_rows(language, str(release_dir))[:2]
-        for task, k in (("i2s", 1), ("i2s", 3), ("s2i", 1)):
-            for ex in mvl_sib.build_examples(rows, images, task, k):
-                p = prompt_for_example(ex)
-                reqs.append(Request(f"{task}|{k}|{language}|{ex['instance_id']}", tuple(p.messages()), p.image_ids))
-    needed = {i for r in reqs for i in r.image_ids}
-    return reqs, {i: images[i] for i in sorted(needed)}
+    return release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1)])
 
 
 def _backend(model, images, **kw):

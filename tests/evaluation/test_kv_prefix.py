@@ -8,13 +8,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mvlsib.evaluation.backends import Request, make_backend
+from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf import move_inputs
 from mvlsib.evaluation.backends.hf_reuse import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
-from mvlsib.evaluation.prompts import prompt_for_example
 from mvlsib.evaluation.schedule import prefix_order
-from mvlsib.release_format import mvl_sib
-from support import EVAL_LANGUAGES
+from support import release_requests
 
 import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
@@ -27,17 +25,8 @@ REUSING = [n for n in GENERATIVE if MODEL_TYPE.get(n, n) in KV_PREFIX_TYPES and 
 @pytest.fixture(scope="module")
 def prompts(release_dir):
     """i2s k=1,3, s2i k=1 and s2t k=1 for 2 instances in both languages, in the evaluator's prefix order."""
-    images = mvl_sib.load_images(str(release_dir))
-    reqs = []
-    for language in EVAL_LANGUAGES:
-        rows = mvl_sib.load_rows(language, str(release_dir))[:2]
-        for task, k in (("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2t", 1)):
-            for ex in mvl_sib.build_examples(rows, images, task, k):
-                p = prompt_for_example(ex)
-                reqs.append(Request(f"{task}|{k}|{language}|{ex['instance_id']}", tuple(p.messages()), p.image_ids))
-    reqs = prefix_order(reqs, messages_of=lambda r: r.messages)
-    needed = {i for r in reqs for i in r.image_ids}
-    return reqs, {i: images[i] for i in sorted(needed)}
+    reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2t", 1)])
+    return prefix_order(reqs, messages_of=lambda r: r.messages), images
 
 
 def _backend(model, images, **kw):
