@@ -252,3 +252,23 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
         with Image.open(out / name) as im:
             assert im.format == "PNG" and im.width > 300
         assert (out / name).with_suffix(".svg").is_file()
+
+
+def test_a_model_that_cannot_load_is_refused_before_any_prompt_is_built(release_dir, tmp_path, monkeypatch):
+    """Building every prompt of a full run takes minutes and, for all 199 languages, more memory
+    than a 24 GB machine has: a wrong --model must be said before that (backend preflight)."""
+    from mvlsib.evaluation import runner
+
+    def never(*args, **kwargs):
+        raise AssertionError("prompts were built for a model that cannot load")
+
+    monkeypatch.setattr(runner, "build_items", never)
+    text_only = tmp_path / "gpt2-like"
+    text_only.mkdir()
+    (text_only / "config.json").write_text(json.dumps({"model_type": "gpt2"}), encoding="utf-8")
+    for model, says in [(tmp_path / "no-such-model", "cannot load"), (text_only, "not an image-text-to-text")]:
+        out = tmp_path / f"run-{model.name}"
+        result = invoke("run", "--data", release_dir, "--model", model, "--out", out)
+        assert result.exit_code == 2, result.output
+        assert says in result.output and "Traceback" not in result.output
+        assert not out.exists()

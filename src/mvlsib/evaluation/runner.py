@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from . import _compat
 from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atomic_open
-from .backends import Backend, Request, make_backend
+from .backends import Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .schedule import order_items
@@ -245,6 +245,15 @@ def _discard_if_empty(folder: Path, ours: set[str]) -> None:
         pass
 
 
+def _backend_kwargs(opts) -> dict[str, Any]:
+    options = dict(opts.backend_options)
+    options.setdefault("max_new_tokens", opts.max_new_tokens)
+    if opts.backend == "hf":
+        options.setdefault("dtype", opts.dtype)
+        options.setdefault("revision", opts.model_revision)
+    return options
+
+
 def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
     if cfg_path.exists():
         try:
@@ -261,6 +270,8 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
 
     verify_data(opts.data)
+    if backend_factory is None:
+        backend_class(opts.backend).preflight(opts.model, **_backend_kwargs(opts))
     all_items, images = build_items(opts, pairs, languages)
     items = select(all_items, opts.shard)
     before = read_predictions(pred_path, repair=True)
@@ -287,12 +298,7 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     backend_info = None
     if pending:
         factory = backend_factory or make_backend
-        options = dict(opts.backend_options)
-        options.setdefault("max_new_tokens", opts.max_new_tokens)
-        if opts.backend == "hf":
-            options.setdefault("dtype", opts.dtype)
-            options.setdefault("revision", opts.model_revision)
-        backend = factory(opts.backend, model=opts.model, **options)
+        backend = factory(opts.backend, model=opts.model, **_backend_kwargs(opts))
         # Written once the model is there: a model that does not load leaves no run folder behind.
         if not cfg_path.exists():
             _write_json(cfg_path, {**config, "backend": None, "complete": False})

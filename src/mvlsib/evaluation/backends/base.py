@@ -55,6 +55,12 @@ class Backend(abc.ABC):
     #: how many requests the runner should hand over at once (results are saved per call)
     preferred_chunk: int = 32
 
+    @classmethod
+    def preflight(cls, model: str, **options: Any) -> None:
+        """Refuse, in a moment and before the run builds its prompts, a model that cannot be
+        used (a wrong path or id, a wrong architecture): building every prompt of a full run
+        takes minutes. The default checks nothing; the constructor still checks everything."""
+
     def set_images(self, images: Mapping[str, Any]) -> None:
         """The image table (id -> PIL image). Called once, before any ``generate``."""
         self.images = dict(images)

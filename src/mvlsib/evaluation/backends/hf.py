@@ -278,6 +278,11 @@ class HFBackend(Backend):
                       "think before answering); 0 refuses such models instead."),
     )
 
+    @classmethod
+    def preflight(cls, model: str, **options: Any) -> None:
+        # the model's config only (no weights): a wrong path, id or architecture in a moment
+        check_architecture(model, options.get("revision"), bool(options.get("trust_remote_code", False)))
+
     def __init__(
         self,
         model: str,
