@@ -262,7 +262,7 @@ def test_a_model_that_cannot_load_is_refused_before_any_prompt_is_built(release_
     def never(*args, **kwargs):
         raise AssertionError("prompts were built for a model that cannot load")
 
-    monkeypatch.setattr(runner, "build_items", never)
+    monkeypatch.setattr(runner, "prompt_for_example", never)
     text_only = tmp_path / "gpt2-like"
     text_only.mkdir()
     (text_only / "config.json").write_text(json.dumps({"model_type": "gpt2"}), encoding="utf-8")

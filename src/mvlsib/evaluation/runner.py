@@ -117,12 +117,19 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
     return sorted(dict.fromkeys(languages))
 
 
-def build_items(opts: RunOptions, pairs, languages) -> tuple[list[WorkItem], dict[str, Any]]:
-    """All work items of the run in canonical order, and the images they need."""
+def build_items(opts: RunOptions, pairs, languages,
+                before_prompts: Callable[[], None] | None = None) -> tuple[list[WorkItem], dict[str, Any]]:
+    """All work items of the run in canonical order, and the images they need.
+
+    ``before_prompts`` runs once the images are read and before any prompt is built (the
+    backend's preflight: a release's own problems are said first, a wrong model before minutes
+    of prompt building)."""
     loader = _compat.loader(opts.data)
     need_images = any(t in CROSS_MODAL for t, _ in pairs)
     try:
         images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
+        if before_prompts is not None:
+            before_prompts()
         items: list[WorkItem] = []
         for language in languages:
             rows = loader.load_rows(language, opts.data, opts.data_revision)
@@ -270,9 +277,11 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
 
     verify_data(opts.data)
+    preflight = None
     if backend_factory is None:
-        backend_class(opts.backend).preflight(opts.model, **_backend_kwargs(opts))
-    all_items, images = build_items(opts, pairs, languages)
+        def preflight() -> None:
+            backend_class(opts.backend).preflight(opts.model, **_backend_kwargs(opts))
+    all_items, images = build_items(opts, pairs, languages, before_prompts=preflight)
     items = select(all_items, opts.shard)
     before = read_predictions(pred_path, repair=True)
     refuse_duplicates(pred_path, before)
