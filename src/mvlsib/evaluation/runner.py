@@ -9,6 +9,8 @@ resumed by a different command.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -117,6 +119,17 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
     return sorted(dict.fromkeys(languages))
 
 
+@contextlib.contextmanager
+def _release_errors(data: str):
+    """The loader's LoaderError (a bad language, a broken release) as one message naming the release."""
+    try:
+        yield
+    except ValueError as exc:
+        if isinstance(exc, MvlsibError):
+            raise
+        raise MvlsibError(f"{data}: {exc}") from None
+
+
 def build_items(opts: RunOptions, pairs, languages,
                 before_prompts: Callable[[], None] | None = None) -> tuple[list[WorkItem], dict[str, Any]]:
     """All work items of the run in canonical order, and the images they need.
@@ -126,11 +139,12 @@ def build_items(opts: RunOptions, pairs, languages,
     of prompt building)."""
     loader = _compat.loader(opts.data)
     need_images = any(t in CROSS_MODAL for t, _ in pairs)
-    try:
+    with _release_errors(opts.data):
         images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
-        if before_prompts is not None:
-            before_prompts()
-        items: list[WorkItem] = []
+    if before_prompts is not None:  # outside the loader's error translation: not the release's fault
+        before_prompts()
+    items: list[WorkItem] = []
+    with _release_errors(opts.data):
         for language in languages:
             rows = loader.load_rows(language, opts.data, opts.data_revision)
             rows = select_rows(rows, opts.limit, opts.limit_mode)
@@ -146,10 +160,6 @@ def build_items(opts: RunOptions, pairs, languages,
                         image_ids=prompt.image_ids,
                     )
                     items.append(WorkItem(task, k, language, ex["instance_id"], int(ex["label"]), request))
-    except ValueError as exc:  # the loader's LoaderError: a bad language, a broken release
-        if isinstance(exc, MvlsibError):
-            raise
-        raise MvlsibError(f"{opts.data}: {exc}") from None
     return items, images
 
 
@@ -277,10 +287,9 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
 
     verify_data(opts.data)
-    preflight = None
-    if backend_factory is None:
-        def preflight() -> None:
-            backend_class(opts.backend).preflight(opts.model, **_backend_kwargs(opts))
+    # A stand-in factory (tests) has no class to ask; the real one's backend checks its model early.
+    preflight = None if backend_factory is not None else functools.partial(
+        backend_class(opts.backend).preflight, opts.model, **_backend_kwargs(opts))
     all_items, images = build_items(opts, pairs, languages, before_prompts=preflight)
     items = select(all_items, opts.shard)
     before = read_predictions(pred_path, repair=True)
