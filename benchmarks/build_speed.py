@@ -7,6 +7,9 @@ included) and ``benchmarks/build_floor.py`` (only the reading, parsing and writi
 avoid) run alternately ``--runs`` times; each pair's CPU seconds (user + sys of the child) give
 one ratio, and the median ratio is printed (target <= 1.5). Side by side in one run, so load on
 the shared machine hits both alike. The floor is given the instances file the first build made.
+Every process reads compiled bytecode, as after ``pip install`` (``--bytecode none`` keeps the
+environment as it is: this machine sets PYTHONDONTWRITEBYTECODE, so the build would compile its
+own modules in every run); a first, uncounted pair fills that cache.
 
 With ``--stages``, also the older per-stage table:
 
@@ -80,7 +83,7 @@ def _cpu_of(cmd: list[str], env: dict) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def build_vs_floor(sib: Path, pool: Path, runs: int, baseline: Path | None = None) -> None:
+def build_vs_floor(sib: Path, pool: Path, runs: int, baseline: Path | None = None, bytecode: str = "cached") -> None:
     import os
     import statistics
 
@@ -88,12 +91,27 @@ def build_vs_floor(sib: Path, pool: Path, runs: int, baseline: Path | None = Non
     rows, base_rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        for n in range(runs):
+        if bytecode == "cached":
+            # As installed: pip compiles a wheel's modules at install time, and a checkout writes
+            # __pycache__ on its first run. A machine with PYTHONDONTWRITEBYTECODE set (this one)
+            # would otherwise make every build compile its ~60 modules from source (about 0.15 CPU s)
+            # while the floor, one small script, barely compiles anything. The cache goes to a
+            # temporary folder (not the source tree); run -1 fills it and is not counted.
+            env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        for n in range(-1 if bytecode == "cached" else 0, runs):
             work, rel, floor = tmp / f"work{n}", tmp / f"rel{n}", tmp / f"floor{n}"
             build = _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool),
                              "--out", str(rel), "--workdir", str(work)], env)
             low = _cpu_of([sys.executable, str(REPO / "benchmarks" / "build_floor.py"), str(sib), str(pool),
                            str(work / "instances.jsonl"), str(floor)], env)
+            if n < 0:
+                if baseline is not None:
+                    _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool), "--out",
+                             str(tmp / "brel-warm"), "--workdir", str(tmp / "bwork-warm")], {**env, "PYTHONPATH": str(baseline)})
+                print(f"warm-up (bytecode compiled and cached, not counted): build {build:.2f} CPU s, floor {low:.2f} CPU s",
+                      flush=True)
+                continue
             rows.append((build, low, build / low))
             line = f"run {n + 1}: build {build:6.2f} CPU s   floor {low:5.2f} CPU s   build / floor {build / low:.2f}"
             if baseline is not None:
@@ -105,7 +123,7 @@ def build_vs_floor(sib: Path, pool: Path, runs: int, baseline: Path | None = Non
                 line += f"   baseline {old:6.2f} CPU s, baseline / floor {old / low:.2f}"
             print(line, flush=True)
     ratios = sorted(r for _, _, r in rows)
-    print(f"build / floor (CPU), median of {runs}: {statistics.median(ratios):.2f} "
+    print(f"build / floor (CPU), median of {runs} (bytecode {bytecode}): {statistics.median(ratios):.2f} "
           f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); build median {statistics.median(b for b, _, _ in rows):.2f} s, "
           f"floor median {statistics.median(f for _, f, _ in rows):.2f} s; target <= 1.5")
     if base_rows:
@@ -121,8 +139,12 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another src/ folder (e.g. `git archive main src | tar -x -C /tmp/base`, then "
                              "/tmp/base/src) whose build runs in each pair too")
+    parser.add_argument("--bytecode", choices=("cached", "none"), default="cached",
+                        help="cached (default): every process reads compiled bytecode, as after `pip install`; one "
+                             "warm-up pair fills the cache. none: keep the environment as it is (with "
+                             "PYTHONDONTWRITEBYTECODE set, the build compiles its modules in every run)")
     args = parser.parse_args()
-    build_vs_floor(args.sib, args.pool, args.runs, args.baseline)
+    build_vs_floor(args.sib, args.pool, args.runs, args.baseline, args.bytecode)
     if not args.stages:
         return
     targets = {"ingest": 10, "sample": 10, "validate": 20}

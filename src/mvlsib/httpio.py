@@ -19,7 +19,6 @@ This module imports nothing from mvlsib: the bundled evaluator ships it in ``_sh
 
 from __future__ import annotations
 
-import http.client
 import re
 import socket
 import threading
@@ -162,6 +161,8 @@ def _proxy_for(url: str) -> tuple[str, int, dict[str, str]] | None:
 
 
 def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
+    import http.client  # here, not at the top: ssl and email cost every command 20 ms, most never fetch
+
     parts = urlsplit(check_url(url))
     scheme = parts.scheme.lower()
     remaining = deadline - time.monotonic()

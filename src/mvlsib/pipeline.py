@@ -45,7 +45,9 @@ def build(
 
     ``flores``/``annotation`` add languages built from raw Flores files (e.g. N'Ko) to those of ``sib``.
     """
-    from tqdm.auto import tqdm
+    from mvlsib.progress import tqdm_class
+
+    tqdm = tqdm_class()
 
     from mvlsib.builder.ingest import ingest_corpus
     from mvlsib.release.publish import publish

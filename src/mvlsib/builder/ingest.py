@@ -238,7 +238,9 @@ def ingest_corpus(
     given). ``flores`` needs ``annotation`` (the English ``train/dev/test.tsv``); ``annotation`` given with
     ``sib`` replaces ``eng_Latn`` as the reference. ``endpoint``/``cache_dir`` go to huggingface_hub.
     """
-    from tqdm.auto import tqdm
+    from mvlsib.progress import tqdm_class
+
+    tqdm = tqdm_class()
 
     workdir = Path(workdir)
     requested = parse_languages(languages)

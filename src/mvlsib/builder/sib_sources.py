@@ -30,7 +30,9 @@ class SibSource:
 
 
 def _SilentTqdm():
-    from tqdm.auto import tqdm
+    from mvlsib.progress import tqdm_class
+
+    tqdm = tqdm_class()
 
     class Silent(tqdm):
         def __init__(self, *args, **kwargs):

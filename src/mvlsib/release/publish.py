@@ -49,7 +49,9 @@ class ReleaseSummary:
 
 
 def _progress(iterable, *, desc: str, total: int | None = None, enabled: bool = True):
-    from tqdm.auto import tqdm
+    from mvlsib.progress import tqdm_class
+
+    tqdm = tqdm_class()
 
     return tqdm(iterable, desc=desc, total=total, unit="lang", file=sys.stderr, disable=not enabled, leave=False)
 
