@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from fakes.openai_compat import content_server, text_of
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation.runner import RunOptions, build_items, resolve_tasks_ks, run_eval
+from mvlsib.evaluation import runner
+from mvlsib.evaluation.runner import RunOptions, build_items, plan_items, resolve_tasks_ks, run_eval
 from mvlsib.evaluation.schedule import prefix_key, prefix_order
 from mvlsib.evaluation.shards import Shard, select
 from support import EVAL_LANGUAGES as LANGUAGES
@@ -68,6 +69,34 @@ def test_shard_sets_are_unchanged(release_dir):
     for i in range(3):
         shard = select(items, Shard(i, 3))
         assert set(map(id, prefix_order(shard))) == {id(it) for n, it in enumerate(items) if n % 3 == i}
+
+
+def _key(it):
+    return (it.task, it.k, it.language, it.instance_id)
+
+
+def test_prompts_are_built_only_for_the_shard_s_pending_items(release_dir, monkeypatch):
+    """A run holds the prompts it will send, not the whole run's: --shard and resume cut memory."""
+    items = _items(release_dir)
+    opts = RunOptions(data=str(release_dir), model="m", out=Path("unused"), ks=(1, 3), languages=LANGUAGES, limit=6)
+    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
+    built = []
+    real = runner.prompt_for_example
+    monkeypatch.setattr(runner, "prompt_for_example", lambda ex: built.append(ex["instance_id"]) or real(ex))
+    for i in range(3):
+        shard = Shard(i, 3)
+        # a third of the shard already answered (as on resume); its items get no prompt
+        done = {_key(it) for it in select(items, shard)[::3]}
+        built.clear()
+        plan = plan_items(opts, pairs, list(LANGUAGES), shard=shard, done=done)
+        want = [it for it in select(items, shard) if _key(it) not in done]
+        assert [_key(it) for it in plan.pending] == [_key(it) for it in want]
+        assert [it.request for it in plan.pending] == [it.request for it in want]
+        assert len(built) == len(want) < len(items) / 3
+        assert plan.n_shard == len(select(items, shard)) and plan.n_run == len(items) and plan.done_seen == done
+    # keys of another shard (or another run) are not this shard's: the runner refuses them as strays
+    other = {_key(select(items, Shard(1, 3))[0])}
+    assert plan_items(opts, pairs, list(LANGUAGES), shard=Shard(0, 3), done=other).done_seen == set()
 
 
 def _run(*args):

@@ -25,7 +25,7 @@ from .backends import Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .schedule import order_items
-from .shards import Shard, select
+from .shards import Shard
 from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key, refuse_duplicates, run_lock
 from .subset import select_rows
 
@@ -130,9 +130,25 @@ def _release_errors(data: str):
         raise MvlsibError(f"{data}: {exc}") from None
 
 
-def build_items(opts: RunOptions, pairs, languages,
-                before_prompts: Callable[[], None] | None = None) -> tuple[list[WorkItem], dict[str, Any]]:
-    """All work items of the run in canonical order, and the images they need.
+@dataclass
+class RunPlan:
+    """What a run (or one shard of it) has to do, with prompts built only for that."""
+
+    pending: list[WorkItem]  # this shard's items not yet in its predictions file, canonical order
+    images: dict[str, Any]
+    n_shard: int  # items of this shard (all of the run without --shard), done or not
+    n_run: int  # items of the whole run, every shard
+    done_seen: set[tuple] = field(default_factory=set)  # keys of `done` that are items of this shard
+
+
+def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None, done: set[tuple] | None = None,
+               before_prompts: Callable[[], None] | None = None) -> RunPlan:
+    """The run's items in canonical order (language, task, k, row), dealt to ``shard`` and without
+    the keys in ``done``; only those items get a prompt.
+
+    A prompt holds its texts (about 3.8 KB): building every prompt of the full benchmark before
+    dealing shards or skipping done keys needed ~23 GB. Examples are built a language at a time
+    and dropped, so memory follows the prompts this process will send, and ``--shard i/N`` divides it.
 
     ``before_prompts`` runs once the images are read and before any prompt is built (the
     backend's preflight: a release's own problems are said first, a wrong model before minutes
@@ -143,7 +159,8 @@ def build_items(opts: RunOptions, pairs, languages,
         images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
     if before_prompts is not None:  # outside the loader's error translation: not the release's fault
         before_prompts()
-    items: list[WorkItem] = []
+    done = done or set()
+    plan = RunPlan(pending=[], images=images, n_shard=0, n_run=0)
     with _release_errors(opts.data):
         for language in languages:
             rows = loader.load_rows(language, opts.data, opts.data_revision)
@@ -153,14 +170,29 @@ def build_items(opts: RunOptions, pairs, languages,
                 examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k,
                                                  with_prompt=False)
                 for ex in examples:
+                    position, plan.n_run = plan.n_run, plan.n_run + 1
+                    if shard is not None and not shard.deals(position):
+                        continue
+                    plan.n_shard += 1
+                    key = (task, k, language, ex["instance_id"])
+                    if key in done:
+                        plan.done_seen.add(key)
+                        continue
                     prompt = prompt_for_example(ex)
                     request = Request(
                         key=f"{task}|k{k}|{language}|{ex['instance_id']}",
                         messages=tuple(prompt.messages()),
                         image_ids=prompt.image_ids,
                     )
-                    items.append(WorkItem(task, k, language, ex["instance_id"], int(ex["label"]), request))
-    return items, images
+                    plan.pending.append(WorkItem(task, k, language, ex["instance_id"], int(ex["label"]), request))
+    return plan
+
+
+def build_items(opts: RunOptions, pairs, languages,
+                before_prompts: Callable[[], None] | None = None) -> tuple[list[WorkItem], dict[str, Any]]:
+    """All work items of the run in canonical order (each with its prompt), and the images they need."""
+    plan = plan_items(opts, pairs, languages, before_prompts=before_prompts)
+    return plan.pending, plan.images
 
 
 def verify_data(data: str) -> None:
@@ -290,24 +322,23 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     # A stand-in factory (tests) has no class to ask; the real one's backend checks its model early.
     preflight = None if backend_factory is not None else functools.partial(
         backend_class(opts.backend).preflight, opts.model, **_backend_kwargs(opts))
-    all_items, images = build_items(opts, pairs, languages, before_prompts=preflight)
-    items = select(all_items, opts.shard)
     before = read_predictions(pred_path, repair=True)
     refuse_duplicates(pred_path, before)
     done = {record_key(r) for r in before}
-    wanted = {(it.task, it.k, it.language, it.instance_id) for it in items}
-    stray = done - wanted
+    # Shard selection and resume work on the canonical order, before any prompt is built; only
+    # what is left is reordered.
+    plan = plan_items(opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight)
+    images = plan.images
+    stray = done - plan.done_seen
     if stray:
         raise MvlsibError(f"{pred_path} has {len(stray)} predictions that are not part of this run, e.g. {min(stray)}")
-    # Shard selection and resume work on the canonical order; only what is left is reordered.
-    pending = order_items([it for it in items if (it.task, it.k, it.language, it.instance_id) not in done],
-                          opts.order)
+    pending = order_items(plan.pending, opts.order)
 
     config = {
         "fingerprint": fp,
         "shard": str(opts.shard) if opts.shard else None,
-        "n_expected": len(items),
-        "n_expected_run": len(all_items),
+        "n_expected": plan.n_shard,
+        "n_expected_run": plan.n_run,
         "parse_mode": opts.parse_mode,
         "groups": opts.groups,
         "versions": _versions(),
@@ -330,14 +361,14 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         finally:
             backend.close()
     records = read_predictions(pred_path)
-    complete = len(records) == len(items)
+    complete = len(records) == plan.n_shard
     old_cfg = json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.exists() else {}
     config["backend"] = backend_info or old_cfg.get("backend")
     config["complete"] = complete
     summary = {
         "out": str(out),
         "predictions_file": str(pred_path),
-        "n_expected": len(items),
+        "n_expected": plan.n_shard,
         "n_done_before": len(done),
         "n_new": len(records) - len(done),
         "complete": complete,

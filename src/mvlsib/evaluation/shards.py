@@ -36,6 +36,10 @@ class Shard:
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
+    def deals(self, position: int) -> bool:
+        """Whether the item at ``position`` of the run's canonical order is this shard's (round robin)."""
+        return position % self.count == self.index
+
 
 def parse_shard(text: str | None, env: Mapping[str, str] | None = None) -> Shard | None:
     """``--shard I/N`` (0-based I), else RANK/WORLD_SIZE from the environment, else no sharding."""
@@ -64,7 +68,7 @@ def parse_shard(text: str | None, env: Mapping[str, str] | None = None) -> Shard
 def select(items: list, shard: Shard | None) -> list:
     if shard is None:
         return list(items)
-    return [item for i, item in enumerate(items) if i % shard.count == shard.index]
+    return [item for i, item in enumerate(items) if shard.deals(i)]
 
 
 def find_shards(sources: list[Path]) -> dict[Shard, Path]:
