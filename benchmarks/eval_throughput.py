@@ -11,8 +11,11 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
   run (``hf_reuse.FeatureCache``, behind its self-check); the "tower" column counts the units the
   vision tower encoded (an image; a tile for Idefics3/SmolVLM; the self-check's plain runs
   included), the units shown in all (what runs without the cache), and the distinct images;
-- **ours+kv**: also ``--kv-prefix`` (the text prefix a batch shares computed once per run, its
-  KV cache reused; optional, off by default);
+- **ours+kv**: also ``--kv-prefix`` (the prefix a batch shares computed once per run, its KV
+  cache reused: the text before the first image, or through the images when every prompt of the
+  batch shows the same images and no image follows the shared part, as in an i2s reference set
+  sent in several languages; optional, off by default). "kv tok" is the share of prompt tokens
+  taken from a reused cache, net of computing each prefix once;
 - **pipeline**: what a user would write instead with transformers alone (issue #15): the same
   chat messages (PIL images in place of the ids) through ``pipeline("image-text-to-text")`` with
   ``batch_size`` and the same greedy settings, ``return_full_text=False``. Its answers are compared
@@ -211,6 +214,7 @@ def measure(model: str, requests, images, args) -> dict:
         "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["no feat"],
         "feat": med["no feat"] / med["ours"], "kv": med["ours"] / med["ours+kv"],
         "kv mode": last["ours+kv"].describe()["kv_prefix"].split(" (")[0],
+        "kv img mode": last["ours+kv"].describe().get("kv_prefix_images", "-").split(" (")[0],
         # prompt tokens taken from a reused prefix cache, net of computing each prefix once
         "kv share": (last["ours+kv"].stats.get("prefix_tokens_reused", 0)
                      - last["ours+kv"].stats.get("prefix_tokens_computed", 0))
@@ -297,7 +301,8 @@ def main() -> None:
                 f"{r['distinct images']})"
         print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['no feat']:>8.1f} {r['ours']:>8.1f} "
               f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {r['ours+kv']:>8.1f} {r['kv']:>5.2f}x {100 * r['kv share']:>5.1f}% "
-              f"{tower:>26} {r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['kv mode']}, "
+              f"{tower:>26} {r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['kv mode']} "
+              f"(through images: {r['kv img mode']}), "
               f"{r['rendering']}", flush=True)
 
 

@@ -130,3 +130,69 @@ def test_which_configs_have_a_window():
     assert sliding_window(Qwen2Config(sliding_window=4096, use_sliding_window=False)) is None
     assert sliding_window(MistralConfig(sliding_window=4096)) == 4096
     assert sliding_window(Gemma3TextConfig(sliding_window=512)) == 512
+
+
+@pytest.fixture(scope="module")
+def i2s_prompts(release_dir):
+    """i2s k=3 and k=1 for 3 instances in both languages, in prefix order: each instance's prompts
+    (same instruction, same reference images, options in another language) are neighbours."""
+    reqs, images = release_requests(release_dir, [("i2s", 3), ("i2s", 1)], per_language=3)
+    return prefix_order(reqs, messages_of=lambda r: r.messages), images
+
+
+@pytest.mark.parametrize("name", REUSING)
+def test_a_prefix_through_the_shared_images_gives_the_plain_answers_and_logits(name, model_dir, i2s_prompts):
+    """Batches of prompts showing the same images with every image in the shared prefix: the prefix
+    cache holds the images (the tower runs once for the batch) and the suffixes are text."""
+    reqs, images = i2s_prompts
+    want = make_backend("hf", model=str(model_dir(name)), batch_size=2, device="cpu", max_new_tokens=3,
+                        feature_cache_mb=0)
+    want.set_images(images)
+    plain = want.generate(reqs)
+    backend = make_backend("hf", model=str(model_dir(name)), batch_size=2, device="cpu", max_new_tokens=3,
+                           feature_cache_mb=0, kv_prefix=True)
+    backend.set_images(images)
+    assert backend.generate(reqs) == plain
+    described = backend.describe()
+    assert described["kv_prefix_images"] == "on", described
+    assert backend.stats.get("kv_prefix_image_batches", 0) >= 3  # 2 self-checked, the rest reused
+    # batched by image set (length order alone would pair prompts of different instances)
+    assert all(len({reqs[i].image_ids for i in idx}) == 1 for idx, _ in backend.build_batches(reqs))
+    # First-step logits of a batch continued from a prefix cache holding the images equal the plain batch's.
+    for idx, inputs in backend.build_batches(reqs):
+        if len({reqs[i].image_ids for i in idx}) == 1:
+            break
+    inputs = move_inputs(inputs, "cpu", torch.float32)
+    length = backend._prefix_length(inputs, True, same_images=True)
+    assert backend._prefix_has_images(inputs, length)
+    assert length > backend._prefix_length(inputs, True)  # further than the text before the first image
+    settings = {**backend.decoding(1), "output_logits": True, "return_dict_in_generate": True}
+    with torch.inference_mode():
+        ours, _ = backend._prefix_generate(inputs, length, True, settings, reqs[idx[0]].image_ids)
+        theirs = backend.model.generate(**inputs, **settings)
+    assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), \
+        float((ours.logits[0] - theirs.logits[0]).abs().max())
+
+
+def test_prompts_with_other_images_do_not_share_an_image_prefix(model_dir, i2s_prompts):
+    """Image placeholders are the same tokens for any image: only the request's image ids tell two
+    reference sets apart, so a batch of different images keeps its prefix before the first image."""
+    reqs, images = i2s_prompts
+    backend = make_backend("hf", model=str(model_dir("llava_1_5")), batch_size=2, device="cpu", max_new_tokens=3,
+                           feature_cache_mb=0, kv_prefix=True)
+    backend.set_images(images)
+    mixed = [r for r in reqs if r.key.startswith("i2s|1|")]
+    mixed = [mixed[0], next(r for r in mixed if r.image_ids != mixed[0].image_ids)]
+    (idx, inputs), = backend.build_batches(mixed)
+    inputs = move_inputs(inputs, "cpu", torch.float32)
+    through = backend._prefix_length(inputs, True, same_images=True)  # as if they were the same images
+    assert backend._prefix_has_images(inputs, through)  # the placeholder tokens alone would allow it
+    text_only = backend._prefix_length(inputs, True, same_images=False)
+    assert text_only < through and not backend._prefix_has_images(inputs, text_only)
+    a = backend.prefix_cache
+    one = a.for_batch(backend.model, {"input_ids": inputs["input_ids"][:1, -3:],
+                                      "attention_mask": inputs["attention_mask"][:1, -3:]}, 1, ("x",))
+    assert len(a._entries) == 1
+    a.for_batch(backend.model, {"input_ids": inputs["input_ids"][:1, -3:],
+                                "attention_mask": inputs["attention_mask"][:1, -3:]}, 1, ("y",))
+    assert len(a._entries) == 2 and one is not None  # same tokens, other images: another entry

@@ -269,10 +269,12 @@ class HFBackend(Backend):
                       "reused for every prompt showing it (least recently used dropped first); 0 turns the "
                       "cache off. Used where the family allows it, after a self-check against the plain path."),
         BackendOption("kv-prefix", "kv_prefix", bool, False,
-                      "hf: compute the text prefix every prompt of a batch starts with (template and "
-                      "instruction) once per run and reuse its KV cache in every batch (padding moved between "
-                      "prefix and suffix), after a self-check against the plain path. Off by default: on CPU "
-                      "with small models it does not pay (docs/performance.md)."),
+                      "hf: compute the prefix every prompt of a batch starts with once per run and reuse its KV "
+                      "cache in every batch (padding moved between prefix and suffix): the template and "
+                      "instruction, and through the images when the batch's prompts show the same images and "
+                      "none after the shared part (an i2s reference set in every language: such prompts are "
+                      "batched together). Each kind is self-checked against the plain path. Off by default: on "
+                      "CPU with small models it does not pay (docs/performance.md)."),
         BackendOption("thinking-max-new-tokens", "thinking_max_new_tokens", int, 2048,
                       "hf: new-token budget when the chat template opens a thinking block (reasoning models "
                       "think before answering); 0 refuses such models instead."),
@@ -489,7 +491,10 @@ class HFBackend(Backend):
         model_type = getattr(self.model.config, "model_type", "?")
         allowed = model_type in KV_PREFIX_TYPES
         self.prefix_cache = PrefixCache(self.stats) if on and allowed else None
-        self._prefix_checks = 0
+        # Two self-checked batches per kind of prefix: text only, and through the images.
+        self._prefix_checks_left = {False: 2, True: 2}
+        self._image_prefixes_on = self.prefix_cache is not None
+        self.kv_prefix_images_mode = "checking" if self._image_prefixes_on else "off"
         self.kv_prefix_mode = ("off (--kv-prefix not given)" if not on else "checking" if allowed else
                                f"off (model type {model_type!r} cannot continue from a shared prefix cache here)")
         config = self.model.config
@@ -498,7 +503,9 @@ class HFBackend(Backend):
         if self._image_token_id is None:
             self._image_token_id = getattr(config, "image_token_index", None)
 
-    def _prefix_length(self, inputs: dict[str, Any], has_images: bool) -> int:
+    def _prefix_length(self, inputs: dict[str, Any], has_images: bool, same_images: bool = False) -> int:
+        """Tokens of the prefix the batch shares (0: run it plainly); past the images only when
+        ``same_images`` (every row shows the same images) and no suffix has an image."""
         from .hf_reuse import shared_text_prefix
 
         if self.prefix_cache is None or self.kv_prefix_mode.startswith("off"):
@@ -507,36 +514,67 @@ class HFBackend(Backend):
             return 0
         if self._window is not None and inputs["input_ids"].shape[1] + self._new_token_budget() > self._window:
             return 0  # see hf_reuse.sliding_window
-        return shared_text_prefix(inputs, self._image_token_id if has_images else None)
+        return shared_text_prefix(inputs, self._image_token_id if has_images else None,
+                                  through_images=same_images and self._image_prefixes_on)
 
-    def _prefix_generate(self, inputs: dict[str, Any], length: int, has_images: bool, settings: dict[str, Any]):
-        """generate() continuing from the shared prefix's cache; returns (output, input width)."""
+    def _prefix_has_images(self, inputs: dict[str, Any], length: int) -> bool:
+        if self._image_token_id is None:
+            return False
+        row = inputs["input_ids"][0][inputs["attention_mask"][0].bool()]
+        return bool((row[:length] == self._image_token_id).any())
+
+    def _prefix_generate(self, inputs: dict[str, Any], length: int, has_images: bool, settings: dict[str, Any],
+                         image_ids: tuple[str, ...] = ()):
+        """generate() continuing from the shared prefix's cache; returns (output, input width).
+        ``image_ids``: the images of the first row (all rows show the same when the prefix has images)."""
         from .hf_reuse import split_at_prefix
 
-        keys = {k for k, how in self._layout[has_images].items() if how == "sequence"}
-        prefix, batch = split_at_prefix(inputs, length, keys, self.tokenizer.pad_token_id)
-        cache = self.prefix_cache.for_batch(self.model, prefix, batch["input_ids"].shape[0])
+        layout = self._layout[has_images]
+        keys = {k for k, how in layout.items() if how == "sequence"}
+        with_images = has_images and self._prefix_has_images(inputs, length)
+        image_layout = {k: how for k, how in layout.items() if how != "sequence"} if with_images else None
+        prefix, batch = split_at_prefix(inputs, length, keys, self.tokenizer.pad_token_id, image_layout)
+        cache = self.prefix_cache.for_batch(self.model, prefix, batch["input_ids"].shape[0],
+                                            tuple(image_ids) if with_images else ())
+        if with_images:
+            self.stats["kv_prefix_image_batches"] = self.stats.get("kv_prefix_image_batches", 0) + 1
         return self.model.generate(**batch, cache=cache, **settings), batch["input_ids"].shape[1]
 
-    def _checked_prefix_generate(self, inputs, length, has_images, settings):
+    def _prefix_check_due(self, inputs: dict[str, Any], length: int, has_images: bool) -> bool:
+        """Each kind of prefix (text only; with images) is self-checked on its own first two batches."""
+        kind = has_images and self._prefix_has_images(inputs, length)
+        return self._prefix_checks_left[kind] > 0
+
+    def _checked_prefix_generate(self, inputs, length, has_images, settings, image_ids=()):
         """One batch both ways; the same tokens and first-step logits keep KV-prefix reuse on."""
         both = {**settings, "return_dict_in_generate": True, "output_logits": True}
         plain = self.model.generate(**inputs, **both)
         width = inputs["input_ids"].shape[1]
+        kind = has_images and self._prefix_has_images(inputs, length)
         problem = None
         try:
-            reused, reused_width = self._prefix_generate(inputs, length, has_images, both)
+            reused, reused_width = self._prefix_generate(inputs, length, has_images, both, image_ids)
         except Exception as exc:  # a family whose forward cannot continue from a cache this way
             problem = f"{type(exc).__name__}: {_one_line(exc)[:120]}"
         else:
             problem = self._difference(plain, width, reused, reused_width)
-        self._prefix_checks += 1
-        if problem:
+        self._prefix_checks_left[kind] -= 1
+        what = "prefix with images" if kind else "prefix"
+        if problem and kind:
+            # Text prefixes may still be fine: only prefixes with images go (checked on their own).
             self.prefix_cache.clear()
-            self.kv_prefix_mode = f"off (self-check: {problem} with the reused prefix cache)"
-            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused prefix cache; KV-prefix "
+            self._image_prefixes_on = False
+            self.kv_prefix_images_mode = f"off (self-check: {problem} with the reused {what} cache)"
+            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused {what} cache; KV-prefix "
+                  "reuse through images is off for this run", file=sys.stderr)
+        elif problem:
+            self.prefix_cache.clear()
+            self.kv_prefix_mode = f"off (self-check: {problem} with the reused {what} cache)"
+            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused {what} cache; KV-prefix "
                   "reuse is off for this run", file=sys.stderr)
-        elif self._prefix_checks >= 2:
+        elif kind and self._prefix_checks_left[True] <= 0:
+            self.kv_prefix_images_mode = "on"
+        elif not kind and self._prefix_checks_left[False] <= 0:
             self.kv_prefix_mode = "on"
         return plain.sequences[:, width:]
 
@@ -651,14 +689,25 @@ class HFBackend(Backend):
                 idx.sort(key=lambda i: (-len(texts[i]), i))
             else:
                 idx.sort(key=lambda i: (-single(i)["input_ids"].shape[1], i))
+            parts_of = None
+            if has_images and self.prefix_cache is not None and self._image_prefixes_on:
+                # Batches of one image set (groups in the order of their longest prompt, by length
+                # within a group; prompts whose images no other prompt of the chunk shows are batched
+                # together): such a batch can share its prefix through the images. The prefix order
+                # sends an i2s reference set in every language in one chunk.
+                groups: dict[tuple, list[int]] = {}
+                for i in idx:
+                    groups.setdefault(tuple(requests[i].image_ids), []).append(i)
+                alone = [g[0] for g in groups.values() if len(g) == 1]
+                parts_of = [g for g in groups.values() if len(g) > 1] + ([alone] if alone else [])
             several = any(len(requests[i].image_ids) > 1 for i in idx)
             if has_images not in self._batched_ok or (self._ambiguous.get(has_images) and several):
                 probe = self._probe(idx, requests)
                 self._check_batching([texts[i] for i in probe], [requests[i] for i in probe],
                                      [single(i) for i in probe], has_images)
             size = self.batch_size if self._batched_ok.get(has_images, True) else 1
-            for start in range(0, len(idx), size):
-                part = idx[start: start + size]
+            parts = [group[start: start + size] for group in (parts_of or [idx]) for start in range(0, len(group), size)]
+            for part in parts:
                 if len(part) == 1:
                     batches.append((part, single(part[0])))
                     if size == 1 and self.batch_size > 1:  # batching refused by the self-check
@@ -727,14 +776,17 @@ class HFBackend(Backend):
             self._decoding = settings
             inputs = move_inputs(inputs, self.device, self.model.dtype)
             has_images = bool(requests[idx[0]].image_ids)
+            first_images = tuple(requests[idx[0]].image_ids)
+            same_images = has_images and all(tuple(requests[i].image_ids) == first_images for i in idx)
             with torch.inference_mode():
                 if self._feature_check_due(inputs):
                     out = self._checked_generate(inputs, settings)
                     new_tokens = out[:, inputs["input_ids"].shape[1]:]
-                elif (length := self._prefix_length(inputs, has_images)) and self.kv_prefix_mode == "checking":
-                    new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings)
+                elif (length := self._prefix_length(inputs, has_images, same_images)) and \
+                        self._prefix_check_due(inputs, length, has_images):
+                    new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings, first_images)
                 elif length:
-                    out, width = self._prefix_generate(inputs, length, has_images, settings)
+                    out, width = self._prefix_generate(inputs, length, has_images, settings, first_images)
                     self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
                     new_tokens = out[:, width:]
                 else:
@@ -772,6 +824,8 @@ class HFBackend(Backend):
             "image_feature_cache": {"mode": self._described_feature_mode(), "max_mb": self.feature_cache_mb},
             "kv_prefix": self.kv_prefix_mode if self.kv_prefix_mode != "checking" else
             "unused (no batch shared a text prefix within the limits: several prompts, 8+ tokens, the attention window)",
+            "kv_prefix_images": self.kv_prefix_images_mode if self.kv_prefix_images_mode != "checking" else
+            "unused (no batch of prompts showing the same images, all of them in the shared prefix)",
         }
 
     def _described_feature_mode(self) -> str:

@@ -400,13 +400,17 @@ def sliding_window(config: Any) -> int | None:
 
 # Below this many shared tokens a batch runs the plain way: the copy costs more than it saves.
 MIN_PREFIX_TOKENS = 8
-# Prefix caches kept (one per distinct shared prefix: in MVL-SIB, about one per task and k).
+# Prefix caches kept (one per distinct shared prefix: in MVL-SIB about one per task and k for text
+# prefixes, one per i2s reference set for prefixes with images; prefix order sends each set's batches together).
 PREFIX_CACHE_ENTRIES = 16
 
 
-def shared_text_prefix(inputs: dict[str, Any], image_token_id: int | None) -> int:
-    """Tokens every row of a left-padded batch starts with, up to its first image token (0: none
-    worth sharing). The prefix is text only, so every image stays in the part each row computes."""
+def shared_text_prefix(inputs: dict[str, Any], image_token_id: int | None, through_images: bool = False) -> int:
+    """Tokens every row of a left-padded batch starts with (0: none worth sharing), up to its first
+    image token, or past the images when ``through_images`` (every row shows the same images) and
+    every image token of every row lies in the shared part: each suffix is then text only (an
+    i2s batch of one instance's reference images in several languages, as the prefix order sends
+    them), so generate continues from the prefix cache without any image input."""
     ids, mask = inputs["input_ids"], inputs.get("attention_mask")
     if mask is None or ids.shape[0] < 2:
         return 0
@@ -421,11 +425,11 @@ def shared_text_prefix(inputs: dict[str, Any], image_token_id: int | None) -> in
     first = rows[0][:shortest]
     where = _differs(rows, first, shortest).nonzero()
     length = int(where[0]) if len(where) else shortest
+    length = min(length, shortest - 1)  # every row keeps at least one token of its own
     if image_token_id is not None:
         images = (first[:length] == image_token_id).nonzero()
-        if len(images):
+        if len(images) and not (through_images and not any(bool((r[length:] == image_token_id).any()) for r in rows)):
             length = int(images[0])
-    length = min(length, shortest - 1)  # every row keeps at least one token of its own
     return length if length >= MIN_PREFIX_TOKENS else 0
 
 
@@ -437,12 +441,16 @@ def _differs(rows: list, first: Any, shortest: int) -> Any:
 
 
 def split_at_prefix(inputs: dict[str, Any], length: int, sequence_keys: set[str],
-                    pad_token_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+                    pad_token_id: int, image_layout: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the one-row prefix inputs, the batch with its padding moved between prefix and suffix).
 
     Each row becomes prefix + padding + its own suffix, so all rows share the prefix's positions
     and cache; the attention mask marks the padding, and generate derives position ids from the
-    mask, so every suffix token keeps the position it has in the row alone."""
+    mask, so every suffix token keeps the position it has in the row alone.
+
+    ``image_layout`` (key -> how ``hf_inputs.collate`` batched it), when the prefix holds every
+    image of every row (the same in each): the first row's image inputs go with the prefix and
+    the batch keeps none, its suffixes being text."""
     import torch
 
     ids, mask = inputs["input_ids"], inputs["attention_mask"]
@@ -464,6 +472,11 @@ def split_at_prefix(inputs: dict[str, Any], length: int, sequence_keys: set[str]
     for i, s in enumerate(starts):
         own = width - s - length
         batch["attention_mask"][i, length: length + suffix - own] = 0
+    for key, how in (image_layout or {}).items():
+        value = batch.pop(key)
+        # "image"/"list": the rows of all prompts one after another, as many per prompt (the same images)
+        per = len(value) // len(starts) if how in ("image", "list") else 1
+        prefix[key] = value[:per]
     return prefix, batch
 
 
@@ -472,19 +485,21 @@ class PrefixCache:
 
     def __init__(self, stats: dict[str, int]) -> None:
         self.stats = stats
-        self._entries: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+        self._entries: OrderedDict[tuple, Any] = OrderedDict()
         for name in ("prefix_tokens_reused", "prefix_tokens_computed"):
             stats.setdefault(name, 0)
 
     def clear(self) -> None:
         self._entries.clear()
 
-    def for_batch(self, model: Any, prefix: dict[str, Any], rows: int) -> Any:
+    def for_batch(self, model: Any, prefix: dict[str, Any], rows: int, image_ids: tuple[str, ...] = ()) -> Any:
+        """``image_ids``: the images the prefix shows (their placeholder tokens are alike for any image)."""
         import copy
 
         import torch
 
-        key = tuple(int(t) for t in prefix["input_ids"][0])
+        tokens = tuple(int(t) for t in prefix["input_ids"][0])
+        key = (tokens, tuple(image_ids))
         cache = self._entries.get(key)
         if cache is None:
             with torch.inference_mode():
@@ -493,10 +508,10 @@ class PrefixCache:
             self._entries[key] = cache
             if len(self._entries) > PREFIX_CACHE_ENTRIES:
                 self._entries.popitem(last=False)
-            self.stats["prefix_tokens_computed"] += len(key)
+            self.stats["prefix_tokens_computed"] += len(tokens)
         else:
             self._entries.move_to_end(key)
-        self.stats["prefix_tokens_reused"] += len(key) * rows
+        self.stats["prefix_tokens_reused"] += len(tokens) * rows
         batch = copy.deepcopy(cache)
         for layer in batch.layers:
             layer.batch_repeat_interleave(rows)
