@@ -196,3 +196,30 @@ def test_prompts_with_other_images_do_not_share_an_image_prefix(model_dir, i2s_p
     a.for_batch(backend.model, {"input_ids": inputs["input_ids"][:1, -3:],
                                 "attention_mask": inputs["attention_mask"][:1, -3:]}, 1, ("y",))
     assert len(a._entries) == 2 and one is not None  # same tokens, other images: another entry
+
+
+def test_a_planted_difference_in_an_image_prefix_turns_only_that_kind_off(model_dir, i2s_prompts, capsys,
+                                                                           monkeypatch):
+    reqs, images = i2s_prompts
+    plain = _backend(model_dir("llava_1_5"), images)
+    want = plain.generate(reqs)
+    honest = PrefixCache.for_batch
+
+    def spoiled(self, model, prefix, rows, image_ids=()):
+        cache = honest(self, model, prefix, rows, image_ids)
+        if image_ids:  # only caches that hold images
+            for layer in cache.layers:
+                layer.values = layer.values + 0.5
+        return cache
+
+    monkeypatch.setattr(PrefixCache, "for_batch", spoiled)
+    backend = make_backend("hf", model=str(model_dir("llava_1_5")), batch_size=2, device="cpu", max_new_tokens=3,
+                           feature_cache_mb=0, kv_prefix=True)
+    backend.set_images(images)
+    capsys.readouterr()
+    assert backend.generate(reqs) == want
+    assert "KV-prefix reuse through images is off for this run" in capsys.readouterr().err
+    described = backend.describe()
+    assert described["kv_prefix_images"].startswith("off (self-check:")
+    assert not described["kv_prefix"].startswith("off")  # text prefixes keep their own verdict
+    assert backend.stats.get("kv_prefix_image_batches", 0) == 1  # the one checked batch, never used after
