@@ -8,7 +8,9 @@ task and k (the default run), as ``mvlsib-eval run`` does before loading the mod
 
 - **whole run**: no ``--shard``, nothing done yet;
 - **shard 0/N**: ``--shard 0/N``;
-- **resume, half done**: the whole run with every other item already in the predictions file.
+- **resume, half done**: the whole run with every other item already in the predictions file;
+- **whole run, N waves**: as ``run`` plans a run larger than ``--max-prompts`` (here N waves): a
+  counting pass over the keys, then one wave's prompts at a time ("prompts" is the largest wave).
 
 With ``--baseline`` (a ``src/`` folder of older code, e.g. ``git archive 617dbaf src | tar -x -C /tmp/old``),
 the same rows run with that code too (it built every prompt of the run, then dealt shards and
@@ -48,7 +50,14 @@ if mode == "resume":  # every other key of the run (read from a cheap pass over 
                     done.add((task, k, lang, iid))
                 n += 1
 t0 = time.process_time()
-if hasattr(runner, "plan_items"):
+if mode == "waves":  # as run does with --max-prompts: a counting pass, then one wave at a time
+    plan = runner.plan_items(opts, pairs, langs, prompts=False)
+    prompts, n_run = 0, plan.n_run
+    for w in range(count):
+        part = runner.plan_items(opts, pairs, langs, wave=Shard(w, count))
+        prompts = max(prompts, len(part.pending))
+        del part
+elif hasattr(runner, "plan_items"):
     plan = runner.plan_items(opts, pairs, langs, shard=shard, done=done)
     prompts, n_run = len(plan.pending), plan.n_run
 else:  # older code: every prompt of the run first
@@ -77,8 +86,12 @@ def main() -> None:
     args = parser.parse_args()
     sources = [("now", REPO / "src")] + ([("baseline", args.baseline)] if args.baseline else [])
     print(f"{'code':<9} {'plan':<20} {'prompts':>9} {'of run':>9} {'peak RSS MB':>12} {'CPU s':>7}")
-    for mode, label in (("whole", "whole run"), ("shard", f"shard 0/{args.shards}"), ("resume", "resume, half done")):
+    rows = (("whole", "whole run"), ("shard", f"shard 0/{args.shards}"), ("resume", "resume, half done"),
+            ("waves", f"whole run, {args.shards} waves"))
+    for mode, label in rows:
         for name, src in sources:
+            if mode == "waves" and name != "now":
+                continue  # older code has no waves
             r = _row(src, args.data, args.languages, mode, args.shards)
             print(f"{name:<9} {label:<20} {r['prompts']:>9,} {r['n_run']:>9,} {r['peak_mb']:>12,.0f} {r['cpu_s']:>7.1f}",
                   flush=True)

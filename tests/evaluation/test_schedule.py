@@ -176,3 +176,77 @@ def test_resume_after_a_partial_prefix_ordered_run(release_dir, tmp_path):
     assert summary["complete"] and summary["n_done_before"] == 12 and summary["n_new"] == 72
     for name in ("predictions.jsonl", "metrics.json"):
         assert (ref / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def _openai_opts(release_dir, out, url, **kw):
+    return RunOptions(data=str(release_dir), model="served", out=out, ks=(1, 3), languages=LANGUAGES, limit=6,
+                      backend="openai", progress=False,
+                      backend_options={"base_url": url, "concurrency": 1, "backoff": 0.01}, **kw)
+
+
+def test_a_run_larger_than_max_prompts_goes_in_waves_with_the_same_files(release_dir, tmp_path, monkeypatch):
+    """84 prompts with --max-prompts 10: 9 waves, none holding more than 10 prompts; the
+    predictions and metrics equal a run in one go, and a crash mid-way resumes."""
+    built, waves = [], []
+    real_prompt, real_plan = runner.prompt_for_example, runner.plan_items
+    monkeypatch.setattr(runner, "prompt_for_example", lambda ex: built.append(1) or real_prompt(ex))
+
+    def counting_plan(*args, **kw):
+        before = len(built)
+        plan = real_plan(*args, **kw)
+        waves.append((kw.get("wave"), len(built) - before, len(plan.pending)))
+        return plan
+
+    monkeypatch.setattr(runner, "plan_items", counting_plan)
+    with content_server() as server:
+        one = tmp_path / "one"
+        run_eval(_openai_opts(release_dir, one, server.base_url))
+        assert [w for w, _, _ in waves] == [None] and waves[0][1] == 84  # fits: one pass, as before
+        waves.clear()
+        several = tmp_path / "waves"
+        summary = run_eval(_openai_opts(release_dir, several, server.base_url, max_prompts=10))
+    assert summary["complete"] and summary["n_new"] == 84
+    assert waves[0] == (None, 0, 0)  # the counting pass: keys only
+    assert [w for w, _, _ in waves[1:]] == [Shard(i, 9) for i in range(9)]
+    assert all(0 < n <= 10 and n == pending for _, n, pending in waves[1:]) and sum(n for _, n, _ in waves) == 84
+    for name in ("predictions.jsonl", "metrics.json"):
+        assert (one / name).read_bytes() == (several / name).read_bytes(), name
+
+    # a crash in the fourth wave, then the same command: it finishes, same files
+    from mvlsib.evaluation.backends import make_backend
+
+    def crashing(name, **kw):
+        backend = make_backend(name, **kw)
+        real, calls = backend.generate, []
+
+        def generate(requests):
+            calls.append(len(requests))
+            if len(calls) > 3:
+                raise _Crash
+            return real(requests)
+
+        backend.generate = generate
+        return backend
+
+    with content_server() as server:
+        resumed = tmp_path / "resumed"
+        with pytest.raises(_Crash):
+            run_eval(_openai_opts(release_dir, resumed, server.base_url, max_prompts=10), backend_factory=crashing)
+        assert 0 < len((resumed / "predictions.jsonl").read_text("utf-8").splitlines()) < 84
+        summary = run_eval(_openai_opts(release_dir, resumed, server.base_url, max_prompts=10))
+    assert summary["complete"] and summary["n_done_before"] > 0
+    for name in ("predictions.jsonl", "metrics.json"):
+        assert (one / name).read_bytes() == (resumed / name).read_bytes(), name
+
+
+def test_waves_inside_a_shard_keep_the_shard_s_items(release_dir, tmp_path):
+    with content_server() as server:
+        plain = tmp_path / "plain"
+        waved = tmp_path / "waved"
+        run_eval(_openai_opts(release_dir, plain, server.base_url, shard=Shard(1, 3)))
+        run_eval(_openai_opts(release_dir, waved, server.base_url, shard=Shard(1, 3), max_prompts=5))
+    name = "predictions.shard-1-of-3.jsonl"
+    keys = [json.loads(line)["instance_id"] for line in (plain / name).read_text("utf-8").splitlines()]
+    assert len(keys) == 28
+    rows = lambda p: sorted((p / name).read_text("utf-8").splitlines())  # noqa: E731 - waves append in wave order
+    assert rows(plain) == rows(waved)

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
-from .schedule import ORDERS
+from .schedule import MAX_PROMPTS, ORDERS
 
 
 class InputError(click.ClickException):
@@ -118,13 +118,17 @@ def _groups(paths) -> dict[str, dict[str, str]]:
               help="Processing order: 'prefix' sends prompts that share a prefix (instruction, reference "
                    "images, across languages) together, so a server's prefix cache reuses it; 'canonical' "
                    "goes language by language. Results and the predictions file are the same either way.")
+@click.option("--max-prompts", type=click.IntRange(min=1), default=MAX_PROMPTS, show_default=True,
+              help="Prompts held in memory at once (about 3.2 KB each, ~1.6 GB at the default). A run (or shard) "
+                   "with more is processed in waves, each a round-robin share of it with its own prefix order; "
+                   "results and files are the same.")
 @with_backend_options
 @click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
 def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, limit_mode, shard,
-                parse_mode, order, groups_csv, progress, backend, **backend_values):
+                parse_mode, order, max_prompts, groups_csv, progress, backend, **backend_values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import options_for
     from .runner import RunOptions, run_eval
@@ -161,6 +165,7 @@ def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_t
         groups=_groups(groups_csv),
         progress=progress,
         order=order,
+        max_prompts=max_prompts,
     )
     summary = run_eval(opts)
     click.echo(

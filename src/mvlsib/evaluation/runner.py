@@ -24,7 +24,7 @@ from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atom
 from .backends import Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
-from .schedule import order_items
+from .schedule import MAX_PROMPTS, order_items
 from .shards import Shard
 from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key, refuse_duplicates, run_lock
 from .subset import select_rows
@@ -52,6 +52,8 @@ class RunOptions:
     progress: bool = True
     #: processing order of pending requests (schedule.ORDERS); never changes a result
     order: str = "prefix"
+    #: prompts held in memory at once (about 3.2 KB each); a larger run is processed in waves
+    max_prompts: int = MAX_PROMPTS
 
 
 @dataclass(frozen=True)
@@ -142,9 +144,11 @@ class RunPlan:
 
 
 def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None, done: set[tuple] | None = None,
-               before_prompts: Callable[[], None] | None = None) -> RunPlan:
+               before_prompts: Callable[[], None] | None = None, wave: Shard | None = None,
+               prompts: bool = True) -> RunPlan:
     """The run's items in canonical order (language, task, k, row), dealt to ``shard`` and without
-    the keys in ``done``; only those items get a prompt.
+    the keys in ``done``; only those items get a prompt (of them only ``wave``'s, dealt round robin
+    over the shard's own order; none with ``prompts=False``: counts and ``done_seen`` only).
 
     A prompt holds its texts (about 3.8 KB): building every prompt of the full benchmark before
     dealing shards or skipping done keys needed ~23 GB. Examples are built a language at a time
@@ -166,18 +170,23 @@ def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None
             rows = loader.load_rows(language, opts.data, opts.data_revision)
             rows = select_rows(rows, opts.limit, opts.limit_mode)
             for task, k in pairs:
-                # the runner builds its own prompts (prompt_for_example): the loader need not render text
-                examples = loader.build_examples(rows, images if task in CROSS_MODAL else None, task, k,
-                                                 with_prompt=False)
-                for ex in examples:
+                chosen = []  # the rows of this (task, k) that get a prompt here
+                for row in rows:
                     position, plan.n_run = plan.n_run, plan.n_run + 1
                     if shard is not None and not shard.deals(position):
                         continue
-                    plan.n_shard += 1
-                    key = (task, k, language, ex["instance_id"])
+                    in_shard, plan.n_shard = plan.n_shard, plan.n_shard + 1
+                    key = (task, k, language, row["instance_id"])
                     if key in done:
                         plan.done_seen.add(key)
-                        continue
+                    elif prompts and (wave is None or wave.deals(in_shard)):
+                        chosen.append(row)
+                if not chosen:
+                    continue
+                # Examples (and the loader's checks of their rows) only where a prompt is built; the
+                # runner builds its own prompts (prompt_for_example): the loader need not render text.
+                for ex in loader.build_examples(chosen, images if task in CROSS_MODAL else None, task, k,
+                                                with_prompt=False):
                     prompt = prompt_for_example(ex)
                     request = Request(
                         key=f"{task}|k{k}|{language}|{ex['instance_id']}",
@@ -326,13 +335,16 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     refuse_duplicates(pred_path, before)
     done = {record_key(r) for r in before}
     # Shard selection and resume work on the canonical order, before any prompt is built; only
-    # what is left is reordered.
-    plan = plan_items(opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight)
+    # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
+    # robin over the shard's order): a first pass counts and checks the keys without prompts.
+    waves = _waves(opts, pairs, languages)
+    plan = plan_items(opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight,
+                      prompts=waves == 1)
     images = plan.images
     stray = done - plan.done_seen
     if stray:
         raise MvlsibError(f"{pred_path} has {len(stray)} predictions that are not part of this run, e.g. {min(stray)}")
-    pending = order_items(plan.pending, opts.order)
+    n_pending = plan.n_shard - len(plan.done_seen)
 
     config = {
         "fingerprint": fp,
@@ -345,16 +357,25 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
     }
     backend_info = None
-    if pending:
+    if n_pending:
         factory = backend_factory or make_backend
         backend = factory(opts.backend, model=opts.model, **_backend_kwargs(opts))
         # Written once the model is there: a model that does not load leaves no run folder behind.
         if not cfg_path.exists():
             _write_json(cfg_path, {**config, "backend": None, "complete": False})
         try:
-            needed = {i for it in pending for i in it.request.image_ids}
-            backend.set_images({i: images[i] for i in sorted(needed)})
-            _process(backend, pending, pred_path, opts.parse_mode, opts.progress)
+            for wave in range(waves):
+                part = plan if waves == 1 else plan_items(opts, pairs, languages, shard=opts.shard, done=done,
+                                                          wave=Shard(wave, waves))
+                pending = order_items(part.pending, opts.order)
+                part.pending = []  # the ordered list is the one copy
+                if not pending:
+                    continue
+                needed = {i for it in pending for i in it.request.image_ids}
+                backend.set_images({i: images[i] for i in sorted(needed)})
+                label = f"mvlsib-eval (wave {wave + 1}/{waves})" if waves > 1 else "mvlsib-eval"
+                _process(backend, pending, pred_path, opts.parse_mode, opts.progress, label)
+                del pending
             # After the work: the description includes what the backend decided on the way
             # (the chat template's rendering mode, the effective generation settings).
             backend_info = backend.describe()
@@ -392,12 +413,29 @@ def _sort_predictions(path: Path, records: list[dict]) -> None:
             fh.writelines(lines)
 
 
-def _process(backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool) -> None:
+def _waves(opts: RunOptions, pairs, languages) -> int:
+    """How many waves keep at most ``opts.max_prompts`` prompts in memory: the first language's
+    selected rows stand for every language's (a release has the same instances in each)."""
+    if opts.max_prompts < 1:
+        raise MvlsibError(f"--max-prompts must be at least 1, got {opts.max_prompts}")
+    if not languages:
+        return 1
+    loader = _compat.loader(opts.data)
+    with _release_errors(opts.data):
+        rows = select_rows(loader.load_rows(languages[0], opts.data, opts.data_revision), opts.limit, opts.limit_mode)
+    estimate = len(rows) * len(pairs) * len(languages)
+    if opts.shard is not None:
+        estimate = -(-estimate // opts.shard.count)
+    return max(1, -(-estimate // opts.max_prompts))
+
+
+def _process(backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool,
+             label: str = "mvlsib-eval") -> None:
     from tqdm import tqdm
 
     chunk = max(1, int(getattr(backend, "preferred_chunk", 32)))
     with PredictionWriter(pred_path) as writer, tqdm(
-        total=len(pending), desc="mvlsib-eval", unit="prompt", disable=not progress, file=sys.stderr
+        total=len(pending), desc=label, unit="prompt", disable=not progress, file=sys.stderr
     ) as bar:
         for start in range(0, len(pending), chunk):
             part = pending[start : start + chunk]
