@@ -141,11 +141,12 @@ class RunPlan:
     n_shard: int  # items of this shard (all of the run without --shard), done or not
     n_run: int  # items of the whole run, every shard
     done_seen: set[tuple] = field(default_factory=set)  # keys of `done` that are items of this shard
+    waves: int = 1  # > 1: over max_prompts, so no prompt was built (plan each wave on its own)
 
 
 def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None, done: set[tuple] | None = None,
                before_prompts: Callable[[], None] | None = None, wave: Shard | None = None,
-               prompts: bool = True) -> RunPlan:
+               prompts: bool = True, max_prompts: int | None = None) -> RunPlan:
     """The run's items in canonical order (language, task, k, row), dealt to ``shard`` and without
     the keys in ``done``; only those items get a prompt (of them only ``wave``'s, dealt round robin
     over the shard's own order; none with ``prompts=False``: counts and ``done_seen`` only).
@@ -156,7 +157,11 @@ def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None
 
     ``before_prompts`` runs once the images are read and before any prompt is built (the
     backend's preflight: a release's own problems are said first, a wrong model before minutes
-    of prompt building)."""
+    of prompt building).
+
+    ``max_prompts``: when the shard's items would be more (estimated from the first language's
+    rows: a release has the same instances in every language), no prompt is built and
+    ``waves`` says in how many waves to plan it."""
     loader = _compat.loader(opts.data)
     need_images = any(t in CROSS_MODAL for t, _ in pairs)
     with _release_errors(opts.data):
@@ -169,6 +174,11 @@ def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None
         for language in languages:
             rows = loader.load_rows(language, opts.data, opts.data_revision)
             rows = select_rows(rows, opts.limit, opts.limit_mode)
+            if max_prompts is not None and language == languages[0]:
+                estimate = len(rows) * len(pairs) * len(languages)
+                estimate = -(-estimate // shard.count) if shard is not None else estimate
+                plan.waves = max(1, -(-estimate // max_prompts))
+                prompts = prompts and plan.waves == 1
             for task, k in pairs:
                 chosen = []  # the rows of this (task, k) that get a prompt here
                 for row in rows:
@@ -337,10 +347,11 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     # Shard selection and resume work on the canonical order, before any prompt is built; only
     # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
     # robin over the shard's order): a first pass counts and checks the keys without prompts.
-    waves = _waves(opts, pairs, languages)
+    if opts.max_prompts < 1:
+        raise MvlsibError(f"--max-prompts must be at least 1, got {opts.max_prompts}")
     plan = plan_items(opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight,
-                      prompts=waves == 1)
-    images = plan.images
+                      max_prompts=opts.max_prompts)
+    images, waves = plan.images, plan.waves
     stray = done - plan.done_seen
     if stray:
         raise MvlsibError(f"{pred_path} has {len(stray)} predictions that are not part of this run, e.g. {min(stray)}")
@@ -411,22 +422,6 @@ def _sort_predictions(path: Path, records: list[dict]) -> None:
     if path.read_text(encoding="utf-8") != "".join(lines):
         with atomic_open(path) as fh:
             fh.writelines(lines)
-
-
-def _waves(opts: RunOptions, pairs, languages) -> int:
-    """How many waves keep at most ``opts.max_prompts`` prompts in memory: the first language's
-    selected rows stand for every language's (a release has the same instances in each)."""
-    if opts.max_prompts < 1:
-        raise MvlsibError(f"--max-prompts must be at least 1, got {opts.max_prompts}")
-    if not languages:
-        return 1
-    loader = _compat.loader(opts.data)
-    with _release_errors(opts.data):
-        rows = select_rows(loader.load_rows(languages[0], opts.data, opts.data_revision), opts.limit, opts.limit_mode)
-    estimate = len(rows) * len(pairs) * len(languages)
-    if opts.shard is not None:
-        estimate = -(-estimate // opts.shard.count)
-    return max(1, -(-estimate // opts.max_prompts))
 
 
 def _process(backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool,
