@@ -71,6 +71,12 @@ def test_shard_sets_are_unchanged(release_dir):
         assert set(map(id, prefix_order(shard))) == {id(it) for n, it in enumerate(items) if n % 3 == i}
 
 
+def _openai_opts(release_dir, out, url, **kw):
+    return RunOptions(data=str(release_dir), model="served", out=out, ks=(1, 3), languages=LANGUAGES, limit=6,
+                      backend="openai", progress=False,
+                      backend_options={"base_url": url, "concurrency": 1, "backoff": 0.01}, **kw)
+
+
 def _key(it):
     return (it.task, it.k, it.language, it.instance_id)
 
@@ -136,33 +142,33 @@ class _Crash(Exception):
     pass
 
 
-def test_resume_after_a_partial_prefix_ordered_run(release_dir, tmp_path):
+def _crashing(name, **kw):
+    """A real backend whose fourth generate call fails (as a killed process would stop)."""
     from mvlsib.evaluation.backends import make_backend
 
-    def crashing(name, **kw):
-        backend = make_backend(name, **kw)
-        real, calls = backend.generate, []
+    backend = make_backend(name, **kw)
+    real, calls = backend.generate, []
 
-        def generate(requests):
-            calls.append(len(requests))
-            if len(calls) > 3:
-                raise _Crash
-            return real(requests)
+    def generate(requests):
+        calls.append(len(requests))
+        if len(calls) > 3:
+            raise _Crash
+        return real(requests)
 
-        backend.generate = generate
-        return backend
+    backend.generate = generate
+    return backend
 
+
+def test_resume_after_a_partial_prefix_ordered_run(release_dir, tmp_path):
     def opts(out, order, url):
-        return RunOptions(data=str(release_dir), model="served", out=out, ks=(1, 3), languages=LANGUAGES, limit=6,
-                          backend="openai", order=order, progress=False,
-                          backend_options={"base_url": url, "concurrency": 1, "backoff": 0.01})
+        return _openai_opts(release_dir, out, url, order=order)
 
     with content_server() as server:
         ref = tmp_path / "ref"
         run_eval(opts(ref, "canonical", server.base_url))
         out = tmp_path / "resumed"
         with pytest.raises(_Crash):
-            run_eval(opts(out, "prefix", server.base_url), backend_factory=crashing)
+            run_eval(opts(out, "prefix", server.base_url), backend_factory=_crashing)
         pred = out / "predictions.jsonl"
         partial = [json.loads(line) for line in pred.read_text("utf-8").splitlines()]
         assert len(partial) == 12  # three chunks of 4 (concurrency 1 -> chunk 4)
@@ -176,12 +182,6 @@ def test_resume_after_a_partial_prefix_ordered_run(release_dir, tmp_path):
     assert summary["complete"] and summary["n_done_before"] == 12 and summary["n_new"] == 72
     for name in ("predictions.jsonl", "metrics.json"):
         assert (ref / name).read_bytes() == (out / name).read_bytes(), name
-
-
-def _openai_opts(release_dir, out, url, **kw):
-    return RunOptions(data=str(release_dir), model="served", out=out, ks=(1, 3), languages=LANGUAGES, limit=6,
-                      backend="openai", progress=False,
-                      backend_options={"base_url": url, "concurrency": 1, "backoff": 0.01}, **kw)
 
 
 def test_a_run_larger_than_max_prompts_goes_in_waves_with_the_same_files(release_dir, tmp_path, monkeypatch):
@@ -213,25 +213,10 @@ def test_a_run_larger_than_max_prompts_goes_in_waves_with_the_same_files(release
         assert (one / name).read_bytes() == (several / name).read_bytes(), name
 
     # a crash in the fourth wave, then the same command: it finishes, same files
-    from mvlsib.evaluation.backends import make_backend
-
-    def crashing(name, **kw):
-        backend = make_backend(name, **kw)
-        real, calls = backend.generate, []
-
-        def generate(requests):
-            calls.append(len(requests))
-            if len(calls) > 3:
-                raise _Crash
-            return real(requests)
-
-        backend.generate = generate
-        return backend
-
     with content_server() as server:
         resumed = tmp_path / "resumed"
         with pytest.raises(_Crash):
-            run_eval(_openai_opts(release_dir, resumed, server.base_url, max_prompts=10), backend_factory=crashing)
+            run_eval(_openai_opts(release_dir, resumed, server.base_url, max_prompts=10), backend_factory=_crashing)
         assert 0 < len((resumed / "predictions.jsonl").read_text("utf-8").splitlines()) < 84
         summary = run_eval(_openai_opts(release_dir, resumed, server.base_url, max_prompts=10))
     assert summary["complete"] and summary["n_done_before"] > 0
