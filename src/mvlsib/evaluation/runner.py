@@ -151,7 +151,7 @@ def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None
     the keys in ``done``; only those items get a prompt (of them only ``wave``'s, dealt round robin
     over the shard's own order; none with ``prompts=False``: counts and ``done_seen`` only).
 
-    A prompt holds its texts (about 3.8 KB): building every prompt of the full benchmark before
+    A prompt holds its texts (about 3.2 KB): building every prompt of the full benchmark before
     dealing shards or skipping done keys needed ~23 GB. Examples are built a language at a time
     and dropped, so memory follows the prompts this process will send, and ``--shard i/N`` divides it.
 
@@ -280,6 +280,8 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     out = Path(opts.out)
     if opts.max_new_tokens < 1:
         raise MvlsibError(f"--max-new-tokens must be at least 1 (the answer is a letter), got {opts.max_new_tokens}")
+    if opts.max_prompts < 1:
+        raise MvlsibError(f"--max-prompts must be at least 1, got {opts.max_prompts}")
     if out.exists() and not out.is_dir():
         raise MvlsibError(f"--out {out}: exists and is not a folder")
     _compat.loader(opts.data)  # no loader, no run: say so before anything else
@@ -347,8 +349,6 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     # Shard selection and resume work on the canonical order, before any prompt is built; only
     # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
     # robin over the shard's order): a first pass counts and checks the keys without prompts.
-    if opts.max_prompts < 1:
-        raise MvlsibError(f"--max-prompts must be at least 1, got {opts.max_prompts}")
     plan = plan_items(opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight,
                       max_prompts=opts.max_prompts)
     images, waves = plan.images, plan.waves

@@ -506,7 +506,7 @@ class HFBackend(Backend):
     def _prefix_length(self, inputs: dict[str, Any], has_images: bool, same_images: bool = False) -> int:
         """Tokens of the prefix the batch shares (0: run it plainly); past the images only when
         ``same_images`` (every row shows the same images) and no suffix has an image."""
-        from .hf_reuse import shared_text_prefix
+        from .hf_reuse import shared_prefix
 
         if self.prefix_cache is None or self.kv_prefix_mode.startswith("off"):
             return 0
@@ -514,7 +514,7 @@ class HFBackend(Backend):
             return 0
         if self._window is not None and inputs["input_ids"].shape[1] + self._new_token_budget() > self._window:
             return 0  # see hf_reuse.sliding_window
-        return shared_text_prefix(inputs, self._image_token_id if has_images else None,
+        return shared_prefix(inputs, self._image_token_id if has_images else None,
                                   through_images=same_images and self._image_prefixes_on)
 
     def _prefix_has_images(self, inputs: dict[str, Any], length: int) -> bool:

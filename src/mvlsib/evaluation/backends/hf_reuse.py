@@ -405,7 +405,7 @@ MIN_PREFIX_TOKENS = 8
 PREFIX_CACHE_ENTRIES = 16
 
 
-def shared_text_prefix(inputs: dict[str, Any], image_token_id: int | None, through_images: bool = False) -> int:
+def shared_prefix(inputs: dict[str, Any], image_token_id: int | None, through_images: bool = False) -> int:
     """Tokens every row of a left-padded batch starts with (0: none worth sharing), up to its first
     image token, or past the images when ``through_images`` (every row shows the same images) and
     every image token of every row lies in the shared part: each suffix is then text only (an
