@@ -346,6 +346,7 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     before = read_predictions(pred_path, repair=True)
     refuse_duplicates(pred_path, before)
     done = {record_key(r) for r in before}
+    del before  # the keys are enough until the end; the records (responses and all) are read again then
     # Shard selection and resume work on the canonical order, before any prompt is built; only
     # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
     # robin over the shard's order): a first pass counts and checks the keys without prompts.
