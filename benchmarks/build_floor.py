@@ -13,6 +13,15 @@ standard library only) that does what every correct build must do at least once:
    parquet with the release's writer settings; read and write the pool's images once.
 
 ``benchmarks/build_speed.py`` runs it beside a real build and prints build / floor (CPU).
+
+    python benchmarks/build_floor.py --keys SIB_DIR POOL_DIR INSTANCES_JSONL
+
+computes, instead, only the SHA-256 keys the documented sampler (docs/sampling.md, seed 0) must
+compute at least once for the instances of that file: every candidate's key of every pick (the
+sentences of the instance's topic and of each negative topic, the topic's and each negative
+topic's images, the positives, the other topics, every instance for the order and both label
+deals), hashed as fast as this machine's hashlib allows (the shared prefix hashed once and copied).
+``build_speed.py`` prints build / (floor + keys) beside build / floor, for reference.
 """
 
 from __future__ import annotations
@@ -96,5 +105,58 @@ def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
     pq.write_table(images, out / "images.parquet", row_group_size=10, write_statistics=["image_id"], **WRITER)
 
 
+def _keys(prefix: str, items: list[bytes]) -> list[bytes]:
+    import hashlib
+    from collections import deque
+    from itertools import repeat
+    from operator import itemgetter
+
+    kind = type(hashlib.sha256())
+    states = list(map(kind.copy, repeat(hashlib.sha256(prefix.encode()), len(items))))
+    deque(map(kind.update, states, items), maxlen=0)
+    return list(map(itemgetter(slice(0, 8)), map(kind.digest, states)))
+
+
+def sampler_keys(sib: Path, pool: Path, instances: Path, seed: int = 0) -> tuple[int, float]:
+    """The keys the documented sampler computes at least once for these instances: their number and
+    the CPU seconds of hashing them (reading the inputs left out: the floor reads them already)."""
+    import time
+
+    sep = "\x1f"
+    topic_of: dict[str, list[bytes]] = {}
+    for split in ("train", "dev", "test"):
+        with open(sib / "data" / "annotated" / "eng_Latn" / f"{split}.tsv", encoding="utf-8", newline="") as fh:
+            for row in list(csv.reader(fh, delimiter="\t", quotechar='"', doublequote=True, strict=True))[1:]:
+                topic_of.setdefault(row[1], []).append(row[0].encode())
+    images: dict[str, list[bytes]] = {}
+    for r in csv.DictReader(open(pool / "manifest.csv", encoding="utf-8", newline="")):
+        images.setdefault(r["topic"], []).append(r["image_id"].encode())
+    records = [json.loads(line) for line in instances.read_text(encoding="utf-8").splitlines()]
+    start = time.process_time()
+    n = 0
+    iids = [r["instance_id"].encode() for r in records]
+    for topic in topic_of:
+        mine = [r["instance_id"].encode() for r in records if r["topic"] == topic]
+        n += len(_keys(f"{seed}{sep}order{sep}", mine))
+    for purpose in ("sentence-label", "image-label"):
+        n += len(_keys(f"{seed}{sep}{purpose}{sep}", iids))
+    for r in records:
+        iid, topic = r["instance_id"], r["topic"]
+        head = f"{seed}{sep}{{}}{sep}{iid}{sep}"
+        n += len(_keys(head.format("pos-image"), images[topic]))
+        n += len(_keys(head.format("first-image"), [i.encode() for i in r["ref_image_ids"]]))
+        n += len(_keys(head.format("image-order"), [i.encode() for i in r["ref_image_ids"][1:]]))
+        n += len(_keys(head.format("ref-sentence"), topic_of[topic]))
+        n += len(_keys(head.format("neg-topic"), [t.encode() for t in topic_of if t != topic]))
+        for nt in r["neg_topics"]:
+            n += len(_keys(head.format("neg-sentence"), topic_of[nt]))
+            n += len(_keys(head.format("neg-image"), images[nt]))
+    return n, time.process_time() - start
+
+
 if __name__ == "__main__":
-    main(*(Path(a) for a in sys.argv[1:5]))
+    if sys.argv[1] == "--keys":
+        count, seconds = sampler_keys(*(Path(a) for a in sys.argv[2:5]))
+        print(json.dumps({"keys": count, "cpu_s": seconds}))
+    else:
+        main(*(Path(a) for a in sys.argv[1:5]))
