@@ -16,6 +16,8 @@ standard library only) that does what every correct build must do at least once:
 
     python benchmarks/build_floor.py --keys SIB_DIR POOL_DIR INSTANCES_JSONL
 
+(``--phases`` before SIB_DIR also prints the CPU seconds of each phase as JSON: ``build_ledger.py``)
+
 computes, instead, only the SHA-256 keys the documented sampler (docs/sampling.md, seed 0) must
 compute at least once for the instances of that file: every candidate's key of every pick (the
 sentences of the instance's topic and of each negative topic, the topic's and each negative
@@ -41,7 +43,16 @@ WRITER = dict(version="2.6", compression="zstd", compression_level=3, use_dictio
               use_content_defined_chunking=True, write_page_checksum=False)
 
 
-def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
+def _cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def main(sib: Path, pool: Path, instances: Path, out: Path, phases: dict | None = None) -> None:
+    mark = (lambda name: phases.__setitem__(name, _cpu() - sum(phases.values()))) if phases is not None else (lambda name: None)
+    mark("start-up")
     out.mkdir(parents=True, exist_ok=True)
     cols: dict[str, list] = {"language": [], "index_id": [], "split": [], "topic": [], "text": []}
     for folder in sorted((sib / "data" / "annotated").iterdir()):
@@ -55,6 +66,7 @@ def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
             cols["split"] += [split] * len(body)
             cols["topic"] += topics
             cols["text"] += map(str.rstrip, texts)
+    mark("parse")
     corpus = pa.table({"language": pa.array(cols["language"], pa.string()),
                        "index_id": pa.array(cols["index_id"], pa.int64()),
                        "split": pa.array(cols["split"], pa.string()),
@@ -64,11 +76,13 @@ def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
                    use_dictionary=["language", "split", "topic"], version="2.6", data_page_version="1.0",
                    row_group_size=1 << 20)
     del cols
+    mark("corpus")
     # The corpus stays in memory: `mvlsib-build build` hands it from stage to stage without
     # reading corpus.parquet back, so reading it back is not part of the floor.
     lines = instances.read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
     (out / "instances.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    mark("instances")
 
     # Texts by language, each in index_id order (one sort of the whole corpus).
     corpus = corpus.sort_by([("language", "ascending"), ("index_id", "ascending")])
@@ -99,10 +113,12 @@ def main(sib: Path, pool: Path, instances: Path, out: Path) -> None:
         (out / languages[a]).mkdir(exist_ok=True)
         pq.write_table(table, out / languages[a] / "test.parquet", row_group_size=n, **WRITER)
 
+    mark("tables")
     manifest = list(csv.DictReader(open(pool / "manifest.csv", encoding="utf-8", newline="")))
     images = pa.table({"image_id": [r["image_id"] for r in manifest],
                        "image": pa.array([{"bytes": (pool / r["file"]).read_bytes(), "path": None} for r in manifest])})
     pq.write_table(images, out / "images.parquet", row_group_size=10, write_statistics=["image_id"], **WRITER)
+    mark("images")
 
 
 def _keys(prefix: str, items: list[bytes]) -> list[bytes]:
@@ -158,5 +174,9 @@ if __name__ == "__main__":
     if sys.argv[1] == "--keys":
         count, seconds = sampler_keys(*(Path(a) for a in sys.argv[2:5]))
         print(json.dumps({"keys": count, "cpu_s": seconds}))
+    elif sys.argv[1] == "--phases":
+        spent: dict[str, float] = {}
+        main(*(Path(a) for a in sys.argv[2:6]), phases=spent)
+        print(json.dumps({**spent, "total": _cpu()}))
     else:
         main(*(Path(a) for a in sys.argv[1:5]))

@@ -65,16 +65,36 @@ def test_in_memory_corpus_and_instances_equal_the_files(sib_dir, pool_dir, tmp_p
 
 
 def test_build_equals_the_stages_run_from_files(staged, sib_dir, pool_dir, tmp_path):
+    """Also: the build runs with fewer cycle-collector passes and gives the caller's thresholds back."""
+    import gc
+
     import mvlsib.release.manifest as manifest
-    from mvlsib.pipeline import build
+    from mvlsib.pipeline import _GC_YOUNG_THRESHOLD, build
 
     real = manifest.library_versions
     manifest.library_versions = lambda: {"pinned": "1"}  # as `staged` pinned them
+    before = gc.get_threshold()
+    seen: list[int] = []
+
+    def record(phase, info):
+        if phase == "start":
+            seen.append(gc.get_threshold()[0])
+
+    gc.set_threshold(700, 10, 10)
+    gc.callbacks.append(record)
     try:
         build(str(sib_dir), tmp_path / "rel", workdir=tmp_path / "work", pool=pool_dir, languages=LANGS.split(","),
               progress=False)
+        gc.callbacks.remove(record)
+        assert gc.get_threshold() == (700, 10, 10)
     finally:
         manifest.library_versions = real
+        gc.set_threshold(*before)
+        if record in gc.callbacks:
+            gc.callbacks.remove(record)
+    # Without the raised threshold this 3-language build makes dozens of passes at 700. Once the
+    # thresholds are given back, the allocations counted so far may start one pass at once.
+    assert set(seen[:-1]) <= {_GC_YOUNG_THRESHOLD}, seen
     assert _same_tree(staged / "rel", tmp_path / "rel") == []
     for name in ("corpus.parquet", "instances.jsonl", "ingest_report.json"):
         assert filecmp.cmp(staged / "work" / name, tmp_path / "work" / name, shallow=False), name
@@ -98,3 +118,23 @@ def test_validation_of_the_in_memory_corpus_still_finds_problems(sib_dir, pool_d
     rules = {v.rule for v in result.violations}
     assert {"schema", "corpus-empty-text", "corpus-parallel"} <= rules, rules
     assert any("zho_Hans" in v.detail and "text" in v.detail for v in result.violations if v.rule == "schema")
+
+
+def test_fewer_gc_passes_keeps_a_callers_choice():
+    import gc
+
+    from mvlsib.pipeline import _GC_YOUNG_THRESHOLD, _fewer_gc_passes
+
+    before = gc.get_threshold()
+    try:
+        for given, during in [((700, 10, 10), (_GC_YOUNG_THRESHOLD, 10, 10)),
+                              ((0, 10, 10), (0, 10, 10)),  # automatic passes turned off stay off
+                              ((500_000, 5, 5), (500_000, 5, 5))]:  # a higher threshold is kept
+            gc.set_threshold(*given)
+            with pytest.raises(RuntimeError):
+                with _fewer_gc_passes():
+                    assert gc.get_threshold() == during
+                    raise RuntimeError("a stage failed")
+            assert gc.get_threshold() == given
+    finally:
+        gc.set_threshold(*before)
