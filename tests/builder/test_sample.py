@@ -83,6 +83,33 @@ def test_duplicate_texts_never_share_an_instance(full_corpus, full_instances):
             assert not (partners.get(a, frozenset()) & ids), inst["instance_id"]
 
 
+def test_sentence_topics_shortcut_equals_the_pairwise_reading(full_workdir):
+    """The list-comparison shortcut (every language like the first) gives the dict the pairwise
+    reading gives, in the same order; a corpus it does not fit falls back to that reading."""
+    from mvlsib.workdir.corpus import Corpus, load_corpus
+
+    corpus = load_corpus(full_workdir)
+    columns = {name: list(corpus.column(name)) for name in corpus.names()}
+    pairwise = {int(i): str(t) for i, t in dict.fromkeys(zip(columns["index_id"], columns["topic"]))}
+    fast = sentence_topics(corpus)
+    assert fast == pairwise and list(fast) == list(pairwise) and len(fast) == 1004
+
+    # Languages after the first list their rows in another order: the shortcut does not apply.
+    per_language = 1004
+    shuffled = {name: list(values) for name, values in columns.items()}
+    for name in shuffled:
+        block = shuffled[name][per_language: 2 * per_language]
+        shuffled[name][per_language: 2 * per_language] = block[::-1]
+    assert sentence_topics(Corpus(columns=shuffled)) == pairwise
+
+    # A topic that differs in one language is refused, wherever it is.
+    clash = {name: list(values) for name, values in columns.items()}
+    n = 5 * per_language + 17
+    clash["topic"][n] = next(t for t in TOPICS if t != clash["topic"][n])
+    with pytest.raises(MvlsibError, match=f"sentence {clash['index_id'][n]} has different topics"):
+        sentence_topics(Corpus(columns=clash))
+
+
 def test_golden_records(full_workdir):
     """Any change to the sampling algorithm shows up here (and must be a deliberate decision)."""
     data = (full_workdir / INSTANCES_NAME).read_bytes()

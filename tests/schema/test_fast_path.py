@@ -113,6 +113,21 @@ def test_whole_column_check_on_the_real_corpus(full_corpus):
     assert not compile_column(rules["topic"])(columns["topic"][:-1] + ["cooking"])
 
 
+def test_the_text_rule_shortcut_is_the_regex_for_every_character():
+    """compile_column decides the corpus text rule (pattern \\S) with str.isspace: the same answer
+    as re for every code point, alone and among other characters."""
+    import re
+
+    search = re.compile(r"\S").search
+    for code in range(0x110000):
+        c = chr(code)
+        assert (search(c) is None) == c.isspace(), hex(code)
+    check = compile_column(load_schema("corpus_row")["properties"]["text"])
+    assert check(["a", " a", "a\u3000", "\u200b"])  # a zero-width space is not whitespace to re
+    for bad in ["", " ", "\u3000", "\u00a0 \u2009", "\t\n", "\x1c\x1f\x85"]:
+        assert not check(["Ein Satz.", bad]), repr(bad)
+
+
 @settings(max_examples=300)
 @given(changes=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(sorted(INSTANCE) + ["extra"]), json_values,
                                   st.booleans()), max_size=3))
