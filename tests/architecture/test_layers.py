@@ -19,7 +19,7 @@ SRC = REPO / "src" / "mvlsib"
 # Lowest first. A module may import its own package and any package of a lower layer; within
 # the leaf layer the leaves may import each other (the cycle check keeps that acyclic).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "errors", "atomic", "topics", "tasks", "versions", "textnorm", "progress", "limits", "csvio", "httpio", "locks", "workdir",
+    ("__init__", "errors", "atomic", "topics", "tasks", "versions", "textnorm", "progress", "arrowcols", "limits", "csvio", "httpio", "locks", "workdir",
      "release_format", "schema"),
     ("builder", "image_pool", "evaluation"),
     ("validation", "verify_images"),

@@ -332,6 +332,23 @@ def test_publish_applies_the_release_row_schema(full_workdir):
         rt.check_language_table(bad_label, "fra_Latn", full=True)
     with pytest.raises(MvlsibError, match="not a language code"):
         rt.check_language_table(table, "fra_Latn copy", full=False)
+    # The vectorised checks of every table (no Python scalars in them: arrowcols.py).
+    other = pa.array(["fra_Latn"] * (table.num_rows - 1) + ["deu_Latn"])
+    mixed = table.set_column(table.schema.get_field_index("language"), "language", other)
+    with pytest.raises(MvlsibError, match="a row names another language"):
+        rt.check_language_table(mixed, "fra_Latn", full=False)
+    refs = table.column("ref_sentences").to_pylist()
+    refs[3] = refs[3][:4]
+    short = table.set_column(table.schema.get_field_index("ref_sentences"), "ref_sentences",
+                             pa.array(refs, type=table.schema.field("ref_sentences").type))
+    with pytest.raises(MvlsibError, match="ref_sentences must hold 5 texts in every row"):
+        rt.check_language_table(short, "fra_Latn", full=False)
+    options = table.column("sentence_options").to_pylist()
+    options[11][2] = None
+    missing = table.set_column(table.schema.get_field_index("sentence_options"), "sentence_options",
+                               pa.array(options, type=table.schema.field("sentence_options").type))
+    with pytest.raises(MvlsibError, match="sentence_options has an empty or missing text"):
+        rt.check_language_table(missing, "fra_Latn", full=False)
 
 
 def test_a_release_rebuilt_in_the_same_folder_loads_afresh(sib_dir, pool_dir, tmp_path):

@@ -377,13 +377,15 @@ def write_corpus(path: Path, language, index_id, split, topic, text) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from mvlsib.arrowcols import column
+
     table = pa.table(
         {
-            "language": pa.array(language, pa.string()),
-            "index_id": pa.array(index_id, pa.int64()),
-            "split": pa.array(split, pa.string()),
-            "topic": pa.array(topic, pa.string()),
-            "text": pa.array(text, pa.string()),
+            "language": column(language, pa.string()),
+            "index_id": column(index_id, pa.int64()),
+            "split": column(split, pa.string()),
+            "topic": column(topic, pa.string()),
+            "text": column(text, pa.string()),
         }
     )
     with atomic_path(path) as tmp:

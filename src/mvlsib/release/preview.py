@@ -64,7 +64,10 @@ def write_preview(out: Path, language_rows: list[dict], image_files: dict[str, t
     features = {name: rt._feature(kind) for name, kind in PREVIEW_COLUMNS}
     schema = pa.schema([(name, rt._arrow_type(kind)) for name, kind in PREVIEW_COLUMNS],
                        metadata=rt._hf_metadata(features))
-    table = pa.Table.from_pylist(preview_rows(language_rows, image_files), schema=schema)
+    from mvlsib.arrowcols import table as arrow_table
+
+    rows = preview_rows(language_rows, image_files)
+    table = arrow_table({name: [row.get(name) for row in rows] for name in schema.names}, schema)
     path = rt.write_table(table, rt.config_path(out, PREVIEW_CONFIG), row_group_size=rt.IMAGE_ROW_GROUP,
                           no_stats=("images",))
     return rt.ConfigSize(num_examples=table.num_rows, num_bytes=table.nbytes, download_size=path.stat().st_size)

@@ -197,10 +197,12 @@ def plan_instances(instances: list[dict], index_ids: Sequence[int]):
                 "run `mvlsib-build validate` to see what is wrong with instances.jsonl"
             )
 
+    from mvlsib.arrowcols import column, steps
+
     s, i = pa.string(), pa.int64()
 
     def col(name, typ):
-        return pa.array([inst[name] for inst in instances], type=typ)
+        return column([inst[name] for inst in instances], typ)
 
     schema = language_schema()
     base = {
@@ -220,12 +222,12 @@ def plan_instances(instances: list[dict], index_ids: Sequence[int]):
     return InstancePlan(
         index_ids=[int(x) for x in index_ids],
         base={name: array.cast(schema.field(name).type) for name, array in base.items()},
-        sentence_pos=pa.array(sent, type=pa.int32()),
-        ref_pos=pa.array(refs, type=pa.int32()),
-        option_pos=pa.array(opts, type=pa.int32()),
+        sentence_pos=column(sent, pa.int32()),
+        ref_pos=column(refs, pa.int32()),
+        option_pos=column(opts, pa.int32()),
         num_rows=n,
-        ref_offsets=pa.array(range(0, n * 5 + 1, 5), type=pa.int32()),
-        option_offsets=pa.array(range(0, n * 4 + 1, 4), type=pa.int32()),
+        ref_offsets=steps(n, 5),
+        option_offsets=steps(n, 4),
     )
 
 
@@ -233,7 +235,9 @@ def language_table(plan: InstancePlan, language: str, texts):
     """The table of one language; ``texts`` are its sentences ordered like ``plan.index_ids``."""
     import pyarrow as pa
 
-    texts = pa.array(texts, type=pa.string()) if not isinstance(texts, pa.Array) else texts
+    from mvlsib.arrowcols import column, repeated, steps
+
+    texts = column(texts, pa.string()) if not isinstance(texts, pa.Array) else texts
     if len(texts) != len(plan.index_ids):
         raise MvlsibError(
             f"corpus.parquet: language {language} has {len(texts)} sentences, expected {len(plan.index_ids)} "
@@ -242,11 +246,11 @@ def language_table(plan: InstancePlan, language: str, texts):
 
     def lists(flat_pos, width, offsets):
         if offsets is None:
-            offsets = pa.array(range(0, plan.num_rows * width + 1, width), type=pa.int32())
+            offsets = steps(plan.num_rows, width)
         return pa.ListArray.from_arrays(offsets, texts.take(flat_pos))
 
     cols = dict(plan.base)
-    cols["language"] = pa.array([language] * plan.num_rows, type=pa.string())
+    cols["language"] = repeated(language, plan.num_rows)
     cols["sentence"] = texts.take(plan.sentence_pos)
     cols["ref_sentences"] = lists(plan.ref_pos, 5, plan.ref_offsets)
     cols["sentence_options"] = lists(plan.option_pos, 4, plan.option_offsets)
@@ -305,21 +309,25 @@ def check_language_table(table, language: str, *, full: bool) -> None:
 
     if not re.fullmatch(props["language"]["pattern"], language):
         raise MvlsibError(f"{where}: {language!r} is not a language code of the form xxx_Xxxx")
-    if not pc.all(pc.equal(table.column("language"), language)).as_py():
+    # No Python scalars in the compute calls below: pyarrow converts them with pa.scalar, which
+    # imports pandas (arrowcols.py).
+    if pc.unique(table.column("language")).to_pylist() not in ([language], []):
         raise MvlsibError(f"{where}: a row names another language (a toolkit bug: please report it)")
     for column in TEXT_OF:
         values = table.column(column)
         rule = props[column]
         if "minItems" in rule:
             lengths = pc.list_value_length(values)
-            if pc.any(pc.not_equal(lengths, rule["minItems"])).as_py() or lengths.null_count:
+            bounds = pc.min_max(lengths).as_py()
+            if lengths.null_count or (len(lengths) and bounds != {"min": rule["minItems"], "max": rule["minItems"]}):
                 raise MvlsibError(f"{where}: {column} must hold {rule['minItems']} texts in every row")
             values = pc.list_flatten(values)
         min_length = rule.get("items", rule)["minLength"]
         # A string has at least one character exactly when it has at least one byte; counting
         # bytes needs no UTF-8 decoding (utf8_length took most of this check's time).
         length = pc.binary_length if min_length <= 1 else pc.utf8_length
-        if values.null_count or pc.any(pc.less(length(values), min_length)).as_py():
+        shortest = pc.min(length(values)).as_py()
+        if values.null_count or (shortest is not None and shortest < min_length):
             raise MvlsibError(f"{where}: {column} has an empty or missing text; re-run `mvlsib-build ingest`")
 
 
@@ -396,16 +404,16 @@ def image_sort_key(rec) -> tuple[str, int, str]:
 def images_table(records: Sequence[ImageRecord]):
     import pyarrow as pa
 
+    from mvlsib.arrowcols import column
+
     schema = image_schema()
     records = sorted(records, key=image_sort_key)
     cols = {
-        "image": pa.array(
-            [{"bytes": r.data, "path": r.filename} for r in records], type=schema.field("image").type
-        ),
+        "image": column([{"bytes": r.data, "path": r.filename} for r in records], schema.field("image").type),
     }
     for name in IMAGE_COLUMNS[1:]:
         typ = schema.field(name).type
-        cols[name] = pa.array([getattr(r, name) for r in records], type=typ)
+        cols[name] = column([getattr(r, name) for r in records], typ)
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
