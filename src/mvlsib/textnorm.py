@@ -24,13 +24,37 @@ def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
-def normalize_many(texts) -> list[str]:
-    """``normalize_text`` of each text (non-strings give ""): the ~200k texts of a build in a few
-    tenths of a second (NFC in C; split/join only for texts ``collapse_whitespace`` cannot skip)."""
+# What str.split() splits on (Py_UNICODE_ISSPACE): the same 29 characters in Python 3.10-3.13
+# (tests/test_textnorm.py compares this with str.isspace over every code point).
+SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + \
+    "\u2028\u2029\u202f\u205f\u3000"
+# A text needs its whitespace collapsed exactly when this RE2 pattern finds something in it.
+_NEEDS_COLLAPSE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in SPACES if c != " ") + "]|  |^ | $"
+
+
+def normalize_many(texts, arrow_texts=None) -> list[str]:
+    """``normalize_text`` of each text (non-strings give ""): the ~200k texts of a build in about
+    a quarter of a CPU second. NFC in C (CPython returns an NFC text as it is). Then, given
+    ``arrow_texts`` (the same texts as an arrow string array or column, which a build has), one RE2
+    pass finds the texts with whitespace to collapse and only those are split and joined; NFC
+    neither makes nor removes whitespace (it maps U+2000/U+2001 to other spaces), so the pass may
+    look at the texts before NFC. Without it, a Python pass skips the texts ``collapse_whitespace``
+    would return unchanged (converting them to arrow would cost more than it saves)."""
     texts = list(texts)
     if set(map(type, texts)) - {str}:
         return [normalize_text(t) if type(t) is str else "" for t in texts]
-    nfc = map(functools.partial(unicodedata.normalize, "NFC"), texts)
+    nfc = list(map(functools.partial(unicodedata.normalize, "NFC"), texts))
+    if arrow_texts is not None:
+        import pyarrow.compute as pc
+
+        if len(arrow_texts) != len(texts):
+            raise ValueError(f"normalize_many: {len(arrow_texts)} arrow texts for {len(texts)} texts")
+        mask = pc.match_substring_regex(arrow_texts, _NEEDS_COLLAPSE)
+        if hasattr(mask, "combine_chunks"):
+            mask = mask.combine_chunks()
+        for n in pc.indices_nonzero(mask).to_pylist():
+            nfc[n] = " ".join(nfc[n].split())
+        return nfc
     # collapse_whitespace inlined: one Python call fewer per text.
     return [t if t.isprintable() and "  " not in t and t[:1] != " " and t[-1:] != " " else " ".join(t.split())
             for t in nfc]

@@ -314,7 +314,7 @@ def ingest_corpus(
     col_split: list[str] = []
     col_topic: list[str] = []
     col_text: list[str] = []
-    col_norm: list[str] = []
+    spans: list[tuple[str, int, int]] = []  # each language's rows
     duplicates: dict[str, list[DuplicateGroup]] = {}
     for lang in tqdm(selected, desc="ingest", unit="lang", disable=not progress, file=sys.stderr):
         columns = None
@@ -334,19 +334,21 @@ def ingest_corpus(
             rows = sorted(rows, key=lambda r: r.index_id)
             ids, topics = [r.index_id for r in rows], [r.topic for r in rows]
             texts, splits = [r.text for r in rows], [r.split for r in rows]
-        norm = normalize_many(texts)
-        dups = duplicate_groups(ids, topics, texts, norm)
-        if dups:
-            duplicates[lang] = dups
+        spans.append((lang, len(col_id), len(col_id) + len(ids)))
         col_lang += [lang] * len(ids)
         col_id += ids
         col_split += splits
         col_topic += topics
         col_text += texts
-        col_norm += norm
 
     corpus = workdir / CORPUS_FILE
     table = write_corpus(corpus, col_lang, col_id, col_split, col_topic, col_text)
+    # Normalised once for all languages, with the texts' arrow column at hand (textnorm).
+    col_norm = normalize_many(col_text, table.column("text"))
+    for lang, start, end in spans:
+        dups = duplicate_groups(col_id[start:end], col_topic[start:end], col_text[start:end], col_norm[start:end])
+        if dups:
+            duplicates[lang] = dups
     in_memory = Corpus(table, dict(zip(CORPUS_COLUMNS, (col_lang, col_id, col_split, col_topic, col_text))),
                        normalized=col_norm)
     split_sizes = {s: 0 for s in SPLITS}

@@ -100,7 +100,8 @@ class Corpus:
         if self._norm is None:
             from mvlsib.textnorm import normalize_many
 
-            self._norm = normalize_many(self.column("text"))
+            arrow = self._table.column("text") if self._table is not None and "text" in self._table.column_names else None
+            self._norm = normalize_many(self.column("text"), arrow)
         return self._norm
 
 
