@@ -74,15 +74,27 @@ def column(values, typ):
 
 
 def repeated(value: str, n: int):
-    """A string array of ``n`` times ``value`` (``pa.array([value] * n)``)."""
-    return column([value] * n, _string())
+    """A string array of ``n`` times ``value`` (``pa.array([value] * n)``), made in one go: every
+    language table has a column of its language's code."""
+    import pyarrow as pa
+
+    data = value.encode("utf-8")
+    if len(data) * n > _INT32_MAX:
+        return column([value] * n, _string())
+    import numpy as np  # pyarrow's own dependency, imported with it
+
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(data))
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data * n)])
 
 
 def steps(n: int, width: int):
     """int32 ``0, width, 2 * width, ..., n * width``: the offsets of ``n`` lists of ``width`` items."""
+    import numpy as np
     import pyarrow as pa
 
-    return pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(array("i", range(0, n * width + 1, width)))])
+    if n * width > _INT32_MAX:
+        raise ValueError(f"{n} lists of {width} items do not fit 32-bit offsets")
+    return pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * np.int32(width))])
 
 
 def table(columns: dict, schema=None):

@@ -131,6 +131,19 @@ def judge_license(text: str, allowed: frozenset[str] | None = None) -> LicenceVe
     ``A OR B`` is allowed when any alternative is (the user picks one); ``A AND B``
     only when all are. Attribution is required when the chosen terms contain a BY licence.
     """
+    if allowed is None or isinstance(allowed, frozenset):
+        # A pool has a few distinct licences for its 70 images, and the card asks twice per image:
+        # each is parsed once (the verdict is immutable).
+        return _judge_once(text, allowed)
+    return _judge(text, allowed)
+
+
+@lru_cache(maxsize=256)
+def _judge_once(text: str, allowed: frozenset[str] | None) -> LicenceVerdict:
+    return _judge(text, allowed)
+
+
+def _judge(text: str, allowed) -> LicenceVerdict:
     from license_expression import AND, OR, ExpressionError, LicenseSymbol
 
     allowed_keys = frozenset(_canonical(k) for k in (allowed if allowed is not None else DEFAULT_ALLOWED))

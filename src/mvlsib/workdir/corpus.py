@@ -170,15 +170,16 @@ def read_corpus_texts(workdir: Path, table=None) -> tuple[list[int], dict[str, o
         except Exception as exc:
             raise MvlsibError(f"{path}: cannot be read as the corpus (columns language, index_id, text): {exc}") from exc
     table = table.sort_by([("language", "ascending"), ("index_id", "ascending")])
-    langs = table.column("language").to_pylist()
-    if not langs:
+    if not table.num_rows:
         raise MvlsibError(f"{path}: the corpus is empty; re-run `mvlsib-build ingest`")
+    # Sorted by language, each language's rows are one run: its bounds follow from the counts
+    # (in arrow, no Python step per row). A null language sorts last, as a run of its own.
+    counts = pc.value_counts(table.column("language")).to_pylist()
     bounds: list[tuple[str, int, int]] = []
     start = 0
-    for i in range(1, len(langs) + 1):
-        if i == len(langs) or langs[i] != langs[start]:
-            bounds.append((langs[start], start, i))
-            start = i
+    for lang, n in sorted(((c["values"], c["counts"]) for c in counts), key=lambda lc: (lc[0] is None, lc[0] or "")):
+        bounds.append((lang, start, start + n))
+        start += n
     ids = table.column("index_id")
     texts = table.column("text")
     first_lang, s0, e0 = bounds[0]
