@@ -154,11 +154,14 @@ class _Usage:
 
     def __init__(self, images: Iterable[str]):
         self.count = Counter({img: 0 for img in images})
+        self.encoded = {img: img.encode() for img in self.count}
 
     def pick(self, candidates: Sequence[str], n: int, seed: int, purpose: str, iid: str) -> list[str]:
-        # (count, hkey(seed, purpose, iid, img), img), the key as its 8 big-endian bytes
-        keys = key_bytes([img.encode() for img in candidates], seed, purpose, iid)
-        chosen = [img for _, _, img in sorted(zip(map(self.count.__getitem__, candidates), keys, candidates))[:n]]
+        # (count, hkey(seed, purpose, iid, img), img), the key as its 8 big-endian bytes; the tuples
+        # differ in img, so the smallest is the first of the sort
+        keys = key_bytes(list(map(self.encoded.__getitem__, candidates)), seed, purpose, iid)
+        ranked = zip(map(self.count.__getitem__, candidates), keys, candidates)
+        chosen = [min(ranked)[2]] if n == 1 and candidates else [img for _, _, img in sorted(ranked)[:n]]
         for img in chosen:
             self.count[img] += 1
         return chosen
