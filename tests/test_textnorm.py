@@ -50,3 +50,15 @@ def test_non_strings_and_a_wrong_arrow_column():
     assert normalize_many(["a  b", None, 3]) == ["a b", "", ""]
     with pytest.raises(ValueError, match="2 arrow texts for 3 texts"):
         normalize_many(["a", "b", "c"], column(["a", "b"], pa.string()))
+
+
+def test_a_corpus_normalises_the_texts_it_hands_out():
+    """Corpus.normalized uses the table's text column for the arrow pass only when its text list
+    came from that table; a list given beside a table is normalised as given."""
+    from mvlsib.workdir.corpus import Corpus
+
+    table = pa.table({"language": ["eng_Latn"] * 2, "index_id": [1, 2], "split": ["dev"] * 2,
+                      "topic": ["health"] * 2, "text": ["a  b", "c"]})
+    assert Corpus(table).normalized() == ["a b", "c"]
+    given = Corpus(table, columns={"text": ["x", " y  z "]})
+    assert given.normalized() == ["x", "y z"]

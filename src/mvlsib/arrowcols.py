@@ -37,9 +37,10 @@ def column(values, typ):
             encoded = None
         if encoded is None or (kind is bytes and set(map(type, encoded)) != {bytes}):
             return pa.array(values, type=typ)
-        offsets = array("i", accumulate(map(len, encoded), initial=0))
-        if offsets[-1] > _INT32_MAX:
+        lengths = list(map(len, encoded))
+        if sum(lengths) > _INT32_MAX:  # beyond 32-bit offsets: pyarrow's own (large) handling
             return pa.array(values, type=typ)
+        offsets = array("i", accumulate(lengths, initial=0))
         return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
                                      null_count=null_count)
     if pa.types.is_int64(typ) or pa.types.is_int32(typ):
@@ -57,6 +58,8 @@ def column(values, typ):
         if valid and set(map(type, valid)) != {list}:
             return pa.array(values, type=typ)
         items = list(chain.from_iterable(valid))
+        if len(items) > _INT32_MAX:
+            return pa.array(values, type=typ)
         offsets = array("i", accumulate(map(len, values if validity is None else [v or () for v in values]),
                                         initial=0))
         child = column(items, typ.value_type)

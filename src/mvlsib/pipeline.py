@@ -21,7 +21,7 @@ STAGES = ("ingest", "sample", "validate", "publish")
 # CPython's cycle collector runs a young-generation pass every 700 net container allocations.
 # A build allocates millions of short-lived tuples, lists and dicts and makes almost no cycles,
 # so with the default about 600 passes (a few of them over the whole heap) cost ~0.2 CPU s of a
-# ~6.5 s build and free nothing (docs/performance.md section 1). Peak memory is unchanged.
+# ~6.5 s build and free nothing (docs/performance.md, section 3). Peak memory is unchanged.
 _GC_YOUNG_THRESHOLD = 100_000
 
 

@@ -92,9 +92,7 @@ def sentence_topics(corpus) -> dict[int, str]:
 
     ``corpus``: a ``workdir.corpus.Corpus`` or the DataFrame ``read_corpus`` gives.
     """
-    from mvlsib.workdir.corpus import as_corpus
-
-    from mvlsib.workdir.corpus import take
+    from mvlsib.workdir.corpus import as_corpus, take
 
     corpus = as_corpus(corpus)
     ids, topics_col = corpus.column("index_id"), corpus.column("topic")

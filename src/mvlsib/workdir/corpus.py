@@ -39,6 +39,7 @@ class Corpus:
         self._columns: dict[str, list] = dict(columns or {})
         self._norm = normalized
         self._blocks: list[tuple[str, int, int]] | None = None
+        self._from_table: set[str] = set()  # columns made from the table by column()
 
     @classmethod
     def from_frame(cls, frame) -> "Corpus":
@@ -66,6 +67,7 @@ class Corpus:
         values = self._columns.get(name)
         if values is None:
             values = self._columns[name] = self.table.column(name).to_pylist()
+            self._from_table.add(name)
         return values
 
     def language_blocks(self) -> list[tuple[str, int, int]]:
@@ -100,7 +102,11 @@ class Corpus:
         if self._norm is None:
             from mvlsib.textnorm import normalize_many
 
-            arrow = self._table.column("text") if self._table is not None and "text" in self._table.column_names else None
+            # The table's text column lets normalize_many find the texts to collapse in one arrow
+            # pass; only when the text list was not given separately (it could differ).
+            given = "text" in self._columns and "text" not in self._from_table
+            arrow = None if given or self._table is None or "text" not in self._table.column_names \
+                else self._table.column("text")
             self._norm = normalize_many(self.column("text"), arrow)
         return self._norm
 
