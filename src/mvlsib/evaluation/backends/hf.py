@@ -524,14 +524,16 @@ class HFBackend(Backend):
         return bool((row[:length] == self._image_token_id).any())
 
     def _prefix_generate(self, inputs: dict[str, Any], length: int, has_images: bool, settings: dict[str, Any],
-                         image_ids: tuple[str, ...] = ()):
+                         image_ids: tuple[str, ...] = (), with_images: bool | None = None):
         """generate() continuing from the shared prefix's cache; returns (output, input width).
-        ``image_ids``: the images of the first row (all rows show the same when the prefix has images)."""
+        ``image_ids``: the images of the first row (all rows show the same when the prefix has images);
+        ``with_images``: whether the prefix holds images (found out here when not given)."""
         from .hf_reuse import split_at_prefix
 
         layout = self._layout[has_images]
         keys = {k for k, how in layout.items() if how == "sequence"}
-        with_images = has_images and self._prefix_has_images(inputs, length)
+        if with_images is None:
+            with_images = has_images and self._prefix_has_images(inputs, length)
         image_layout = {k: how for k, how in layout.items() if how != "sequence"} if with_images else None
         prefix, batch = split_at_prefix(inputs, length, keys, self.tokenizer.pad_token_id, image_layout)
         cache = self.prefix_cache.for_batch(self.model, prefix, batch["input_ids"].shape[0],
@@ -540,42 +542,37 @@ class HFBackend(Backend):
             self.stats["kv_prefix_image_batches"] = self.stats.get("kv_prefix_image_batches", 0) + 1
         return self.model.generate(**batch, cache=cache, **settings), batch["input_ids"].shape[1]
 
-    def _prefix_check_due(self, inputs: dict[str, Any], length: int, has_images: bool) -> bool:
-        """Each kind of prefix (text only; with images) is self-checked on its own first two batches."""
-        kind = has_images and self._prefix_has_images(inputs, length)
-        return self._prefix_checks_left[kind] > 0
-
-    def _checked_prefix_generate(self, inputs, length, has_images, settings, image_ids=()):
-        """One batch both ways; the same tokens and first-step logits keep KV-prefix reuse on."""
+    def _checked_prefix_generate(self, inputs, length, has_images, settings, image_ids, with_images: bool):
+        """One batch both ways; the same tokens and first-step logits keep KV-prefix reuse on. Each kind
+        of prefix (text only; with images) is checked on its own first two batches, and a difference
+        turns off only that kind: text prefixes may still be fine when image prefixes are not."""
         both = {**settings, "return_dict_in_generate": True, "output_logits": True}
         plain = self.model.generate(**inputs, **both)
         width = inputs["input_ids"].shape[1]
-        kind = has_images and self._prefix_has_images(inputs, length)
         problem = None
         try:
-            reused, reused_width = self._prefix_generate(inputs, length, has_images, both, image_ids)
+            reused, reused_width = self._prefix_generate(inputs, length, has_images, both, image_ids, with_images)
         except Exception as exc:  # a family whose forward cannot continue from a cache this way
             problem = f"{type(exc).__name__}: {_one_line(exc)[:120]}"
         else:
             problem = self._difference(plain, width, reused, reused_width)
-        self._prefix_checks_left[kind] -= 1
-        what = "prefix with images" if kind else "prefix"
-        if problem and kind:
-            # Text prefixes may still be fine: only prefixes with images go (checked on their own).
+        self._prefix_checks_left[with_images] -= 1
+        what, scope = ("prefix with images", "reuse through images") if with_images else ("prefix", "reuse")
+        if problem:
             self.prefix_cache.clear()
-            self._image_prefixes_on = False
-            self.kv_prefix_images_mode = f"off (self-check: {problem} with the reused {what} cache)"
+            mode = f"off (self-check: {problem} with the reused {what} cache)"
+            if with_images:
+                self._image_prefixes_on = False
+                self.kv_prefix_images_mode = mode
+            else:
+                self.kv_prefix_mode = mode
             print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused {what} cache; KV-prefix "
-                  "reuse through images is off for this run", file=sys.stderr)
-        elif problem:
-            self.prefix_cache.clear()
-            self.kv_prefix_mode = f"off (self-check: {problem} with the reused {what} cache)"
-            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused {what} cache; KV-prefix "
-                  "reuse is off for this run", file=sys.stderr)
-        elif kind and self._prefix_checks_left[True] <= 0:
-            self.kv_prefix_images_mode = "on"
-        elif not kind and self._prefix_checks_left[False] <= 0:
-            self.kv_prefix_mode = "on"
+                  f"{scope} is off for this run", file=sys.stderr)
+        elif self._prefix_checks_left[with_images] <= 0:
+            if with_images:
+                self.kv_prefix_images_mode = "on"
+            else:
+                self.kv_prefix_mode = "on"
         return plain.sequences[:, width:]
 
     def set_images(self, images):
@@ -782,13 +779,16 @@ class HFBackend(Backend):
                 if self._feature_check_due(inputs):
                     out = self._checked_generate(inputs, settings)
                     new_tokens = out[:, inputs["input_ids"].shape[1]:]
-                elif (length := self._prefix_length(inputs, has_images, same_images)) and \
-                        self._prefix_check_due(inputs, length, has_images):
-                    new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings, first_images)
-                elif length:
-                    out, width = self._prefix_generate(inputs, length, has_images, settings, first_images)
-                    self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
-                    new_tokens = out[:, width:]
+                elif length := self._prefix_length(inputs, has_images, same_images):
+                    with_images = has_images and self._prefix_has_images(inputs, length)
+                    if self._prefix_checks_left[with_images] > 0:
+                        new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings,
+                                                                   first_images, with_images)
+                    else:
+                        out, width = self._prefix_generate(inputs, length, has_images, settings, first_images,
+                                                           with_images)
+                        self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
+                        new_tokens = out[:, width:]
                 else:
                     out = self.model.generate(**inputs, **settings)
                     new_tokens = out[:, inputs["input_ids"].shape[1]:]
