@@ -83,7 +83,7 @@ def repeated(value: str, n: int):
 
     data = value.encode("utf-8")
     if len(data) * n > _INT32_MAX:
-        return column([value] * n, _string())
+        return column([value] * n, pa.string())
     import numpy as np  # pyarrow's own dependency, imported with it
 
     offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(data))
@@ -100,18 +100,14 @@ def steps(n: int, width: int):
     return pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * np.int32(width))])
 
 
-def table(columns: dict, schema=None):
-    """``pa.table(columns, schema=schema)`` of :func:`column` arrays; ``columns`` maps names to
-    lists (typed by ``schema``, else all strings) or arrow arrays."""
+def table(columns: dict, schema):
+    """``pa.table(columns, schema=schema)`` of :func:`column` arrays; ``columns`` maps the schema's
+    names to lists (or arrow arrays)."""
     import pyarrow as pa
 
-    names = list(schema.names) if schema is not None else list(columns)
-    arrays = [values if isinstance(values, pa.Array) else
-              column(values, schema.field(name).type if schema is not None else _string())
-              for name, values in ((name, columns[name]) for name in names)]
-    if schema is not None:
-        return pa.Table.from_arrays(arrays, schema=schema)
-    return pa.Table.from_arrays(arrays, names=names)
+    arrays = [values if isinstance(values, pa.Array) else column(values, schema.field(name).type)
+              for name, values in ((name, columns[name]) for name in schema.names)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _empty(typ):
@@ -127,12 +123,6 @@ def _empty(typ):
     if pa.types.is_binary(typ):
         return b""
     return 0
-
-
-def _string():
-    import pyarrow as pa
-
-    return pa.string()
 
 
 def _validity(values: list):
