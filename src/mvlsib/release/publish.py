@@ -271,10 +271,11 @@ def publish(
     plan = rt.plan_instances(instances, index_ids)
     with _staging(Path(out)) as stage:
         sizes = {}
+        writer = rt.LanguageWriter(stage, plan)
         for n, lang in enumerate(_progress(langs, desc="write languages", enabled=progress)):
             # The release row schema applies to every table: in full to the first, and to the
             # language-dependent columns of all (tables.check_language_table).
-            sizes[lang] = rt.write_language(stage, plan, lang, texts[lang], check_full=n == 0)
+            sizes[lang] = writer.write(lang, texts[lang], check_full=n == 0)
         sizes["images"] = rt.write_images(stage, records)
         if PREVIEW_LANGUAGE in langs:  # the Viewer's look at the benchmark (release/preview.py)
             preview_rows = rt.language_table(plan, PREVIEW_LANGUAGE, texts[PREVIEW_LANGUAGE]).slice(0, PER_TASK)

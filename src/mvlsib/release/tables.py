@@ -133,6 +133,21 @@ def config_path(out: Path, config: str) -> Path:
 
 def write_table(table, path: Path, *, row_group_size: int | None = None, no_stats: Sequence[str] = ()) -> Path:
     """Write ``table`` atomically with the fixed settings."""
+    with atomic_path(path) as tmp:
+        _write(table, str(tmp), row_group_size, no_stats)
+    return Path(path)
+
+
+def encode_table(table, *, row_group_size: int | None = None, no_stats: Sequence[str] = ()) -> bytes:
+    """The bytes :func:`write_table` writes for ``table``, in memory."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    _write(table, sink, row_group_size, no_stats)
+    return sink.getvalue().to_pybytes()
+
+
+def _write(table, sink, row_group_size: int | None, no_stats: Sequence[str]) -> None:
     import pyarrow.parquet as pq
 
     stats: bool | list[str] = True
@@ -140,14 +155,12 @@ def write_table(table, path: Path, *, row_group_size: int | None = None, no_stat
         # Binary min/max statistics would copy whole images into the footer.
         stats = [f.name for f in table.schema if f.name not in no_stats]
     metadata = dict(table.schema.metadata or {})
-    with atomic_path(path) as tmp:
-        # store_schema=False keeps the version-specific ARROW:schema blob out of the file;
-        # it also drops schema metadata, so the datasets features are added explicitly.
-        with pq.ParquetWriter(tmp, table.schema, write_statistics=stats, **_WRITER) as writer:
-            writer.write_table(table, row_group_size=row_group_size or max(1, table.num_rows))
-            if metadata:
-                writer.add_key_value_metadata(metadata)
-    return Path(path)
+    # store_schema=False keeps the version-specific ARROW:schema blob out of the file;
+    # it also drops schema metadata, so the datasets features are added explicitly.
+    with pq.ParquetWriter(sink, table.schema, write_statistics=stats, **_WRITER) as writer:
+        writer.write_table(table, row_group_size=row_group_size or max(1, table.num_rows))
+        if metadata:
+            writer.add_key_value_metadata(metadata)
 
 
 # ---------------------------------------------------------------- languages
@@ -332,10 +345,60 @@ def check_language_table(table, language: str, *, full: bool) -> None:
 
 
 def write_language(out: Path, plan: InstancePlan, language: str, texts, *, check_full: bool = False) -> "ConfigSize":
+    """Write one language file whole (``LanguageWriter`` writes a release's many)."""
     table = language_table(plan, language, texts)
     check_language_table(table, language, full=check_full)
     path = write_table(table, config_path(out, language))
     return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)
+
+
+class LanguageWriter:
+    """Writes the language files of one release, encoding the columns they share only once.
+
+    The plan's columns (ids, labels, images) are the same arrays in every language file. The first
+    file is encoded whole and kept as the template; each later one encodes only its own columns
+    (``language`` and the texts) and takes the shared columns' encoded bytes from the template
+    (``release.parquet_splice``): 1.8 instead of 2.5 CPU s of parquet writing for 199 languages,
+    the same bytes (issue #15, ``benchmarks/build_ledger.py``). Whether the assembled file equals the whole one is checked on the first file; if
+    it does not (another pyarrow's layout), or a later file's layout is not the expected one, files
+    are encoded whole.
+    """
+
+    def __init__(self, out: Path, plan: InstancePlan):
+        self.out, self.plan = Path(out), plan
+        self.own_columns = [f.name for f in _language_schema() if f.name not in plan.base]
+        self._shared = None  # parquet_splice.SharedColumns once the first file has passed the check
+        self._checked = False
+        self.assembled = 0  # files made from the template (the rest were encoded whole)
+
+    def write(self, language: str, texts, *, check_full: bool = False) -> ConfigSize:
+        table = language_table(self.plan, language, texts)
+        check_language_table(table, language, full=check_full)
+        data = self._encode(table)
+        with atomic_path(config_path(self.out, language)) as tmp:
+            tmp.write_bytes(data)
+        return ConfigSize(table.num_rows, table.nbytes, len(data))
+
+    def _encode(self, table) -> bytes:
+        from mvlsib.release.parquet_splice import SharedColumns, SpliceError
+
+        if self._shared is not None:
+            try:
+                data = self._shared.assemble(encode_table(table.select(self.own_columns)))
+                self.assembled += 1
+                return data
+            except SpliceError:
+                pass
+        whole = encode_table(table)
+        if not self._checked:
+            self._checked = True
+            try:
+                shared = SharedColumns(whole)
+                if shared.assemble(encode_table(table.select(self.own_columns))) == whole:
+                    self._shared = shared
+            except SpliceError:
+                pass
+        return whole
 
 
 # ---------------------------------------------------------------- images
