@@ -144,7 +144,7 @@ def main() -> None:
     print(f"|{'-' * 54}|-------|-----------------|")
     for name, seconds, phase in rows:
         print(f"| {name:52} | {seconds:5.2f} | {phase or '—':15} |")
-    print(f"\nfloor phases: " + ", ".join(f"{k} {v:.2f}" for k, v in f.items() if k != "total")
+    print("\nfloor phases: " + ", ".join(f"{k} {v:.2f}" for k, v in f.items() if k != "total")
           + f"; total {f['total']:.2f} CPU s")
     not_in_floor = sum(seconds for _, seconds, phase in rows if not phase)
     print(f"build {b['total']:.2f} CPU s = floor {f['total']:.2f} + {b['total'] - f['total']:.2f}; "

@@ -214,3 +214,10 @@ def test_truncated_or_foreign_bytes_raise_thrift_errors():
             read_struct(data[:cut], 0)
     with pytest.raises(ThriftError, match="type 11"):
         read_struct(b"\x1b\x00\x00", 0)  # a map
+
+
+def test_values_encoded_once_write_the_same_bytes():
+    from mvlsib.release.parquet_splice import _encoded
+
+    fields = [[1, TRUE, None], [2, I32, -5], [3, LIST, (BINARY, [b"a", b"bc"])], [20, STRUCT, [[1, FALSE, None]]]]
+    assert bytes(write_struct(bytearray(), _encoded(fields, (2,)))) == bytes(write_struct(bytearray(), fields))

@@ -24,7 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mvlsib.release.thrift_compact import (
+    FALSE,
     STRUCT,
+    TRUE,
     Encoded,
     ThriftError,
     encode_value,
@@ -134,14 +136,9 @@ class SharedColumns:
         self._created_by = field(meta, _FILE_CREATED_BY)
         # What stays the same in every file is encoded once: all of the footer but the row group,
         # all of a column's metadata but its page offsets.
-        self._footer = [[f, t, v if f == _FILE_ROW_GROUPS else encode_value(t, v)] for f, t, v in meta]
-        self._group = [[f, t, v if f in (_GROUP_COLUMNS, _GROUP_BYTES, _GROUP_COMPRESSED) else encode_value(t, v)]
-                       for f, t, v in group]
+        self._footer = _encoded(meta, (_FILE_ROW_GROUPS,))
+        self._group = _encoded(group, (_GROUP_COLUMNS, _GROUP_BYTES, _GROUP_COMPRESSED))
         self._static = {name: _static_meta(c.meta) for name, c in self._columns.items()}
-
-    @property
-    def columns(self) -> list[str]:
-        return [name.decode() for name in self._columns]
 
     def assemble(self, part) -> bytes:
         """The template with the columns ``part`` (a parquet file of some of its columns) holds
@@ -196,7 +193,12 @@ class SharedColumns:
 
 def _static_meta(chunk: list) -> list:
     """A ColumnChunk's ColumnMetaData with every field but the page offsets encoded."""
-    return [[f, t, v if f in _META_PAGE_OFFSETS else encode_value(t, v)] for f, t, v in field(chunk, _CHUNK_META)]
+    return _encoded(field(chunk, _CHUNK_META), _META_PAGE_OFFSETS)
+
+
+def _encoded(fields: list, keep: tuple[int, ...]) -> list:
+    """``fields`` with each value but those of ``keep`` encoded once (a bool field has no value)."""
+    return [[f, t, v if f in keep or t in (TRUE, FALSE) else encode_value(t, v)] for f, t, v in fields]
 
 
 def _moved_offset_index(index: list, delta: int) -> Encoded:
