@@ -344,14 +344,6 @@ def check_language_table(table, language: str, *, full: bool) -> None:
             raise MvlsibError(f"{where}: {column} has an empty or missing text; re-run `mvlsib-build ingest`")
 
 
-def write_language(out: Path, plan: InstancePlan, language: str, texts, *, check_full: bool = False) -> "ConfigSize":
-    """Write one language file whole (``LanguageWriter`` writes a release's many)."""
-    table = language_table(plan, language, texts)
-    check_language_table(table, language, full=check_full)
-    path = write_table(table, config_path(out, language))
-    return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)
-
-
 class LanguageWriter:
     """Writes the language files of one release, encoding the columns they share only once.
 
@@ -359,9 +351,9 @@ class LanguageWriter:
     file is encoded whole and kept as the template; each later one encodes only its own columns
     (``language`` and the texts) and takes the shared columns' encoded bytes from the template
     (``release.parquet_splice``): 1.8 instead of 2.5 CPU s of parquet writing for 199 languages,
-    the same bytes (issue #15, ``benchmarks/build_ledger.py``). Whether the assembled file equals the whole one is checked on the first file; if
-    it does not (another pyarrow's layout), or a later file's layout is not the expected one, files
-    are encoded whole.
+    the same bytes (issue #15, ``benchmarks/build_ledger.py``). Whether the assembled file equals
+    the whole one is checked on the first file; if it does not (another pyarrow's layout), or a
+    later file's layout is not the expected one, files are encoded whole.
     """
 
     def __init__(self, out: Path, plan: InstancePlan):
