@@ -428,7 +428,7 @@ def shared_prefix(inputs: dict[str, Any], image_token_id: int | None, through_im
     length = min(length, shortest - 1)  # every row keeps at least one token of its own
     if image_token_id is not None:
         images = (first[:length] == image_token_id).nonzero()
-        if len(images) and not (through_images and not any(bool((r[length:] == image_token_id).any()) for r in rows)):
+        if len(images) and (not through_images or any(bool((r[length:] == image_token_id).any()) for r in rows)):
             length = int(images[0])
     return length if length >= MIN_PREFIX_TOKENS else 0
 
