@@ -52,8 +52,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from click.testing import CliRunner
-
     from fakes.openai_compat import ChatServer, lettered_server
+
     from mvlsib.cli import eval_cli
     from mvlsib.evaluation.subset import select_rows
     from mvlsib.release_format import mvl_sib
@@ -86,34 +86,58 @@ def main() -> None:
             if found.group(1) in planted_sentences:
                 gold = letters[(letters.index(gold) + 1) % 4]
             return fmt.format(gold)
+
         return answer
 
     common = ["--data", str(rel), "--k", "1", "--limit", str(args.limit), "--no-progress", "--backend", "openai"]
-    plan = [("lettered", lettered_server(fail_every=0), "i2s,s2i,t2s,s2t"),
-            ("always-a", ChatServer(lambda payload, n: "A"), "i2s,s2i,t2s,s2t"),
-            ("oracle-1", ChatServer(oracle("{}")), "s2t"), ("oracle-2", ChatServer(oracle("({})")), "s2t")]
+    plan = [
+        ("lettered", lettered_server(fail_every=0), "i2s,s2i,t2s,s2t"),
+        ("always-a", ChatServer(lambda payload, n: "A"), "i2s,s2i,t2s,s2t"),
+        ("oracle-1", ChatServer(oracle("{}")), "s2t"),
+        ("oracle-2", ChatServer(oracle("({})")), "s2t"),
+    ]
     for name, server, tasks in plan:
         t0 = time.time()
         with server:
-            r = CliRunner().invoke(eval_cli, ["run", *common, "--tasks", tasks, "--model", name,
-                                              "--base-url", server.base_url, "--out", str(base / name)])
-        print(f"run {name}: exit {r.exit_code}, {r.output.splitlines()[0] if r.output else ''} "
-              f"({time.time() - t0:.0f} s)", flush=True)
+            r = CliRunner().invoke(
+                eval_cli,
+                [
+                    "run",
+                    *common,
+                    "--tasks",
+                    tasks,
+                    "--model",
+                    name,
+                    "--base-url",
+                    server.base_url,
+                    "--out",
+                    str(base / name),
+                ],
+            )
+        print(
+            f"run {name}: exit {r.exit_code}, {r.output.splitlines()[0] if r.output else ''} "
+            f"({time.time() - t0:.0f} s)",
+            flush=True,
+        )
         if r.exit_code:
             sys.exit(r.output[-3000:])
     runs = [str(base / name) for name, _, _ in plan]
-    for cmd in (["report", *runs, "--out", str(base / "report")],
-                ["compare", runs[2], runs[0], "--json", str(base / "compare_oracle_vs_lettered.json")],
-                ["compare", runs[1], runs[0]],
-                ["items", runs[2], runs[3], "--out", str(base / "items")]):
+    for cmd in (
+        ["report", *runs, "--out", str(base / "report")],
+        ["compare", runs[2], runs[0], "--json", str(base / "compare_oracle_vs_lettered.json")],
+        ["compare", runs[1], runs[0]],
+        ["items", runs[2], runs[3], "--out", str(base / "items")],
+    ):
         t0 = time.time()
         r = CliRunner().invoke(eval_cli, cmd)
         print(f"$ mvlsib-eval {cmd[0]} ... -> exit {r.exit_code} ({time.time() - t0:.0f} s)")
         print("\n".join(r.output.splitlines()[:14]), flush=True)
     listed = [json.loads(line) for line in (base / "items" / "always_wrong.jsonl").read_text("utf-8").splitlines()]
     found = {d["instance_id"] for d in listed}
-    print(f"planted {planted}: listed as always wrong: {sorted(found)}; "
-          f"languages per planted item: {[sum(d['instance_id'] == p for d in listed) for p in planted]}")
+    print(
+        f"planted {planted}: listed as always wrong: {sorted(found)}; "
+        f"languages per planted item: {[sum(d['instance_id'] == p for d in listed) for p in planted]}"
+    )
 
 
 if __name__ == "__main__":

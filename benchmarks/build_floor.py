@@ -38,9 +38,17 @@ import pyarrow.parquet as pq
 
 # The release's writer settings (release/tables.py), page index and content-defined chunking
 # included: they decide the bytes of every language file, so a build cannot leave them out.
-WRITER = dict(version="2.6", compression="zstd", compression_level=3, use_dictionary=True,
-              data_page_version="1.0", store_schema=False, write_page_index=True,
-              use_content_defined_chunking=True, write_page_checksum=False)
+WRITER = dict(
+    version="2.6",
+    compression="zstd",
+    compression_level=3,
+    use_dictionary=True,
+    data_page_version="1.0",
+    store_schema=False,
+    write_page_index=True,
+    use_content_defined_chunking=True,
+    write_page_checksum=False,
+)
 
 
 def _cpu() -> float:
@@ -51,7 +59,11 @@ def _cpu() -> float:
 
 
 def main(sib: Path, pool: Path, instances: Path, out: Path, phases: dict | None = None) -> None:
-    mark = (lambda name: phases.__setitem__(name, _cpu() - sum(phases.values()))) if phases is not None else (lambda name: None)
+    mark = (
+        (lambda name: phases.__setitem__(name, _cpu() - sum(phases.values())))
+        if phases is not None
+        else (lambda name: None)
+    )
     mark("start-up")
     out.mkdir(parents=True, exist_ok=True)
     cols: dict[str, list] = {"language": [], "index_id": [], "split": [], "topic": [], "text": []}
@@ -67,14 +79,25 @@ def main(sib: Path, pool: Path, instances: Path, out: Path, phases: dict | None 
             cols["topic"] += topics
             cols["text"] += map(str.rstrip, texts)
     mark("parse")
-    corpus = pa.table({"language": pa.array(cols["language"], pa.string()),
-                       "index_id": pa.array(cols["index_id"], pa.int64()),
-                       "split": pa.array(cols["split"], pa.string()),
-                       "topic": pa.array(cols["topic"], pa.string()),
-                       "text": pa.array(cols["text"], pa.string())})
-    pq.write_table(corpus, out / "corpus.parquet", compression="zstd", compression_level=3,
-                   use_dictionary=["language", "split", "topic"], version="2.6", data_page_version="1.0",
-                   row_group_size=1 << 20)
+    corpus = pa.table(
+        {
+            "language": pa.array(cols["language"], pa.string()),
+            "index_id": pa.array(cols["index_id"], pa.int64()),
+            "split": pa.array(cols["split"], pa.string()),
+            "topic": pa.array(cols["topic"], pa.string()),
+            "text": pa.array(cols["text"], pa.string()),
+        }
+    )
+    pq.write_table(
+        corpus,
+        out / "corpus.parquet",
+        compression="zstd",
+        compression_level=3,
+        use_dictionary=["language", "split", "topic"],
+        version="2.6",
+        data_page_version="1.0",
+        row_group_size=1 << 20,
+    )
     del cols
     mark("corpus")
     # The corpus stays in memory: `mvlsib-build build` hands it from stage to stage without
@@ -91,32 +114,53 @@ def main(sib: Path, pool: Path, instances: Path, out: Path, phases: dict | None 
     texts = corpus.column("text").combine_chunks()
     starts = [n for n in range(len(languages)) if n == 0 or languages[n] != languages[n - 1]] + [len(languages)]
     per_language = starts[1] - starts[0]
-    pos = {i: n for n, i in enumerate(index_ids[: per_language])}
+    pos = {i: n for n, i in enumerate(index_ids[:per_language])}
     sent = pa.array([pos[r["index_id"]] for r in records], pa.int32())
     refs = pa.array([pos[i] for r in records for i in r["ref_sentence_ids"]], pa.int32())
     opts = pa.array([pos[i] for r in records for i in r["sentence_option_ids"]], pa.int32())
     n = len(records)
-    base = {name: pa.array([r[name] for r in records]) for name in
-            ("instance_id", "index_id", "topic", "ref_sentence_ids", "ref_image_ids", "neg_topics",
-             "sentence_option_ids", "sentence_label", "image_option_ids", "topic_options", "image_label")}
+    base = {
+        name: pa.array([r[name] for r in records])
+        for name in (
+            "instance_id",
+            "index_id",
+            "topic",
+            "ref_sentence_ids",
+            "ref_image_ids",
+            "neg_topics",
+            "sentence_option_ids",
+            "sentence_label",
+            "image_option_ids",
+            "topic_options",
+            "image_label",
+        )
+    }
     for a, b in zip(starts, starts[1:]):
         lang_texts = texts.slice(a, b - a)
-        table = pa.table({
-            **base,
-            "language": pa.array([languages[a]] * n, pa.string()),
-            "sentence": lang_texts.take(sent),
-            "ref_sentences": pa.ListArray.from_arrays(pa.array(range(0, 5 * n + 1, 5), pa.int32()),
-                                                      lang_texts.take(refs)),
-            "sentence_options": pa.ListArray.from_arrays(pa.array(range(0, 4 * n + 1, 4), pa.int32()),
-                                                         lang_texts.take(opts)),
-        })
+        table = pa.table(
+            {
+                **base,
+                "language": pa.array([languages[a]] * n, pa.string()),
+                "sentence": lang_texts.take(sent),
+                "ref_sentences": pa.ListArray.from_arrays(
+                    pa.array(range(0, 5 * n + 1, 5), pa.int32()), lang_texts.take(refs)
+                ),
+                "sentence_options": pa.ListArray.from_arrays(
+                    pa.array(range(0, 4 * n + 1, 4), pa.int32()), lang_texts.take(opts)
+                ),
+            }
+        )
         (out / languages[a]).mkdir(exist_ok=True)
         pq.write_table(table, out / languages[a] / "test.parquet", row_group_size=n, **WRITER)
 
     mark("tables")
     manifest = list(csv.DictReader(open(pool / "manifest.csv", encoding="utf-8", newline="")))
-    images = pa.table({"image_id": [r["image_id"] for r in manifest],
-                       "image": pa.array([{"bytes": (pool / r["file"]).read_bytes(), "path": None} for r in manifest])})
+    images = pa.table(
+        {
+            "image_id": [r["image_id"] for r in manifest],
+            "image": pa.array([{"bytes": (pool / r["file"]).read_bytes(), "path": None} for r in manifest]),
+        }
+    )
     pq.write_table(images, out / "images.parquet", row_group_size=10, write_statistics=["image_id"], **WRITER)
     mark("images")
 

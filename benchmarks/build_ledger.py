@@ -120,17 +120,49 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")  # bytecode as after pip install (build_speed.py)
         for n in range(-1, args.runs):  # run -1 fills the bytecode cache and is not counted
             work, rel, floor_out, ledger = tmp / f"w{n}", tmp / f"r{n}", tmp / f"f{n}", tmp / f"ledger{n}.json"
-            subprocess.run([sys.executable, "-c", BUILD, json.dumps(STEPS), str(ledger), "--sib", str(args.sib),
-                            "--pool", str(args.pool), "--out", str(rel), "--workdir", str(work)],
-                           env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            floor = subprocess.run([sys.executable, str(REPO / "benchmarks" / "build_floor.py"), "--phases",
-                                    str(args.sib), str(args.pool), str(work / "instances.jsonl"), str(floor_out)],
-                                   env=env, check=True, capture_output=True, text=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    BUILD,
+                    json.dumps(STEPS),
+                    str(ledger),
+                    "--sib",
+                    str(args.sib),
+                    "--pool",
+                    str(args.pool),
+                    "--out",
+                    str(rel),
+                    "--workdir",
+                    str(work),
+                ],
+                env=env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            floor = subprocess.run(
+                [
+                    sys.executable,
+                    str(REPO / "benchmarks" / "build_floor.py"),
+                    "--phases",
+                    str(args.sib),
+                    str(args.pool),
+                    str(work / "instances.jsonl"),
+                    str(floor_out),
+                ],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             if n >= 0:
                 builds.append(json.loads(ledger.read_text()))
                 floors.append(json.loads(floor.stdout.strip().splitlines()[-1]))
-                print(f"run {n + 1}: build {builds[-1]['total']:.2f} CPU s, floor {floors[-1]['total']:.2f} CPU s",
-                      flush=True)
+                print(
+                    f"run {n + 1}: build {builds[-1]['total']:.2f} CPU s, floor {floors[-1]['total']:.2f} CPU s",
+                    flush=True,
+                )
 
     b, f = _median_table(builds), _median_table(floors)
     parts = list(dict.fromkeys(part for _, _, part, _ in STEPS))
@@ -144,14 +176,21 @@ def main() -> None:
     print(f"|{'-' * 54}|-------|-----------------|")
     for name, seconds, phase in rows:
         print(f"| {name:52} | {seconds:5.2f} | {phase or '—':15} |")
-    print("\nfloor phases: " + ", ".join(f"{k} {v:.2f}" for k, v in f.items() if k != "total")
-          + f"; total {f['total']:.2f} CPU s")
+    print(
+        "\nfloor phases: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in f.items() if k != "total")
+        + f"; total {f['total']:.2f} CPU s"
+    )
     not_in_floor = sum(seconds for _, seconds, phase in rows if not phase)
-    print(f"build {b['total']:.2f} CPU s = floor {f['total']:.2f} + {b['total'] - f['total']:.2f}; "
-          f"parts the floor does not have: {not_in_floor:.2f} CPU s, of which the sampler's keys "
-          f"{b.get('sample: SHA-256 keys (the documented sampler' + chr(39) + 's)', 0.0):.2f}")
-    print(f"build / floor <= 1.5 leaves {0.5 * f['total']:.2f} CPU s above the floor; the build uses "
-          f"{b['total'] - f['total']:.2f}")
+    print(
+        f"build {b['total']:.2f} CPU s = floor {f['total']:.2f} + {b['total'] - f['total']:.2f}; "
+        f"parts the floor does not have: {not_in_floor:.2f} CPU s, of which the sampler's keys "
+        f"{b.get('sample: SHA-256 keys (the documented sampler' + chr(39) + 's)', 0.0):.2f}"
+    )
+    print(
+        f"build / floor <= 1.5 leaves {0.5 * f['total']:.2f} CPU s above the floor; the build uses "
+        f"{b['total'] - f['total']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,13 @@ def run_stage(stage: str, work: Path, sib: Path, pool: Path) -> dict:
     import os
 
     env = {**os.environ, **env}
-    out = subprocess.run([sys.executable, "-c", STAGE, stage, str(work), str(sib), str(pool)],
-                         capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", STAGE, stage, str(work), str(sib), str(pool)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -103,38 +108,113 @@ def build_vs_floor(sib: Path, pool: Path, runs: int, baseline: Path | None = Non
             env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         for n in range(-1 if bytecode == "cached" else 0, runs):
             work, rel, floor = tmp / f"work{n}", tmp / f"rel{n}", tmp / f"floor{n}"
-            build = _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool),
-                             "--out", str(rel), "--workdir", str(work)], env)
-            low = _cpu_of([sys.executable, str(REPO / "benchmarks" / "build_floor.py"), str(sib), str(pool),
-                           str(work / "instances.jsonl"), str(floor)], env)
+            build = _cpu_of(
+                [
+                    sys.executable,
+                    "-m",
+                    "mvlsib",
+                    "build",
+                    "--sib",
+                    str(sib),
+                    "--pool",
+                    str(pool),
+                    "--out",
+                    str(rel),
+                    "--workdir",
+                    str(work),
+                ],
+                env,
+            )
+            low = _cpu_of(
+                [
+                    sys.executable,
+                    str(REPO / "benchmarks" / "build_floor.py"),
+                    str(sib),
+                    str(pool),
+                    str(work / "instances.jsonl"),
+                    str(floor),
+                ],
+                env,
+            )
             if n < 0:
                 if baseline is not None:
-                    _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool), "--out",
-                             str(tmp / "brel-warm"), "--workdir", str(tmp / "bwork-warm")], {**env, "PYTHONPATH": str(baseline)})
-                print(f"warm-up (bytecode compiled and cached, not counted): build {build:.2f} CPU s, floor {low:.2f} CPU s",
-                      flush=True)
+                    _cpu_of(
+                        [
+                            sys.executable,
+                            "-m",
+                            "mvlsib",
+                            "build",
+                            "--sib",
+                            str(sib),
+                            "--pool",
+                            str(pool),
+                            "--out",
+                            str(tmp / "brel-warm"),
+                            "--workdir",
+                            str(tmp / "bwork-warm"),
+                        ],
+                        {**env, "PYTHONPATH": str(baseline)},
+                    )
+                print(
+                    f"warm-up (bytecode compiled and cached, not counted): build {build:.2f} CPU s, floor {low:.2f} CPU s",
+                    flush=True,
+                )
                 continue
-            keys = json.loads(subprocess.run(
-                [sys.executable, str(REPO / "benchmarks" / "build_floor.py"), "--keys", str(sib), str(pool),
-                 str(work / "instances.jsonl")], env=env, check=True, capture_output=True, text=True).stdout)["cpu_s"]
+            keys = json.loads(
+                subprocess.run(
+                    [
+                        sys.executable,
+                        str(REPO / "benchmarks" / "build_floor.py"),
+                        "--keys",
+                        str(sib),
+                        str(pool),
+                        str(work / "instances.jsonl"),
+                    ],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )["cpu_s"]
             rows.append((build, low, build / low))
             key_ratios.append(build / (low + keys))
-            line = (f"run {n + 1}: build {build:6.2f} CPU s   floor {low:5.2f} CPU s   build / floor {build / low:.2f}"
-                    f"   (sampler keys {keys:4.2f} CPU s, build / (floor + keys) {build / (low + keys):.2f})")
+            line = (
+                f"run {n + 1}: build {build:6.2f} CPU s   floor {low:5.2f} CPU s   build / floor {build / low:.2f}"
+                f"   (sampler keys {keys:4.2f} CPU s, build / (floor + keys) {build / (low + keys):.2f})"
+            )
             if baseline is not None:
                 # The same build from another source tree (e.g. `git archive` of main), in the same pair.
                 base_env = {**env, "PYTHONPATH": str(baseline)}
-                old = _cpu_of([sys.executable, "-m", "mvlsib", "build", "--sib", str(sib), "--pool", str(pool),
-                               "--out", str(tmp / f"brel{n}"), "--workdir", str(tmp / f"bwork{n}")], base_env)
+                old = _cpu_of(
+                    [
+                        sys.executable,
+                        "-m",
+                        "mvlsib",
+                        "build",
+                        "--sib",
+                        str(sib),
+                        "--pool",
+                        str(pool),
+                        "--out",
+                        str(tmp / f"brel{n}"),
+                        "--workdir",
+                        str(tmp / f"bwork{n}"),
+                    ],
+                    base_env,
+                )
                 base_rows.append(old / low)
                 line += f"   baseline {old:6.2f} CPU s, baseline / floor {old / low:.2f}"
             print(line, flush=True)
     ratios = sorted(r for _, _, r in rows)
-    print(f"build / floor (CPU), median of {runs} (bytecode {bytecode}): {statistics.median(ratios):.2f} "
-          f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); build median {statistics.median(b for b, _, _ in rows):.2f} s, "
-          f"floor median {statistics.median(f for _, f, _ in rows):.2f} s; target <= 1.5")
-    print(f"for reference, build / (floor + the documented sampler's SHA-256 keys), median: "
-          f"{statistics.median(key_ratios):.2f}")
+    print(
+        f"build / floor (CPU), median of {runs} (bytecode {bytecode}): {statistics.median(ratios):.2f} "
+        f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); build median {statistics.median(b for b, _, _ in rows):.2f} s, "
+        f"floor median {statistics.median(f for _, f, _ in rows):.2f} s; target <= 1.5"
+    )
+    print(
+        f"for reference, build / (floor + the documented sampler's SHA-256 keys), median: "
+        f"{statistics.median(key_ratios):.2f}"
+    )
     if base_rows:
         print(f"baseline / floor (CPU), median of {runs}: {statistics.median(base_rows):.2f}")
 
@@ -145,13 +225,21 @@ def main() -> None:
     parser.add_argument("--pool", type=Path, default=REPO / "src/mvlsib/data/image_pool")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--stages", action="store_true", help="also the per-stage wall time / memory table")
-    parser.add_argument("--baseline", type=Path, default=None,
-                        help="another src/ folder (e.g. `git archive main src | tar -x -C /tmp/base`, then "
-                             "/tmp/base/src) whose build runs in each pair too")
-    parser.add_argument("--bytecode", choices=("cached", "none"), default="cached",
-                        help="cached (default): every process reads compiled bytecode, as after `pip install`; one "
-                             "warm-up pair fills the cache. none: keep the environment as it is (with "
-                             "PYTHONDONTWRITEBYTECODE set, the build compiles its modules in every run)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another src/ folder (e.g. `git archive main src | tar -x -C /tmp/base`, then "
+        "/tmp/base/src) whose build runs in each pair too",
+    )
+    parser.add_argument(
+        "--bytecode",
+        choices=("cached", "none"),
+        default="cached",
+        help="cached (default): every process reads compiled bytecode, as after `pip install`; one "
+        "warm-up pair fills the cache. none: keep the environment as it is (with "
+        "PYTHONDONTWRITEBYTECODE set, the build compiles its modules in every run)",
+    )
     args = parser.parse_args()
     build_vs_floor(args.sib, args.pool, args.runs, args.baseline, args.bytecode)
     if not args.stages:

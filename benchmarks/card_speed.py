@@ -56,13 +56,17 @@ def main() -> None:
     caches = {r: tempfile.mkdtemp(prefix="card-speed-") for r in args.releases}
     for r in args.releases:  # fill each cache: only the warm call is timed
         datasets.load_dataset(str(r), name=args.config, split="test", cache_dir=caches[r])
-    times: dict[Path, dict[str, list[float]]] = {r: {"yaml": [], "infos": [], "hash": [], "load": []} for r in args.releases}
+    times: dict[Path, dict[str, list[float]]] = {
+        r: {"yaml": [], "infos": [], "hash": [], "load": []} for r in args.releases
+    }
     for _ in range(args.rounds):
         for r in args.releases:
             data = {}
             times[r]["yaml"].append(_cpu(lambda: data.update(card=yaml.safe_load(headers[r]))))
             times[r]["infos"].append(
-                _cpu(lambda: data.update(infos=DatasetInfosDict.from_dataset_card_data(DatasetCardData(**data["card"]))))
+                _cpu(
+                    lambda: data.update(infos=DatasetInfosDict.from_dataset_card_data(DatasetCardData(**data["card"])))
+                )
             )
             times[r]["hash"].append(_cpu(lambda: Hasher.hash(data["infos"])))
             times[r]["load"].append(

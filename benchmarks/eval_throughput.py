@@ -88,8 +88,10 @@ def prefix_shares(requests, capacities) -> dict[str, list[float]]:
 
     from mvlsib.evaluation.schedule import prefix_key, prefix_order
 
-    orders = {"canonical (language first)": list(requests),
-              "prefix (--order prefix)": prefix_order(list(requests), messages_of=lambda r: r.messages)}
+    orders = {
+        "canonical (language first)": list(requests),
+        "prefix (--order prefix)": prefix_order(list(requests), messages_of=lambda r: r.messages),
+    }
     out = {}
     for name, order in orders.items():
         keys = [prefix_key(r.messages) for r in order]
@@ -103,10 +105,10 @@ def prefix_shares(requests, capacities) -> dict[str, list[float]]:
 # Our backend's variants, each built fresh in every round (one-off costs such as the batching and
 # feature self-checks are paid once per round, as in a real run): constructor options.
 VARIANTS = {
-    "no memo": {"cache_images": False, "feature_cache_mb": 0},   # batching only
-    "no feat": {"cache_images": True, "feature_cache_mb": 0},    # + image-processor memo
-    "ours": {"cache_images": True},                              # + image features once per image (as shipped)
-    "ours+kv": {"cache_images": True, "kv_prefix": True},        # + KV-prefix reuse (--kv-prefix, optional)
+    "no memo": {"cache_images": False, "feature_cache_mb": 0},  # batching only
+    "no feat": {"cache_images": True, "feature_cache_mb": 0},  # + image-processor memo
+    "ours": {"cache_images": True},  # + image features once per image (as shipped)
+    "ours+kv": {"cache_images": True, "kv_prefix": True},  # + KV-prefix reuse (--kv-prefix, optional)
 }
 
 
@@ -114,7 +116,7 @@ def run_backend(b, requests) -> list[str]:
     """As the runner sends them: chunks of the backend's preferred size, in the given order."""
     out: list[str] = []
     for start in range(0, len(requests), b.preferred_chunk):
-        out.extend(b.generate(requests[start: start + b.preferred_chunk]))
+        out.extend(b.generate(requests[start : start + b.preferred_chunk]))
     return out
 
 
@@ -125,8 +127,15 @@ def measure(model: str, requests, images, args) -> dict:
 
     def backend(**options) -> HFBackend:
         options.setdefault("feature_cache_mb", args.feature_cache_mb)
-        b = HFBackend(model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-                      max_new_tokens=args.max_new_tokens, thinking_max_new_tokens=args.max_new_tokens, **options)
+        b = HFBackend(
+            model,
+            batch_size=args.batch_size,
+            device=args.device,
+            dtype=args.dtype,
+            max_new_tokens=args.max_new_tokens,
+            thinking_max_new_tokens=args.max_new_tokens,
+            **options,
+        )
         b.set_images(images)
         return b
 
@@ -137,11 +146,15 @@ def measure(model: str, requests, images, args) -> dict:
     def naive_one(req) -> str:
         text = plain._chat_text(req)
         inputs = plain._call_processor([text], [[images[i] for i in req.image_ids]] if req.image_ids else None)
-        inputs = {k: (v.to(args.device, dtype=net.dtype) if torch.is_floating_point(v) else v.to(args.device))
-                  if hasattr(v, "to") else v for k, v in inputs.items()}
+        inputs = {
+            k: (v.to(args.device, dtype=net.dtype) if torch.is_floating_point(v) else v.to(args.device))
+            if hasattr(v, "to")
+            else v
+            for k, v in inputs.items()
+        }
         with torch.inference_mode():
             out = net.generate(**inputs, **settings)
-        return plain._decode(out[0, inputs["input_ids"].shape[1]:])
+        return plain._decode(out[0, inputs["input_ids"].shape[1] :])
 
     pipe, pipe_error = None, None
     try:
@@ -155,8 +168,10 @@ def measure(model: str, requests, images, args) -> dict:
     def pipeline_all(reqs) -> list[str]:
         chats = []
         for req in reqs:
-            content = [{"type": "image", "image": images[p["image_id"]]} if p["type"] == "image" else dict(p)
-                       for p in req.messages[0]["content"]]
+            content = [
+                {"type": "image", "image": images[p["image_id"]]} if p["type"] == "image" else dict(p)
+                for p in req.messages[0]["content"]
+            ]
             chats.append([{"role": "user", "content": content}])
         # The pipeline cannot batch prompts with and without images together: one call per kind.
         answers: list[str | None] = [None] * len(reqs)
@@ -164,8 +179,12 @@ def measure(model: str, requests, images, args) -> dict:
             idx = [n for n, r in enumerate(reqs) if bool(r.image_ids) == has_images]
             if not idx:
                 continue
-            out = pipe(text=[chats[n] for n in idx], batch_size=args.batch_size, generate_kwargs=pipe_settings,
-                       return_full_text=False)
+            out = pipe(
+                text=[chats[n] for n in idx],
+                batch_size=args.batch_size,
+                generate_kwargs=pipe_settings,
+                return_full_text=False,
+            )
             for n, o in zip(idx, out):
                 answers[n] = (o[0] if isinstance(o, list) else o)["generated_text"]
         return answers
@@ -201,9 +220,14 @@ def measure(model: str, requests, images, args) -> dict:
             times["pipeline"].append(time.perf_counter() - t4)
     med = {k: statistics.median(v) for k, v in times.items() if v}
     n = len(requests)
-    pipeline_cols = ({"ours/pipeline": med["pipeline"] / med["ours"],
-                      "pipeline agree": sum(a == b for a, b in zip(answers["ours"], answers["pipeline"]))}
-                     if pipe is not None else {"pipeline error": pipe_error})
+    pipeline_cols = (
+        {
+            "ours/pipeline": med["pipeline"] / med["ours"],
+            "pipeline agree": sum(a == b for a, b in zip(answers["ours"], answers["pipeline"])),
+        }
+        if pipe is not None
+        else {"pipeline error": pipe_error}
+    )
     ours = last["ours"]
     ours_names = ["naive", *VARIANTS]
     return {
@@ -211,13 +235,17 @@ def measure(model: str, requests, images, args) -> dict:
         "model_class": type(net).__name__,
         "prompts": n,
         **{name: n / med[name] for name in ours_names},
-        "ours/naive": med["naive"] / med["ours"], "memo": med["no memo"] / med["no feat"],
-        "feat": med["no feat"] / med["ours"], "kv": med["ours"] / med["ours+kv"],
+        "ours/naive": med["naive"] / med["ours"],
+        "memo": med["no memo"] / med["no feat"],
+        "feat": med["no feat"] / med["ours"],
+        "kv": med["ours"] / med["ours+kv"],
         "kv mode": last["ours+kv"].describe()["kv_prefix"].split(" (")[0],
         "kv img mode": last["ours+kv"].describe().get("kv_prefix_images", "-").split(" (")[0],
         # prompt tokens taken from a reused prefix cache, net of computing each prefix once
-        "kv share": (last["ours+kv"].stats.get("prefix_tokens_reused", 0)
-                     - last["ours+kv"].stats.get("prefix_tokens_computed", 0))
+        "kv share": (
+            last["ours+kv"].stats.get("prefix_tokens_reused", 0)
+            - last["ours+kv"].stats.get("prefix_tokens_computed", 0)
+        )
         / max(1, last["ours+kv"].stats.get("prompt_tokens", 0)),
         "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in ours_names))),
         "preprocessed": ours.stats["images_preprocessed"],
@@ -226,7 +254,8 @@ def measure(model: str, requests, images, args) -> dict:
         # self-check's plain runs included) vs. every unit shown; distinct images for reference
         "tower": ours.stats["image_features_computed"] + ours.stats["image_features_plain"],
         "tower without": ours.stats["image_features_computed"] + ours.stats["image_features_reused"]
-        if ours.feature_cache is not None and ours.feature_cache.enabled else None,
+        if ours.feature_cache is not None and ours.feature_cache.enabled
+        else None,
         "distinct images": len({i for r in requests for i in r.image_ids}),
         "feature cache": ours.feature_cache_mode.split(" (")[0],
         "rendering": ours.renderer.mode,
@@ -248,8 +277,12 @@ def main() -> None:
     ap.add_argument("--dtype", default="auto")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared CPU)")
     ap.add_argument("--repeats", type=int, default=3, help="rounds; the median per method counts")
-    ap.add_argument("--order", choices=("prefix", "canonical"), default="prefix",
-                    help="order the prompts are sent in (the evaluator's --order; prefix is its default)")
+    ap.add_argument(
+        "--order",
+        choices=("prefix", "canonical"),
+        default="prefix",
+        help="order the prompts are sent in (the evaluator's --order; prefix is its default)",
+    )
     ap.add_argument("--feature-cache-mb", type=int, default=1024, help="the hf backend's --feature-cache-mb for ours")
     args = ap.parse_args()
 
@@ -263,6 +296,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     import fakes.video_processor  # noqa: F401  (a no-op where torchvision works)
+
     languages = args.languages.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="mvlsib-bench-"))
     data = Path(args.data) if args.data else build_release(tmp, ",".join(languages))
@@ -275,35 +309,54 @@ def main() -> None:
     if args.model:
         models = {args.model: args.model}
     else:
-        names = args.families.split(",") if args.families else [
-            n for n in family_names() if getattr(family(n), "KIND", "") == "generative"
-            and getattr(family(n), "CHAT_TEMPLATE", None) is not None and "thinking" not in n]
+        names = (
+            args.families.split(",")
+            if args.families
+            else [
+                n
+                for n in family_names()
+                if getattr(family(n), "KIND", "") == "generative"
+                and getattr(family(n), "CHAT_TEMPLATE", None) is not None
+                and "thinking" not in n
+            ]
+        )
         texts = sib_sentences(REPO.parent / "shared" / "sib-200", languages, limit=100)
         models = {n: str(build_family(n, tmp / n, texts)) for n in names}
-    print(f"{len(requests)} prompts ({', '.join(languages)}; {args.limit} instances each; tasks {args.tasks}; "
-          f"k {args.k}); batch size {args.batch_size}; max_new_tokens {args.max_new_tokens}; "
-          f"torch threads {args.threads}; {args.device}; median of {args.repeats}")
+    print(
+        f"{len(requests)} prompts ({', '.join(languages)}; {args.limit} instances each; tasks {args.tasks}; "
+        f"k {args.k}); batch size {args.batch_size}; max_new_tokens {args.max_new_tokens}; "
+        f"torch threads {args.threads}; {args.device}; median of {args.repeats}"
+    )
     capacities = (16000.0, float("inf"))
-    print("realised shared-prefix share of these prompts (benchmarks/prefix_cache.py's LRU model: "
-          "576 tokens an image, UTF-8 bytes / 3 a text unit), cache " +
-          " / ".join("inf" if c == float("inf") else f"{int(c):,}" for c in capacities) + " tokens:")
+    print(
+        "realised shared-prefix share of these prompts (benchmarks/prefix_cache.py's LRU model: "
+        "576 tokens an image, UTF-8 bytes / 3 a text unit), cache "
+        + " / ".join("inf" if c == float("inf") else f"{int(c):,}" for c in capacities)
+        + " tokens:"
+    )
     for name, shares in prefix_shares(canonical, capacities).items():
         print(f"  {name:<28} " + " / ".join(f"{100 * x:.1f} %" for x in shares))
     print(f"order sent: {args.order}")
-    head = f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'no feat':>8} {'ours p/s':>8} {'ours/naive':>10} " \
-           f"{'memo':>6} {'feat':>6} {'+kv p/s':>8} {'kv':>6} {'kv tok':>6} {'tower (all; distinct img)':>26} {'agree':>7} " \
-           f"{'ours/pipeline':>13} {'=pipe':>7} features, kv, rendering"
+    head = (
+        f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'no feat':>8} {'ours p/s':>8} {'ours/naive':>10} "
+        f"{'memo':>6} {'feat':>6} {'+kv p/s':>8} {'kv':>6} {'kv tok':>6} {'tower (all; distinct img)':>26} {'agree':>7} "
+        f"{'ours/pipeline':>13} {'=pipe':>7} features, kv, rendering"
+    )
     print(head)
     print("-" * len(head))
     for name, model in models.items():
         r = measure(model, requests, images, args)
-        tower = f"{r['tower']} ({r['tower without'] if r['tower without'] is not None else '-'}; " \
-                f"{r['distinct images']})"
-        print(f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['no feat']:>8.1f} {r['ours']:>8.1f} "
-              f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {r['ours+kv']:>8.1f} {r['kv']:>5.2f}x {100 * r['kv share']:>5.1f}% "
-              f"{tower:>26} {r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['kv mode']} "
-              f"(through images: {r['kv img mode']}), "
-              f"{r['rendering']}", flush=True)
+        tower = (
+            f"{r['tower']} ({r['tower without'] if r['tower without'] is not None else '-'}; {r['distinct images']})"
+        )
+        print(
+            f"{name:<16} {r['naive']:>9.1f} {r['no memo']:>8.1f} {r['no feat']:>8.1f} {r['ours']:>8.1f} "
+            f"{r['ours/naive']:>9.2f}x {r['memo']:>5.2f}x {r['feat']:>5.2f}x {r['ours+kv']:>8.1f} {r['kv']:>5.2f}x {100 * r['kv share']:>5.1f}% "
+            f"{tower:>26} {r['agree']:>3}/{r['prompts']:<3} {pipe_cells(r)} {r['feature cache']}, {r['kv mode']} "
+            f"(through images: {r['kv img mode']}), "
+            f"{r['rendering']}",
+            flush=True,
+        )
 
 
 def pipe_cells(r: dict) -> str:

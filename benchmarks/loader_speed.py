@@ -53,11 +53,14 @@ def main() -> None:
             for lang in langs:
                 new = mvl_sib.load_task(args.task, lang, k=args.k, source=str(release))
             after.append(time.process_time() - t)
-            assert [(e["instance_id"], e["image_ids"], e["options"]) for e in old] == \
-                [(e["instance_id"], e["image_ids"], e["options"]) for e in new]
+            assert [(e["instance_id"], e["image_ids"], e["options"]) for e in old] == [
+                (e["instance_id"], e["image_ids"], e["options"]) for e in new
+            ]
         b, a = statistics.median(before), statistics.median(after)
-        print(f"load_task({args.task!r}, k={args.k}) over {len(langs)} languages, median of {args.rounds} "
-              f"(CPU s): decoded per language {b:.2f} s, once per release {a:.2f} s: {b / a:.1f}x")
+        print(
+            f"load_task({args.task!r}, k={args.k}) over {len(langs)} languages, median of {args.rounds} "
+            f"(CPU s): decoded per language {b:.2f} s, once per release {a:.2f} s: {b / a:.1f}x"
+        )
 
 
 if __name__ == "__main__":

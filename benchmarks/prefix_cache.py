@@ -102,12 +102,15 @@ def unit_tokens(texts: list[str], image_tokens: int = 576, bytes_per_token: floa
     """The token cost of each unit (see the module doc): an image ``image_tokens``, text ceil(UTF-8 bytes / ``bytes_per_token``)."""
     from mvlsib.evaluation.schedule import _IMAGE_OPEN
 
-    return [image_tokens if t.startswith(_IMAGE_OPEN) else math.ceil(len(t.encode("utf-8")) / bytes_per_token)
-            for t in texts]
+    return [
+        image_tokens if t.startswith(_IMAGE_OPEN) else math.ceil(len(t.encode("utf-8")) / bytes_per_token)
+        for t in texts
+    ]
 
 
-def realised_share(keys: list[str], capacity: float, image_tokens: int = 576,
-                   bytes_per_token: float = 3.0) -> tuple[int, int]:
+def realised_share(
+    keys: list[str], capacity: float, image_tokens: int = 576, bytes_per_token: float = 3.0
+) -> tuple[int, int]:
     """(reused tokens, all tokens) of prompts given by their ``schedule.prefix_key``, sent in the given order."""
     unit_id: dict[str, int] = {}
     order = [tuple(unit_id.setdefault(u, len(unit_id)) for u in _units(k)) for k in keys]
@@ -171,13 +174,17 @@ def main() -> None:
     ranked = [tuple(rank[u] for u in p) for p in canonical]
     del canonical
     weight = [weight[n] for n in sorted(range(len(texts)), key=texts.__getitem__)]
-    orders = {"canonical (language first)": ranked,
-              "prefix (schedule.prefix_order)": [ranked[n] for n in sorted(range(len(ranked)), key=ranked.__getitem__)]}
+    orders = {
+        "canonical (language first)": ranked,
+        "prefix (schedule.prefix_order)": [ranked[n] for n in sorted(range(len(ranked)), key=ranked.__getitem__)],
+    }
     t3 = time.perf_counter()
     n_images = sum(1 for t in texts if t.startswith(_IMAGE_OPEN))
-    print(f"release: {release if args.release else 'built from ' + str(args.sib)} ({t1 - t0:.0f} s); "
-          f"{len(ranked):,} prompts in {n_langs} languages, {len(texts):,} distinct units ({n_images} images); "
-          f"prompts made in {t2 - t1:.0f} s, sorted in {t3 - t2:.0f} s")
+    print(
+        f"release: {release if args.release else 'built from ' + str(args.sib)} ({t1 - t0:.0f} s); "
+        f"{len(ranked):,} prompts in {n_langs} languages, {len(texts):,} distinct units ({n_images} images); "
+        f"prompts made in {t2 - t1:.0f} s, sorted in {t3 - t2:.0f} s"
+    )
     print(f"tokens: image = {args.image_tokens}, text = ceil(UTF-8 bytes / {args.bytes_per_token:g})")
     print()
     caps = [float(c) for c in args.cache_tokens.split(",")]
@@ -194,8 +201,10 @@ def main() -> None:
             cells.append(f"{100 * reused / total:.1f} % ({time.perf_counter() - t:.0f} s)")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print()
-    print(f"prefill tokens in all: {total_tokens:,}; realised share = reused prefix tokens / all prefill tokens "
-          "(seconds: simulation time)")
+    print(
+        f"prefill tokens in all: {total_tokens:,}; realised share = reused prefix tokens / all prefill tokens "
+        "(seconds: simulation time)"
+    )
 
 
 if __name__ == "__main__":

@@ -51,13 +51,15 @@ def _naive_write(workdir: Path, out: Path) -> None:
     for lang, texts in sorted(by_lang.items()):
         rows = []
         for inst in instances:
-            rows.append({
-                **inst,
-                "language": lang,
-                "sentence": texts[inst["index_id"]],
-                "ref_sentences": [texts[i] for i in inst["ref_sentence_ids"]],
-                "sentence_options": [texts[i] for i in inst["sentence_option_ids"]],
-            })
+            rows.append(
+                {
+                    **inst,
+                    "language": lang,
+                    "sentence": texts[inst["index_id"]],
+                    "ref_sentences": [texts[i] for i in inst["ref_sentence_ids"]],
+                    "sentence_options": [texts[i] for i in inst["sentence_option_ids"]],
+                }
+            )
         path = out / "data" / lang / "test.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.Table.from_pylist(rows), path)
@@ -73,9 +75,9 @@ def main() -> None:
 
     import datasets
 
-    from mvlsib.release_format import mvl_sib
     from mvlsib.pipeline import build
     from mvlsib.release.publish import publish
+    from mvlsib.release_format import mvl_sib
 
     datasets.disable_progress_bars()
     rows: list[tuple[str, str, str]] = []
@@ -92,11 +94,22 @@ def main() -> None:
         t_ours, _ = _timed(lambda: publish(work, tmp / "rel2", args.pool, progress=False))
         t_naive, _ = _timed(lambda: _naive_write(work, tmp / "naive"))
         rows.append(("write release folder: ours (publish)", f"{t_ours:.1f} s", ""))
-        rows.append(("write language files: naive (dict rows + from_pylist)", f"{t_naive:.1f} s",
-                     f"ours {t_naive / t_ours:.1f}x faster, and ours also writes images/card/manifest"))
+        rows.append(
+            (
+                "write language files: naive (dict rows + from_pylist)",
+                f"{t_naive:.1f} s",
+                f"ours {t_naive / t_ours:.1f}x faster, and ours also writes images/card/manifest",
+            )
+        )
         ours_lang = sum(p.stat().st_size for p in (tmp / "rel2" / "data").rglob("*.parquet") if "images" not in p.parts)
         naive_lang = sum(p.stat().st_size for p in (tmp / "naive" / "data").rglob("*.parquet"))
-        rows.append(("language files size: ours / naive (default writer)", f"{ours_lang / 1e6:.1f} / {naive_lang / 1e6:.1f} MB", ""))
+        rows.append(
+            (
+                "language files size: ours / naive (default writer)",
+                f"{ours_lang / 1e6:.1f} / {naive_lang / 1e6:.1f} MB",
+                "",
+            )
+        )
         shutil.rmtree(tmp / "naive")
 
         def cold(name):
@@ -107,13 +120,20 @@ def main() -> None:
             t_cold, _ = _timed(cold(name), args.repeat)  # a fresh cache every repetition
             cache = str(tmp / f"warm-{name}")
             datasets.load_dataset(str(out), name=name, split="test", cache_dir=cache)
-            t_warm, _ = _timed(lambda: datasets.load_dataset(str(out), name=name, split="test", cache_dir=cache), args.repeat)
+            t_warm, _ = _timed(
+                lambda: datasets.load_dataset(str(out), name=name, split="test", cache_dir=cache), args.repeat
+            )
             target = "<= 2 s" if name != "images" else ""
             rows.append((f"load_dataset(name={name!r}) cold cache", f"{t_cold:.2f} s", target))
             rows.append((f"load_dataset(name={name!r}) warm cache", f"{t_warm:.2f} s", ""))
         t_task, ex = _timed(lambda: mvl_sib.load_task("i2s", args.language, k=3, source=str(out)), args.repeat)
-        rows.append((f"mvl_sib.load_task('i2s', {args.language!r}, k=3) (pyarrow + 70 images)", f"{t_task:.2f} s",
-                     f"{len(ex)} examples"))
+        rows.append(
+            (
+                f"mvl_sib.load_task('i2s', {args.language!r}, k=3) (pyarrow + 70 images)",
+                f"{t_task:.2f} s",
+                f"{len(ex)} examples",
+            )
+        )
         t_text, _ = _timed(lambda: mvl_sib.load_task("s2t", args.language, k=3, source=str(out)), args.repeat)
         rows.append((f"mvl_sib.load_task('s2t', {args.language!r}, k=3) (text only)", f"{t_text:.2f} s", ""))
 

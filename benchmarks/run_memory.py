@@ -72,8 +72,13 @@ print(json.dumps({"prompts": prompts, "n_run": n_run, "cpu_s": time.process_time
 
 def _row(src: Path, data: Path, languages: int, mode: str, shards: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(data), str(languages), mode, str(shards)],
-                         env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(data), str(languages), mode, str(shards)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -86,15 +91,21 @@ def main() -> None:
     args = parser.parse_args()
     sources = [("now", REPO / "src")] + ([("baseline", args.baseline)] if args.baseline else [])
     print(f"{'code':<9} {'plan':<20} {'prompts':>9} {'of run':>9} {'peak RSS MB':>12} {'CPU s':>7}")
-    rows = (("whole", "whole run"), ("shard", f"shard 0/{args.shards}"), ("resume", "resume, half done"),
-            ("waves", f"whole run, {args.shards} waves"))
+    rows = (
+        ("whole", "whole run"),
+        ("shard", f"shard 0/{args.shards}"),
+        ("resume", "resume, half done"),
+        ("waves", f"whole run, {args.shards} waves"),
+    )
     for mode, label in rows:
         for name, src in sources:
             if mode == "waves" and name != "now":
                 continue  # older code has no waves
             r = _row(src, args.data, args.languages, mode, args.shards)
-            print(f"{name:<9} {label:<20} {r['prompts']:>9,} {r['n_run']:>9,} {r['peak_mb']:>12,.0f} {r['cpu_s']:>7.1f}",
-                  flush=True)
+            print(
+                f"{name:<9} {label:<20} {r['prompts']:>9,} {r['n_run']:>9,} {r['peak_mb']:>12,.0f} {r['cpu_s']:>7.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    from mvlsib.topics import TOPICS
+    from mvlsib.release_format.mvl_sib import TOPICS
     from mvlsib.verify_images.rotations import rotate
     from mvlsib.verify_images.verify import question_text
 
@@ -44,13 +44,17 @@ def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
     t0 = time.perf_counter()
     for row, image in entries:
         for shift in shifts:
-            messages = [{"role": "user", "content": [{"type": "image"},
-                                                     {"type": "text", "text": question_text(rotate(TOPICS, shift))}]}]
+            messages = [
+                {
+                    "role": "user",
+                    "content": [{"type": "image"}, {"type": "text", "text": question_text(rotate(TOPICS, shift))}],
+                }
+            ]
             text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             inputs = processor(text=[text], images=[image], return_tensors="pt").to(device)
             with torch.inference_mode():
                 gen = model.generate(**inputs, max_new_tokens=8, do_sample=False, pad_token_id=tok.pad_token_id)
-            out.append(tok.decode(gen[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True))
+            out.append(tok.decode(gen[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True))
     return out, time.perf_counter() - t0
 
 
@@ -58,7 +62,7 @@ def naive_clip(model_dir: Path, entries, device: str):
     import torch
     from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
-    from mvlsib.topics import TOPICS
+    from mvlsib.release_format.mvl_sib import TOPICS
     from mvlsib.verify_images.zero_shot import TEMPLATES, features
 
     tok = AutoTokenizer.from_pretrained(model_dir)
@@ -80,10 +84,10 @@ def naive_clip(model_dir: Path, entries, device: str):
 def main() -> None:
     import torch
 
+    from mvlsib.release_format.mvl_sib import TOPICS
     from mvlsib.testing.tiny_llava import build_tiny_llava
-    from mvlsib.topics import TOPICS
-    from mvlsib.verify_images.rotations import rotation_shifts
     from mvlsib.testing.tiny_verify import _tokenizer_texts, build_tiny_clip, fit_tiny_clip
+    from mvlsib.verify_images.rotations import rotation_shifts
     from mvlsib.verify_images.verify import VerifyOptions, load_pool_images, run_dual, run_generative
     from mvlsib.verify_images.zero_shot import DualEncoder
 
@@ -111,8 +115,14 @@ def main() -> None:
             fit_tiny_clip(clip, args.pool)
         for threads in [int(t) for t in args.threads.split(",")]:
             torch.set_num_threads(threads)
-            opts = VerifyOptions(pool=Path(args.pool), models=[str(llava)], out=Path(tmp) / "o",
-                                 batch_size=args.batch_size, device=args.device, progress=False)
+            opts = VerifyOptions(
+                pool=Path(args.pool),
+                models=[str(llava)],
+                out=Path(tmp) / "o",
+                batch_size=args.batch_size,
+                device=args.device,
+                progress=False,
+            )
             from mvlsib.evaluation.backends import make_backend
 
             backend = make_backend("hf", model=str(llava), batch_size=args.batch_size, device=args.device)
@@ -142,10 +152,14 @@ def main() -> None:
                 rows.append(("CLIP", threads, "naive", t_naive, n_img / t_naive, None, ""))
             rows.append(("CLIP", threads, "ours", t_ours, n_img / t_ours, None, note))
 
-    print(f"LLaVA: {'tiny, random' if args.llava is None else args.llava}; "
-          f"CLIP: {'tiny, fitted to the pool' if args.clip is None else args.clip}")
-    print(f"device {args.device}; {n_img} images, {len(shifts)} orders ({n_prompts} prompts) for the LLaVA; "
-          f"LLaVA batch size {args.batch_size}; torch {torch.__version__}")
+    print(
+        f"LLaVA: {'tiny, random' if args.llava is None else args.llava}; "
+        f"CLIP: {'tiny, fitted to the pool' if args.clip is None else args.clip}"
+    )
+    print(
+        f"device {args.device}; {n_img} images, {len(shifts)} orders ({n_prompts} prompts) for the LLaVA; "
+        f"LLaVA batch size {args.batch_size}; torch {torch.__version__}"
+    )
     print(f"{'model':<20} {'threads':>7} {'method':<6} {'seconds':>8} {'images/s':>9} {'prompts/s':>10}  note")
     for model, threads, method, secs, ips, pps, note in rows:
         pps_s = f"{pps:10.1f}" if pps is not None else f"{'-':>10}"

@@ -95,8 +95,8 @@ def tiny_llava(tmp_path_factory, sib_dir) -> Path:
 def release_dir(tmp_path_factory, sib_dir, pool_dir) -> Path:
     """A release folder made by the real pipeline (ingest -> sample -> publish) for two languages."""
     from mvlsib.builder.ingest import ingest
-    from mvlsib.release.publish import publish
     from mvlsib.builder.sample import sample
+    from mvlsib.release.publish import publish
 
     base = tmp_path_factory.mktemp("release")
     work = base / "work"

@@ -18,7 +18,9 @@ def _same_tree(a: Path, b: Path) -> list[str]:
         other = b / path.relative_to(a)
         if not other.is_file() or not filecmp.cmp(path, other, shallow=False):
             diffs.append(str(path.relative_to(a)))
-    extra = {p.relative_to(b) for p in b.rglob("*") if p.is_file()} - {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    extra = {p.relative_to(b) for p in b.rglob("*") if p.is_file()} - {
+        p.relative_to(a) for p in a.rglob("*") if p.is_file()
+    }
     return diffs + sorted(map(str, extra))
 
 
@@ -83,8 +85,14 @@ def test_build_equals_the_stages_run_from_files(staged, sib_dir, pool_dir, tmp_p
     gc.set_threshold(700, 10, 10)
     gc.callbacks.append(record)
     try:
-        build(str(sib_dir), tmp_path / "rel", workdir=tmp_path / "work", pool=pool_dir, languages=LANGS.split(","),
-              progress=False)
+        build(
+            str(sib_dir),
+            tmp_path / "rel",
+            workdir=tmp_path / "work",
+            pool=pool_dir,
+            languages=LANGS.split(","),
+            progress=False,
+        )
         gc.callbacks.remove(record)
         assert gc.get_threshold() == (700, 10, 10)
     finally:
@@ -127,9 +135,11 @@ def test_fewer_gc_passes_keeps_a_callers_choice():
 
     before = gc.get_threshold()
     try:
-        for given, during in [((700, 10, 10), (_GC_YOUNG_THRESHOLD, 10, 10)),
-                              ((0, 10, 10), (0, 10, 10)),  # automatic passes turned off stay off
-                              ((500_000, 5, 5), (500_000, 5, 5))]:  # a higher threshold is kept
+        for given, during in [
+            ((700, 10, 10), (_GC_YOUNG_THRESHOLD, 10, 10)),
+            ((0, 10, 10), (0, 10, 10)),  # automatic passes turned off stay off
+            ((500_000, 5, 5), (500_000, 5, 5)),
+        ]:  # a higher threshold is kept
             gc.set_threshold(*given)
             with pytest.raises(RuntimeError):
                 with _fewer_gc_passes():

@@ -31,9 +31,36 @@ def test_nfc_neither_makes_nor_removes_whitespace():
             assert all(x.isspace() for x in unicodedata.normalize("NFC", c)), hex(ord(c))
 
 
-ALPHABET = st.sampled_from([" ", "  ", *SPACES, "a", "e", "Z", "\u0301", "\u0308", "\u0323", "\u00e9", "\u1e9b",
-                            "\u200b", "\u200c", "\u00ad", "\u0915", "\u093f", "\u3042", "\U0001F600", "\u2126",
-                            "\u212b", "\uac00", "\u1100", "\u1161", "x\u0301 ", "\u0000", "\x7f"])
+ALPHABET = st.sampled_from(
+    [
+        " ",
+        "  ",
+        *SPACES,
+        "a",
+        "e",
+        "Z",
+        "\u0301",
+        "\u0308",
+        "\u0323",
+        "\u00e9",
+        "\u1e9b",
+        "\u200b",
+        "\u200c",
+        "\u00ad",
+        "\u0915",
+        "\u093f",
+        "\u3042",
+        "\U0001f600",
+        "\u2126",
+        "\u212b",
+        "\uac00",
+        "\u1100",
+        "\u1161",
+        "x\u0301 ",
+        "\u0000",
+        "\x7f",
+    ]
+)
 TEXTS = st.lists(st.lists(ALPHABET, max_size=12).map("".join), max_size=30)
 
 
@@ -57,8 +84,15 @@ def test_a_corpus_normalises_the_texts_it_hands_out():
     came from that table; a list given beside a table is normalised as given."""
     from mvlsib.workdir.corpus import Corpus
 
-    table = pa.table({"language": ["eng_Latn"] * 2, "index_id": [1, 2], "split": ["dev"] * 2,
-                      "topic": ["health"] * 2, "text": ["a  b", "c"]})
+    table = pa.table(
+        {
+            "language": ["eng_Latn"] * 2,
+            "index_id": [1, 2],
+            "split": ["dev"] * 2,
+            "topic": ["health"] * 2,
+            "text": ["a  b", "c"],
+        }
+    )
     assert Corpus(table).normalized() == ["a b", "c"]
     given = Corpus(table, columns={"text": ["x", " y  z "]})
     assert given.normalized() == ["x", "y z"]

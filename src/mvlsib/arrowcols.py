@@ -41,8 +41,9 @@ def column(values, typ):
         if sum(lengths) > _INT32_MAX:  # beyond 32-bit offsets: pyarrow's own (large) handling
             return pa.array(values, type=typ)
         offsets = array("i", accumulate(lengths, initial=0))
-        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
-                                     null_count=null_count)
+        return pa.Array.from_buffers(
+            typ, n, [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))], null_count=null_count
+        )
     if pa.types.is_int64(typ) or pa.types.is_int32(typ):
         if valid and set(map(type, valid)) != {int}:
             return pa.array(values, type=typ)
@@ -60,18 +61,18 @@ def column(values, typ):
         items = list(chain.from_iterable(valid))
         if len(items) > _INT32_MAX:
             return pa.array(values, type=typ)
-        offsets = array("i", accumulate(map(len, values if validity is None else [v or () for v in values]),
-                                        initial=0))
+        offsets = array("i", accumulate(map(len, values if validity is None else [v or () for v in values]), initial=0))
         child = column(items, typ.value_type)
-        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(offsets)], null_count=null_count,
-                                     children=[child])
+        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(offsets)], null_count=null_count, children=[child])
     if pa.types.is_struct(typ):
         if valid and set(map(type, valid)) != {dict}:
             return pa.array(values, type=typ)
         names = [typ.field(i).name for i in range(typ.num_fields)]
         # As pyarrow does: a missing key is a null child value, a null row an empty (valid) one.
-        children = [column([_empty(typ.field(i).type) if v is None else v.get(name) for v in values],
-                           typ.field(i).type) for i, name in enumerate(names)]
+        children = [
+            column([_empty(typ.field(i).type) if v is None else v.get(name) for v in values], typ.field(i).type)
+            for i, name in enumerate(names)
+        ]
         return pa.Array.from_buffers(typ, n, [validity], null_count=null_count, children=children)
     return pa.array(values, type=typ)
 
@@ -97,7 +98,9 @@ def steps(n: int, width: int):
 
     if n * width > _INT32_MAX:
         raise ValueError(f"{n} lists of {width} items do not fit 32-bit offsets")
-    return pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * np.int32(width))])
+    return pa.Array.from_buffers(
+        pa.int32(), n + 1, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * np.int32(width))]
+    )
 
 
 def table(columns: dict, schema):
@@ -105,8 +108,10 @@ def table(columns: dict, schema):
     names to lists (or arrow arrays)."""
     import pyarrow as pa
 
-    arrays = [values if isinstance(values, pa.Array) else column(values, schema.field(name).type)
-              for name, values in ((name, columns[name]) for name in schema.names)]
+    arrays = [
+        values if isinstance(values, pa.Array) else column(values, schema.field(name).type)
+        for name, values in ((name, columns[name]) for name in schema.names)
+    ]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

@@ -133,7 +133,9 @@ def request(
         if max_redirects == 0 or method != "GET":
             raise RedirectRefused(
                 f"{url}: the server answered HTTP {response.status} redirecting to {target}; redirects are "
-                f"not followed (use the final URL directly)", target)
+                f"not followed (use the final URL directly)",
+                target,
+            )
         if urlsplit(target).scheme.lower() not in ("http", "https"):
             raise RedirectRefused(f"{url}: redirected to a non-http(s) location {target}", target)
         if _origin(target) != _origin(url):  # never hand credentials to another origin

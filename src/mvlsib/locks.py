@@ -15,8 +15,8 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 class Busy(Exception):

@@ -8,9 +8,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import BUNDLED_POOL
@@ -71,8 +71,8 @@ def build(
     tqdm = tqdm_class()
 
     from mvlsib.builder.ingest import ingest_corpus
-    from mvlsib.release.publish import publish
     from mvlsib.builder.sample import sample_corpus
+    from mvlsib.release.publish import publish
     from mvlsib.validation.invariants import validate_workdir
 
     seconds: dict[str, float] = {}
@@ -113,8 +113,16 @@ def build(
                 f"{work}: validation found {len(violations)} violation(s); no release was written:\n  - {shown}{more}"
             )
         release = stage(
-            "publish", publish, work, out, pool, seed=seed, repo_hint=repo_hint, progress=progress,
+            "publish",
+            publish,
+            work,
+            out,
+            pool,
+            seed=seed,
+            repo_hint=repo_hint,
+            progress=progress,
             validate=False,  # just validated above
-            corpus=corpus, instances=instances,
+            corpus=corpus,
+            instances=instances,
         )
     return BuildSummary(release=release, seconds=seconds)

@@ -26,8 +26,11 @@ def collapse_whitespace(text: str) -> str:
 
 # What str.split() splits on (Py_UNICODE_ISSPACE): the same 29 characters in Python 3.10-3.13
 # (tests/test_textnorm.py compares this with str.isspace over every code point).
-SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + \
-    "\u2028\u2029\u202f\u205f\u3000"
+SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
 # A text needs its whitespace collapsed exactly when this RE2 pattern finds something in it.
 _NEEDS_COLLAPSE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in SPACES if c != " ") + "]|  |^ | $"
 
@@ -56,5 +59,6 @@ def normalize_many(texts, arrow_texts=None) -> list[str]:
             nfc[n] = " ".join(nfc[n].split())
         return nfc
     # collapse_whitespace inlined: one Python call fewer per text.
-    return [t if t.isprintable() and "  " not in t and t[:1] != " " and t[-1:] != " " else " ".join(t.split())
-            for t in nfc]
+    return [
+        t if t.isprintable() and "  " not in t and t[:1] != " " and t[-1:] != " " else " ".join(t.split()) for t in nfc
+    ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import platform
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def library_versions(dists: Iterable[str], missing: str | None = None) -> dict[str, str | None]:

@@ -11,7 +11,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from support import REPO
 
 SRC = REPO / "src" / "mvlsib"
@@ -19,8 +18,22 @@ SRC = REPO / "src" / "mvlsib"
 # Lowest first. A module may import its own package and any package of a lower layer; within
 # the leaf layer the leaves may import each other (the cycle check keeps that acyclic).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "errors", "atomic", "topics", "tasks", "versions", "textnorm", "progress", "arrowcols", "limits", "csvio", "httpio", "locks", "workdir",
-     "release_format", "schema"),
+    (
+        "__init__",
+        "errors",
+        "atomic",
+        "versions",
+        "textnorm",
+        "progress",
+        "arrowcols",
+        "limits",
+        "csvio",
+        "httpio",
+        "locks",
+        "workdir",
+        "release_format",
+        "schema",
+    ),
     ("builder", "image_pool", "evaluation"),
     ("validation", "verify_images"),
     ("release",),
@@ -128,7 +141,7 @@ def test_no_cycles():
         stack.append(node)
         for dep in sorted(graph.get(node, ())):
             if seen.get(dep) == 1:
-                cycles.append(stack[stack.index(dep):] + [dep])
+                cycles.append(stack[stack.index(dep) :] + [dep])
             elif dep not in seen:
                 visit(dep)
         stack.pop()

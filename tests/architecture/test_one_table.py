@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from mvlsib.release_format import mvl_sib
 from support import REPO
+
+from mvlsib.release_format import mvl_sib
 
 SRC = REPO / "src" / "mvlsib"
 TABLE_HOME = SRC / "release_format" / "mvl_sib.py"
@@ -34,8 +35,9 @@ def test_task_table_is_consistent():
         assert task.cross_modal != mvl_sib.TASK_BY_NAME[task.mirror].cross_modal
         columns = {name for name, _ in mvl_sib.LANGUAGE_COLUMNS}
         assert {task.options, task.label} <= columns and (task.references in columns)
-        assert (task.references in mvl_sib.IMAGE_COLUMNS_OF_ROWS or task.options in mvl_sib.IMAGE_COLUMNS_OF_ROWS) \
-            == task.cross_modal
+        assert (
+            task.references in mvl_sib.IMAGE_COLUMNS_OF_ROWS or task.options in mvl_sib.IMAGE_COLUMNS_OF_ROWS
+        ) == task.cross_modal
         one, many = task.question
         assert one and (many is None) == (task.k_values == (1,))
 

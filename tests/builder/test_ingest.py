@@ -9,15 +9,14 @@ import subprocess
 import sys
 
 import pytest
+from support import subprocess_env
 
 from mvlsib.builder.ingest import ingest
-from mvlsib.workdir import CORPUS_COLUMNS
-from mvlsib.workdir.corpus import read_corpus, read_ingest_report
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
-from mvlsib.topics import TOPICS
-
-from support import subprocess_env
+from mvlsib.release_format.mvl_sib import TOPICS
+from mvlsib.workdir import CORPUS_COLUMNS
+from mvlsib.workdir.corpus import read_corpus, read_ingest_report
 
 N_LANGUAGES = 199
 N_SENTENCES = 1004

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from mvlsib.builder.ingest import ingest
-from mvlsib.workdir.corpus import read_corpus
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
+from mvlsib.workdir.corpus import read_corpus
 
 LANGS = ("eng_Latn", "fra_Latn", "deu_Latn")
 
@@ -55,9 +55,12 @@ def test_topic_differs_from_english(sib, tmp_path):
     index_id, topic, text = _lines(fra(sib))[9].split("\t", 2)
     new_topic = "sports" if topic != "sports" else "health"
     _edit(fra(sib), 10, lambda l: f"{index_id}\t{new_topic}\t{text}")
-    _fail(sib, tmp_path / "w",
-          rf"fra_Latn/train\.tsv:10: index_id {index_id} of fra_Latn has topic '{new_topic}' but English "
-          rf"\(eng_Latn\) has '{topic}'.*topics must equal English's")
+    _fail(
+        sib,
+        tmp_path / "w",
+        rf"fra_Latn/train\.tsv:10: index_id {index_id} of fra_Latn has topic '{new_topic}' but English "
+        rf"\(eng_Latn\) has '{topic}'.*topics must equal English's",
+    )
 
 
 def test_id_not_in_english(sib, tmp_path):
@@ -69,8 +72,12 @@ def test_missing_row(sib, tmp_path):
     lines = _lines(fra(sib, "test"))
     removed = int(lines[3].split("\t")[0])
     fra(sib, "test").write_bytes("\n".join(lines[:3] + lines[4:]).encode("utf-8"))
-    _fail(sib, tmp_path / "w", rf"fra_Latn: 1 index_id\(s\) of English \(eng_Latn\) are missing \(e\.g\. {removed}; "
-                               rf"{removed} belongs in test\.tsv\)")
+    _fail(
+        sib,
+        tmp_path / "w",
+        rf"fra_Latn: 1 index_id\(s\) of English \(eng_Latn\) are missing \(e\.g\. {removed}; "
+        rf"{removed} belongs in test\.tsv\)",
+    )
 
 
 def test_row_in_the_wrong_split(sib, tmp_path):
@@ -79,15 +86,23 @@ def test_row_in_the_wrong_split(sib, tmp_path):
     dev.insert(1, moved)
     fra(sib, "train").write_bytes("\n".join(train).encode("utf-8"))
     fra(sib, "dev").write_bytes("\n".join(dev).encode("utf-8"))
-    _fail(sib, tmp_path / "w", rf"fra_Latn/dev\.tsv:2: index_id {moved.split(chr(9))[0]} of fra_Latn is in the dev "
-                               r"split but in train for English.*move the row to train\.tsv")
+    _fail(
+        sib,
+        tmp_path / "w",
+        rf"fra_Latn/dev\.tsv:2: index_id {moved.split(chr(9))[0]} of fra_Latn is in the dev "
+        r"split but in train for English.*move the row to train\.tsv",
+    )
 
 
 def test_duplicate_id_within_language(sib, tmp_path):
     first = _lines(fra(sib, "train"))[1]
     _edit(fra(sib, "train"), 3, lambda l: first)
-    _fail(sib, tmp_path / "w", rf"fra_Latn/train\.tsv:3: index_id {first.split(chr(9))[0]} of fra_Latn appears "
-                               r"again \(first at .*fra_Latn/train\.tsv:2\)")
+    _fail(
+        sib,
+        tmp_path / "w",
+        rf"fra_Latn/train\.tsv:3: index_id {first.split(chr(9))[0]} of fra_Latn appears "
+        r"again \(first at .*fra_Latn/train\.tsv:2\)",
+    )
 
 
 @pytest.mark.parametrize("blank", ["", "   ", '"  "'])
@@ -113,8 +128,12 @@ def test_non_integer_index_id(sib, tmp_path):
 
 def test_unknown_topic(sib, tmp_path):
     _edit(fra(sib), 9, lambda l: l.split("\t")[0] + "\tcooking\t" + l.split("\t")[2])
-    _fail(sib, tmp_path / "w", r"fra_Latn/train\.tsv:9: unknown topic 'cooking'; the category must be one of "
-                               r"entertainment, geography")
+    _fail(
+        sib,
+        tmp_path / "w",
+        r"fra_Latn/train\.tsv:9: unknown topic 'cooking'; the category must be one of "
+        r"entertainment, geography",
+    )
 
 
 def test_bad_quoting(sib, tmp_path):
@@ -178,8 +197,9 @@ def test_na_like_texts_stay_strings(sib, tmp_path):
 
 def test_cli_reports_error_without_traceback(sib, tmp_path):
     _edit(fra(sib), 9, lambda l: l.split("\t")[0] + "\tcooking\t" + l.split("\t")[2])
-    result = CliRunner().invoke(build_cli, ["ingest", "--sib", str(sib), "--workdir", str(tmp_path / "w"),
-                                            "--no-progress"])
+    result = CliRunner().invoke(
+        build_cli, ["ingest", "--sib", str(sib), "--workdir", str(tmp_path / "w"), "--no-progress"]
+    )
     assert result.exit_code != 0
     assert "Traceback" not in result.output
     assert "train.tsv:9: unknown topic 'cooking'" in result.output

@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import subprocess_env
 
 from mvlsib.builder.ingest import ingest
-from mvlsib.workdir.corpus import read_corpus
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
-
-from support import subprocess_env
+from mvlsib.workdir.corpus import read_corpus
 
 
 def _raw_lines(path: Path) -> list[str]:
@@ -59,9 +58,21 @@ def test_nko_from_raw_flores_files(tmp_path, nko, annotation):
 def test_nko_cli_acceptance_command(tmp_path, nko, annotation):
     folder, dev, devtest = nko
     proc = subprocess.run(
-        [sys.executable, "-m", "mvlsib", "ingest", "--flores", str(folder), "--annotation", str(annotation),
-         "--workdir", str(tmp_path / "n")],
-        env=subprocess_env(), capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "mvlsib",
+            "ingest",
+            "--flores",
+            str(folder),
+            "--annotation",
+            str(annotation),
+            "--workdir",
+            str(tmp_path / "n"),
+        ],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     assert "languages: 1  rows: 1,004" in proc.stdout

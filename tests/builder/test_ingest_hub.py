@@ -5,13 +5,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from fakes.hub import serve_folder
 
 from mvlsib.builder.ingest import ingest
-from mvlsib.workdir.corpus import read_corpus
 from mvlsib.builder.sib_sources import is_hub_id
 from mvlsib.errors import MvlsibError
-
-from fakes.hub import serve_folder
+from mvlsib.workdir.corpus import read_corpus
 
 LANGS = ("eng_Latn", "fra_Latn", "zul_Latn")
 
@@ -28,8 +27,12 @@ def hub_repo(tmp_path_factory, sib_dir):
 def test_hub_download_of_selected_languages(tmp_path, hub_repo, sib_dir):
     with serve_folder("Davlan/sib200", hub_repo) as hub:
         report = ingest(
-            tmp_path / "w", sib="Davlan/sib200", languages="fra_Latn", endpoint=hub.endpoint,
-            cache_dir=tmp_path / "cache", progress=False,
+            tmp_path / "w",
+            sib="Davlan/sib200",
+            languages="fra_Latn",
+            endpoint=hub.endpoint,
+            cache_dir=tmp_path / "cache",
+            progress=False,
         )
     COMMIT = hub.commit
     assert report.sources == [{"kind": "hub", "location": "Davlan/sib200", "revision": COMMIT}]
@@ -48,20 +51,41 @@ def test_hub_download_of_selected_languages(tmp_path, hub_repo, sib_dir):
 def test_hub_all_languages_and_revision(tmp_path, hub_repo):
     with serve_folder("Davlan/sib200", hub_repo) as hub:
         report = ingest(
-            tmp_path / "w", sib="Davlan/sib200", revision="main", endpoint=hub.endpoint,
-            cache_dir=tmp_path / "cache", progress=False,
+            tmp_path / "w",
+            sib="Davlan/sib200",
+            revision="main",
+            endpoint=hub.endpoint,
+            cache_dir=tmp_path / "cache",
+            progress=False,
         )
         assert report.languages == list(LANGS)
         assert len(read_corpus(tmp_path / "w")) == 3 * 1004
         with pytest.raises(MvlsibError, match="--revision v9: not found"):
-            ingest(tmp_path / "x", sib="Davlan/sib200", revision="v9", endpoint=hub.endpoint,
-                   cache_dir=tmp_path / "cache", progress=False)
+            ingest(
+                tmp_path / "x",
+                sib="Davlan/sib200",
+                revision="v9",
+                endpoint=hub.endpoint,
+                cache_dir=tmp_path / "cache",
+                progress=False,
+            )
         with pytest.raises(MvlsibError, match="no such Hub dataset"):
-            ingest(tmp_path / "x", sib="Nobody/nothing", endpoint=hub.endpoint,
-                   cache_dir=tmp_path / "cache", progress=False)
+            ingest(
+                tmp_path / "x",
+                sib="Nobody/nothing",
+                endpoint=hub.endpoint,
+                cache_dir=tmp_path / "cache",
+                progress=False,
+            )
         with pytest.raises(MvlsibError, match=r"unknown language code\(s\): deu_Latn"):
-            ingest(tmp_path / "x", sib="Davlan/sib200", languages="deu_Latn", endpoint=hub.endpoint,
-                   cache_dir=tmp_path / "cache", progress=False)
+            ingest(
+                tmp_path / "x",
+                sib="Davlan/sib200",
+                languages="deu_Latn",
+                endpoint=hub.endpoint,
+                cache_dir=tmp_path / "cache",
+                progress=False,
+            )
 
 
 def test_hub_unreachable_is_a_clear_error(tmp_path):

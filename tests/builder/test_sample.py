@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from support import subprocess_env
+
 from mvlsib.builder.hashing import hash_sorted, hkey
 from mvlsib.builder.sample import (
     INSTANCES_NAME,
@@ -21,7 +21,7 @@ from mvlsib.builder.sample import (
     sentence_topics,
 )
 from mvlsib.errors import MvlsibError
-from mvlsib.topics import TOPICS, topic_slug
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -45,7 +45,8 @@ def test_hash_order_is_the_documented_sort():
             assert hash_sorted(items, 3, "p", "c") == want
             assert next(hash_order(items, 3, "p", "c")) == want[0]
             assert key_bytes([str(x).encode() for x in items], 3, "p", "c") == [
-                hkey(3, "p", "c", x).to_bytes(8, "big") for x in items]
+                hkey(3, "p", "c", x).to_bytes(8, "big") for x in items
+            ]
 
 
 def test_full_sample_counts(full_instances, full_corpus):
@@ -98,8 +99,8 @@ def test_sentence_topics_shortcut_equals_the_pairwise_reading(full_workdir):
     per_language = 1004
     shuffled = {name: list(values) for name, values in columns.items()}
     for name in shuffled:
-        block = shuffled[name][per_language: 2 * per_language]
-        shuffled[name][per_language: 2 * per_language] = block[::-1]
+        block = shuffled[name][per_language : 2 * per_language]
+        shuffled[name][per_language : 2 * per_language] = block[::-1]
     assert sentence_topics(Corpus(columns=shuffled)) == pairwise
 
     # A topic that differs in one language is refused, wherever it is.
@@ -124,7 +125,9 @@ def test_seed_changes_sample(full_corpus, full_instances, pool_dir):
     from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
 
     other = sample_instances(
-        sentence_topics(full_corpus), images_by_topic(read_manifest(pool_dir)), seed=1,
+        sentence_topics(full_corpus),
+        images_by_topic(read_manifest(pool_dir)),
+        seed=1,
         partners=duplicate_partners(full_corpus),
     )
     changed = sum(a.to_json() != json.dumps(b, ensure_ascii=False) for a, b in zip(other, full_instances))
@@ -138,9 +141,23 @@ def test_byte_identical_across_processes_and_hash_seeds(full_workdir, pool_dir, 
         work.mkdir()
         shutil.copy(full_workdir / "corpus.parquet", work / "corpus.parquet")
         proc = subprocess.run(
-            [sys.executable, "-m", "mvlsib", "sample", "--seed", "0", "--workdir", str(work), "--pool", str(pool_dir),
-             "--no-progress"],
-            capture_output=True, text=True, env=subprocess_env(PYTHONHASHSEED=hash_seed), check=False,
+            [
+                sys.executable,
+                "-m",
+                "mvlsib",
+                "sample",
+                "--seed",
+                "0",
+                "--workdir",
+                str(work),
+                "--pool",
+                str(pool_dir),
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            env=subprocess_env(PYTHONHASHSEED=hash_seed),
+            check=False,
         )
         assert proc.returncode == 0, proc.stderr
         digest = hashlib.sha256((work / INSTANCES_NAME).read_bytes()).hexdigest()
@@ -204,8 +221,8 @@ def test_sample_cli_without_corpus_explains(tmp_path, pool_dir):
 
 
 def _other_pythons() -> list[str]:
-    import os
     import glob
+    import os
 
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     found = []
@@ -237,14 +254,21 @@ def test_byte_identical_across_python_versions(full_corpus, full_workdir, pool_d
     if not others:
         pytest.skip("no other Python >= 3.10 installed under ~/.pyenv/versions")
     inputs = tmp_path / "inputs.json"
-    inputs.write_text(json.dumps({
-        "topics": {str(k): v for k, v in sentence_topics(full_corpus).items()},
-        "partners": {str(k): sorted(v) for k, v in duplicate_partners(full_corpus).items()},
-        "images": images_by_topic(read_manifest(pool_dir)),
-    }), encoding="utf-8")
+    inputs.write_text(
+        json.dumps(
+            {
+                "topics": {str(k): v for k, v in sentence_topics(full_corpus).items()},
+                "partners": {str(k): sorted(v) for k, v in duplicate_partners(full_corpus).items()},
+                "images": images_by_topic(read_manifest(pool_dir)),
+            }
+        ),
+        encoding="utf-8",
+    )
     expected = (full_workdir / INSTANCES_NAME).read_bytes()
     src = str(Path(__file__).resolve().parents[2] / "src")
     for exe in others:
-        proc = subprocess.run([exe, "-I", "-c", CROSS_VERSION_SCRIPT, src, str(inputs)], capture_output=True, check=False)
+        proc = subprocess.run(
+            [exe, "-I", "-c", CROSS_VERSION_SCRIPT, src, str(inputs)], capture_output=True, check=False
+        )
         assert proc.returncode == 0, (exe, proc.stderr.decode())
         assert proc.stdout == expected, f"{exe} produced different instances"

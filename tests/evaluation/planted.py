@@ -18,9 +18,19 @@ def s2i_images(i):
     return [f"img-{(i + j) % 10}" for j in range(4)]
 
 
-def planted_records(accuracy, *, languages=("eng_Latn", "arb_Arab", "urd_Arab"), cells=(("i2s", 1), ("s2t", 1)),
-                    n=300, seed=0, always_wrong=(), format_errors=0.0, instance_ids=None, labels=None,
-                    answer_letter=None):
+def planted_records(
+    accuracy,
+    *,
+    languages=("eng_Latn", "arb_Arab", "urd_Arab"),
+    cells=(("i2s", 1), ("s2t", 1)),
+    n=300,
+    seed=0,
+    always_wrong=(),
+    format_errors=0.0,
+    instance_ids=None,
+    labels=None,
+    answer_letter=None,
+):
     """Records whose answers are right with probability ``accuracy`` (a float, or a function of
     (language, task, k) -> float); instances in ``always_wrong`` are wrong everywhere."""
     rng = random.Random(seed)
@@ -41,10 +51,20 @@ def planted_records(accuracy, *, languages=("eng_Latn", "arb_Arab", "urd_Arab"),
                     response = "no idea"
                 else:
                     response = LETTERS[(label + rng.randrange(1, 4)) % 4]
-                out.append({"task": task, "k": k, "language": language, "instance_id": iid, "label": label,
-                            "response": response, "image_ids": s2i_images(i)
-                            if task == "s2i" else [], "letter": response if response in LETTERS else None,
-                            "correct": response == LETTERS[label], "prompt_sha256": "0" * 64})
+                out.append(
+                    {
+                        "task": task,
+                        "k": k,
+                        "language": language,
+                        "instance_id": iid,
+                        "label": label,
+                        "response": response,
+                        "image_ids": s2i_images(i) if task == "s2i" else [],
+                        "letter": response if response in LETTERS else None,
+                        "correct": response == LETTERS[label],
+                        "prompt_sha256": "0" * 64,
+                    }
+                )
     return out
 
 
@@ -56,8 +76,12 @@ def write_run(folder: Path, records, *, model="planted", limit=None, n_expected=
     fp = {"model": model, "backend": "openai", "limit": limit, "languages": sorted({r["language"] for r in records})}
     if limit is not None:
         fp["limit_mode"] = "stratified"
-    config = {"fingerprint": fp,
-              "n_expected": n_expected if n_expected is not None else len(records), "complete": True,
-              "parse_mode": "relaxed", "groups": {}}
+    config = {
+        "fingerprint": fp,
+        "n_expected": n_expected if n_expected is not None else len(records),
+        "complete": True,
+        "parse_mode": "relaxed",
+        "groups": {},
+    }
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     return folder

@@ -34,8 +34,12 @@ def backend(tiny_llava, images):
 
 def _requests():
     out = []
-    sentences = ["The tournament was played in a round-robin format.", "Mutation adds new genetic variation.",
-                 "السياحة مهمة", "Pests can spoil food."]
+    sentences = [
+        "The tournament was played in a round-robin format.",
+        "Mutation adds new genetic variation.",
+        "السياحة مهمة",
+        "Pests can spoil food.",
+    ]
     for i in range(5):
         p = build_prompt("i2s", [f"img{j}" for j in range(i % 3 + 1)], sentences)
         out.append(Request(f"i2s-{i}", tuple(p.messages()), p.image_ids))
@@ -52,14 +56,27 @@ def test_batched_inputs_equal_per_prompt_processor_calls(backend, images):
 
     reqs = [r for r in _requests() if r.image_ids][:4]
     texts = [backend._chat_text(r) for r in reqs]
-    singles = [backend.processor(text=[t], images=[[images[i] for i in r.image_ids]], return_tensors="pt")
-               for t, r in zip(texts, reqs)]
+    singles = [
+        backend.processor(text=[t], images=[[images[i] for i in r.image_ids]], return_tensors="pt")
+        for t, r in zip(texts, reqs)
+    ]
     batches = backend.build_batches(reqs)
     for idx, inputs in batches:
-        ref = backend.processor(text=[texts[i] for i in idx], images=[[images[j] for j in reqs[i].image_ids]
-                                for i in idx], padding=True, return_tensors="pt")
-        assert compare_batched([dict(singles[i]) for i in idx], dict(ref), infer_layout(
-            [dict(singles[i]) for i in idx], dict(ref)), backend.tokenizer.pad_token_id) == []
+        ref = backend.processor(
+            text=[texts[i] for i in idx],
+            images=[[images[j] for j in reqs[i].image_ids] for i in idx],
+            padding=True,
+            return_tensors="pt",
+        )
+        assert (
+            compare_batched(
+                [dict(singles[i]) for i in idx],
+                dict(ref),
+                infer_layout([dict(singles[i]) for i in idx], dict(ref)),
+                backend.tokenizer.pad_token_id,
+            )
+            == []
+        )
         assert set(inputs) == set(ref)
         for name in ref:
             assert torch.equal(inputs[name], ref[name]), name
@@ -82,8 +99,7 @@ def test_generate_batched_with_cache_matches_uncached(tiny_llava, images):
     again = backend.generate(reqs)
     assert again == ours
     assert backend.stats["image_cache_hits"] >= len([r for r in reqs if r.image_ids])
-    plain = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4,
-                         cache_images=False)
+    plain = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4, cache_images=False)
     plain.set_images(images)
     assert plain.generate(reqs) == ours
     assert plain.stats["images_preprocessed"] == 0
@@ -134,17 +150,23 @@ def test_custom_code_runs_only_with_trust_remote_code(tiny_llava, tmp_path):
     shutil.copytree(tiny_llava, model_dir)
     config = json.loads((model_dir / "config.json").read_text("utf-8"))
     config["model_type"] = "mvlsib-custom"
-    config["auto_map"] = {"AutoConfig": "configuration_custom.CustomConfig",
-                          "AutoModelForImageTextToText": "modeling_custom.CustomModel"}
+    config["auto_map"] = {
+        "AutoConfig": "configuration_custom.CustomConfig",
+        "AutoModelForImageTextToText": "modeling_custom.CustomModel",
+    }
     (model_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
     marker = "import pathlib\npathlib.Path(__file__).with_name('EXECUTED').write_text('ran')\n"
     (model_dir / "configuration_custom.py").write_text(
         marker + "from transformers import LlavaConfig\n\n\nclass CustomConfig(LlavaConfig):\n"
-        "    model_type = 'mvlsib-custom'\n", encoding="utf-8")
+        "    model_type = 'mvlsib-custom'\n",
+        encoding="utf-8",
+    )
     (model_dir / "modeling_custom.py").write_text(
         marker + "from transformers import LlavaForConditionalGeneration\n\n"
         "from .configuration_custom import CustomConfig\n\n\n"
-        "class CustomModel(LlavaForConditionalGeneration):\n    config_class = CustomConfig\n", encoding="utf-8")
+        "class CustomModel(LlavaForConditionalGeneration):\n    config_class = CustomConfig\n",
+        encoding="utf-8",
+    )
     with pytest.raises(MvlsibError, match="--trust-remote-code"):
         make_backend("hf", model=str(model_dir), device="cpu")
     assert not (model_dir / "EXECUTED").exists()

@@ -6,14 +6,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from fakes.openai_compat import ANSWERS, images_of, lettered_server, text_of
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.parsing import parse_letter
 from mvlsib.evaluation.prompts import build_prompt
-
-from fakes.openai_compat import ANSWERS, images_of, lettered_server, text_of
 
 SECRET = "sk-test-5e5e5e-do-not-print"
 
@@ -22,11 +21,35 @@ def test_run_against_local_server(release_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     out = tmp_path / "run"
     with lettered_server(fail_every=3) as server:
-        result = CliRunner().invoke(eval_cli, [
-            "run", "--backend", "openai", "--base-url", server.base_url, "--model", "served-vlm",
-            "--data", str(release_dir), "--tasks", "i2s,s2i", "--k", "3", "--languages", "eng_Latn",
-            "--limit", "6", "--out", str(out), "--concurrency", "3", "--retry-backoff", "0.01", "--no-progress",
-        ])
+        result = CliRunner().invoke(
+            eval_cli,
+            [
+                "run",
+                "--backend",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "served-vlm",
+                "--data",
+                str(release_dir),
+                "--tasks",
+                "i2s,s2i",
+                "--k",
+                "3",
+                "--languages",
+                "eng_Latn",
+                "--limit",
+                "6",
+                "--out",
+                str(out),
+                "--concurrency",
+                "3",
+                "--retry-backoff",
+                "0.01",
+                "--no-progress",
+            ],
+        )
         assert result.exit_code == 0, result.output
         assert server.failures >= 3, "the server must have refused some requests (429/503)"
     # every refused request was retried: 12 answered requests, one per prediction

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import csv
+import statistics
 
 import pytest
 from click.testing import CliRunner
-import statistics
+from evaluation.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.correlate import fisher_interval, pearson, spearman
-
-from evaluation.planted import planted_records, write_run
 
 ACCURACIES = (0.3, 0.45, 0.55, 0.7, 0.85)
 
@@ -26,8 +25,10 @@ def test_coefficients_match_the_standard_library():
 
 
 def test_correlate_command(tmp_path):
-    runs = [write_run(tmp_path / f"m{i}", planted_records(acc, n=200, seed=i), model=f"org/model-{i}")
-            for i, acc in enumerate(ACCURACIES)]
+    runs = [
+        write_run(tmp_path / f"m{i}", planted_records(acc, n=200, seed=i), model=f"org/model-{i}")
+        for i, acc in enumerate(ACCURACIES)
+    ]
     scores = tmp_path / "scores.csv"
     lines = ["model,benchmark,score"]
     for i, acc in enumerate(ACCURACIES):

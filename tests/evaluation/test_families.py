@@ -18,27 +18,37 @@ import re
 import shutil
 from pathlib import Path
 
+import fakes.video_processor  # noqa: F401  (installs the never-called stand-in: see the module docstring)
 import pytest
 import torch
 from click.testing import CliRunner
 from PIL import Image
+from support import EVAL_LANGUAGES, POOL_DIR
 
 from mvlsib.evaluation.backends import Request, make_backend
-from mvlsib.evaluation.backends.hf_inputs import (compare_batched, differences_beyond_padding, infer_layout,
-                                                  placement_errors)
+from mvlsib.evaluation.backends.hf_inputs import (
+    compare_batched,
+    differences_beyond_padding,
+    infer_layout,
+    placement_errors,
+)
 from mvlsib.evaluation.prompts import build_prompt
 from mvlsib.testing.families import family, family_names
 from mvlsib.testing.tiny_llava import sib_sentences
-from support import EVAL_LANGUAGES, POOL_DIR
-
-import fakes.video_processor  # noqa: F401  (installs the never-called stand-in: see the module docstring)
 
 # Chat models; PaliGemma (no chat template: a prefix LM) is refused with a message instead.
-GENERATIVE = [n for n in family_names() if getattr(family(n), "KIND", "generative") == "generative"
-              and getattr(family(n), "CHAT_TEMPLATE", "") is not None]
+GENERATIVE = [
+    n
+    for n in family_names()
+    if getattr(family(n), "KIND", "generative") == "generative" and getattr(family(n), "CHAT_TEMPLATE", "") is not None
+]
 NO_TEMPLATE = [n for n in family_names() if getattr(family(n), "CHAT_TEMPLATE", "") is None]
-SENTENCES = ["The tournament was played in a round-robin format.", "Mutation adds new genetic variation.",
-             "السياحة مهمة للاقتصاد", "Pests can spoil food."]
+SENTENCES = [
+    "The tournament was played in a round-robin format.",
+    "Mutation adds new genetic variation.",
+    "السياحة مهمة للاقتصاد",
+    "Pests can spoil food.",
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -73,11 +83,18 @@ MULTI_IMAGE_TOKENS = {"llava_onevision": lambda n: n * (family("llava_onevision"
 # What each family's real template writes for an image, and whether it keeps images in place
 # (docs/model_families.md): independent facts the backend's findings are checked against.
 IMAGE_MARKER = {
-    "qwen2_vl": "<|vision_start|><|image_pad|><|vision_end|>", "qwen2_5_vl": "<|vision_start|><|image_pad|><|vision_end|>",
+    "qwen2_vl": "<|vision_start|><|image_pad|><|vision_end|>",
+    "qwen2_5_vl": "<|vision_start|><|image_pad|><|vision_end|>",
     "qwen3_vl": "<|vision_start|><|image_pad|><|vision_end|>",
-    "qwen3_vl_thinking": "<|vision_start|><|image_pad|><|vision_end|>", "gemma3": "<start_of_image>",
-    "idefics3": "<image>", "smolvlm": "<image>", "mllama": "<|image|>", "internvl": "<IMG_CONTEXT>",
-    "llava_1_5": "<image>", "llava_next": "<image>", "llava_onevision": "<image>",
+    "qwen3_vl_thinking": "<|vision_start|><|image_pad|><|vision_end|>",
+    "gemma3": "<start_of_image>",
+    "idefics3": "<image>",
+    "smolvlm": "<image>",
+    "mllama": "<|image|>",
+    "internvl": "<IMG_CONTEXT>",
+    "llava_1_5": "<image>",
+    "llava_next": "<image>",
+    "llava_onevision": "<image>",
 }
 IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision"}
 
@@ -90,6 +107,7 @@ def model_dir(tmp_path_factory, texts):
         if name not in _BUILT:
             _BUILT[name] = family(name).build(tmp_path_factory.mktemp(name), texts, seed=0)
         return _BUILT[name]
+
     return get
 
 
@@ -99,9 +117,9 @@ def _requests() -> list[Request]:
     for i, k in enumerate((1, 3, 5)):
         p = build_prompt("i2s", [f"img{(i + j) % 6}" for j in range(k)], SENTENCES)
         out.append(Request(f"i2s-{k}", tuple(p.messages()), p.image_ids))
-        p = build_prompt("s2i", SENTENCES[:min(k, 4)], [f"img{(i + j) % 6}" for j in range(4)])
+        p = build_prompt("s2i", SENTENCES[: min(k, 4)], [f"img{(i + j) % 6}" for j in range(4)])
         out.append(Request(f"s2i-{k}", tuple(p.messages()), p.image_ids))
-        p = build_prompt("s2t", SENTENCES[:min(k, 4)], topics)
+        p = build_prompt("s2t", SENTENCES[: min(k, 4)], topics)
         out.append(Request(f"s2t-{k}", tuple(p.messages()), p.image_ids))
     p = build_prompt("t2s", ["sports"], SENTENCES)
     out.append(Request("t2s-1", tuple(p.messages()), p.image_ids))
@@ -118,8 +136,9 @@ def _image_token_id(processor) -> int:
 @pytest.mark.parametrize("name", GENERATIVE)
 def test_inputs_are_right(name, model_dir, photos):
     # A thinking template gets a small budget here: the random model never closes its block.
-    backend = make_backend("hf", model=str(model_dir(name)), batch_size=8, device="cpu", max_new_tokens=3,
-                           thinking_max_new_tokens=6)
+    backend = make_backend(
+        "hf", model=str(model_dir(name)), batch_size=8, device="cpu", max_new_tokens=3, thinking_max_new_tokens=6
+    )
     backend.set_images(photos)
     reqs = _requests()
     texts = [backend._chat_text(r) for r in reqs]
@@ -158,11 +177,27 @@ def test_inputs_are_right(name, model_dir, photos):
             n_images = len(reqs[i].image_ids)
             n_tokens = int((ids == image_token).sum())
             if n_images:
-                per_image = [int((backend._call_processor([backend._chat_text(Request("one", tuple(
-                    build_prompt("i2s", [im], SENTENCES).messages()), (im,)))], [[photos[im]]])["input_ids"]
-                    == image_token).sum()) for im in reqs[i].image_ids]
-                want = MULTI_IMAGE_TOKENS[name](n_images) if name in MULTI_IMAGE_TOKENS and n_images > 1 \
+                per_image = [
+                    int(
+                        (
+                            backend._call_processor(
+                                [
+                                    backend._chat_text(
+                                        Request("one", tuple(build_prompt("i2s", [im], SENTENCES).messages()), (im,))
+                                    )
+                                ],
+                                [[photos[im]]],
+                            )["input_ids"]
+                            == image_token
+                        ).sum()
+                    )
+                    for im in reqs[i].image_ids
+                ]
+                want = (
+                    MULTI_IMAGE_TOKENS[name](n_images)
+                    if name in MULTI_IMAGE_TOKENS and n_images > 1
                     else sum(per_image)
+                )
                 assert n_tokens == want, (reqs[i].key, n_tokens, per_image)
             else:
                 assert n_tokens == 0
@@ -172,8 +207,9 @@ def test_inputs_are_right(name, model_dir, photos):
                     assert ids[0] == bos and int((ids == bos).sum()) == 1
     # Batch size 8 answers what batch size 1 answers.
     eight = backend.generate(reqs)
-    one = make_backend("hf", model=str(model_dir(name)), batch_size=1, device="cpu", max_new_tokens=3,
-                       thinking_max_new_tokens=6)
+    one = make_backend(
+        "hf", model=str(model_dir(name)), batch_size=1, device="cpu", max_new_tokens=3, thinking_max_new_tokens=6
+    )
     one.set_images(photos)
     assert one.generate(reqs) == eight
     described = backend.describe()
@@ -186,10 +222,31 @@ def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_di
 
     model = model_dir(name)
     out = tmp_path / "run"
-    result = CliRunner().invoke(eval_cli, ["run", "--data", str(release_dir), "--model", str(model), "--out",
-                                           str(out), "--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3,5", "--languages",
-                                           EVAL_LANGUAGES[0], "--limit", "2", "--device", "cpu", "--no-progress",
-                                           "--thinking-max-new-tokens", "6"])
+    result = CliRunner().invoke(
+        eval_cli,
+        [
+            "run",
+            "--data",
+            str(release_dir),
+            "--model",
+            str(model),
+            "--out",
+            str(out),
+            "--tasks",
+            "i2s,s2i,t2s,s2t",
+            "--k",
+            "1,3,5",
+            "--languages",
+            EVAL_LANGUAGES[0],
+            "--limit",
+            "2",
+            "--device",
+            "cpu",
+            "--no-progress",
+            "--thinking-max-new-tokens",
+            "6",
+        ],
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     config = json.loads((out / "config.json").read_text("utf-8"))
     assert config["complete"] and config["backend"]["rendering"] in ("native", "inline")
@@ -198,9 +255,25 @@ def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_di
     # verify-images on one image per topic, one option order.
     small = tmp_path / "pool"
     _small_pool(pool_dir, small)
-    result = CliRunner().invoke(build_cli, ["verify-images", "--model", str(model), "--pool", str(small), "--out",
-                                            str(tmp_path / "verify"), "--rotations", "1", "--allow-fail",
-                                            "--device", "cpu", "--thinking-max-new-tokens", "6"])
+    result = CliRunner().invoke(
+        build_cli,
+        [
+            "verify-images",
+            "--model",
+            str(model),
+            "--pool",
+            str(small),
+            "--out",
+            str(tmp_path / "verify"),
+            "--rotations",
+            "1",
+            "--allow-fail",
+            "--device",
+            "cpu",
+            "--thinking-max-new-tokens",
+            "6",
+        ],
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     report = json.loads((tmp_path / "verify" / "report.json").read_text("utf-8"))
     assert report
@@ -232,9 +305,26 @@ def test_model_without_chat_template_exits_2_with_one_line(name, model_dir, rele
     from mvlsib.cli import build_cli, eval_cli
 
     model = model_dir(name)
-    for cli, args in ((eval_cli, ["run", "--data", str(release_dir), "--out", str(tmp_path / "run"), "--tasks", "s2i",
-                                  "--languages", EVAL_LANGUAGES[0], "--limit", "1", "--no-progress"]),
-                      (build_cli, ["verify-images", "--pool", str(tmp_path / "none"), "--out", str(tmp_path / "v")])):
+    for cli, args in (
+        (
+            eval_cli,
+            [
+                "run",
+                "--data",
+                str(release_dir),
+                "--out",
+                str(tmp_path / "run"),
+                "--tasks",
+                "s2i",
+                "--languages",
+                EVAL_LANGUAGES[0],
+                "--limit",
+                "1",
+                "--no-progress",
+            ],
+        ),
+        (build_cli, ["verify-images", "--pool", str(tmp_path / "none"), "--out", str(tmp_path / "v")]),
+    ):
         if cli is build_cli:
             _small_pool(POOL_DIR, tmp_path / "none")
         result = CliRunner().invoke(cli, args + ["--model", str(model), "--device", "cpu"])
@@ -249,8 +339,23 @@ def test_every_chat_family_has_its_image_marker_listed():
 
 def test_family_matrix_covers_the_issue(tmp_path):
     """The families issue #10 names (Aya Vision aside: see docs/evaluation.md)."""
-    wanted = {"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_thinking", "gemma3", "idefics3", "smolvlm",
-              "llava_1_5", "llava_next", "llava_onevision", "mllama", "internvl", "paligemma", "siglip", "siglip2"}
+    wanted = {
+        "qwen2_vl",
+        "qwen2_5_vl",
+        "qwen3_vl",
+        "qwen3_vl_thinking",
+        "gemma3",
+        "idefics3",
+        "smolvlm",
+        "llava_1_5",
+        "llava_next",
+        "llava_onevision",
+        "mllama",
+        "internvl",
+        "paligemma",
+        "siglip",
+        "siglip2",
+    }
     assert wanted <= set(family_names())
 
 
@@ -277,8 +382,21 @@ def test_dual_encoder_texts_as_the_processor_makes_them(name, model_dir, pool_di
         assert torch.equal(ours["input_ids"], processor(text=texts, return_tensors="pt")["input_ids"])
     small = tmp_path / "pool"
     _small_pool(pool_dir, small)
-    result = CliRunner().invoke(build_cli, ["verify-images", "--model", str(model), "--pool", str(small), "--out",
-                                            str(tmp_path / "verify"), "--allow-fail", "--device", "cpu"])
+    result = CliRunner().invoke(
+        build_cli,
+        [
+            "verify-images",
+            "--model",
+            str(model),
+            "--pool",
+            str(small),
+            "--out",
+            str(tmp_path / "verify"),
+            "--allow-fail",
+            "--device",
+            "cpu",
+        ],
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     report = json.loads((tmp_path / "verify" / "report.json").read_text("utf-8"))
     assert len(report["images"]) == 7

@@ -8,18 +8,17 @@ The tiny family models come from ``test_families`` (built once per process there
 
 from __future__ import annotations
 
+import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
 import torch
 from click.testing import CliRunner
+from support import release_requests
+from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
 
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf import move_inputs
 from mvlsib.evaluation.backends.hf_reuse import ADAPTERS
-from support import release_requests
-
-import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
-from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
 
 # Chat families whose model type has a feature split (the thinking variant is Qwen3-VL again).
 MODEL_TYPE = {"llava_1_5": "llava"}  # the others' family name is their config's model_type
@@ -39,8 +38,18 @@ def _backend(model, images, **kw):
 
 
 def test_every_cached_family_is_tested():
-    assert set(CACHED) == {"llava_1_5", "llava_next", "llava_onevision", "gemma3", "internvl", "idefics3",
-                           "smolvlm", "qwen2_vl", "qwen2_5_vl", "qwen3_vl"}
+    assert set(CACHED) == {
+        "llava_1_5",
+        "llava_next",
+        "llava_onevision",
+        "gemma3",
+        "internvl",
+        "idefics3",
+        "smolvlm",
+        "qwen2_vl",
+        "qwen2_5_vl",
+        "qwen3_vl",
+    }
 
 
 @pytest.mark.parametrize("name", CACHED)

@@ -16,23 +16,48 @@ RUN = "from mvlsib.cli import eval_cli; eval_cli()"
 
 
 def _env(hub, home: Path) -> dict[str, str]:
-    env = subprocess_env(HF_HOME=str(home), HF_ENDPOINT=hub.endpoint, HF_HUB_DISABLE_TELEMETRY="1",
-                         HF_HUB_DISABLE_XET="1", OPENAI_API_KEY="sk-unused")
+    env = subprocess_env(
+        HF_HOME=str(home),
+        HF_ENDPOINT=hub.endpoint,
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_XET="1",
+        OPENAI_API_KEY="sk-unused",
+    )
     env.pop("HF_TOKEN", None)
     return env
 
 
 def _run(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", RUN, "run", *args], env=env, capture_output=True, text=True,
-                          timeout=240)
+    return subprocess.run(
+        [sys.executable, "-c", RUN, "run", *args], env=env, capture_output=True, text=True, timeout=240
+    )
 
 
 def test_languages_all_for_a_hub_repo(release_dir, tmp_path):
     out = tmp_path / "run"
     with serve_folder("org/mvl-sib", release_dir) as hub, lettered_server() as server:
-        res = _run(_env(hub, tmp_path / "home"), "--data", "org/mvl-sib", "--languages", "all", "--tasks", "s2t",
-                   "--k", "1", "--limit", "2", "--backend", "openai", "--base-url", server.base_url,
-                   "--model", "served", "--out", str(out), "--no-progress")
+        res = _run(
+            _env(hub, tmp_path / "home"),
+            "--data",
+            "org/mvl-sib",
+            "--languages",
+            "all",
+            "--tasks",
+            "s2t",
+            "--k",
+            "1",
+            "--limit",
+            "2",
+            "--backend",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "served",
+            "--out",
+            str(out),
+            "--no-progress",
+        )
         assert res.returncode == 0, res.stderr[-3000:]
         fetched = [p for m, p in hub.requests if m == "GET" and "/resolve/" in p]
     config = json.loads((out / "config.json").read_text("utf-8"))
@@ -44,8 +69,25 @@ def test_languages_all_for_a_hub_repo(release_dir, tmp_path):
 
 def test_languages_all_for_a_missing_hub_repo(release_dir, tmp_path):
     with serve_folder("org/mvl-sib", release_dir) as hub:
-        res = _run(_env(hub, tmp_path / "home"), "--data", "org/nothing-here", "--languages", "all", "--tasks", "s2t",
-                   "--k", "1", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-                   "--out", str(tmp_path / "run"), "--no-progress")
+        res = _run(
+            _env(hub, tmp_path / "home"),
+            "--data",
+            "org/nothing-here",
+            "--languages",
+            "all",
+            "--tasks",
+            "s2t",
+            "--k",
+            "1",
+            "--backend",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--out",
+            str(tmp_path / "run"),
+            "--no-progress",
+        )
     assert res.returncode == 2, res.stderr[-2000:]
     assert "org/nothing-here" in res.stderr and "Traceback" not in res.stderr

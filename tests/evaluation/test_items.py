@@ -8,11 +8,10 @@ import csv
 import json
 
 from click.testing import CliRunner
+from evaluation.planted import planted_records, s2i_images, write_run
 
 from mvlsib.cli import eval_cli
 from mvlsib.release_format import mvl_sib
-
-from evaluation.planted import planted_records, s2i_images, write_run
 
 CELLS = (("i2s", 1), ("s2i", 1), ("s2t", 1))
 
@@ -20,16 +19,20 @@ CELLS = (("i2s", 1), ("s2i", 1), ("s2t", 1))
 def test_items_lists_planted_always_wrong_instances_with_texts(tmp_path, release_dir):
     rows = mvl_sib.load_rows("eng_Latn", release_dir)[:80]
     ids = [r["instance_id"] for r in rows]
-    labels = {"i2s": [r["sentence_label"] for r in rows], "s2i": [r["image_label"] for r in rows],
-              "s2t": [r["image_label"] for r in rows]}
+    labels = {
+        "i2s": [r["sentence_label"] for r in rows],
+        "s2i": [r["image_label"] for r in rows],
+        "s2t": [r["image_label"] for r in rows],
+    }
     planted_bad = {ids[3], ids[41]}
     # every instance whose gold s2i image is img-7 is also missed (by chance-free construction below)
     bad_image = {ids[i] for i in range(80) if s2i_images(i)[labels["s2i"][i]] == "img-7"}
     kw = dict(languages=("eng_Latn", "arb_Arab"), cells=CELLS, n=80, instance_ids=ids, labels=labels)
     runs = []
     for j, (acc, letter) in enumerate(((0.9, None), (0.8, None), (0.6, "B"))):
-        recs = planted_records(acc, seed=10 + j, always_wrong=planted_bad | bad_image if j < 2 else planted_bad,
-                               answer_letter=letter, **kw)
+        recs = planted_records(
+            acc, seed=10 + j, always_wrong=planted_bad | bad_image if j < 2 else planted_bad, answer_letter=letter, **kw
+        )
         # the third run also misses img-7 as the s2i gold image, but only in s2i
         for r in recs:
             if r["task"] == "s2i" and r["instance_id"] in bad_image:
@@ -74,7 +77,8 @@ def test_items_lists_planted_always_wrong_instances_with_texts(tmp_path, release
     assert sum(shares) == 1.0 or abs(sum(shares) - 1.0) < 1e-9
     # recount from run2's planted records: s2t right and s2i wrong on the same (language, instance)
     right = {(r["language"], r["task"], r["instance_id"]): r["response"] == "ABCD"[r["label"]] for r in last}
-    only_text = sum(right[(lang, "s2t", iid)] and not right[(lang, "s2i", iid)]
-                    for lang in ("eng_Latn", "arb_Arab") for iid in ids)
+    only_text = sum(
+        right[(lang, "s2t", iid)] and not right[(lang, "s2i", iid)] for lang in ("eng_Latn", "arb_Arab") for iid in ids
+    )
     assert float(run2["only_text_right"]) == only_text / 160 and only_text > 0
     assert "## Text-only vs cross-modal" in md

@@ -5,17 +5,16 @@ plain path's; a planted difference switches it off; Qwen's mrope families are re
 
 from __future__ import annotations
 
+import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
 import torch
+from support import release_requests
+from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
 
 from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf import move_inputs
 from mvlsib.evaluation.backends.hf_reuse import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
 from mvlsib.evaluation.schedule import prefix_order
-from support import release_requests
-
-import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
-from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
 
 MODEL_TYPE = {"llava_1_5": "llava"}
 # Tiny Gemma 3's attention window (64 tokens) is shorter than every prompt: it never reuses (tested below).
@@ -42,9 +41,12 @@ def test_the_padding_moves_between_prefix_and_suffix_and_positions_stay():
     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows])
     mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows])
     types = ids * 10  # another sequence tensor (e.g. Gemma 3's token_type_ids) moves the same way
-    prefix, batch = split_at_prefix({"input_ids": ids, "attention_mask": mask, "token_type_ids": types,
-                                     "pixel_values": torch.ones(2, 3)}, 4,
-                                    {"input_ids", "attention_mask", "token_type_ids"}, pad)
+    prefix, batch = split_at_prefix(
+        {"input_ids": ids, "attention_mask": mask, "token_type_ids": types, "pixel_values": torch.ones(2, 3)},
+        4,
+        {"input_ids", "attention_mask", "token_type_ids"},
+        pad,
+    )
     assert prefix["input_ids"].tolist() == [[5, 6, 7, 8]] and prefix["attention_mask"].tolist() == [[1] * 4]
     assert torch.equal(batch["pixel_values"], torch.ones(2, 3))  # not a sequence tensor: untouched
     for i, row in enumerate(rows):
@@ -77,8 +79,9 @@ def test_reused_prefix_gives_the_plain_answers_and_logits(name, model_dir, promp
     with torch.inference_mode():
         ours, _ = backend._prefix_generate(inputs, length, has_images, settings)
         theirs = backend.model.generate(**inputs, **settings)
-    assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), \
-        float((ours.logits[0] - theirs.logits[0]).abs().max())
+    assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), float(
+        (ours.logits[0] - theirs.logits[0]).abs().max()
+    )
 
 
 def test_a_planted_cache_difference_switches_reuse_off(model_dir, prompts, capsys, monkeypatch):
@@ -145,12 +148,20 @@ def test_a_prefix_through_the_shared_images_gives_the_plain_answers_and_logits(n
     """Batches of prompts showing the same images with every image in the shared prefix: the prefix
     cache holds the images (the tower runs once for the batch) and the suffixes are text."""
     reqs, images = i2s_prompts
-    want = make_backend("hf", model=str(model_dir(name)), batch_size=2, device="cpu", max_new_tokens=3,
-                        feature_cache_mb=0)
+    want = make_backend(
+        "hf", model=str(model_dir(name)), batch_size=2, device="cpu", max_new_tokens=3, feature_cache_mb=0
+    )
     want.set_images(images)
     plain = want.generate(reqs)
-    backend = make_backend("hf", model=str(model_dir(name)), batch_size=2, device="cpu", max_new_tokens=3,
-                           feature_cache_mb=0, kv_prefix=True)
+    backend = make_backend(
+        "hf",
+        model=str(model_dir(name)),
+        batch_size=2,
+        device="cpu",
+        max_new_tokens=3,
+        feature_cache_mb=0,
+        kv_prefix=True,
+    )
     backend.set_images(images)
     assert backend.generate(reqs) == plain
     described = backend.describe()
@@ -170,36 +181,51 @@ def test_a_prefix_through_the_shared_images_gives_the_plain_answers_and_logits(n
     with torch.inference_mode():
         ours, _ = backend._prefix_generate(inputs, length, True, settings, reqs[idx[0]].image_ids)
         theirs = backend.model.generate(**inputs, **settings)
-    assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), \
-        float((ours.logits[0] - theirs.logits[0]).abs().max())
+    assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), float(
+        (ours.logits[0] - theirs.logits[0]).abs().max()
+    )
 
 
 def test_prompts_with_other_images_do_not_share_an_image_prefix(model_dir, i2s_prompts):
     """Image placeholders are the same tokens for any image: only the request's image ids tell two
     reference sets apart, so a batch of different images keeps its prefix before the first image."""
     reqs, images = i2s_prompts
-    backend = make_backend("hf", model=str(model_dir("llava_1_5")), batch_size=2, device="cpu", max_new_tokens=3,
-                           feature_cache_mb=0, kv_prefix=True)
+    backend = make_backend(
+        "hf",
+        model=str(model_dir("llava_1_5")),
+        batch_size=2,
+        device="cpu",
+        max_new_tokens=3,
+        feature_cache_mb=0,
+        kv_prefix=True,
+    )
     backend.set_images(images)
     mixed = [r for r in reqs if r.key.startswith("i2s|1|")]
     mixed = [mixed[0], next(r for r in mixed if r.image_ids != mixed[0].image_ids)]
-    (idx, inputs), = backend.build_batches(mixed)
+    ((idx, inputs),) = backend.build_batches(mixed)
     inputs = move_inputs(inputs, "cpu", torch.float32)
     through = backend._prefix_length(inputs, True, same_images=True)  # as if they were the same images
     assert backend._prefix_has_images(inputs, through)  # the placeholder tokens alone would allow it
     text_only = backend._prefix_length(inputs, True, same_images=False)
     assert text_only < through and not backend._prefix_has_images(inputs, text_only)
     a = backend.prefix_cache
-    one = a.for_batch(backend.model, {"input_ids": inputs["input_ids"][:1, -3:],
-                                      "attention_mask": inputs["attention_mask"][:1, -3:]}, 1, ("x",))
+    one = a.for_batch(
+        backend.model,
+        {"input_ids": inputs["input_ids"][:1, -3:], "attention_mask": inputs["attention_mask"][:1, -3:]},
+        1,
+        ("x",),
+    )
     assert len(a._entries) == 1
-    a.for_batch(backend.model, {"input_ids": inputs["input_ids"][:1, -3:],
-                                "attention_mask": inputs["attention_mask"][:1, -3:]}, 1, ("y",))
+    a.for_batch(
+        backend.model,
+        {"input_ids": inputs["input_ids"][:1, -3:], "attention_mask": inputs["attention_mask"][:1, -3:]},
+        1,
+        ("y",),
+    )
     assert len(a._entries) == 2 and one is not None  # same tokens, other images: another entry
 
 
-def test_a_planted_difference_in_an_image_prefix_turns_only_that_kind_off(model_dir, i2s_prompts, capsys,
-                                                                           monkeypatch):
+def test_a_planted_difference_in_an_image_prefix_turns_only_that_kind_off(model_dir, i2s_prompts, capsys, monkeypatch):
     reqs, images = i2s_prompts
     plain = _backend(model_dir("llava_1_5"), images)
     want = plain.generate(reqs)
@@ -213,8 +239,15 @@ def test_a_planted_difference_in_an_image_prefix_turns_only_that_kind_off(model_
         return cache
 
     monkeypatch.setattr(PrefixCache, "for_batch", spoiled)
-    backend = make_backend("hf", model=str(model_dir("llava_1_5")), batch_size=2, device="cpu", max_new_tokens=3,
-                           feature_cache_mb=0, kv_prefix=True)
+    backend = make_backend(
+        "hf",
+        model=str(model_dir("llava_1_5")),
+        batch_size=2,
+        device="cpu",
+        max_new_tokens=3,
+        feature_cache_mb=0,
+        kv_prefix=True,
+    )
     backend.set_images(images)
     capsys.readouterr()
     assert backend.generate(reqs) == want

@@ -58,17 +58,16 @@ def test_groupings_and_overrides(tmp_path):
     assert g["family"]["xyz_Latn"] == UNKNOWN  # an empty override keeps the table's value
     assert g["resource"]["eng_Latn"] == "Joshi class 5" and g["resource"]["xyz_Latn"] == UNKNOWN
     assert g["resource"]["nqo_Nkoo"] == "Joshi class 0"
-    assert g["region"] == {"eng_Latn": UNKNOWN, "arb_Arab": UNKNOWN, "nqo_Nkoo": "West Africa",
-                           "xyz_Latn": "Nowhere"}
+    assert g["region"] == {"eng_Latn": UNKNOWN, "arb_Arab": UNKNOWN, "nqo_Nkoo": "West Africa", "xyz_Latn": "Nowhere"}
     path.write_text("lang,family\n", encoding="utf-8")
     with pytest.raises(MvlsibError, match="needs a 'language' column"):
         read_overrides(path)
 
 
 def test_packaged_csv_is_sorted_and_unique():
-    from mvlsib.evaluation import languages
-
     from pathlib import Path
+
+    from mvlsib.evaluation import languages
 
     with open(Path(languages.__file__).parent / "data" / "languages.csv", encoding="utf-8") as fh:
         codes = [r["language"] for r in csv.DictReader(fh)]

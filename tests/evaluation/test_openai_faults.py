@@ -9,13 +9,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from fakes.openai_compat import ANSWERS, completion, first_n_faulty, lettered_server, raw_reply
 
 from mvlsib import httpio
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.prompts import build_prompt
-
-from fakes.openai_compat import ANSWERS, completion, first_n_faulty, lettered_server, raw_reply
 
 SECRET = "sk-test-5e5e5e-do-not-print"
 
@@ -103,13 +102,16 @@ def test_whole_request_deadline_against_a_drip():
     assert elapsed < 3.0, elapsed  # 2 attempts x 0.6 s, not len(body) x 0.2 s
 
 
-@pytest.mark.parametrize("name,fault", [
-    ("invalid utf-8", lambda h: raw_reply(h, 200, b'{"choices": [{"message": {"content": "\xff\xfe"}}]}')),
-    ("non-string content", lambda h: raw_reply(h, 200, completion({"text": 5}))),
-    ("non-string part", lambda h: raw_reply(h, 200, completion([{"type": "text", "text": 7}]))),
-    ("truncated body", lambda h: raw_reply(h, 200, completion("A")[:20], length=200)),
-    ("not json", lambda h: raw_reply(h, 200, b"<html>gateway</html>")),
-])
+@pytest.mark.parametrize(
+    "name,fault",
+    [
+        ("invalid utf-8", lambda h: raw_reply(h, 200, b'{"choices": [{"message": {"content": "\xff\xfe"}}]}')),
+        ("non-string content", lambda h: raw_reply(h, 200, completion({"text": 5}))),
+        ("non-string part", lambda h: raw_reply(h, 200, completion([{"type": "text", "text": 7}]))),
+        ("truncated body", lambda h: raw_reply(h, 200, completion("A")[:20], length=200)),
+        ("not json", lambda h: raw_reply(h, 200, b"<html>gateway</html>")),
+    ],
+)
 def test_malformed_answers_are_retried(name, fault):
     with lettered_server(fail_every=0) as server:
         server.fault = first_n_faulty(1, fault)

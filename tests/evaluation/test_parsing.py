@@ -92,8 +92,7 @@ def test_wrapped_letter_is_read_strictly(case):
     assert parse_letter(response, "relaxed") == letter
 
 
-@given(wrapped(), st.sampled_from([" ", "\n", ". ", ": ", ") "]),
-       st.text(min_size=1, max_size=40))
+@given(wrapped(), st.sampled_from([" ", "\n", ". ", ": ", ") "]), st.text(min_size=1, max_size=40))
 def test_relaxed_reads_letter_before_any_explanation(case, sep, tail):
     letter, response = case
     assert parse_letter(response + sep + tail, "relaxed") == letter

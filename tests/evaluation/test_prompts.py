@@ -13,7 +13,7 @@ from mvlsib.evaluation.prompts import (
     prompts_hash,
     render_prompt_text,
 )
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 CASES = [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2i", 3), ("t2s", 1), ("s2t", 1), ("s2t", 5)]
@@ -43,11 +43,14 @@ def test_template_snapshots(task, k):
 def test_real_instance_snapshots():
     _snapshot(
         "real_i2s_k3.txt",
-        render_prompt_text("i2s", 3, ["science_technology_1", "science_technology_4", "science_technology_7"],
-                           REAL_SENTENCES),
+        render_prompt_text(
+            "i2s", 3, ["science_technology_1", "science_technology_4", "science_technology_7"], REAL_SENTENCES
+        ),
     )
-    _snapshot("real_s2t_k1.txt", render_prompt_text("s2t", 1, REAL_SENTENCES[:1],
-                                                    ["sports", "science/technology", "travel", "health"]))
+    _snapshot(
+        "real_s2t_k1.txt",
+        render_prompt_text("s2t", 1, REAL_SENTENCES[:1], ["sports", "science/technology", "travel", "health"]),
+    )
 
 
 def test_prompts_hash_frozen():
@@ -91,8 +94,7 @@ def test_chat_template_places_images(tiny_llava):
     p = build_prompt("s2i", REAL_SENTENCES[:3], ["a", "b", "c", "d"])
     from mvlsib.evaluation.backends.hf_inputs import hf_content as _hf_content
 
-    text = processor.apply_chat_template(_hf_content(tuple(p.messages())), add_generation_prompt=True,
-                                         tokenize=False)
+    text = processor.apply_chat_template(_hf_content(tuple(p.messages())), add_generation_prompt=True, tokenize=False)
     assert text.count("<image>") == 4
     for letter in "ABCD":
         assert f"{letter}. <image>" in text

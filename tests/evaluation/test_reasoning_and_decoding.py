@@ -8,14 +8,13 @@ import shutil
 import pytest
 import torch
 from click.testing import CliRunner
+from fakes.openai_compat import ChatServer
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.parsing import parse_letter, strip_reasoning
 from mvlsib.evaluation.prompts import build_prompt
-
-from fakes.openai_compat import ChatServer
 
 SENTENCES = ["The match was played.", "Mutation adds variation.", "Tourism matters.", "Pests spoil food."]
 
@@ -25,13 +24,16 @@ def _text_request(key: str = "s2t") -> Request:
     return Request(key, tuple(p.messages()), p.image_ids)
 
 
-@pytest.mark.parametrize("response, letter", [
-    ("<think>A or B? The sentence is about sport.</think>\n\nB", "B"),
-    ("The prompt opened the block. A is wrong.</think>C", "C"),   # opener written by the template
-    ("<think>still thinking about A", None),                     # budget ran out: no answer
-    ("<think>x</think><answer>D</answer>", "D"),                  # GLM-4.1V style
-    ("\u25c1think\u25b7hmm\u25c1/think\u25b7(A)", "A"),           # Kimi-VL style
-])
+@pytest.mark.parametrize(
+    "response, letter",
+    [
+        ("<think>A or B? The sentence is about sport.</think>\n\nB", "B"),
+        ("The prompt opened the block. A is wrong.</think>C", "C"),  # opener written by the template
+        ("<think>still thinking about A", None),  # budget ran out: no answer
+        ("<think>x</think><answer>D</answer>", "D"),  # GLM-4.1V style
+        ("\u25c1think\u25b7hmm\u25c1/think\u25b7(A)", "A"),  # Kimi-VL style
+    ],
+)
 def test_thinking_blocks_are_removed_before_parsing(response, letter):
     assert parse_letter(response) == letter
     assert "think" not in strip_reasoning(response).lower()
@@ -40,16 +42,43 @@ def test_thinking_blocks_are_removed_before_parsing(response, letter):
 def test_openai_reasoning_content_kept_raw_and_scored(release_dir, tmp_path):
     """A server with a reasoning parser: the thinking comes apart from the answer; the raw
     response keeps both, the letter is read from the answer."""
+
     def answer(payload, n):
         return {"reasoning_content": "A? no, it is B. " * 3, "content": "B"}
 
     with ChatServer(answer) as server:
         out = tmp_path / "run"
-        result = CliRunner().invoke(eval_cli, [
-            "run", "--data", str(release_dir), "--model", "thinker", "--backend", "openai", "--base-url",
-            server.base_url, "--out", str(out), "--tasks", "s2t", "--k", "1", "--languages", "eng_Latn", "--limit", "3",
-            "--chat-template-kwargs", '{"enable_thinking": true}', "--request-style", "reasoning",
-            "--max-new-tokens", "512", "--no-progress"])
+        result = CliRunner().invoke(
+            eval_cli,
+            [
+                "run",
+                "--data",
+                str(release_dir),
+                "--model",
+                "thinker",
+                "--backend",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--out",
+                str(out),
+                "--tasks",
+                "s2t",
+                "--k",
+                "1",
+                "--languages",
+                "eng_Latn",
+                "--limit",
+                "3",
+                "--chat-template-kwargs",
+                '{"enable_thinking": true}',
+                "--request-style",
+                "reasoning",
+                "--max-new-tokens",
+                "512",
+                "--no-progress",
+            ],
+        )
         assert result.exit_code == 0, result.output
         sent = server.requests[0]
     assert sent["chat_template_kwargs"] == {"enable_thinking": True}
@@ -101,11 +130,33 @@ def test_chat_template_file_and_processor_kwargs_are_recorded(tiny_llava, releas
     template.write_text(
         "{% for m in messages %}{% for p in m['content'] %}{% if p['type'] == 'text' %}{{ p['text'] }}"
         "{% else %}<image>{% endif %}{% endfor %}{% endfor %}{% if add_generation_prompt %}\nANSWER:{% endif %}",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     out = tmp_path / "run"
-    args = ["run", "--data", str(release_dir), "--model", str(tiny_llava), "--out", str(out), "--tasks", "s2i",
-            "--k", "1", "--languages", "eng_Latn", "--limit", "2", "--device", "cpu", "--no-progress",
-            "--chat-template", str(template), "--processor-kwargs", '{"do_normalize": true}']
+    args = [
+        "run",
+        "--data",
+        str(release_dir),
+        "--model",
+        str(tiny_llava),
+        "--out",
+        str(out),
+        "--tasks",
+        "s2i",
+        "--k",
+        "1",
+        "--languages",
+        "eng_Latn",
+        "--limit",
+        "2",
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--chat-template",
+        str(template),
+        "--processor-kwargs",
+        '{"do_normalize": true}',
+    ]
     result = CliRunner().invoke(eval_cli, args)
     assert result.exit_code == 0, result.output
     config = json.loads((out / "config.json").read_text("utf-8"))
@@ -147,8 +198,24 @@ def test_model_without_chat_template_is_a_one_line_error(tiny_llava, release_dir
             data = json.loads(path.read_text("utf-8"))
             data.pop("chat_template", None)
             path.write_text(json.dumps(data), encoding="utf-8")
-    message = _cli_error("run", "--data", release_dir, "--model", bare, "--out", tmp_path / "r", "--tasks", "s2t",
-                         "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress")
+    message = _cli_error(
+        "run",
+        "--data",
+        release_dir,
+        "--model",
+        bare,
+        "--out",
+        tmp_path / "r",
+        "--tasks",
+        "s2t",
+        "--languages",
+        "eng_Latn",
+        "--limit",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+    )
     assert "no chat template" in message and "--chat-template FILE" in message
 
 
@@ -158,12 +225,34 @@ def test_not_an_image_text_to_text_model_is_a_one_line_error(tiny_llava, release
 
     text_only = tmp_path / "llama"
     tok = AutoTokenizer.from_pretrained(tiny_llava)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                      num_attention_heads=2, num_key_value_heads=2)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+    )
     LlamaForCausalLM(cfg).save_pretrained(text_only, safe_serialization=True)
     tok.save_pretrained(text_only)
-    message = _cli_error("run", "--data", release_dir, "--model", text_only, "--out", tmp_path / "r", "--tasks",
-                         "s2t", "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress")
+    message = _cli_error(
+        "run",
+        "--data",
+        release_dir,
+        "--model",
+        text_only,
+        "--out",
+        tmp_path / "r",
+        "--tasks",
+        "s2t",
+        "--languages",
+        "eng_Latn",
+        "--limit",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+    )
     assert "not an image-text-to-text model" in message, message
 
 
@@ -172,17 +261,39 @@ def test_processor_needing_a_missing_package_names_it(tiny_llava, release_dir, t
     needy = tmp_path / "needy"
     shutil.copytree(tiny_llava, needy)
     # Pixtral's image processing needs torchvision, which cannot be installed next to the CPU torch here.
-    cfg = json.loads((needy / "processor_config.json").read_text("utf-8")) if (
-        needy / "processor_config.json").exists() else {}
+    cfg = (
+        json.loads((needy / "processor_config.json").read_text("utf-8"))
+        if (needy / "processor_config.json").exists()
+        else {}
+    )
     cfg["processor_class"] = "PixtralProcessor"
     (needy / "processor_config.json").write_text(json.dumps(cfg), encoding="utf-8")
-    pre = json.loads((needy / "preprocessor_config.json").read_text("utf-8")) if (
-        needy / "preprocessor_config.json").exists() else {}
+    pre = (
+        json.loads((needy / "preprocessor_config.json").read_text("utf-8"))
+        if (needy / "preprocessor_config.json").exists()
+        else {}
+    )
     pre["image_processor_type"] = "PixtralImageProcessorFast"
     pre["processor_class"] = "PixtralProcessor"
     (needy / "preprocessor_config.json").write_text(json.dumps(pre), encoding="utf-8")
-    message = _cli_error("run", "--data", release_dir, "--model", needy, "--out", tmp_path / "r", "--tasks",
-                         "s2t", "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress")
+    message = _cli_error(
+        "run",
+        "--data",
+        release_dir,
+        "--model",
+        needy,
+        "--out",
+        tmp_path / "r",
+        "--tasks",
+        "s2t",
+        "--languages",
+        "eng_Latn",
+        "--limit",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+    )
     assert "cannot load" in message and "torchvision" in message and "pip install" in message, message
 
 
@@ -198,12 +309,17 @@ def _thinking_model_that_answers(src, dest, answer: str = "B"):
     processor = AutoProcessor.from_pretrained(src)
     tok = processor.tokenizer
     model = AutoModelForImageTextToText.from_pretrained(src)
-    rendered = processor.apply_chat_template([{"role": "user", "content": [{"type": "text", "text": "x"}]}],
-                                             add_generation_prompt=True, tokenize=False)
+    rendered = processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "text", "text": "x"}]}], add_generation_prompt=True, tokenize=False
+    )
     assert rendered.endswith("<think>\n")
     last = tok(rendered, add_special_tokens=False)["input_ids"][-1]
-    steps = [last, tok.convert_tokens_to_ids("</think>"), tok.convert_tokens_to_ids(answer),
-             tok.convert_tokens_to_ids("<|im_end|>")]
+    steps = [
+        last,
+        tok.convert_tokens_to_ids("</think>"),
+        tok.convert_tokens_to_ids(answer),
+        tok.convert_tokens_to_ids("<|im_end|>"),
+    ]
     emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
     torch.manual_seed(0)
     directions = torch.linalg.qr(torch.randn(emb.shape[1], len(steps) - 1))[0].T
@@ -225,10 +341,31 @@ def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir,
     base = build_family("qwen3_vl_thinking", tmp_path / "base", SENTENCES, seed=0)
     model = _thinking_model_that_answers(base, tmp_path / "answers-b")
     out = tmp_path / "run"
-    result = CliRunner().invoke(eval_cli, [
-        "run", "--data", str(release_dir), "--model", str(model), "--out", str(out), "--tasks", "i2s,s2t",
-        "--k", "1", "--languages", "eng_Latn", "--limit", "3", "--device", "cpu", "--no-progress",
-        "--thinking-max-new-tokens", "32"])
+    result = CliRunner().invoke(
+        eval_cli,
+        [
+            "run",
+            "--data",
+            str(release_dir),
+            "--model",
+            str(model),
+            "--out",
+            str(out),
+            "--tasks",
+            "i2s,s2t",
+            "--k",
+            "1",
+            "--languages",
+            "eng_Latn",
+            "--limit",
+            "3",
+            "--device",
+            "cpu",
+            "--no-progress",
+            "--thinking-max-new-tokens",
+            "32",
+        ],
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     config = json.loads((out / "config.json").read_text("utf-8"))
     assert config["backend"]["opens_thinking"] is True
@@ -239,7 +376,26 @@ def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir,
         assert r["response"] == "</think>B" and r["letter"] == "B"
         assert r["correct"] == (r["label"] == 1)
     # The same model with no room to think is refused with advice, not scored as format errors.
-    message = _cli_error("run", "--data", release_dir, "--model", model, "--out", tmp_path / "r2", "--tasks", "s2t",
-                         "--k", "1", "--languages", "eng_Latn", "--limit", "1", "--device", "cpu", "--no-progress",
-                         "--thinking-max-new-tokens", "0")
+    message = _cli_error(
+        "run",
+        "--data",
+        release_dir,
+        "--model",
+        model,
+        "--out",
+        tmp_path / "r2",
+        "--tasks",
+        "s2t",
+        "--k",
+        "1",
+        "--languages",
+        "eng_Latn",
+        "--limit",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--thinking-max-new-tokens",
+        "0",
+    )
     assert "opens a thinking block" in message and "--thinking-max-new-tokens" in message

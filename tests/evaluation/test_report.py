@@ -9,11 +9,10 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from evaluation.planted import planted_records, write_run
 from PIL import Image
 
 from mvlsib.cli import eval_cli
-
-from evaluation.planted import planted_records, write_run
 
 LANGS = ("eng_Latn", "arb_Arab", "swh_Latn", "nqo_Nkoo")
 
@@ -27,16 +26,23 @@ def test_report_tables_leaderboard_and_figures(tmp_path):
     meta = tmp_path / "meta.csv"
     meta.write_text("language,region\neng_Latn,Europe\narb_Arab,MENA\nswh_Latn,Africa\nnqo_Nkoo,Africa\n", "utf-8")
     out = tmp_path / "report"
-    r = CliRunner().invoke(eval_cli, ["report", str(a), str(b), "--out", str(out), "--name", "A", "--name", "B",
-                                      "--language-metadata", str(meta)])
+    r = CliRunner().invoke(
+        eval_cli,
+        ["report", str(a), str(b), "--out", str(out), "--name", "A", "--name", "B", "--language-metadata", str(meta)],
+    )
     assert r.exit_code == 0, r.output
     md = (out / "report.md").read_text("utf-8")
-    scope = ("Scope — A: 40 of 3012 instances per language, stratified over topics and gold letters (--limit 40), "
-             "320/320 predictions; B: 40 of 3012 instances per language, stratified over topics and gold letters "
-             "(--limit 40), 240/320 predictions (INCOMPLETE).")
+    scope = (
+        "Scope — A: 40 of 3012 instances per language, stratified over topics and gold letters (--limit 40), "
+        "320/320 predictions; B: 40 of 3012 instances per language, stratified over topics and gold letters "
+        "(--limit 40), 240/320 predictions (INCOMPLETE)."
+    )
     assert md.count(scope) >= 5  # the header and every table section
     assert re.search(r"\| i2s \| 1 \| \d+\.\d \[\d+\.\d, \d+\.\d\] \|", md)  # macro with its interval
-    assert "| nqo_Nkoo | N'Ko | Mande | Joshi class 0 |" in md and "| eng_Latn | English | Indo-European | Joshi class 5 |" in md
+    assert (
+        "| nqo_Nkoo | N'Ko | Mande | Joshi class 0 |" in md
+        and "| eng_Latn | English | Indo-European | Joshi class 5 |" in md
+    )
     for grouping in ("script", "family", "resource", "region"):
         assert f"## Groups: {grouping}" in md
     groups = list(csv.DictReader(open(out / "groups.csv", encoding="utf-8")))
@@ -58,9 +64,16 @@ def test_report_tables_leaderboard_and_figures(tmp_path):
     assert "model-a" in page and "(incomplete)" in page
     assert "| 1 | A | `model-a` | 4 |" in (out / "leaderboard.md").read_text("utf-8")
 
-    for name in ("accuracy_by_language_family", "accuracy_by_language_resource", "gap_text_vs_crossmodal",
-                 "accuracy_by_family", "accuracy_by_resource", "accuracy_by_script", "accuracy_over_k",
-                 "task_k_heatmap"):
+    for name in (
+        "accuracy_by_language_family",
+        "accuracy_by_language_resource",
+        "gap_text_vs_crossmodal",
+        "accuracy_by_family",
+        "accuracy_by_resource",
+        "accuracy_by_script",
+        "accuracy_over_k",
+        "task_k_heatmap",
+    ):
         with Image.open(out / f"{name}.png") as im:
             # 300 dpi, at most a page wide (7 in) plus the tight bounding box's margin
             assert im.format == "PNG" and 600 < im.width <= 7.3 * 300, (name, im.size)
@@ -69,8 +82,10 @@ def test_report_tables_leaderboard_and_figures(tmp_path):
         assert name + ".png" in md
     # same inputs, same files: rerun and compare the SVG and the tables byte for byte
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix in (".svg", ".csv", ".md", ".html")}
-    CliRunner().invoke(eval_cli, ["report", str(a), str(b), "--out", str(out), "--name", "A", "--name", "B",
-                                  "--language-metadata", str(meta)])
+    CliRunner().invoke(
+        eval_cli,
+        ["report", str(a), str(b), "--out", str(out), "--name", "A", "--name", "B", "--language-metadata", str(meta)],
+    )
     after = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix in (".svg", ".csv", ".md", ".html")}
     assert before == after
 

@@ -10,19 +10,36 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.openai_compat import ChatServer, lettered_server
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.store import run_lock
 
-from fakes.openai_compat import ChatServer, lettered_server
-
-BASE = ["--backend", "openai", "--model", "served-vlm", "--tasks", "s2t", "--k", "1",
-        "--languages", "eng_Latn", "--limit", "4", "--concurrency", "1", "--retry-backoff", "0.01", "--no-progress"]
+BASE = [
+    "--backend",
+    "openai",
+    "--model",
+    "served-vlm",
+    "--tasks",
+    "s2t",
+    "--k",
+    "1",
+    "--languages",
+    "eng_Latn",
+    "--limit",
+    "4",
+    "--concurrency",
+    "1",
+    "--retry-backoff",
+    "0.01",
+    "--no-progress",
+]
 
 
 def run(release_dir, server, out, *extra):
-    return CliRunner().invoke(eval_cli, ["run", "--data", str(release_dir), "--base-url", server.base_url,
-                                         "--out", str(out), *BASE, *extra])
+    return CliRunner().invoke(
+        eval_cli, ["run", "--data", str(release_dir), "--base-url", server.base_url, "--out", str(out), *BASE, *extra]
+    )
 
 
 def lines(path: Path) -> list[str]:

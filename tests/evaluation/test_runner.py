@@ -15,14 +15,28 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from mvlsib.cli import eval_cli
+from support import EVAL_LANGUAGES as LANGUAGES
 from support import subprocess_env
 
-from support import EVAL_LANGUAGES as LANGUAGES
+from mvlsib.cli import eval_cli
 
-RUN_ARGS = ["--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3", "--languages", ",".join(LANGUAGES), "--limit", "10",
-            "--max-new-tokens", "1", "--batch-size", "8", "--device", "cpu", "--no-progress"]
+RUN_ARGS = [
+    "--tasks",
+    "i2s,s2i,t2s,s2t",
+    "--k",
+    "1,3",
+    "--languages",
+    ",".join(LANGUAGES),
+    "--limit",
+    "10",
+    "--max-new-tokens",
+    "1",
+    "--batch-size",
+    "8",
+    "--device",
+    "cpu",
+    "--no-progress",
+]
 COMBOS = [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2i", 3), ("t2s", 1), ("s2t", 1), ("s2t", 3)]
 
 
@@ -106,8 +120,19 @@ def test_kill_9_and_resume_gives_each_key_once(tmp_path, release_dir, tiny_llava
     out = tmp_path / "killed"
     args = list(RUN_ARGS)
     args[args.index("--batch-size") + 1] = "1"  # one result per generate call: many writes to interrupt
-    cmd = [sys.executable, "-c", "from mvlsib.cli import eval_cli; eval_cli()", "run", "--data", str(release_dir),
-           "--model", str(tiny_llava), "--out", str(out), *args]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from mvlsib.cli import eval_cli; eval_cli()",
+        "run",
+        "--data",
+        str(release_dir),
+        "--model",
+        str(tiny_llava),
+        "--out",
+        str(out),
+        *args,
+    ]
     proc = subprocess.Popen(cmd, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pred = out / "predictions.jsonl"
     deadline = time.time() + 120
@@ -127,19 +152,33 @@ def test_kill_9_and_resume_gives_each_key_once(tmp_path, release_dir, tiny_llava
     preds = read_lines(pred)
     keys = Counter((p["task"], p["k"], p["language"], p["instance_id"]) for p in preds)
     assert len(preds) == 140 and set(keys.values()) == {1}
+
     def prompts(records):
         return {(p["task"], p["k"], p["language"], p["instance_id"]): p["prompt_sha256"] for p in records}
 
     assert prompts(preds) == prompts(read_lines(run_dir / "predictions.jsonl"))
     # a finished run's file is in canonical order, whatever order the answers arrived in
     assert (out / "predictions.jsonl").read_bytes() == (run_dir / "predictions.jsonl").read_bytes() or [
-        (p["language"], p["task"], p["k"]) for p in preds] == [
-        (p["language"], p["task"], p["k"]) for p in read_lines(run_dir / "predictions.jsonl")]
+        (p["language"], p["task"], p["k"]) for p in preds
+    ] == [(p["language"], p["task"], p["k"]) for p in read_lines(run_dir / "predictions.jsonl")]
     assert json.loads((out / "metrics.json").read_text("utf-8"))["n_predictions"] == 140
 
 
-SHARD_ARGS = ["--tasks", "t2s,s2t", "--k", "1,3", "--languages", ",".join(LANGUAGES), "--limit", "5",
-              "--max-new-tokens", "1", "--device", "cpu", "--no-progress"]
+SHARD_ARGS = [
+    "--tasks",
+    "t2s,s2t",
+    "--k",
+    "1,3",
+    "--languages",
+    ",".join(LANGUAGES),
+    "--limit",
+    "5",
+    "--max-new-tokens",
+    "1",
+    "--device",
+    "cpu",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +187,11 @@ def sharded(tmp_path_factory, release_dir, tiny_llava):
     r0 = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", out, "--shard", "0/2", *SHARD_ARGS)
     assert r0.exit_code == 0, r0.output
     # the second shard takes its rank from the environment, as under torchrun/accelerate
-    result = CliRunner().invoke(eval_cli, ["run", "--data", str(release_dir), "--model", str(tiny_llava),
-                                           "--out", str(out), *SHARD_ARGS], env={"RANK": "1", "WORLD_SIZE": "2"})
+    result = CliRunner().invoke(
+        eval_cli,
+        ["run", "--data", str(release_dir), "--model", str(tiny_llava), "--out", str(out), *SHARD_ARGS],
+        env={"RANK": "1", "WORLD_SIZE": "2"},
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -169,7 +211,8 @@ def test_shards_and_merge(sharded, tmp_path, release_dir, tiny_llava):
     ref = read_lines(single / "predictions.jsonl")
     assert [(p["task"], p["k"], p["language"], p["instance_id"], p["prompt_sha256"]) for p in merged] == sorted(
         [(p["task"], p["k"], p["language"], p["instance_id"], p["prompt_sha256"]) for p in ref],
-        key=lambda t: (t[2], ["i2s", "s2i", "t2s", "s2t"].index(t[0]), t[1], tuple(map(int, t[3].split("-")))))
+        key=lambda t: (t[2], ["i2s", "s2i", "t2s", "s2t"].index(t[0]), t[1], tuple(map(int, t[3].split("-")))),
+    )
     metrics = json.loads((sharded / "metrics.json").read_text("utf-8"))
     assert metrics["n_predictions"] == 30
     cfg = json.loads((sharded / "config.json").read_text("utf-8"))
@@ -195,8 +238,10 @@ def test_merge_refuses_inconsistent_shards(sharded, tmp_path, release_dir, tiny_
     other = tmp_path / "other"
     args = list(SHARD_ARGS)
     args[args.index("--limit") + 1] = "4"
-    assert invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", other, "--shard", "1/2",
-                  *args).exit_code == 0
+    assert (
+        invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", other, "--shard", "1/2", *args).exit_code
+        == 0
+    )
     r = invoke("merge", lone, other, "--out", tmp_path / "m2")
     assert r.exit_code == 2 and "is from a different run" in r.output and "limit" in r.output
     # overlapping shards: shard 1 claims a key of shard 0
@@ -215,8 +260,18 @@ def test_merge_refuses_inconsistent_shards(sharded, tmp_path, release_dir, tiny_
 
 
 def test_bad_inputs_are_clear(tmp_path, release_dir, tiny_llava):
-    r = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", tmp_path / "x", "--languages",
-               "xxx_Latn", "--no-progress")
+    r = invoke(
+        "run",
+        "--data",
+        release_dir,
+        "--model",
+        tiny_llava,
+        "--out",
+        tmp_path / "x",
+        "--languages",
+        "xxx_Latn",
+        "--no-progress",
+    )
     assert r.exit_code == 2 and "xxx_Latn" in r.output and "Traceback" not in r.output
     r = invoke("run", "--data", release_dir, "--model", tiny_llava, "--out", tmp_path / "x", "--tasks", "v2v")
     assert r.exit_code == 2 and "unknown task 'v2v'" in r.output
@@ -247,8 +302,12 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
     assert [float(r["accuracy"]) for r in macro] == pytest.approx([m["accuracy"] for m in metrics["macro"]])
     from PIL import Image
 
-    for name in ("accuracy_by_language_family.png", "task_k_heatmap.png", "gap_text_vs_crossmodal.png",
-                 "topic_confusion.png"):
+    for name in (
+        "accuracy_by_language_family.png",
+        "task_k_heatmap.png",
+        "gap_text_vs_crossmodal.png",
+        "topic_confusion.png",
+    ):
         with Image.open(out / name) as im:
             assert im.format == "PNG" and im.width > 300
         assert (out / name).with_suffix(".svg").is_file()

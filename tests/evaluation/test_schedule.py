@@ -8,22 +8,32 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from fakes.openai_compat import content_server, text_of
+from support import EVAL_LANGUAGES as LANGUAGES
+
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation import runner
 from mvlsib.evaluation.runner import RunOptions, build_items, plan_items, resolve_tasks_ks, run_eval
 from mvlsib.evaluation.schedule import prefix_key, prefix_order
 from mvlsib.evaluation.shards import Shard, select
-from support import EVAL_LANGUAGES as LANGUAGES
 
-COMMON = ["--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3", "--languages", ",".join(LANGUAGES), "--limit", "6",
-          "--max-new-tokens", "1", "--no-progress"]
+COMMON = [
+    "--tasks",
+    "i2s,s2i,t2s,s2t",
+    "--k",
+    "1,3",
+    "--languages",
+    ",".join(LANGUAGES),
+    "--limit",
+    "6",
+    "--max-new-tokens",
+    "1",
+    "--no-progress",
+]
 
 
 def _items(release_dir, limit=6):
-    opts = RunOptions(data=str(release_dir), model="m", out=Path("unused"), ks=(1, 3), languages=LANGUAGES,
-                      limit=limit)
+    opts = RunOptions(data=str(release_dir), model="m", out=Path("unused"), ks=(1, 3), languages=LANGUAGES, limit=limit)
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
     items, _ = build_items(opts, pairs, list(LANGUAGES))
     return items
@@ -72,9 +82,18 @@ def test_shard_sets_are_unchanged(release_dir):
 
 
 def _openai_opts(release_dir, out, url, **kw):
-    return RunOptions(data=str(release_dir), model="served", out=out, ks=(1, 3), languages=LANGUAGES, limit=6,
-                      backend="openai", progress=False,
-                      backend_options={"base_url": url, "concurrency": 1, "backoff": 0.01}, **kw)
+    return RunOptions(
+        data=str(release_dir),
+        model="served",
+        out=out,
+        ks=(1, 3),
+        languages=LANGUAGES,
+        limit=6,
+        backend="openai",
+        progress=False,
+        backend_options={"base_url": url, "concurrency": 1, "backoff": 0.01},
+        **kw,
+    )
 
 
 def _key(it):
@@ -116,15 +135,33 @@ def test_openai_same_files_either_order_and_server_sees_prefix_order(release_dir
     for order in ("canonical", "prefix"):
         with content_server() as server:
             outs[order] = tmp_path / order
-            _run("--backend", "openai", "--base-url", server.base_url, "--model", "served", "--data", release_dir,
-                 "--out", outs[order], "--order", order, "--concurrency", "1", "--retry-backoff", "0.01", *COMMON)
+            _run(
+                "--backend",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "served",
+                "--data",
+                release_dir,
+                "--out",
+                outs[order],
+                "--order",
+                order,
+                "--concurrency",
+                "1",
+                "--retry-backoff",
+                "0.01",
+                *COMMON,
+            )
         seen = [text_of(p) for p in server.requests]
         if order == "prefix":
             # one request at a time: the server got them sorted by content, i2s of both languages in pairs
             assert len(seen) == 84
             i2s = [t for t in seen if "Which sentence" in t]
-            assert i2s and all(i2s[n].split("Options:")[0] == i2s[n + 1].split("Options:")[0]
-                               for n in range(0, len(i2s), 2))
+            assert i2s and all(
+                i2s[n].split("Options:")[0] == i2s[n + 1].split("Options:")[0] for n in range(0, len(i2s), 2)
+            )
     for name in ("predictions.jsonl", "metrics.json"):
         assert (outs["canonical"] / name).read_bytes() == (outs["prefix"] / name).read_bytes(), name
 
@@ -132,8 +169,21 @@ def test_openai_same_files_either_order_and_server_sees_prefix_order(release_dir
 def test_hf_same_files_either_order(release_dir, tiny_llava, tmp_path):
     outs = {order: tmp_path / order for order in ("canonical", "prefix")}
     for order, out in outs.items():
-        _run("--data", release_dir, "--model", tiny_llava, "--out", out, "--order", order, "--batch-size", "4",
-             "--device", "cpu", *COMMON)
+        _run(
+            "--data",
+            release_dir,
+            "--model",
+            tiny_llava,
+            "--out",
+            out,
+            "--order",
+            order,
+            "--batch-size",
+            "4",
+            "--device",
+            "cpu",
+            *COMMON,
+        )
     for name in ("predictions.jsonl", "metrics.json"):
         assert (outs["canonical"] / name).read_bytes() == (outs["prefix"] / name).read_bytes(), name
 

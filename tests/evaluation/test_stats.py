@@ -8,13 +8,12 @@ import math
 
 import pytest
 from click.testing import CliRunner
+from evaluation.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.compare import compare_outcomes, outcomes
 from mvlsib.evaluation.scoring import compute_metrics
-from mvlsib.evaluation.stats import (benjamini_hochberg, cell_interval, holm, macro_interval, mcnemar_exact)
-
-from evaluation.planted import planted_records, write_run
+from mvlsib.evaluation.stats import benjamini_hochberg, cell_interval, holm, macro_interval, mcnemar_exact
 
 
 def test_cell_interval_matches_the_normal_approximation_and_is_seeded():
@@ -39,7 +38,7 @@ def test_macro_interval_resamples_languages_too():
 
 
 def test_exact_mcnemar_and_corrections():
-    assert mcnemar_exact(10, 0) == pytest.approx(2 * 0.5 ** 10)
+    assert mcnemar_exact(10, 0) == pytest.approx(2 * 0.5**10)
     assert mcnemar_exact(5, 5) == 1.0 and mcnemar_exact(0, 0) == 1.0
     assert mcnemar_exact(60, 40) == pytest.approx(0.0569, abs=2e-4)  # the exact binomial two-sided value
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])

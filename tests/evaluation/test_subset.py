@@ -6,7 +6,7 @@ from collections import Counter
 
 from mvlsib.evaluation.subset import describe, select_rows, stratified_indices
 from mvlsib.release_format import mvl_sib
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 
 
 def test_limit_30_covers_every_topic_and_balances_letters(release_dir):

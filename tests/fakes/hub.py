@@ -213,8 +213,12 @@ class _Handler(BaseHTTPRequestHandler):
         url = f"http://{self.headers['Host']}/datasets/{repo_id}"
         if repo_id in self.state.repos:
             return self._send(409, {"error": "You already created this dataset repo", "url": url})
-        repo = Repo(payload.get("type", "model"), payload.get("visibility") == "private" or bool(payload.get("private")))
-        first = self.state.new_commit(repo, None, "initial commit", "", {".gitattributes": StoredFile(GITATTRIBUTES, False)})
+        repo = Repo(
+            payload.get("type", "model"), payload.get("visibility") == "private" or bool(payload.get("private"))
+        )
+        first = self.state.new_commit(
+            repo, None, "initial commit", "", {".gitattributes": StoredFile(GITATTRIBUTES, False)}
+        )
         repo.branches["main"] = first.oid
         self.state.repos[repo_id] = repo
         self._send(200, {"url": url, "name": repo_id})
@@ -275,7 +279,9 @@ class _Handler(BaseHTTPRequestHandler):
             if existing is not None:
                 entry = existing.tree_entry(f["path"])
                 remote_oid = entry["lfs"]["oid"] if existing.lfs else entry["oid"]
-            files.append({"path": f["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False, "oid": remote_oid})
+            files.append(
+                {"path": f["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False, "oid": remote_oid}
+            )
         self._send(200, {"files": files, "commitOid": repo.branches.get(rev)})
 
     def lfs_batch(self, repo_id, query):
@@ -468,7 +474,7 @@ class HubStandIn:
         self.endpoint = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "HubStandIn":
+    def __enter__(self) -> HubStandIn:
         self.thread.start()
         return self
 
@@ -478,8 +484,11 @@ class HubStandIn:
 
     def seed(self, repo_id: str, folder: Path, lfs_suffixes: tuple[str, ...] = (".parquet",)) -> str:
         """Create dataset repo ``repo_id`` holding ``folder``'s files on main; returns the commit id."""
-        files = {p.relative_to(folder).as_posix(): StoredFile(p.read_bytes(), p.suffix in lfs_suffixes)
-                 for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+        files = {
+            p.relative_to(folder).as_posix(): StoredFile(p.read_bytes(), p.suffix in lfs_suffixes)
+            for p in sorted(Path(folder).rglob("*"))
+            if p.is_file()
+        }
         with self.state.lock:
             repo = Repo("dataset", False)
             commit = self.state.new_commit(repo, None, "initial commit", "", files)

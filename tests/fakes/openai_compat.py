@@ -22,19 +22,30 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 from PIL import Image
 
 # (response text, letter the relaxed parser must read)
-ANSWERS = [("(C)", "C"), ("**A**", "A"), ("D. because the sentence is about sports", "D"),
-           ("Ｂ", "B"), ("I am not sure.", None), (" b)", "B")]
+ANSWERS = [
+    ("(C)", "C"),
+    ("**A**", "A"),
+    ("D. because the sentence is about sports", "D"),
+    ("Ｂ", "B"),
+    ("I am not sure.", None),
+    (" b)", "B"),
+]
 
 
 class ChatServer:
-    def __init__(self, answer: Callable[[dict, int], str], fail_every: int = 0, stall_first: float = 0.0,
-                 fault: Callable[[BaseHTTPRequestHandler, int], bool] | None = None) -> None:
+    def __init__(
+        self,
+        answer: Callable[[dict, int], str],
+        fail_every: int = 0,
+        stall_first: float = 0.0,
+        fault: Callable[[BaseHTTPRequestHandler, int], bool] | None = None,
+    ) -> None:
         self.answer = answer
         # fault(handler, n): may answer arrival n itself (return True) with something a real server got wrong
         self.fault = fault
@@ -69,8 +80,9 @@ class ChatServer:
                     if server.fail_every and n % server.fail_every == 0:
                         server.failures += 1
                         status = 429 if server.failures % 2 else 503
-                        self._send(status, {"error": {"message": "slow down"}},
-                                   {"Retry-After": "0"} if status == 429 else {})
+                        self._send(
+                            status, {"error": {"message": "slow down"}}, {"Retry-After": "0"} if status == 429 else {}
+                        )
                         return
                     server.requests.append(payload)
                     server.auth_headers.append(self.headers.get("Authorization"))
@@ -80,9 +92,15 @@ class ChatServer:
                 # reasoning_content beside the content) and optionally its finish_reason.
                 message = dict(answer) if isinstance(answer, dict) else {"content": answer}
                 finish = message.pop("finish_reason", "stop")
-                self._send(200, {"id": "x", "object": "chat.completion", "model": payload["model"],
-                                 "choices": [{"index": 0, "message": {"role": "assistant", **message},
-                                              "finish_reason": finish}]})
+                self._send(
+                    200,
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "model": payload["model"],
+                        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}],
+                    },
+                )
 
             def _send(self, status, obj, headers=None):
                 data = json.dumps(obj).encode()
@@ -103,7 +121,7 @@ class ChatServer:
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "ChatServer":
+    def __enter__(self) -> ChatServer:
         self._thread.start()
         return self
 
@@ -112,8 +130,9 @@ class ChatServer:
         self.httpd.server_close()
 
 
-def raw_reply(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict | None = None,
-              length: int | None = None) -> None:
+def raw_reply(
+    handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict | None = None, length: int | None = None
+) -> None:
     """Write a response by hand; ``length`` may promise more bytes than ``body`` has (a cut-off body)."""
     handler.send_response(status)
     for k, v in (headers or {"Content-Type": "application/json"}).items():
@@ -127,17 +146,24 @@ def raw_reply(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers
 
 
 def completion(content) -> bytes:
-    return json.dumps({"id": "x", "object": "chat.completion", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}).encode()
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        }
+    ).encode()
 
 
 def first_n_faulty(n_faulty: int, fault: Callable[[BaseHTTPRequestHandler], None]):
     """A ``fault`` policy: arrivals 1..n_faulty get ``fault``, later ones the normal answer."""
+
     def policy(handler, n):
         if n <= n_faulty:
             fault(handler)
             return True
         return False
+
     return policy
 
 
@@ -196,8 +222,12 @@ class TopicAnswerer:
     - any model: for the images in ``wrong``, the letter of the topic given there.
     """
 
-    def __init__(self, pool_images: dict[str, tuple[str, Image.Image]], names: dict[str, str] | None = None,
-                 wrong: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        pool_images: dict[str, tuple[str, Image.Image]],
+        names: dict[str, str] | None = None,
+        wrong: dict[str, str] | None = None,
+    ) -> None:
         """``pool_images``: image id -> (topic, image); ``names``: shown name -> canonical topic."""
         import numpy as np
 
@@ -226,12 +256,16 @@ class TopicAnswerer:
         letter = options[canonical.index(topic)][0]
         # rotate(TOPICS, shift) puts entertainment (topic 0) at position (7 - shift) % 7
         shift = (7 - canonical.index("entertainment")) % 7
-        return FORMATS[shift].format(L=letter, l=letter.lower(), W=chr(0xFF21 + "ABCDEFG".index(letter)),
-                                     name=options[canonical.index(topic)][1])
+        return FORMATS[shift].format(
+            L=letter, l=letter.lower(), W=chr(0xFF21 + "ABCDEFG".index(letter)), name=options[canonical.index(topic)][1]
+        )
 
 
-def topic_server(pool_images: dict[str, tuple[str, Image.Image]], names: dict[str, str] | None = None,
-                 wrong: dict[str, str] | None = None) -> ChatServer:
+def topic_server(
+    pool_images: dict[str, tuple[str, Image.Image]],
+    names: dict[str, str] | None = None,
+    wrong: dict[str, str] | None = None,
+) -> ChatServer:
     server = ChatServer(TopicAnswerer(pool_images, names, wrong))
     server.identify = server.answer.identify
     return server

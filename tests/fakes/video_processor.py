@@ -28,14 +28,16 @@ from __future__ import annotations
 import contextlib
 import runpy
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 _saved: dict = {}
 
 
 def _refuse(*args, **kwargs):
-    raise AssertionError("the never-called video processor stand-in was called: MVL-SIB never sends videos "
-                         "(tests/fakes/video_processor.py)")
+    raise AssertionError(
+        "the never-called video processor stand-in was called: MVL-SIB never sends videos "
+        "(tests/fakes/video_processor.py)"
+    )
 
 
 def _stand_in_class():

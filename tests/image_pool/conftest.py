@@ -30,9 +30,18 @@ def photo_pool(tmp_path_factory, topic_photos_dir: Path, photo_rows) -> Path:
     """The 69 real photographs added one by one with `images add` (normalised) into a new pool."""
     pool = tmp_path_factory.mktemp("photo_pool")
     for r in photo_rows:
-        add_image(pool, AddRequest(
-            source=str(topic_photos_dir / r["file"]), topic=r["topic"], license=r["license"], author=r["author"],
-            source_url=r["source_url"], title=Path(r["file"]).stem.replace("_", " "), image_id=r["image_id"]))
+        add_image(
+            pool,
+            AddRequest(
+                source=str(topic_photos_dir / r["file"]),
+                topic=r["topic"],
+                license=r["license"],
+                author=r["author"],
+                source_url=r["source_url"],
+                title=Path(r["file"]).stem.replace("_", " "),
+                image_id=r["image_id"],
+            ),
+        )
     return pool
 
 

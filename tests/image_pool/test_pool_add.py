@@ -60,7 +60,7 @@ def server(topic_photos_dir):
                 self.end_headers()
                 try:
                     for i in range(len(body)):
-                        self.wfile.write(body[i:i + 1])
+                        self.wfile.write(body[i : i + 1])
                         self.wfile.flush()
                         time.sleep(0.1)
                 except OSError:
@@ -96,25 +96,50 @@ def server(topic_photos_dir):
 
 
 def _req(source, **kw) -> AddRequest:
-    base = dict(source=source, topic="sports", license="CC-BY-SA-4.0", author="Someone",
-                source_url="https://commons.wikimedia.org/wiki/File:X.jpg")
+    base = dict(
+        source=source,
+        topic="sports",
+        license="CC-BY-SA-4.0",
+        author="Someone",
+        source_url="https://commons.wikimedia.org/wiki/File:X.jpg",
+    )
     base.update(kw)
     return AddRequest(**base)
 
 
 def _snapshot(pool: Path) -> dict[str, bytes]:
     # The lock file is the pool's mutex, not its content: it stays (deleting it would break the lock).
-    return {str(p.relative_to(pool)): p.read_bytes() for p in sorted(pool.rglob("*"))
-            if p.is_file() and p.name != add_mod.POOL_LOCK}
+    return {
+        str(p.relative_to(pool)): p.read_bytes()
+        for p in sorted(pool.rglob("*"))
+        if p.is_file() and p.name != add_mod.POOL_LOCK
+    }
 
 
 def test_add_rotated_gps_jpeg_via_cli(tmp_path: Path, pool_copy: Path):
     src = tmp_path / "IMG_0001.jpg"
     src.write_bytes(rotated_gps_jpeg())
     before = read_manifest(pool_copy)
-    res = CliRunner().invoke(build_cli, ["images", "add", str(src), "--pool", str(pool_copy), "--topic", "sports",
-                                         "--license", "CC BY 4.0", "--author", "A. Photographer",
-                                         "--source-url", "https://example.org/p/1", "--title", "Green field"])
+    res = CliRunner().invoke(
+        build_cli,
+        [
+            "images",
+            "add",
+            str(src),
+            "--pool",
+            str(pool_copy),
+            "--topic",
+            "sports",
+            "--license",
+            "CC BY 4.0",
+            "--author",
+            "A. Photographer",
+            "--source-url",
+            "https://example.org/p/1",
+            "--title",
+            "Green field",
+        ],
+    )
     assert res.exit_code == 0, res.output
     after = read_manifest(pool_copy)
     assert len(after) == len(before) + 1
@@ -142,13 +167,16 @@ def test_add_from_url(tmp_path: Path, server):
     assert Image.open(tmp_path / "p" / row.file).size == (640, 360)
 
 
-@pytest.mark.parametrize("path, kw, message", [
-    ("/page.html", {}, "not an image"),
-    ("/big.jpg", {"max_bytes": 200_000}, "limit"),
-    ("/slow.jpg", {"timeout": 0.5}, "no complete answer within"),
-    ("/missing.jpg", {}, "HTTP 404"),
-    ("/lying.jpg", {}, "not a decodable image"),
-])
+@pytest.mark.parametrize(
+    "path, kw, message",
+    [
+        ("/page.html", {}, "not an image"),
+        ("/big.jpg", {"max_bytes": 200_000}, "limit"),
+        ("/slow.jpg", {"timeout": 0.5}, "no complete answer within"),
+        ("/missing.jpg", {}, "HTTP 404"),
+        ("/lying.jpg", {}, "not a decodable image"),
+    ],
+)
 def test_url_failures_leave_pool_unchanged(pool_copy: Path, server, path, kw, message):
     base, _ = server
     before = _snapshot(pool_copy)
@@ -175,12 +203,15 @@ def test_timeout_is_a_deadline_for_the_whole_download(pool_copy: Path, server):
     assert _snapshot(pool_copy) == before
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"license": "CC-BY-NC-4.0"}, "commercial"),
-    ({"license": "CC-BY-4.0", "author": ""}, "--author"),
-    ({"topic": "sport"}, "not one of the 7"),
-    ({"image_id": "sports_3"}, "already in the pool"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"license": "CC-BY-NC-4.0"}, "commercial"),
+        ({"license": "CC-BY-4.0", "author": ""}, "--author"),
+        ({"topic": "sport"}, "not one of the 7"),
+        ({"image_id": "sports_3"}, "already in the pool"),
+    ],
+)
 def test_bad_requests_change_nothing(pool_copy: Path, topic_photos_dir, kw, message):
     before = _snapshot(pool_copy)
     src = str(topic_photos_dir / "sports" / "placecal_04_sports.jpg")
@@ -194,8 +225,9 @@ def test_truncated_source_changes_nothing(tmp_path: Path, pool_copy: Path, topic
     src = tmp_path / "cut.jpg"
     src.write_bytes(data[: len(data) // 2])
     before = _snapshot(pool_copy)
-    res = CliRunner().invoke(build_cli, ["images", "add", str(src), "--pool", str(pool_copy), "--topic", "geography",
-                                         "--license", "CC0-1.0"])
+    res = CliRunner().invoke(
+        build_cli, ["images", "add", str(src), "--pool", str(pool_copy), "--topic", "geography", "--license", "CC0-1.0"]
+    )
     assert res.exit_code != 0 and "truncated" in res.output
     assert "Traceback" not in res.output
     assert _snapshot(pool_copy) == before
@@ -233,12 +265,35 @@ def test_add_is_byte_identical_across_processes(tmp_path: Path, repo_root: Path,
     outputs = []
     for seed in ("1", "2"):
         pool = tmp_path / f"pool{seed}"
-        env = dict(os.environ, PYTHONHASHSEED=seed,
-                   PYTHONPATH=str(repo_root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        res = subprocess.run([sys.executable, "-m", "mvlsib", "images", "add", str(src), "--pool", str(pool),
-                              "--topic", "geography", "--license", "LicenseRef-Unsplash", "--author", "Garrett Parker",
-                              "--source-url", "https://example.org/x"], capture_output=True, text=True, env=env,
-                             timeout=120)
+        env = dict(
+            os.environ,
+            PYTHONHASHSEED=seed,
+            PYTHONPATH=str(repo_root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        )
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mvlsib",
+                "images",
+                "add",
+                str(src),
+                "--pool",
+                str(pool),
+                "--topic",
+                "geography",
+                "--license",
+                "LicenseRef-Unsplash",
+                "--author",
+                "Garrett Parker",
+                "--source-url",
+                "https://example.org/x",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert res.returncode == 0, res.stderr
         outputs.append(((pool / "manifest.csv").read_bytes(), (pool / "geography" / "geography_0.jpg").read_bytes()))
     assert outputs[0] == outputs[1]
@@ -253,8 +308,10 @@ def test_two_adds_at_once_keep_both_rows(pool_copy: Path, topic_photos_dir, monk
         real_write(pool, rows)
 
     monkeypatch.setattr(add_mod, "write_manifest", slow_write)
-    sources = [topic_photos_dir / "sports" / "placecal_04_sports.jpg",
-               topic_photos_dir / "sports" / "fitmatrix_cadet_soccer_stadium.jpg"]
+    sources = [
+        topic_photos_dir / "sports" / "placecal_04_sports.jpg",
+        topic_photos_dir / "sports" / "fitmatrix_cadet_soccer_stadium.jpg",
+    ]
     before = {r.image_id for r in read_manifest(pool_copy)}
     results, errors = [], []
 
@@ -283,8 +340,24 @@ def test_oversized_icc_profile_is_a_message(tmp_path: Path, pool_copy: Path):
     src = tmp_path / "icc.png"
     Image.new("RGB", (800, 600), (10, 200, 30)).save(src, icc_profile=os.urandom(8 * 1024 * 1024))
     before = _snapshot(pool_copy)
-    result = CliRunner().invoke(build_cli, ["images", "add", str(src), "--pool", str(pool_copy), "--topic", "sports",
-                                            "--license", "CC0-1.0", "--author", "A", "--source-url", "https://e.org/x"])
+    result = CliRunner().invoke(
+        build_cli,
+        [
+            "images",
+            "add",
+            str(src),
+            "--pool",
+            str(pool_copy),
+            "--topic",
+            "sports",
+            "--license",
+            "CC0-1.0",
+            "--author",
+            "A",
+            "--source-url",
+            "https://e.org/x",
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "cannot be read as an image" in result.output and "ICC profile" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)

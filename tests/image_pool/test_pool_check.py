@@ -70,8 +70,13 @@ def test_acceptance_five_planted_problems_are_all_named(pool_copy: Path, tmp_pat
     res = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_copy), "--json", *cache])
     assert res.exit_code == 1, res.output
     report = json.loads(res.stdout)
-    planted = {"entertainment_1": "licence", "geography_2": "attribution", "health_3": "near-duplicate",
-               "politics_4": "decode", "travel_5": "path"}
+    planted = {
+        "entertainment_1": "licence",
+        "geography_2": "attribution",
+        "health_3": "near-duplicate",
+        "politics_4": "decode",
+        "travel_5": "path",
+    }
     assert set(planted) <= set(report["offending_ids"])
     # Only the copy's original may be named besides the five planted ones.
     assert set(report["offending_ids"]) - set(planted) <= {"sports_0"}
@@ -93,8 +98,13 @@ def test_bundled_pool_check_cli_exits_zero(pool_dir: Path, repo_root: Path):
     import sys
 
     env = dict(os.environ, PYTHONPATH=str(repo_root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    res = subprocess.run([sys.executable, "-m", "mvlsib", "images", "check", "--pool", str(pool_dir)],
-                         capture_output=True, text=True, env=env, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", "mvlsib", "images", "check", "--pool", str(pool_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "OK: 70 images" in res.stdout
 
@@ -181,8 +191,11 @@ def test_orphan_files_are_reported_as_warnings(pool_copy: Path, hash_cache):
 
 def test_topics_and_counts(pool_copy: Path, hash_cache):
     rows = read_manifest(pool_copy)
-    rows = [dataclasses.replace(r, topic="science_technology") if r.image_id == "science_technology_0" else r
-            for r in rows if r.image_id != "travel_9"]
+    rows = [
+        dataclasses.replace(r, topic="science_technology") if r.image_id == "science_technology_0" else r
+        for r in rows
+        if r.image_id != "travel_9"
+    ]
     write_manifest(pool_copy, rows)
     report = check_pool(pool_copy, hash_cache=hash_cache)
     f = next(f for f in report.errors if f.image_id == "science_technology_0")
@@ -198,8 +211,22 @@ def test_allow_list_options_via_cli(pool_copy: Path, tmp_path: Path, hash_cache_
     _edit(pool_copy, "sports_9", license="MIT")
     allow = tmp_path / "allow.txt"
     allow.write_text("# only public domain\nCC0-1.0\n", encoding="utf-8")
-    res = CliRunner().invoke(build_cli, ["images", "check", "--pool", str(pool_copy), "--allow-list", str(allow),
-                                         "--allow-license", "MIT", "--json", "--hash-cache", str(hash_cache_file)])
+    res = CliRunner().invoke(
+        build_cli,
+        [
+            "images",
+            "check",
+            "--pool",
+            str(pool_copy),
+            "--allow-list",
+            str(allow),
+            "--allow-license",
+            "MIT",
+            "--json",
+            "--hash-cache",
+            str(hash_cache_file),
+        ],
+    )
     report = json.loads(res.stdout)
     assert res.exit_code == 0, report["findings"]
     assert report["settings"]["allowed_licenses"] == ["CC0-1.0", "MIT"]

@@ -6,8 +6,8 @@ import hashlib
 from pathlib import Path
 
 from mvlsib.image_pool.demo import LICENSE, PICTOGRAMS, png_bytes, render, write_demo_pool
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.workdir.pool_manifest import read_manifest
-from mvlsib.topics import TOPICS, topic_slug
 
 
 def test_committed_pool_is_exactly_what_demo_pool_draws(tmp_path: Path, pool_dir: Path):

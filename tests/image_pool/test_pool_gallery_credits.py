@@ -19,16 +19,25 @@ from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.credits import credits_markdown
 from mvlsib.image_pool.gallery import build_gallery
 from mvlsib.image_pool.import_release import import_release
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.workdir.pool_manifest import read_manifest
-from mvlsib.topics import TOPICS, topic_slug
 
 
 def _verification(rows) -> dict:
-    return {"models": ["tiny-clip", "tiny-llava"], "images": [
-        {"image_id": r.image_id, "topic": r.topic, "results": {
-            "tiny-clip": {"passed": i % 3 != 0, "predictions": [r.topic if i % 3 else "politics"]},
-            "tiny-llava": {"passed": True, "predictions": ["A"]}}}
-        for i, r in enumerate(rows)]}
+    return {
+        "models": ["tiny-clip", "tiny-llava"],
+        "images": [
+            {
+                "image_id": r.image_id,
+                "topic": r.topic,
+                "results": {
+                    "tiny-clip": {"passed": i % 3 != 0, "predictions": [r.topic if i % 3 else "politics"]},
+                    "tiny-llava": {"passed": True, "predictions": ["A"]},
+                },
+            }
+            for i, r in enumerate(rows)
+        ],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -70,25 +79,66 @@ def test_contact_sheets(photo_gallery):
 def test_gallery_cli_and_bad_report(pool_dir: Path, tmp_path: Path, hash_cache_file: Path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"images": "nope"}', encoding="utf-8")
-    res = CliRunner().invoke(build_cli, ["images", "gallery", "--pool", str(pool_dir), "--out", str(tmp_path / "g"),
-                                         "--report", str(bad), "--hash-cache", str(hash_cache_file)])
+    res = CliRunner().invoke(
+        build_cli,
+        [
+            "images",
+            "gallery",
+            "--pool",
+            str(pool_dir),
+            "--out",
+            str(tmp_path / "g"),
+            "--report",
+            str(bad),
+            "--hash-cache",
+            str(hash_cache_file),
+        ],
+    )
     assert res.exit_code != 0 and "not a verify-images report" in res.output
-    res = CliRunner().invoke(build_cli, ["images", "gallery", "--pool", str(pool_dir), "--out", str(tmp_path / "g"),
-                                         "--hash-cache", str(hash_cache_file)])
+    res = CliRunner().invoke(
+        build_cli,
+        [
+            "images",
+            "gallery",
+            "--pool",
+            str(pool_dir),
+            "--out",
+            str(tmp_path / "g"),
+            "--hash-cache",
+            str(hash_cache_file),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "g" / "gallery.html").is_file() and len(list((tmp_path / "g").glob("contact_*.png"))) == 7
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
-                    reason="headless Chromium not installed (apt-get install chromium)")
+@pytest.mark.skipif(
+    not (shutil.which("chromium") or shutil.which("chromium-browser")),
+    reason="headless Chromium not installed (apt-get install chromium)",
+)
 def test_gallery_renders_in_headless_chromium(photo_gallery, tmp_path: Path):
     res, _ = photo_gallery
     shot = tmp_path / "shot.png"
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run",
-                    f"--user-data-dir={tempfile.mkdtemp()}", f"--screenshot={shot}", "--window-size=1280,1600",
-                    res.html.as_uri()], capture_output=True, timeout=120, check=False)
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tempfile.mkdtemp()}",
+            f"--screenshot={shot}",
+            "--window-size=1280,1600",
+            res.html.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     im = Image.open(shot).convert("RGB")
     assert im.size == (1280, 1600)
     assert len(im.resize((128, 160)).getcolors(1 << 16)) > 2000  # photographs were drawn, not an empty page
@@ -111,8 +161,10 @@ def test_credits_cli_escapes_markdown(pool_copy: Path, tmp_path: Path):
 
     from mvlsib.workdir.pool_manifest import write_manifest
 
-    rows = [dataclasses.replace(r, author="A_b *c* [d]") if r.image_id == "sports_0" else r
-            for r in read_manifest(pool_copy)]
+    rows = [
+        dataclasses.replace(r, author="A_b *c* [d]") if r.image_id == "sports_0" else r
+        for r in read_manifest(pool_copy)
+    ]
     write_manifest(pool_copy, rows)
     out = tmp_path / "credits.md"
     res = CliRunner().invoke(build_cli, ["images", "credits", "--pool", str(pool_copy), "--out", str(out)])
@@ -142,8 +194,15 @@ def release_dir(tmp_path_factory, topic_photos_dir: Path, photo_rows):
                 Image.open(src).convert("RGB").save(img_dir / name, quality=90)
             else:
                 shutil.copyfile(src, img_dir / name)
-            facts.append({"file": name, "license": r["license"], "author": r["author"],
-                          "source_url": r["source_url"], "title": Path(r["file"]).stem})
+            facts.append(
+                {
+                    "file": name,
+                    "license": r["license"],
+                    "author": r["author"],
+                    "source_url": r["source_url"],
+                    "title": Path(r["file"]).stem,
+                }
+            )
     csv_path = root / "licences.csv"
     with open(csv_path, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=["file", "license", "author", "source_url", "title"])
@@ -154,8 +213,10 @@ def release_dir(tmp_path_factory, topic_photos_dir: Path, photo_rows):
 
 def test_import_release(release_dir, tmp_path: Path):
     root, csv_path = release_dir
-    res = CliRunner().invoke(build_cli, ["images", "import-release", str(root), "--licences", str(csv_path),
-                                         "--pool", str(tmp_path / "pool")])
+    res = CliRunner().invoke(
+        build_cli,
+        ["images", "import-release", str(root), "--licences", str(csv_path), "--pool", str(tmp_path / "pool")],
+    )
     assert res.exit_code == 0, res.output
     rows = read_manifest(tmp_path / "pool")
     assert len(rows) == 21

@@ -5,18 +5,21 @@ import pytest
 from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, judge_license, license_url, normalize_license
 
 
-@pytest.mark.parametrize("text, spdx", [
-    ("CC BY-SA 4.0", "CC-BY-SA-4.0"),
-    ("cc-by-sa-4.0", "CC-BY-SA-4.0"),
-    ("CC BY 2.0", "CC-BY-2.0"),
-    ("CC BY-SA 3.0 Unported", "CC-BY-SA-3.0"),
-    ("CC BY-NC-ND 4.0", "CC-BY-NC-ND-4.0"),
-    ("Public domain", "LicenseRef-PublicDomain"),
-    ("PD-USGov-NASA", "LicenseRef-PublicDomain"),
-    ("CC0", "CC0-1.0"),
-    ("Unsplash License", "LicenseRef-Unsplash"),
-    ("CC-BY-4.0", "CC-BY-4.0"),
-])
+@pytest.mark.parametrize(
+    "text, spdx",
+    [
+        ("CC BY-SA 4.0", "CC-BY-SA-4.0"),
+        ("cc-by-sa-4.0", "CC-BY-SA-4.0"),
+        ("CC BY 2.0", "CC-BY-2.0"),
+        ("CC BY-SA 3.0 Unported", "CC-BY-SA-3.0"),
+        ("CC BY-NC-ND 4.0", "CC-BY-NC-ND-4.0"),
+        ("Public domain", "LicenseRef-PublicDomain"),
+        ("PD-USGov-NASA", "LicenseRef-PublicDomain"),
+        ("CC0", "CC0-1.0"),
+        ("Unsplash License", "LicenseRef-Unsplash"),
+        ("CC-BY-4.0", "CC-BY-4.0"),
+    ],
+)
 def test_wikimedia_short_names_map_to_spdx(text, spdx):
     assert normalize_license(text) == spdx
 
@@ -33,16 +36,19 @@ def test_licenseref_publicdomain_keeps_its_name():
     assert judge_license("LicenseRef-PublicDomain").expression == "LicenseRef-PublicDomain"
 
 
-@pytest.mark.parametrize("text, words", [
-    ("CC-BY-NC-4.0", "commercial"),
-    ("CC BY-NC-SA 2.0", "commercial"),
-    ("CC-BY-ND-4.0", "derivative"),
-    ("CC-BY-4.0 AND CC-BY-NC-4.0", "commercial"),
-    ("Some Custom Licence", "not a known SPDX"),
-    ("LicenseRef-MyOwn", "not a known SPDX"),
-    ("GPL-3.0-only", "not in the allow-list"),
-    ("", "no licence"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("CC-BY-NC-4.0", "commercial"),
+        ("CC BY-NC-SA 2.0", "commercial"),
+        ("CC-BY-ND-4.0", "derivative"),
+        ("CC-BY-4.0 AND CC-BY-NC-4.0", "commercial"),
+        ("Some Custom Licence", "not a known SPDX"),
+        ("LicenseRef-MyOwn", "not a known SPDX"),
+        ("GPL-3.0-only", "not in the allow-list"),
+        ("", "no licence"),
+    ],
+)
 def test_refused_with_a_sentence_why(text, words):
     v = judge_license(text)
     assert not v.allowed
@@ -55,8 +61,16 @@ def test_allow_list_is_configurable():
     assert not judge_license("CC-BY-SA-4.0", frozenset(["CC0-1.0"])).allowed
 
 
-@pytest.mark.parametrize("text, by", [("CC-BY-4.0", True), ("CC BY-SA 3.0", True), ("CC0-1.0", False),
-                                      ("LicenseRef-Unsplash", False), ("LicenseRef-PublicDomain", False)])
+@pytest.mark.parametrize(
+    "text, by",
+    [
+        ("CC-BY-4.0", True),
+        ("CC BY-SA 3.0", True),
+        ("CC0-1.0", False),
+        ("LicenseRef-Unsplash", False),
+        ("LicenseRef-PublicDomain", False),
+    ],
+)
 def test_attribution_duty(text, by):
     assert judge_license(text).requires_attribution is by
 

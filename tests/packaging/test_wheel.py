@@ -17,7 +17,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from support import REPO
 
 pytestmark = pytest.mark.slow
@@ -61,8 +60,23 @@ def wheel(tmp_path_factory) -> Path:
     shutil.copy(REPO / "README.md", src)
     shutil.copytree(REPO / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "--no-index", "-q",
-          "-w", str(out)], src, _clean_env())
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            ".",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-w",
+            str(out),
+        ],
+        src,
+        _clean_env(),
+    )
     (whl,) = out.glob("mvlsib_build-*.whl")
     return whl
 
@@ -74,7 +88,7 @@ def test_core_requirements_have_no_torch(wheel: Path):
         names = zf.namelist()
     requires = meta.get_all("Requires-Dist")
     core = [r for r in requires if "extra ==" not in r]
-    eval_extra = [r for r in requires if "extra == \"eval\"" in r]
+    eval_extra = [r for r in requires if 'extra == "eval"' in r]
     heavy = ("torch", "transformers", "matplotlib", "safetensors")
     assert not [r for r in core if r.split(">")[0].split("=")[0].strip() in heavy], core
     assert {r.split(">")[0] for r in eval_extra} >= {"torch", "transformers", "matplotlib"}
@@ -92,16 +106,22 @@ def test_wheel_build_equals_checkout_build(wheel: Path, tmp_path: Path, sib_dir:
     py = venv / "bin" / "python"
     # The venv gets no pip of its own (creating one copies ~15 MB); the system pip installs into it
     # through `--python` (pip >= 22.3).
-    _run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index", str(wheel)],
-         tmp_path, env)
+    _run(
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        tmp_path,
+        env,
+    )
     outside = tmp_path / "user"
     outside.mkdir()
     where = _run([str(py), "-c", "import mvlsib; print(mvlsib.__file__)"], outside, env).stdout.strip()
     assert where.startswith(str(venv)), f"mvlsib came from {where}, not the wheel"
 
     build_args = ["build", "--sib", str(sib_dir), "--seed", "0", "--out", "rel", "--languages", LANGS]
-    _run([str(py), "-c", BLOCK_HEAVY + "from mvlsib.cli import build_cli\nbuild_cli(sys.argv[1:])", *build_args],
-         outside, env)
+    _run(
+        [str(py), "-c", BLOCK_HEAVY + "from mvlsib.cli import build_cli\nbuild_cli(sys.argv[1:])", *build_args],
+        outside,
+        env,
+    )
     wheel_files = _tree_hashes(outside / "rel")
 
     checkout_env = dict(env, PYTHONPATH=str(REPO / "src"))
@@ -115,9 +135,13 @@ def test_wheel_build_equals_checkout_build(wheel: Path, tmp_path: Path, sib_dir:
 
 
 def test_help_without_heavy_libraries():
-    code = BLOCK_HEAVY + "from mvlsib.cli import build_cli, eval_cli\n" + (
-        "for cli, args in ((build_cli, ['--help']), (build_cli, ['build', '--help']), (eval_cli, ['--help'])):\n"
-        "    try:\n        cli(args)\n    except SystemExit as e:\n        assert e.code == 0, e.code\n"
+    code = (
+        BLOCK_HEAVY
+        + "from mvlsib.cli import build_cli, eval_cli\n"
+        + (
+            "for cli, args in ((build_cli, ['--help']), (build_cli, ['build', '--help']), (eval_cli, ['--help'])):\n"
+            "    try:\n        cli(args)\n    except SystemExit as e:\n        assert e.code == 0, e.code\n"
+        )
     )
     proc = _run([sys.executable, "-c", code], REPO, dict(_clean_env(), PYTHONPATH=str(REPO / "src")))
     assert "Usage:" in proc.stdout

@@ -72,8 +72,11 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
     from mvlsib.release.bundle import SHARED_LEAVES
 
     src = Path(mvlsib.__file__).resolve().parent
-    expected = {p.relative_to(EVAL_DIR).as_posix() for p in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]
-                if "__pycache__" not in p.parts}
+    expected = {
+        p.relative_to(EVAL_DIR).as_posix()
+        for p in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]
+        if "__pycache__" not in p.parts
+    }
     assert "data/languages.csv" in expected  # package data the report groups by
     expected |= {"_bundle_info.py", "_shared/__init__.py"}
     expected |= {f"_shared/{name}.py" for name in SHARED_LEAVES}
@@ -99,26 +102,58 @@ def test_release_carries_the_bundled_evaluator(release_dir):
 def test_evaluate_py_runs_from_release_without_mvlsib(tmp_path, release_dir, tiny_llava):
     rel = tmp_path / "rel"
     shutil.copytree(release_dir, rel)
-    args = ["--data", ".", "--model", str(tiny_llava), "--tasks", "i2s,s2i,t2s", "--k", "1,3", "--languages",
-            "eng_Latn", "--limit", "3", "--max-new-tokens", "1", "--device", "cpu", "--no-progress"]
+    args = [
+        "--data",
+        ".",
+        "--model",
+        str(tiny_llava),
+        "--tasks",
+        "i2s,s2i,t2s",
+        "--k",
+        "1,3",
+        "--languages",
+        "eng_Latn",
+        "--limit",
+        "3",
+        "--max-new-tokens",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+    ]
     env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, *args, "--out", str(tmp_path / "bundled")],
-                          cwd=rel, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED_RUNNER, *args, "--out", str(tmp_path / "bundled")],
+        cwd=rel,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "15 new predictions" in proc.stdout  # (i2s k1,k3 + s2i k1,k3 + t2s) x 3
     assert not list(rel.rglob("__pycache__"))  # running it leaves the release folder as it was
     # The blocker really bites: importing mvlsib in the same way fails.
-    check = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER.replace('runpy.run_path("evaluate.py", '
-                            'run_name="__main__")', "import mvlsib")], cwd=rel, env=env, capture_output=True,
-                           text=True)
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            BLOCKED_RUNNER.replace('runpy.run_path("evaluate.py", run_name="__main__")', "import mvlsib"),
+        ],
+        cwd=rel,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode != 0 and "blocked" in check.stderr
     # Same code, same answers: the installed evaluator gives identical predictions.
     from click.testing import CliRunner
 
     from mvlsib.cli import eval_cli
 
-    result = CliRunner().invoke(eval_cli, ["run", *[a if a != "." else str(rel) for a in args],
-                                           "--out", str(tmp_path / "installed")])
+    result = CliRunner().invoke(
+        eval_cli, ["run", *[a if a != "." else str(rel) for a in args], "--out", str(tmp_path / "installed")]
+    )
     assert result.exit_code == 0, result.output
 
     def strip(path):
@@ -132,8 +167,9 @@ def test_evaluate_py_runs_from_release_without_mvlsib(tmp_path, release_dir, tin
     assert {g["group"] for g in metrics["groups"]["family"]} == {"Indo-European"}
     assert metrics == json.loads((tmp_path / "installed" / "metrics.json").read_text("utf-8"))
     # help works and names the default command
-    proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, "--help"], cwd=rel, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED_RUNNER, "--help"], cwd=rel, env=env, capture_output=True, text=True
+    )
     assert proc.returncode == 0 and "run" in proc.stdout and "report" in proc.stdout
 
 
@@ -145,8 +181,24 @@ def test_bundled_cli_reports_errors_cleanly(tmp_path, release_dir):
         shutil.copy(release_dir / name, rel / name)
     shutil.copytree(release_dir / BUNDLE_PACKAGE, rel / BUNDLE_PACKAGE)
     env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.run([sys.executable, "-c", BLOCKED_RUNNER, "--data", ".", "--model", "m", "--out",
-                           str(tmp_path / "o"), "--languages", "eng_Latn"], cwd=rel, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            BLOCKED_RUNNER,
+            "--data",
+            ".",
+            "--model",
+            "m",
+            "--out",
+            str(tmp_path / "o"),
+            "--languages",
+            "eng_Latn",
+        ],
+        cwd=rel,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "images config is missing" in proc.stderr

@@ -14,7 +14,7 @@ from mvlsib.release.stats import compute_stats
 
 HOSTILE_TITLE = "Lions | *bold* _it_ `code` <script>alert(1)</script> [x](https://evil.example) &amp; ~~s~~ \\ !"
 HOSTILE_AUTHOR = "Ann <b>B</b> | C\nD ![img](https://evil.example/i.png) # not a heading"
-HOSTILE_URL = "https://example.org/a b/(c)|d<e>`f`?q=1&r=\"2\""
+HOSTILE_URL = 'https://example.org/a b/(c)|d<e>`f`?q=1&r="2"'
 
 
 class _Cells(HTMLParser):
@@ -51,8 +51,16 @@ def _render(markdown: str) -> _Cells:
 
 
 def _image(**kw) -> CardImage:
-    base = dict(image_id="travel_0", topic="travel", license="CC-BY-4.0", author=HOSTILE_AUTHOR,
-                source_url=HOSTILE_URL, title=HOSTILE_TITLE, width=640, height=480)
+    base = dict(
+        image_id="travel_0",
+        topic="travel",
+        license="CC-BY-4.0",
+        author=HOSTILE_AUTHOR,
+        source_url=HOSTILE_URL,
+        title=HOSTILE_TITLE,
+        width=640,
+        height=480,
+    )
     base.update(kw)
     return CardImage(**base)
 
@@ -86,12 +94,26 @@ def test_non_http_urls_are_not_linked(url):
 
 def test_hostile_text_in_a_whole_card():
     images = [_image(image_id=f"{t}_0", topic=t) for t in ("travel", "sports")]
-    instances = [{"topic": im.topic, "sentence_label": 0, "image_label": 0, "ref_image_ids": [im.image_id],
-                  "image_option_ids": [im.image_id]} for im in images]
+    instances = [
+        {
+            "topic": im.topic,
+            "sentence_label": 0,
+            "image_label": 0,
+            "ref_image_ids": [im.image_id],
+            "image_option_ids": [im.image_id],
+        }
+        for im in images
+    ]
     ctx = CardContext(
-        languages=["eng_Latn"], images=images, stats=compute_stats(instances, {im.image_id: im.topic for im in images}),
-        seed=0, instances_sha256="ab" * 32, toolkit_version="1", num_sentences=1004,
-        source_location="/data/<b>sib</b>|x", source_revision="none",
+        languages=["eng_Latn"],
+        images=images,
+        stats=compute_stats(instances, {im.image_id: im.topic for im in images}),
+        seed=0,
+        instances_sha256="ab" * 32,
+        toolkit_version="1",
+        num_sentences=1004,
+        source_location="/data/<b>sib</b>|x",
+        source_revision="none",
     )
     parsed = _render(render_card(ctx).split("\n---\n", 1)[1])
     assert "script" not in parsed.tags and "b" not in parsed.tags and "img" not in parsed.tags

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlsib.release.stats import compute_stats
-from mvlsib.release.tables import ConfigSize
+from mvlsib.image_pool.credits import title_of
 from mvlsib.release.card.render import (
     CardContext,
     CardImage,
@@ -19,7 +18,8 @@ from mvlsib.release.card.render import (
     render_card,
     size_category,
 )
-from mvlsib.image_pool.credits import title_of
+from mvlsib.release.stats import compute_stats
+from mvlsib.release.tables import ConfigSize
 from mvlsib.workdir.pool_manifest import read_manifest
 
 
@@ -32,8 +32,13 @@ def _ctx(photos, **kw) -> CardContext:
     images = [CardImage(r.image_id, r.topic, r.license, r.author, r.source_url, title_of(r)) for r in photos]
     # one instance per image as its first reference, so the statistics have something to count
     instances = [
-        {"topic": r.topic, "sentence_label": n % 4, "image_label": (n + 1) % 4, "ref_image_ids": [r.image_id],
-         "image_option_ids": [r.image_id]}
+        {
+            "topic": r.topic,
+            "sentence_label": n % 4,
+            "image_label": (n + 1) % 4,
+            "ref_image_ids": [r.image_id],
+            "image_option_ids": [r.image_id],
+        }
         for n, r in enumerate(photos)
     ]
     base = dict(
@@ -47,7 +52,9 @@ def _ctx(photos, **kw) -> CardContext:
         source_location="/data/sib-200",
         source_revision="none (local folder)",
         pool_manifest_sha256="cd" * 32,
-        config_sizes={c: ConfigSize(3012, 1000, 500) for c in ["eng_Latn", "fra_Latn", "ace_Arab", "ace_Latn", "images"]},
+        config_sizes={
+            c: ConfigSize(3012, 1000, 500) for c in ["eng_Latn", "fra_Latn", "ace_Arab", "ace_Latn", "images"]
+        },
     )
     base.update(kw)
     return CardContext(**base)
@@ -71,8 +78,10 @@ def test_yaml_header_parses_and_names_every_config(photos):
     assert first == {"config_name": "ace_Arab", "download_size": 500}
     assert {"name": "ref_image_ids", "list": "string"} in features
     # labels are ClassLabels named by the option letters (stored as int64 0-3)
-    assert {"name": "sentence_label", "dtype": {"class_label": {"names": {"0": "A", "1": "B", "2": "C", "3": "D"}}}} \
-        in features
+    assert {
+        "name": "sentence_label",
+        "dtype": {"class_label": {"names": {"0": "A", "1": "B", "2": "C", "3": "D"}}},
+    } in features
     images = next(i for i in meta["dataset_info"] if i["config_name"] == "images")
     assert {"name": "image", "dtype": "image"} in images["features"]
 
@@ -160,12 +169,18 @@ def test_rendered_card_matches_the_golden_file(photos):
     """
     from mvlsib.release.publish import prompts_markdown, sampling_markdown
 
-    row = {"instance_id": "0-0", "language": "eng_Latn", "topic": "travel",
-           "ref_image_ids": [f"travel_{i}" for i in range(5)],
-           "ref_sentences": [f"Sentence {i} about travel." for i in range(5)],
-           "sentence_options": ["A travel sentence.", "A health sentence.", "A sports sentence.", "A geography one."],
-           "sentence_label": 0, "image_option_ids": ["health_1", "travel_2", "sports_3", "geography_4"],
-           "topic_options": ["health", "travel", "sports", "geography"], "image_label": 1}
+    row = {
+        "instance_id": "0-0",
+        "language": "eng_Latn",
+        "topic": "travel",
+        "ref_image_ids": [f"travel_{i}" for i in range(5)],
+        "ref_sentences": [f"Sentence {i} about travel." for i in range(5)],
+        "sentence_options": ["A travel sentence.", "A health sentence.", "A sports sentence.", "A geography one."],
+        "sentence_label": 0,
+        "image_option_ids": ["health_1", "travel_2", "sports_3", "geography_4"],
+        "topic_options": ["health", "travel", "sports", "geography"],
+        "image_label": 1,
+    }
     text = render_card(_ctx(photos, prompts_markdown=prompts_markdown(row), sampling_markdown=sampling_markdown()))
     if os.environ.get("MVLSIB_UPDATE_GOLDEN"):
         GOLDEN_CARD.write_text(text, encoding="utf-8", newline="\n")

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from support import WITHOUT_MVLSIB, subprocess_env
 
 from mvlsib.errors import MvlsibError
@@ -71,7 +70,7 @@ def _pixels(img) -> str:
     return hashlib.sha256(img.convert("RGB").tobytes()).hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rows(release: Path, lang: str) -> list[dict]:
     return mvl_sib.load_rows(lang, release)
 
@@ -124,7 +123,9 @@ def test_lmms_eval_folder_is_one_template_per_task_and_copies_the_evaluator(lmms
 
 # Runs utils.py the way lmms-eval does (docs from datasets.load_dataset, then process_docs),
 # in a child process where the mvlsib package is not importable.
-_LMMS_CHILD = WITHOUT_MVLSIB + r"""
+_LMMS_CHILD = (
+    WITHOUT_MVLSIB
+    + r"""
 import hashlib, importlib.util
 import datasets
 spec = importlib.util.spec_from_file_location("utils", "utils.py")
@@ -155,16 +156,43 @@ for lang in langs:
             out["scores"][lang] = {m: getattr(utils, f"aggregate_{m}")(records[m]) for m in utils.METRICS}
 print(json.dumps(out, ensure_ascii=False))
 """
+)
 
-RESPONSES = ["A", "(b)", "**C**", "D. because", "According to the image", "", "Ｃ", "The answer is D", "В", "c)",
-             "  'A'", "B", "x", "D", "A", "C", "B", "D", "nothing", "A"]
+RESPONSES = [
+    "A",
+    "(b)",
+    "**C**",
+    "D. because",
+    "According to the image",
+    "",
+    "Ｃ",
+    "The answer is D",
+    "В",
+    "c)",
+    "  'A'",
+    "B",
+    "x",
+    "D",
+    "A",
+    "C",
+    "B",
+    "D",
+    "nothing",
+    "A",
+]
 
 
 def test_lmms_eval_docs_and_scores_equal_the_evaluator(lmms_dir, release, images, pixels, tmp_path):
     pairs = _pairs()
     arg = json.dumps([str(release), pairs, list(LANGS), list(SAMPLE), RESPONSES])
-    res = subprocess.run([sys.executable, "-c", _LMMS_CHILD, arg], cwd=lmms_dir, capture_output=True, text=True,
-                         timeout=300, env=subprocess_env(HF_DATASETS_CACHE=str(tmp_path / "hf")))
+    res = subprocess.run(
+        [sys.executable, "-c", _LMMS_CHILD, arg],
+        cwd=lmms_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(HF_DATASETS_CACHE=str(tmp_path / "hf")),
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     got = json.loads(res.stdout)
     for task, k in pairs:
@@ -178,8 +206,8 @@ def test_lmms_eval_docs_and_scores_equal_the_evaluator(lmms_dir, release, images
                 assert doc["visuals"] == exp["visuals"], (task, k, lang, idx)
                 assert doc["target"] == exp["target"], (task, k, lang, idx)
     # Non-Latin text arrives untouched (the Arabic and Hindi prompts hold their own script).
-    assert any("\u0600" <= c <= "\u06ff" for c in got["docs"][f"i2s/1/arb_Arab/0"]["text"])
-    assert any("\u0900" <= c <= "\u097f" for c in got["docs"][f"s2t/3/hin_Deva/1507"]["text"])
+    assert any("\u0600" <= c <= "\u06ff" for c in got["docs"]["i2s/1/arb_Arab/0"]["text"])
+    assert any("\u0900" <= c <= "\u097f" for c in got["docs"]["s2t/3/hin_Deva/1507"]["text"])
     # Scores: the evaluator's scorer on the same responses, per language and as the macro.
     records = []
     for lang in LANGS:
@@ -240,8 +268,14 @@ def test_lmms_eval_task_manager_discovers_and_builds_the_evaluator_prompts(lmms_
     names = ["mvl_sib_s2i_k1_arb_Arab", "mvl_sib_i2s_k3_zho_Hans", "mvl_sib_s2t_k5_hin_Deva", "mvl_sib_t2s_k1_eng_Latn"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
-    res = subprocess.run([str(py), "-c", _LMMS_PROBE, str(lmms_dir), ",".join(names), json.dumps(list(SAMPLE))],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    res = subprocess.run(
+        [str(py), "-c", _LMMS_PROBE, str(lmms_dir), ",".join(names), json.dumps(list(SAMPLE))],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     got = json.loads(res.stdout)
     for task, k in _pairs():
@@ -255,8 +289,13 @@ def test_lmms_eval_task_manager_discovers_and_builds_the_evaluator_prompts(lmms_
         for idx in SAMPLE:
             exp = _expected(release, pixels, task, int(kk[1:]), lang, idx)
             doc = got["docs"][name]["docs"][str(idx)]
-            assert doc == {"instance_id": exp["instance_id"], "text": exp["text"], "messages": [exp["messages"]],
-                           "visuals": exp["visuals"], "target": exp["target"]}, (name, idx)
+            assert doc == {
+                "instance_id": exp["instance_id"],
+                "text": exp["text"],
+                "messages": [exp["messages"]],
+                "visuals": exp["visuals"],
+                "target": exp["target"],
+            }, (name, idx)
 
 
 # ---------------------------------------------------------------- VLMEvalKit
@@ -269,10 +308,16 @@ def test_vlmevalkit_tsv_one_row_per_instance_with_the_evaluator_prompt(release, 
 
     out = tmp_path / "vlm"
     info = export("vlmevalkit", release, out, languages=["arb_Arab", "zho_Hans"], tasks="i2s,s2i,s2t", ks=[1, 5])
-    assert sorted(info["files"]) == sorted(f"MVLSIB_{t}_k{k}_{lang}.tsv" for t in ("i2s", "s2i", "s2t")
-                                           for k in (1, 5) for lang in ("arb_Arab", "zho_Hans"))
-    stored = {r["image_id"]: r["image"]["bytes"] for r in
-              pq.read_table(release / "data" / "images" / "test.parquet", columns=["image_id", "image"]).to_pylist()}
+    assert sorted(info["files"]) == sorted(
+        f"MVLSIB_{t}_k{k}_{lang}.tsv"
+        for t in ("i2s", "s2i", "s2t")
+        for k in (1, 5)
+        for lang in ("arb_Arab", "zho_Hans")
+    )
+    stored = {
+        r["image_id"]: r["image"]["bytes"]
+        for r in pq.read_table(release / "data" / "images" / "test.parquet", columns=["image_id", "image"]).to_pylist()
+    }
     for name in info["files"]:
         _, task, kk, *lang = name[:-4].split("_")
         lang, k = "_".join(lang), int(kk[1:])
@@ -281,8 +326,19 @@ def test_vlmevalkit_tsv_one_row_per_instance_with_the_evaluator_prompt(release, 
         with open(out / name, encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
         assert len(rows) == len(frame) == 3012 == info["files"][name]
-        assert list(frame.columns) == ["index", "question", "A", "B", "C", "D", "answer", "category", "l2-category",
-                                       *(["image_path"] if task != "s2t" else []), "instance_id"]
+        assert list(frame.columns) == [
+            "index",
+            "question",
+            "A",
+            "B",
+            "C",
+            "D",
+            "answer",
+            "category",
+            "l2-category",
+            *(["image_path"] if task != "s2t" else []),
+            "instance_id",
+        ]
         examples = mvl_sib.build_examples(mvl_sib.load_rows(lang, release), images, task, k)
         letters = [LETTERS[ex["label"]] for ex in examples]
         assert list(frame["answer"]) == [r["answer"] for r in rows] == letters
@@ -311,8 +367,12 @@ def test_mteb_layout_holds_the_instances_candidates_and_gold(release, images, tm
     out = tmp_path / "mteb"
     export("mteb", release, out, languages="eng_Latn,arb_Arab")
     cache = str(tmp_path / "hf")
-    load = lambda task, config: datasets.load_dataset(str(out / task), name=config, split="test",  # noqa: E731
-                                                      cache_dir=cache)
+    load = lambda task, config: datasets.load_dataset(
+        str(out / task),
+        name=config,
+        split="test",  # noqa: E731
+        cache_dir=cache,
+    )
     for lang in ("eng_Latn", "arb_Arab"):
         rows = mvl_sib.load_rows(lang, release)
         for task in ("s2i", "i2s"):
@@ -378,8 +438,9 @@ def test_mteb_loads_the_export(release, images, tmp_path):
     assert 'EXPORT = "exports/mteb/s2i"' in block
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
-    res = subprocess.run([str(py), "-c", block + _MTEB_PROBE], capture_output=True, text=True, timeout=600, env=env,
-                         cwd=tmp_path)
+    res = subprocess.run(
+        [str(py), "-c", block + _MTEB_PROBE], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     got = json.loads(res.stdout.split("MVLSIB-RESULT", 1)[1])
     for lang in ("zho_Hans", "arb_Arab"):
@@ -414,8 +475,7 @@ def test_documented_vlmevalkit_prompt_rebuilds_the_evaluator_prompt(release, ima
                 paths = json.loads(line["image_path"])
                 line["image_path"] = paths[0] if len(paths) == 1 else paths
             prompt = prompt_for_example(examples[idx])
-            got = [[p["type"], p["value"] if p["type"] == "text" else Path(p["value"]).stem]
-                   for p in message_of(line)]
+            got = [[p["type"], p["value"] if p["type"] == "text" else Path(p["value"]).stem] for p in message_of(line)]
             assert got == [[p["type"], p.get("text", p.get("image_id"))] for p in prompt.parts], (task, k, idx)
 
 
@@ -430,24 +490,62 @@ def test_export_command_and_its_errors(release, tmp_path):
 
     runner = CliRunner()
     out = tmp_path / "lmms"
-    res = runner.invoke(build_cli, ["export", "lmms-eval", "--release", str(release), "--out", str(out),
-                                    "--languages", "arb_Arab", "--tasks", "s2i,t2s", "--k", "1,3"])
+    res = runner.invoke(
+        build_cli,
+        [
+            "export",
+            "lmms-eval",
+            "--release",
+            str(release),
+            "--out",
+            str(out),
+            "--languages",
+            "arb_Arab",
+            "--tasks",
+            "s2i,t2s",
+            "--k",
+            "1,3",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in out.glob("mvl_sib_*.yaml")) == [
-        "mvl_sib_s2i_k1_arb_Arab.yaml", "mvl_sib_s2i_k3_arb_Arab.yaml", "mvl_sib_t2s_k1_arb_Arab.yaml"]
+        "mvl_sib_s2i_k1_arb_Arab.yaml",
+        "mvl_sib_s2i_k3_arb_Arab.yaml",
+        "mvl_sib_t2s_k1_arb_Arab.yaml",
+    ]
     # A rerun replaces its own export; a foreign non-empty folder is refused.
-    assert runner.invoke(build_cli, ["export", "lmms-eval", "--release", str(release), "--out", str(out),
-                                     "--languages", "eng_Latn", "--tasks", "t2s"]).exit_code == 0
+    assert (
+        runner.invoke(
+            build_cli,
+            [
+                "export",
+                "lmms-eval",
+                "--release",
+                str(release),
+                "--out",
+                str(out),
+                "--languages",
+                "eng_Latn",
+                "--tasks",
+                "t2s",
+            ],
+        ).exit_code
+        == 0
+    )
     assert [p.name for p in out.glob("mvl_sib_*.yaml")] == ["mvl_sib_t2s_k1_eng_Latn.yaml"]
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "keep.txt").write_text("mine")
     for args, message in [
         (["lmms-eval", "--release", str(release), "--out", str(foreign)], "refusing to replace"),
-        (["mteb", "--release", str(release), "--out", str(tmp_path / "m"), "--tasks", "t2s", "--k", "1"],
-         "cannot be exported"),
-        (["vlmevalkit", "--release", str(release), "--out", str(tmp_path / "v"), "--languages", "xyz_Latn"],
-         "xyz_Latn"),
+        (
+            ["mteb", "--release", str(release), "--out", str(tmp_path / "m"), "--tasks", "t2s", "--k", "1"],
+            "cannot be exported",
+        ),
+        (
+            ["vlmevalkit", "--release", str(release), "--out", str(tmp_path / "v"), "--languages", "xyz_Latn"],
+            "xyz_Latn",
+        ),
         (["mteb", "--release", str(tmp_path / "nope"), "--out", str(tmp_path / "m")], "neither"),
         (["lmms-eval", "--release", str(release), "--out", str(tmp_path / "l"), "--k", "x"], "integers"),
     ]:
@@ -464,7 +562,6 @@ def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, relea
     the requests it sends are the evaluator's prompts (text and images in place), and the
     scores it reports per language and for the group are the evaluator's on the same answers."""
     import numpy as np
-
     from fakes.openai_compat import images_of, lettered_server, thumb
 
     py = _venv_python("lmms")
@@ -473,11 +570,32 @@ def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, relea
     env.update(HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_HUB_OFFLINE="1", OPENAI_API_KEY="unused")
     with lettered_server(fail_every=0) as server:
         res = subprocess.run(
-            [str(py), "-m", "lmms_eval", "--model", "openai", "--model_args",
-             f"model_version=fake,base_url={server.base_url}", "--include_path", str(lmms_dir),
-             "--tasks", "mvl_sib_s2i_k1,mvl_sib_i2s_k3_zho_Hans", "--limit", str(limit), "--log_samples",
-             "--output_path", str(tmp_path / "out"), "--batch_size", "1"],
-            cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+            [
+                str(py),
+                "-m",
+                "lmms_eval",
+                "--model",
+                "openai",
+                "--model_args",
+                f"model_version=fake,base_url={server.base_url}",
+                "--include_path",
+                str(lmms_dir),
+                "--tasks",
+                "mvl_sib_s2i_k1,mvl_sib_i2s_k3_zho_Hans",
+                "--limit",
+                str(limit),
+                "--log_samples",
+                "--output_path",
+                str(tmp_path / "out"),
+                "--batch_size",
+                "1",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
         requests = list(server.requests)
     assert res.returncode == 0, res.stderr[-3000:]
     (results_file,) = (tmp_path / "out").rglob("*_results.json")
@@ -495,9 +613,17 @@ def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, relea
         assert [s["doc_id"] for s in samples] == list(range(limit))
         for sample, ex in zip(samples, examples):
             assert sample["target"] == LETTERS[ex["label"]]
-            records.append({"language": lang, "task": task, "k": k, "label": ex["label"],
-                            "response": sample["filtered_resps"] if isinstance(sample["filtered_resps"], str)
-                            else sample["filtered_resps"][0]})
+            records.append(
+                {
+                    "language": lang,
+                    "task": task,
+                    "k": k,
+                    "label": ex["label"],
+                    "response": sample["filtered_resps"]
+                    if isinstance(sample["filtered_resps"], str)
+                    else sample["filtered_resps"][0],
+                }
+            )
             prompt = prompt_for_example(ex)
             expected_prompts.append([[p["type"], p.get("text", p.get("image_id"))] for p in prompt.parts])
     # The requests are the evaluator's prompts, each image where the evaluator puts it (the three
@@ -512,7 +638,8 @@ def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, relea
     for task, k, lang in runs:
         for metric in METRICS:
             assert results[f"mvl_sib_{task}_k{k}_{lang}"][f"{metric},none"] == pytest.approx(
-                getattr(cells[(task, lang)], metric)), (task, lang, metric)
+                getattr(cells[(task, lang)], metric)
+            ), (task, lang, metric)
     (s2i_macro,) = [row for row in macro(per_language(records)) if row["task"] == "s2i"]
     for metric in ("accuracy", "format_error_rate"):
         assert results["mvl_sib_s2i_k1"][f"{metric},none"] == pytest.approx(s2i_macro[metric])
@@ -524,25 +651,68 @@ def test_a_hub_release_exports_the_same_files_as_the_folder(release, tmp_path):
     from fakes.hub import serve_folder
 
     def files(root: Path) -> dict[str, bytes]:
-        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-                if p.is_file() and p.name != "export.json"}
+        return {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "export.json"
+        }
 
     args = {"vlmevalkit": ["--tasks", "s2i,t2s", "--k", "1"], "mteb": [], "lmms-eval": ["--tasks", "i2s", "--k", "3"]}
     local = {}
     for fmt, extra in args.items():
-        res = subprocess.run([sys.executable, "-m", "mvlsib", "export", fmt, "--release", str(release), "--out",
-                              str(tmp_path / fmt), "--languages", "arb_Arab", *extra],
-                             env=subprocess_env(), capture_output=True, text=True, timeout=300)
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mvlsib",
+                "export",
+                fmt,
+                "--release",
+                str(release),
+                "--out",
+                str(tmp_path / fmt),
+                "--languages",
+                "arb_Arab",
+                *extra,
+            ],
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert res.returncode == 0, res.stderr[-2000:]
         local[fmt] = files(tmp_path / fmt)
     with serve_folder("org/mvl-sib", release) as hub:
-        env = subprocess_env(HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "home"), HF_HUB_DISABLE_XET="1",
-                             HF_DATASETS_CACHE=str(tmp_path / "hf"))
+        env = subprocess_env(
+            HF_ENDPOINT=hub.endpoint,
+            HF_HOME=str(tmp_path / "home"),
+            HF_HUB_DISABLE_XET="1",
+            HF_DATASETS_CACHE=str(tmp_path / "hf"),
+        )
         env.pop("HF_TOKEN", None)
         for fmt, extra in args.items():
-            res = subprocess.run([sys.executable, "-m", "mvlsib", "export", fmt, "--release", "org/mvl-sib",
-                                  "--revision", hub.commit, "--out", str(tmp_path / fmt), "--languages", "arb_Arab",
-                                  *extra], env=env, capture_output=True, text=True, timeout=300)
+            res = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "mvlsib",
+                    "export",
+                    fmt,
+                    "--release",
+                    "org/mvl-sib",
+                    "--revision",
+                    hub.commit,
+                    "--out",
+                    str(tmp_path / fmt),
+                    "--languages",
+                    "arb_Arab",
+                    *extra,
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert res.returncode == 0, res.stderr[-2000:]
             remote = files(tmp_path / fmt)
             if fmt == "lmms-eval":

@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mvlsib.atomic import atomic_open
 from support import subprocess_env
+
+from mvlsib.atomic import atomic_open
 
 KILL_IN_ATOMIC_WRITE = r"""
 import os, sys
@@ -30,7 +31,9 @@ with _staging(Path(sys.argv[1])) as stage:
 
 
 def _killed(script: str, arg: Path) -> None:
-    res = subprocess.run([sys.executable, "-c", script, str(arg)], env=subprocess_env(), capture_output=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-c", script, str(arg)], env=subprocess_env(), capture_output=True, timeout=60
+    )
     assert res.returncode == -9, res.stderr
 
 

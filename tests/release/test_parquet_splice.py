@@ -84,7 +84,8 @@ def test_the_writer_assembles_every_language_file_byte_for_byte(plan_and_texts, 
 
 
 def test_when_the_first_file_does_not_assemble_to_itself_every_file_is_written_whole(
-        plan_and_texts, whole_files, tmp_path, monkeypatch):
+    plan_and_texts, whole_files, tmp_path, monkeypatch
+):
     # A pyarrow whose files do not splice back (here: the own columns encoded with another
     # compression level) must not change a byte: the writer then encodes every file whole.
     plan, texts = plan_and_texts
@@ -140,13 +141,15 @@ def test_a_template_column_taken_from_a_part_moves_the_others(whole_files):
     # and pyarrow must read the assembled file as that language's table.
     eng, fra = whole_files["eng_Latn"], whole_files["fra_Latn"]
     fra_table = pq.read_table(io.BytesIO(fra))
-    assembled = SharedColumns(eng).assemble(rt.encode_table(fra_table.select(
-        ["language", "sentence", "ref_sentences", "sentence_options"])))
+    assembled = SharedColumns(eng).assemble(
+        rt.encode_table(fra_table.select(["language", "sentence", "ref_sentences", "sentence_options"]))
+    )
     assert assembled == fra
     meta = pq.ParquetFile(io.BytesIO(assembled))
     assert meta.read().equals(fra_table)
-    assert [meta.metadata.row_group(0).column(i).data_page_offset for i in range(15)] == \
-        [pq.ParquetFile(io.BytesIO(fra)).metadata.row_group(0).column(i).data_page_offset for i in range(15)]
+    assert [meta.metadata.row_group(0).column(i).data_page_offset for i in range(15)] == [
+        pq.ParquetFile(io.BytesIO(fra)).metadata.row_group(0).column(i).data_page_offset for i in range(15)
+    ]
 
 
 # --------------------------------------------------------------- the compact protocol itself
@@ -166,8 +169,11 @@ def _value(typ: int, depth: int):
         return _SCALARS[typ]
     if typ == LIST:
         elem = st.sampled_from([I32, I64, BINARY, TRUE] + ([STRUCT] if depth < 2 else []))
-        return elem.flatmap(lambda e: st.lists(
-            st.sampled_from([1, 2]) if e == TRUE else _value(e, depth + 1), max_size=20).map(lambda v: (e, v)))
+        return elem.flatmap(
+            lambda e: st.lists(st.sampled_from([1, 2]) if e == TRUE else _value(e, depth + 1), max_size=20).map(
+                lambda v: (e, v)
+            )
+        )
     return _struct(depth + 1)
 
 
@@ -177,14 +183,20 @@ def _struct(depth: int = 0):
     def fields(ids_and_types):
         out = []
         for fid, typ in ids_and_types:
-            out.append(st.just([fid, typ, None]) if typ in (TRUE, FALSE) else _value(typ, depth).map(
-                lambda v, fid=fid, typ=typ: [fid, typ, v]))
+            out.append(
+                st.just([fid, typ, None])
+                if typ in (TRUE, FALSE)
+                else _value(typ, depth).map(lambda v, fid=fid, typ=typ: [fid, typ, v])
+            )
         return st.tuples(*out).map(list)
 
     # Field ids in any order, gaps above 15 and negative ids included: both header forms.
     ids = st.lists(st.integers(-40, 300), unique=True, max_size=8)
-    return ids.flatmap(lambda fids: st.tuples(*(st.sampled_from(kinds) for _ in fids)).map(
-        lambda types, fids=fids: list(zip(fids, types)))).flatmap(fields)
+    return ids.flatmap(
+        lambda fids: st.tuples(*(st.sampled_from(kinds) for _ in fids)).map(
+            lambda types, fids=fids: list(zip(fids, types))
+        )
+    ).flatmap(fields)
 
 
 @settings(max_examples=300, deadline=None)

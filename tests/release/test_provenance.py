@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fakes.hub import HubStandIn
 from support import subprocess_env
 
@@ -35,8 +34,11 @@ def _pool_copy(pool_dir: Path, dest: Path, curated: int) -> Path:
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     for row in rows[:curated]:
-        row.update(source_url=f"https://commons.wikimedia.org/wiki/File:{row['image_id']}.jpg", author="A. Photographer",
-                   license="CC-BY-4.0")
+        row.update(
+            source_url=f"https://commons.wikimedia.org/wiki/File:{row['image_id']}.jpg",
+            author="A. Photographer",
+            license="CC-BY-4.0",
+        )
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -90,14 +92,24 @@ def test_curated_and_mixed_pools_are_named(full_workdir, pool_dir, tmp_path, cur
 
 
 def _env(hub: HubStandIn, home: Path) -> dict[str, str]:
-    env = subprocess_env(HF_HOME=str(home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1",
-                         HF_TOKEN=TOKEN, HF_ENDPOINT=hub.endpoint)
+    env = subprocess_env(
+        HF_HOME=str(home),
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_TOKEN=TOKEN,
+        HF_ENDPOINT=hub.endpoint,
+    )
     return env
 
 
 def _publish(release: Path, env: dict, repo_id: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mvlsib", "publish", "--release", str(release), "--repo-id", repo_id,
-                           *extra], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mvlsib", "publish", "--release", str(release), "--repo-id", repo_id, *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_demo_release_is_refused_for_upload_without_the_flag(demo_release, tmp_path):
@@ -145,8 +157,24 @@ def test_uploaded_card_names_the_repo_id(full_workdir, pool_dir, tmp_path):
 
 def test_publish_out_with_repo_id_renders_the_id(full_workdir, tmp_path):
     env = subprocess_env()
-    res = subprocess.run([sys.executable, "-m", "mvlsib", "publish", "--workdir", str(full_workdir), "--out",
-                          str(tmp_path / "rel"), "--repo-id", "acme/x", "--dry-run"],
-                         env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mvlsib",
+            "publish",
+            "--workdir",
+            str(full_workdir),
+            "--out",
+            str(tmp_path / "rel"),
+            "--repo-id",
+            "acme/x",
+            "--dry-run",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     card = (tmp_path / "rel" / "README.md").read_text("utf-8")
     assert 'load_dataset("acme/x"' in card and "ORG/" not in card, res.stderr

@@ -19,10 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fakes.hub import HubStandIn
 from support import WITHOUT_MVLSIB, subprocess_env
-
 
 # ====================================================================== tests
 
@@ -58,9 +56,22 @@ def _env(hub: HubStandIn | None, home: Path, token: str | None = TOKEN) -> dict[
 def _publish(release: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         # the shared release is built on the demo pool (tests/release/test_provenance.py covers the refusal)
-        [sys.executable, "-m", "mvlsib", "publish", "--release", str(release), "--repo-id", REPO_ID,
-         "--allow-demo-pool", *extra],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "mvlsib",
+            "publish",
+            "--release",
+            str(release),
+            "--repo-id",
+            REPO_ID,
+            "--allow-demo-pool",
+            *extra,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -118,7 +129,7 @@ def test_changed_release_uploads_only_what_changed(full_workdir, pool_dir, small
 
         res = publish_to_hub(other, REPO_ID, endpoint=hub.endpoint, token=TOKEN, allow_demo_pool=True)
         assert res.commit_oid == hub.state.repos[REPO_ID].branches["main"]
-        new = hub.state.uploads[len(uploaded_before):]
+        new = hub.state.uploads[len(uploaded_before) :]
         spa = hashlib.sha256((other / "data/spa_Latn/test.parquet").read_bytes()).hexdigest()
         assert new == [spa]  # unchanged parquet files were not sent again
         remote = hub.state.head_files(REPO_ID)
@@ -174,7 +185,9 @@ def test_release_not_matching_its_manifest_is_refused(small_release, tmp_path, d
         assert hub.state.requests == []  # refused before contacting the Hub
 
 
-_HUB_LOADER = WITHOUT_MVLSIB + r"""
+_HUB_LOADER = (
+    WITHOUT_MVLSIB
+    + r"""
 import mvl_sib
 out = {}
 for task, k in (("i2s", 3), ("s2t", 2)):
@@ -183,6 +196,7 @@ for task, k in (("i2s", 3), ("s2t", 2)):
 assert "mvlsib" not in sys.modules
 print(json.dumps(out))
 """
+)
 
 
 def test_loader_reads_the_published_repo(small_release, tmp_path):
@@ -196,8 +210,14 @@ def test_loader_reads_the_published_repo(small_release, tmp_path):
         loader_dir.mkdir()
         shutil.copyfile(small_release / "mvl_sib.py", loader_dir / "mvl_sib.py")
         env = {k: v for k, v in _env(hub, tmp_path / "home").items() if k != "PYTHONPATH"}
-        got = subprocess.run([sys.executable, "-c", _HUB_LOADER, REPO_ID, "v1.0"], cwd=loader_dir, env=env,
-                             capture_output=True, text=True, timeout=300)
+        got = subprocess.run(
+            [sys.executable, "-c", _HUB_LOADER, REPO_ID, "v1.0"],
+            cwd=loader_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert got.returncode == 0, got.stderr[-3000:]
         downloaded = {p for m, p in hub.state.requests if m == "GET" and "/resolve/" in p}
     assert any(p.endswith("/data/fra_Latn/test.parquet") for p in downloaded)
@@ -205,8 +225,10 @@ def test_loader_reads_the_published_repo(small_release, tmp_path):
     remote = json.loads(got.stdout)
     for task, k in (("i2s", 3), ("s2t", 2)):
         local = mvl_sib.load_task(task, "fra_Latn", k=k, source=small_release)
-        expected = [{**{key: e[key] for key in e if key != "images"}, "sizes": [list(im.size) for im in e["images"]]}
-                    for e in local]
+        expected = [
+            {**{key: e[key] for key in e if key != "images"}, "sizes": [list(im.size) for im in e["images"]]}
+            for e in local
+        ]
         assert remote[task] == expected
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
-
 from support import WITHOUT_MVLSIB, subprocess_env
 
 CHECK_LANGS = ["eng_Latn", "zho_Hans", "arb_Arab", "tir_Ethi"]
@@ -32,9 +31,26 @@ def cli_build(sib_dir: Path, pool_dir: Path, tmp_path_factory):
     out = tmp_path_factory.mktemp("cli") / "rel"
     work = out.parent / "work"
     res = subprocess.run(
-        [sys.executable, "-m", "mvlsib", "build", "--sib", str(sib_dir), "--seed", "0", "--out", str(out),
-         "--workdir", str(work), "--pool", str(pool_dir)],
-        env=subprocess_env(PYTHONHASHSEED="4242"), capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "mvlsib",
+            "build",
+            "--sib",
+            str(sib_dir),
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+            "--workdir",
+            str(work),
+            "--pool",
+            str(pool_dir),
+        ],
+        env=subprocess_env(PYTHONHASHSEED="4242"),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert res.returncode == 0, res.stderr[-3000:]
     return {"out": out, "work": work, "stdout": res.stdout}
@@ -73,7 +89,9 @@ def corpus_texts(full_workdir: Path) -> dict[tuple[str, int], str]:
 def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir):
     out, stdout = cli_build["out"], cli_build["stdout"]
     langs = sorted(p.name for p in (out / "data").iterdir() if p.name not in ("images", "preview"))
-    corpus_langs = sorted(set(pq.read_table(full_workdir / "corpus.parquet", columns=["language"]).column(0).to_pylist()))
+    corpus_langs = sorted(
+        set(pq.read_table(full_workdir / "corpus.parquet", columns=["language"]).column(0).to_pylist())
+    )
     assert langs == corpus_langs and len(langs) >= 199
     sha = hashlib.sha256((full_workdir / "instances.jsonl").read_bytes()).hexdigest()
     assert f"languages: {len(langs)}" in stdout
@@ -81,7 +99,13 @@ def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir)
     assert f"instances.jsonl sha256: {sha}" in stdout
     assert " MB" in stdout
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "data", "evaluate.py", "manifest.json", "mvl_sib.py", "mvlsib_evaluate"]
+        "README.md",
+        "data",
+        "evaluate.py",
+        "manifest.json",
+        "mvl_sib.py",
+        "mvlsib_evaluate",
+    ]
 
 
 def test_two_builds_are_byte_identical(release, lib_release):
@@ -110,7 +134,14 @@ def test_language_configs_load_with_datasets(release, full_workdir, corpus_texts
             assert row["sentence"] == text(inst["index_id"])
             assert row["ref_sentences"] == [text(i) for i in inst["ref_sentence_ids"]]
             assert row["sentence_options"] == [text(i) for i in inst["sentence_option_ids"]]
-            for key in ("ref_image_ids", "neg_topics", "image_option_ids", "topic_options", "sentence_label", "image_label"):
+            for key in (
+                "ref_image_ids",
+                "neg_topics",
+                "image_option_ids",
+                "topic_options",
+                "sentence_label",
+                "image_label",
+            ):
                 assert row[key] == inst[key]
 
 
@@ -119,7 +150,6 @@ def test_every_config_knows_its_features_before_download(release, ds_cache):
     without reading a parquet file, and they equal what the files declare."""
     import datasets
     import pyarrow.parquet as pq
-
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCard
 
@@ -146,7 +176,12 @@ def test_images_config_decodes_and_holds_each_image_once(release, pool_dir, ds_c
         img = rec["image"]
         assert isinstance(img, Image.Image) and img.size == (rec["width"], rec["height"])
         m = rows[rec["image_id"]]
-        assert (rec["topic"], rec["license"], rec["author"], rec["source_url"]) == (m.topic, m.license, m.author, m.source_url)
+        assert (rec["topic"], rec["license"], rec["author"], rec["source_url"]) == (
+            m.topic,
+            m.license,
+            m.author,
+            m.source_url,
+        )
         with Image.open(pool_dir / m.file) as original:
             assert img.convert("RGB").tobytes() == original.convert("RGB").tobytes()
     raw = ds.cast_column("image", datasets.Image(decode=False))
@@ -158,8 +193,8 @@ def test_images_config_decodes_and_holds_each_image_once(release, pool_dir, ds_c
 
 
 def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_dir):
-    from mvlsib.release.card.render import card_metadata, license_link
     from mvlsib.image_pool.credits import title_of
+    from mvlsib.release.card.render import card_metadata, license_link
     from mvlsib.workdir.pool_manifest import read_manifest
 
     text = (release / "README.md").read_text("utf-8")
@@ -188,8 +223,17 @@ def test_card_yaml_lists_every_language_and_config(release, full_workdir, pool_d
     for row in read_manifest(pool_dir):  # one attribution row per image, with its licence link
         link = f"[{row.license}]({license_link(row.license)})"
         assert f"| `{row.image_id}` | {row.topic} | {title_of(row)} | {row.author} | {link} |" in text
-    for heading in ("## Tasks", "### Prompts", "## How to load", "## How to evaluate", "## Sampling",
-                    "## Statistics", "## Licences", "## Image attribution", "## Citation"):
+    for heading in (
+        "## Tasks",
+        "### Prompts",
+        "## How to load",
+        "## How to evaluate",
+        "## Sampling",
+        "## Statistics",
+        "## Licences",
+        "## Image attribution",
+        "## Citation",
+    ):
         assert heading in text
     assert "How MVL-SIB instances are sampled" in text  # docs/sampling.md is included
     for cite in ("schmidt2025mvlsib", "adelani-etal-2024-sib", "nllb2022"):
@@ -207,14 +251,20 @@ def test_manifest_lists_every_file_and_the_build(release, pool_dir):
         assert entry == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
     build = manifest["build"]
     assert build["seed"] == 0 and build["num_instances"] == 3012 and build["num_images"] == 70
-    assert build["languages"] == sorted(p.name for p in (release / "data").iterdir() if p.name not in ("images", "preview"))
+    assert build["languages"] == sorted(
+        p.name for p in (release / "data").iterdir() if p.name not in ("images", "preview")
+    )
     assert build["pool_manifest_sha256"] == hashlib.sha256((pool_dir / "manifest.csv").read_bytes()).hexdigest()
     assert build["source"]["location"].endswith("sib-200") and build["source"]["kind"] == "local"
     assert set(manifest["library_versions"]) >= {"python", "pyarrow", "datasets", "pillow"}
-    assert (release / "mvl_sib.py").read_bytes() == Path(__import__("mvlsib.release_format.mvl_sib").release_format.mvl_sib.__file__).read_bytes()
+    assert (release / "mvl_sib.py").read_bytes() == Path(
+        __import__("mvlsib.release_format.mvl_sib").release_format.mvl_sib.__file__
+    ).read_bytes()
 
 
-_STANDALONE = WITHOUT_MVLSIB + r"""
+_STANDALONE = (
+    WITHOUT_MVLSIB
+    + r"""
 import mvl_sib
 lang = sys.argv[1]
 rows = mvl_sib.load_rows(lang, ".")
@@ -241,14 +291,21 @@ for task in mvl_sib.TASKS:
 assert "mvlsib" not in sys.modules
 print(json.dumps(out))
 """
+)
 
 
 def test_loader_works_from_the_release_folder_alone(release, full_workdir, corpus_texts):
     from mvlsib.workdir.instances import read_instances
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    res = subprocess.run([sys.executable, "-c", _STANDALONE, "eng_Latn"], cwd=release, env=env,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", _STANDALONE, "eng_Latn"],
+        cwd=release,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     got = json.loads(res.stdout)
     instances = read_instances(full_workdir)
@@ -263,7 +320,11 @@ def test_loader_works_from_the_release_folder_alone(release, full_workdir, corpu
         for sample, n in zip(val["sample"], (0, 2000)):
             inst = instances[n]
             expected = {
-                "i2s": (inst["ref_image_ids"][:k], [text(i) for i in inst["sentence_option_ids"]], inst["sentence_label"]),
+                "i2s": (
+                    inst["ref_image_ids"][:k],
+                    [text(i) for i in inst["sentence_option_ids"]],
+                    inst["sentence_label"],
+                ),
                 "s2i": ([text(i) for i in inst["ref_sentence_ids"][:k]], inst["image_option_ids"], inst["image_label"]),
                 "t2s": ([inst["topic"]], [text(i) for i in inst["sentence_option_ids"]], inst["sentence_label"]),
                 "s2t": ([text(i) for i in inst["ref_sentence_ids"][:k]], inst["topic_options"], inst["image_label"]),
@@ -274,8 +335,9 @@ def test_loader_works_from_the_release_folder_alone(release, full_workdir, corpu
 
 def test_evaluate_script_runs_without_the_package(release):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    res = subprocess.run([sys.executable, "evaluate.py", "--help"], cwd=release, env=env,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "evaluate.py", "--help"], cwd=release, env=env, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert "--model" in res.stdout
 
@@ -289,14 +351,28 @@ def test_build_with_raw_flores_languages(sib_dir, pool_dir, tmp_path):
     """`build --flores --annotation` adds N'Ko (built from the raw Flores files) beside SIB-200 languages."""
     from click.testing import CliRunner
 
-    from mvlsib.release_format import mvl_sib
     from mvlsib.cli import build_cli
+    from mvlsib.release_format import mvl_sib
 
     out = tmp_path / "rel"
-    res = CliRunner().invoke(build_cli, [
-        "build", "--sib", str(sib_dir), "--languages", "eng_Latn,nqo_Nkoo", "--out", str(out), "--pool", str(pool_dir),
-        "--flores", str(sib_dir / "data" / "nko_flores"), "--annotation", str(sib_dir / "data" / "eng"),
-    ])
+    res = CliRunner().invoke(
+        build_cli,
+        [
+            "build",
+            "--sib",
+            str(sib_dir),
+            "--languages",
+            "eng_Latn,nqo_Nkoo",
+            "--out",
+            str(out),
+            "--pool",
+            str(pool_dir),
+            "--flores",
+            str(sib_dir / "data" / "nko_flores"),
+            "--annotation",
+            str(sib_dir / "data" / "eng"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert mvl_sib.languages(out) == ["eng_Latn", "nqo_Nkoo"]
     nko = mvl_sib.load_task("s2t", "nqo_Nkoo", k=1, source=out)
@@ -339,14 +415,20 @@ def test_publish_applies_the_release_row_schema(full_workdir):
         rt.check_language_table(mixed, "fra_Latn", full=False)
     refs = table.column("ref_sentences").to_pylist()
     refs[3] = refs[3][:4]
-    short = table.set_column(table.schema.get_field_index("ref_sentences"), "ref_sentences",
-                             pa.array(refs, type=table.schema.field("ref_sentences").type))
+    short = table.set_column(
+        table.schema.get_field_index("ref_sentences"),
+        "ref_sentences",
+        pa.array(refs, type=table.schema.field("ref_sentences").type),
+    )
     with pytest.raises(MvlsibError, match="ref_sentences must hold 5 texts in every row"):
         rt.check_language_table(short, "fra_Latn", full=False)
     options = table.column("sentence_options").to_pylist()
     options[11][2] = None
-    missing = table.set_column(table.schema.get_field_index("sentence_options"), "sentence_options",
-                               pa.array(options, type=table.schema.field("sentence_options").type))
+    missing = table.set_column(
+        table.schema.get_field_index("sentence_options"),
+        "sentence_options",
+        pa.array(options, type=table.schema.field("sentence_options").type),
+    )
     with pytest.raises(MvlsibError, match="sentence_options has an empty or missing text"):
         rt.check_language_table(missing, "fra_Latn", full=False)
 

@@ -12,13 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes.hub import HubStandIn
+from support import subprocess_env
 
 from mvlsib.errors import MvlsibError
 from mvlsib.release.manifest import verify_release
 from mvlsib.release.publish import publish
-
-from fakes.hub import HubStandIn
-from support import subprocess_env
 
 TOKEN = "hf_StandInSecret_faults_0123456789"
 REPO_ID = "org/mvl-sib"
@@ -26,10 +25,31 @@ REPO_ID = "org/mvl-sib"
 
 def _hub_publish(release: Path, hub: HubStandIn, home: Path, *extra: str) -> subprocess.CompletedProcess:
     # The test releases are built on the demo pictograms: uploading them is on purpose here.
-    env = subprocess_env(HF_HOME=str(home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1",
-                         HF_TOKEN=TOKEN, HF_ENDPOINT=hub.endpoint)
-    return subprocess.run([sys.executable, "-m", "mvlsib", "publish", "--release", str(release),
-                           "--repo-id", REPO_ID, "--allow-demo-pool", *extra], env=env, capture_output=True, text=True, timeout=120)
+    env = subprocess_env(
+        HF_HOME=str(home),
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_TOKEN=TOKEN,
+        HF_ENDPOINT=hub.endpoint,
+    )
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mvlsib",
+            "publish",
+            "--release",
+            str(release),
+            "--repo-id",
+            REPO_ID,
+            "--allow-demo-pool",
+            *extra,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture()
@@ -65,8 +85,13 @@ def test_dropped_connection_after_the_commit_is_a_message_and_rerun_is_safe(rele
 
 
 def test_python_caches_and_os_litter_are_not_part_of_a_release(release_copy, tmp_path):
-    run = subprocess.run([sys.executable, "-c", "import mvl_sib"], cwd=release_copy, capture_output=True,
-                         env=subprocess_env(PYTHONDONTWRITEBYTECODE=""), timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", "import mvl_sib"],
+        cwd=release_copy,
+        capture_output=True,
+        env=subprocess_env(PYTHONDONTWRITEBYTECODE=""),
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     (release_copy / "__pycache__").mkdir(exist_ok=True)
     (release_copy / "__pycache__" / "mvl_sib.cpython-311.pyc").write_bytes(b"\0cache")
@@ -113,14 +138,17 @@ def test_publish_refuses_a_wrong_answer_key(full_workdir, pool_dir, tmp_path):
 
 
 def test_publish_refuses_a_corpus_language_that_is_not_a_code(full_workdir, pool_dir, tmp_path):
-    import pyarrow.parquet as pq
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
     work = _small_workdir(full_workdir, tmp_path)
     table = pq.read_table(work / "corpus.parquet")
     langs = table.column("language")
-    table = table.set_column(table.schema.get_field_index("language"), "language",
-                             pc.if_else(pc.equal(langs, "fra_Latn"), "fra_Latn copy", langs))
+    table = table.set_column(
+        table.schema.get_field_index("language"),
+        "language",
+        pc.if_else(pc.equal(langs, "fra_Latn"), "fra_Latn copy", langs),
+    )
     pq.write_table(table, work / "corpus.parquet")
     with pytest.raises(MvlsibError, match="'fra_Latn copy' is not a language code"):
         publish(work, tmp_path / "rel", pool_dir, progress=False, validate=False)

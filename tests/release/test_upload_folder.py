@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from fakes.hub import HubStandIn
 
 TOKEN = "hf_StandInSecret_upload_folder_77"
@@ -45,8 +44,11 @@ def test_upload_folder_sends_the_release_and_nothing_else(release, tmp_path):
         assert first.commit_oid == hub.state.repos["org/up"].branches["main"]
         assert ".DS_Store" not in remote
         remote.pop(".gitattributes")
-        local = {p.relative_to(rel).as_posix(): p.read_bytes() for p in rel.rglob("*")
-                 if p.is_file() and p.name != ".DS_Store"}
+        local = {
+            p.relative_to(rel).as_posix(): p.read_bytes()
+            for p in rel.rglob("*")
+            if p.is_file() and p.name != ".DS_Store"
+        }
         assert remote == local
         n_uploads, n_commits = len(hub.state.uploads), len(hub.state.history("org/up"))
         # the uploaded card passes huggingface_hub's own validation (the Hub's validate-yaml endpoint)

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-
 from support import WITHOUT_MVLSIB
 
-from mvlsib.release_format import mvl_sib
 from mvlsib.release import tables as rt
+from mvlsib.release_format import mvl_sib
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.workdir.pool_manifest import ManifestRow, read_manifest, write_manifest
-from mvlsib.topics import TOPICS, topic_slug
 
 LANGS = ("eng_Latn", "fra_Latn")
 N_PER_TOPIC = 2  # instances per topic in the small release
@@ -179,8 +178,9 @@ def test_images_are_decoded_once_per_release_not_per_language(small_release, tmp
     # the same examples as without the cache
     monkeypatch.setattr(mvl_sib, "_IMAGE_CACHE", {})
     again = mvl_sib.load_task("i2s", "fra_Latn", k=3, source=rel)
-    assert [(e["image_ids"], e["options"], e["label"]) for e in again] == \
-        [(e["image_ids"], e["options"], e["label"]) for e in first["fra_Latn"]]
+    assert [(e["image_ids"], e["options"], e["label"]) for e in again] == [
+        (e["image_ids"], e["options"], e["label"]) for e in first["fra_Latn"]
+    ]
     assert len(decoded) == 2 * n_images
     # a release rewritten in place (another images file) is decoded again, not served stale
     images_file = rel / "data" / "images" / "test.parquet"
@@ -236,7 +236,9 @@ def test_datasets_reads_the_files(small_release):
     assert lang[0]["sentence"] == small_release["texts"]["fra_Latn"][lang[0]["index_id"]]
 
 
-_STANDALONE = WITHOUT_MVLSIB + r"""
+_STANDALONE = (
+    WITHOUT_MVLSIB
+    + r"""
 import mvl_sib
 out = {}
 for task in mvl_sib.TASKS:
@@ -250,6 +252,7 @@ for task in mvl_sib.TASKS:
 assert "mvlsib" not in sys.modules
 print(json.dumps(out))
 """
+)
 
 
 def test_loader_runs_from_release_folder_without_mvlsib(small_release):
@@ -274,6 +277,6 @@ def test_loader_runs_from_release_folder_without_mvlsib(small_release):
 def test_standalone_loader_topics_match_the_package():
     """mvl_sib.py may not import mvlsib, so it carries its own copy of the topic list; keep them equal."""
     from mvlsib.release_format import mvl_sib
-    from mvlsib.topics import TOPICS
+    from mvlsib.release_format.mvl_sib import TOPICS
 
     assert mvl_sib.TOPICS == TOPICS

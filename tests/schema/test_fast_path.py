@@ -11,16 +11,25 @@ from hypothesis import strategies as st
 from mvlsib.schema.validators import SCHEMA_NAMES, compile_column, compile_fast, is_valid, load_schema, validator
 
 INSTANCE = {
-    "instance_id": "12-1", "index_id": 12, "topic": "sports", "ref_sentence_ids": [12, 40, 7, 99, 3],
+    "instance_id": "12-1",
+    "index_id": 12,
+    "topic": "sports",
+    "ref_sentence_ids": [12, 40, 7, 99, 3],
     "ref_image_ids": ["sports_1", "sports_4", "sports_0", "sports_9", "sports_2"],
-    "neg_topics": ["health", "travel", "politics"], "sentence_option_ids": [5, 12, 80, 33], "sentence_label": 1,
+    "neg_topics": ["health", "travel", "politics"],
+    "sentence_option_ids": [5, 12, 80, 33],
+    "sentence_label": 1,
     "image_option_ids": ["health_2", "sports_1", "travel_0", "politics_7"],
-    "topic_options": ["health", "sports", "travel", "politics"], "image_label": 1,
+    "topic_options": ["health", "sports", "travel", "politics"],
+    "image_label": 1,
 }
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 2100) | st.floats(allow_nan=False) | st.sampled_from(
-        [0.0, 1.0, 3.0, True, False, "", " ", "sports", "sports_1", "12-1", "eng_Latn", "x\u00a0", "ab"])
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 2100)
+    | st.floats(allow_nan=False)
+    | st.sampled_from([0.0, 1.0, 3.0, True, False, "", " ", "sports", "sports_1", "12-1", "eng_Latn", "x\u00a0", "ab"])
     | st.text(max_size=6),
     lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=12,
@@ -65,8 +74,13 @@ def test_every_column_fast_path_agrees_with_jsonschema(name, value):
 def test_fast_path_accepts_real_records_and_rejects_broken_ones():
     fast = compile_fast(validator("instance").schema)
     assert fast(INSTANCE)
-    for field, bad in [("ref_sentence_ids", [12, 12, 7, 99, 3]), ("sentence_label", 4), ("topic", "cooking"),
-                       ("ref_image_ids", ["sports_1"] * 5), ("instance_id", "12-3")]:
+    for field, bad in [
+        ("ref_sentence_ids", [12, 12, 7, 99, 3]),
+        ("sentence_label", 4),
+        ("topic", "cooking"),
+        ("ref_image_ids", ["sports_1"] * 5),
+        ("instance_id", "12-3"),
+    ]:
         rec = {**INSTANCE, field: bad}
         assert not fast(rec) and not is_valid("instance", rec)
     corpus = compile_fast(load_schema("corpus_row")["properties"]["text"])
@@ -74,14 +88,23 @@ def test_fast_path_accepts_real_records_and_rejects_broken_ones():
 
 
 MANIFEST_ROW = {
-    "image_id": "sports_1", "topic": "sports", "file": "sports/sports_1.jpg", "license": "CC-BY-4.0",
-    "author": "A. Photographer", "source_url": "https://example.org/x", "sha256": "0" * 64, "title": "A race",
+    "image_id": "sports_1",
+    "topic": "sports",
+    "file": "sports/sports_1.jpg",
+    "license": "CC-BY-4.0",
+    "author": "A. Photographer",
+    "source_url": "https://example.org/x",
+    "sha256": "0" * 64,
+    "title": "A race",
 }
 
 
 @settings(max_examples=300)
-@given(field=st.sampled_from(sorted(MANIFEST_ROW) + ["notes"]), value=json_values | st.sampled_from(
-    ["../x.png", "/etc/x", "C:x", "a/../b", "a/..", "ok/..x"]), drop=st.booleans())
+@given(
+    field=st.sampled_from(sorted(MANIFEST_ROW) + ["notes"]),
+    value=json_values | st.sampled_from(["../x.png", "/etc/x", "C:x", "a/../b", "a/..", "ok/..x"]),
+    drop=st.booleans(),
+)
 def test_manifest_fast_path_agrees_with_jsonschema(field, value, drop):
     """The manifest schema ("not" on the file path, typed extra columns) is decided by the fast path too."""
     _agrees_on_one_change("manifest_row", MANIFEST_ROW, field, value, drop)
@@ -129,8 +152,12 @@ def test_the_text_rule_shortcut_is_the_regex_for_every_character():
 
 
 @settings(max_examples=300)
-@given(changes=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(sorted(INSTANCE) + ["extra"]), json_values,
-                                  st.booleans()), max_size=3))
+@given(
+    changes=st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from(sorted(INSTANCE) + ["extra"]), json_values, st.booleans()),
+        max_size=3,
+    )
+)
 def test_all_valid_only_for_all_valid_records(changes):
     """all_valid (instances checked a column at a time) agrees with jsonschema record by record."""
     from mvlsib.schema.validators import all_valid

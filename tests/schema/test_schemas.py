@@ -8,11 +8,17 @@ from jsonschema import Draft202012Validator
 from mvlsib.schema.validators import SCHEMA_NAMES, frame_errors, load_schema, schema_errors
 
 GOOD_INSTANCE = {
-    "instance_id": "431-2", "index_id": 431, "topic": "geography",
-    "ref_sentence_ids": [431, 1, 2, 3, 4], "ref_image_ids": ["geography_0", "geography_3", "geography_1", "geography_9", "geography_5"],
-    "neg_topics": ["sports", "science/technology", "health"], "sentence_option_ids": [10, 431, 11, 12], "sentence_label": 1,
+    "instance_id": "431-2",
+    "index_id": 431,
+    "topic": "geography",
+    "ref_sentence_ids": [431, 1, 2, 3, 4],
+    "ref_image_ids": ["geography_0", "geography_3", "geography_1", "geography_9", "geography_5"],
+    "neg_topics": ["sports", "science/technology", "health"],
+    "sentence_option_ids": [10, 431, 11, 12],
+    "sentence_label": 1,
     "image_option_ids": ["sports_1", "geography_0", "science_technology_2", "health_4"],
-    "topic_options": ["sports", "geography", "science/technology", "health"], "image_label": 1,
+    "topic_options": ["sports", "geography", "science/technology", "health"],
+    "image_label": 1,
 }
 
 
@@ -34,24 +40,45 @@ def test_instance_schema():
 
 
 def test_release_row_reuses_instance_definitions():
-    row = dict(GOOD_INSTANCE, language="eng_Latn", sentence="Turkey is encircled by seas.",
-               ref_sentences=["a", "b", "c", "d", "e"], sentence_options=["w", "x", "y", "z"])
+    row = dict(
+        GOOD_INSTANCE,
+        language="eng_Latn",
+        sentence="Turkey is encircled by seas.",
+        ref_sentences=["a", "b", "c", "d", "e"],
+        sentence_options=["w", "x", "y", "z"],
+    )
     assert list(schema_errors("release_row", row)) == []
     assert any(m.startswith("sentence_label:") for m in schema_errors("release_row", dict(row, sentence_label=4)))
     assert any("language" in m for m in schema_errors("release_row", dict(row, language="English")))
 
 
 def test_manifest_row_rejects_escaping_paths():
-    row = {"image_id": "sports_0", "topic": "sports", "file": "sports/sports_0.png", "license": "CC0-1.0",
-           "author": "x", "source_url": "https://example.org/a", "sha256": "0" * 64, "title": "extra columns are fine"}
+    row = {
+        "image_id": "sports_0",
+        "topic": "sports",
+        "file": "sports/sports_0.png",
+        "license": "CC0-1.0",
+        "author": "x",
+        "source_url": "https://example.org/a",
+        "sha256": "0" * 64,
+        "title": "extra columns are fine",
+    }
     assert list(schema_errors("manifest_row", row)) == []
     for path in ("../outside.png", "/etc/passwd", "sports/../../x.png", "C:/x.png"):
         assert any(m.startswith("file:") for m in schema_errors("manifest_row", dict(row, file=path))), path
 
 
 def test_prediction_schema():
-    pred = {"task": "i2s", "k": 3, "language": "eng_Latn", "instance_id": "0-1", "prompt_sha256": "a" * 64,
-            "response": "(C)", "letter": "C", "correct": True}
+    pred = {
+        "task": "i2s",
+        "k": 3,
+        "language": "eng_Latn",
+        "instance_id": "0-1",
+        "prompt_sha256": "a" * 64,
+        "response": "(C)",
+        "letter": "C",
+        "correct": True,
+    }
     assert list(schema_errors("prediction", pred)) == []
     assert list(schema_errors("prediction", dict(pred, letter=None, correct=False))) == []
     assert any(m.startswith("task:") for m in schema_errors("prediction", dict(pred, task="x2y")))
@@ -60,10 +87,15 @@ def test_prediction_schema():
 def test_frame_errors_matches_row_validation():
     import pandas as pd
 
-    frame = pd.DataFrame({
-        "language": ["eng_Latn", "fra_Latn", "xx"], "index_id": [0, 1, 5000], "split": ["train", "dev", "valid"],
-        "topic": ["sports", "health", "cooking"], "text": ["A sentence.", " ", "ok"],
-    })
+    frame = pd.DataFrame(
+        {
+            "language": ["eng_Latn", "fra_Latn", "xx"],
+            "index_id": [0, 1, 5000],
+            "split": ["train", "dev", "valid"],
+            "topic": ["sports", "health", "cooking"],
+            "text": ["A sentence.", " ", "ok"],
+        }
+    )
     errors = frame_errors("corpus_row", frame, label_columns=("language", "index_id"))
     row_errors = [m for rec in frame.to_dict("records") for m in schema_errors("corpus_row", rec)]
     assert len(errors) == len(row_errors) == 5

@@ -11,13 +11,12 @@ stand-in of ``tests/fakes/video_processor.py`` (torchvision cannot be installed 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
-
-import pytest
 
 import fakes.video_processor  # noqa: F401  (installs the never-called video-processor stand-in)
+import pytest
 
 TURN = [
     {

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import torch
 from PIL import Image
+from support import subprocess_env
 
 from mvlsib.testing.families import build_family, family, family_names
 from mvlsib.testing.tiny_llava import sib_sentences
-from support import subprocess_env
 
 TWO_IMAGE_TURN = [
     {

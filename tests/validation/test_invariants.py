@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from mvlsib.builder.sample import duplicate_partners
 from mvlsib.cli import build_cli
-from mvlsib.workdir.pool_manifest import read_manifest
 from mvlsib.validation.invariants import RULES, validate
+from mvlsib.workdir.pool_manifest import read_manifest
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,11 @@ def _other_topic_image(image_topics, topic):
 def test_positive_image_of_wrong_topic(full_corpus, full_instances, image_topics):
     inst = full_instances[30]
     intruder = _other_topic_image(image_topics, inst["topic"])
-    bad = _plant(full_instances, inst["instance_id"], ref_image_ids=lambda t: [t["ref_image_ids"][0], *t["ref_image_ids"][1:4], intruder])
+    bad = _plant(
+        full_instances,
+        inst["instance_id"],
+        ref_image_ids=lambda t: [t["ref_image_ids"][0], *t["ref_image_ids"][1:4], intruder],
+    )
     result = _run(full_corpus, bad, image_topics)
     hit = [v for v in result.violations if v.instance_id == inst["instance_id"] and v.rule == "positives"]
     assert hit and intruder in hit[0].detail
@@ -76,7 +80,11 @@ def test_positive_image_of_wrong_topic(full_corpus, full_instances, image_topics
 
 def test_own_sentence_not_first(full_corpus, full_instances, image_topics):
     inst = full_instances[40]
-    bad = _plant(full_instances, inst["instance_id"], ref_sentence_ids=lambda t: t["ref_sentence_ids"][1:] + t["ref_sentence_ids"][:1])
+    bad = _plant(
+        full_instances,
+        inst["instance_id"],
+        ref_sentence_ids=lambda t: t["ref_sentence_ids"][1:] + t["ref_sentence_ids"][:1],
+    )
     assert "positives" in _rules_for(_run(full_corpus, bad, image_topics), inst["instance_id"])
 
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from mvlsib.cli import build_cli
-from mvlsib.topics import TOPICS, topic_from_slug
+from mvlsib.release_format.mvl_sib import TOPICS, topic_from_slug
 
 N_IMAGES = 70
 
@@ -66,8 +66,9 @@ def verify(*args: str):
 def both_run(tmp_path_factory, pool_dir, tiny_llava, random_clip):
     """LLaVA + random CLIP over the bundled pool, without --allow-fail."""
     out = tmp_path_factory.mktemp("both")
-    result = verify("--pool", pool_dir, "--model", tiny_llava, "--model", random_clip, "--out", out,
-                    "--batch-size", "16")
+    result = verify(
+        "--pool", pool_dir, "--model", tiny_llava, "--model", random_clip, "--out", out, "--batch-size", "16"
+    )
     return result, out, json.loads((out / "report.json").read_text("utf-8"))
 
 
@@ -162,8 +163,19 @@ def test_markdown_lists_failures_first(both_run, random_clip):
 
 
 def test_allow_fail_exits_zero(tmp_path, pool_dir, tiny_llava):
-    result = verify("--pool", pool_dir, "--model", tiny_llava, "--out", tmp_path, "--rotations", "1",
-                    "--allow-fail", "--batch-size", "16")
+    result = verify(
+        "--pool",
+        pool_dir,
+        "--model",
+        tiny_llava,
+        "--out",
+        tmp_path,
+        "--rotations",
+        "1",
+        "--allow-fail",
+        "--batch-size",
+        "16",
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "report.json").read_text("utf-8"))
     assert report["settings"]["rotations"] == [0] and report["failures"]
@@ -226,7 +238,12 @@ def test_tiny_models_command_writes_a_loadable_clip(tmp_path, pool_dir, capsys):
     assert main(["clip", "--out", str(tmp_path / "clip"), "--fit-pool", str(pool_dir), "--steps", "3"]) == 0
     assert "fitted to" in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "clip").iterdir()) == [
-        "config.json", "model.safetensors", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"]
+        "config.json",
+        "model.safetensors",
+        "preprocessor_config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
     assert model_kind(str(tmp_path / "clip")) == "dual"
     enc = DualEncoder(str(tmp_path / "clip"), device="cpu")
     ids = enc.tokenizer(["a picture about health."])["input_ids"][0]
@@ -244,8 +261,9 @@ def test_gallery_reads_the_report(both_run, tiny_llava, random_clip):
     assert seen["models"] == [str(tiny_llava), str(random_clip)]
     assert len(seen["by_id"]) == N_IMAGES
     for img in report["images"]:
-        assert {m: r["passed"] for m, r in seen["by_id"][img["image_id"]].items()} == \
-            {m: r["passed"] for m, r in img["results"].items()}
+        assert {m: r["passed"] for m, r in seen["by_id"][img["image_id"]].items()} == {
+            m: r["passed"] for m, r in img["results"].items()
+        }
     # What a reviewer reads on a gallery card: topic counts over the 7 orders, and the CLIP margin.
     from mvlsib.image_pool.gallery import _prediction_summary
 

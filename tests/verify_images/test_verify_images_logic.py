@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.openai_compat import FORMATS, LENIENT_ONLY_SHIFT, topic_server
 
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 from mvlsib.verify_images.rotations import LETTERS, required_correct, rotate, rotation_shifts
 from mvlsib.verify_images.verify import (
     ModelSpec,
@@ -20,7 +21,6 @@ from mvlsib.verify_images.verify import (
     question_text,
     read_topic_names,
 )
-from fakes.openai_compat import FORMATS, LENIENT_ONLY_SHIFT, topic_server
 
 N_IMAGES = 70
 
@@ -84,27 +84,45 @@ def _write(path: Path, text: str) -> Path:
 
 
 def test_topic_names_csv(tmp_path):
-    path = _write(tmp_path / "names.csv", (
-        "language,entertainment,geography,health,politics,science_technology,sports,travel\n"
-        "eng_Latn,entertainment,geography,health,politics,science/technology,sports,travel\n"
-        "deu_Latn,Unterhaltung,Geografie,Gesundheit,Politik,Wissenschaft/Technik,Sport,Reisen\n"
-    ))
+    path = _write(
+        tmp_path / "names.csv",
+        (
+            "language,entertainment,geography,health,politics,science_technology,sports,travel\n"
+            "eng_Latn,entertainment,geography,health,politics,science/technology,sports,travel\n"
+            "deu_Latn,Unterhaltung,Geografie,Gesundheit,Politik,Wissenschaft/Technik,Sport,Reisen\n"
+        ),
+    )
     names = read_topic_names(path)
     assert list(names) == ["eng_Latn", "deu_Latn"]
     assert names["deu_Latn"][TOPICS.index("science/technology")] == "Wissenschaft/Technik"
 
 
-@pytest.mark.parametrize("body, message", [
-    ("language,entertainment,geography\nx,a,b\n", "line 1: the header must have"),
-    ("entertainment,geography,health,politics,science/technology,sports,travel\na,b,c,d,e,f,g\n", "missing: language"),
-    ("language,entertainment,geography,health,politics,science/technology,sports,travel\n"
-     "deu_Latn,Sport,Geografie,Gesundheit,Politik,Technik,sport,Reisen\n", "line 2 (deu_Latn): two topics share the name 'sport'"),
-    ("language,entertainment,geography,health,politics,science/technology,sports,travel\n"
-     "deu_Latn,Unterhaltung,,Gesundheit,Politik,Technik,Sport,Reisen\n", "line 2 (deu_Latn): no name for geography"),
-    ("language,entertainment,geography,health,politics,science/technology,sports,travel\n"
-     "x,a,b,c,d,e,f,g\nx,h,i,j,k,l,m,n\n", "line 3: language 'x' appears twice"),
-    ("language,entertainment,geography,health,politics,science/technology,sports,travel\n", "no language rows"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("language,entertainment,geography\nx,a,b\n", "line 1: the header must have"),
+        (
+            "entertainment,geography,health,politics,science/technology,sports,travel\na,b,c,d,e,f,g\n",
+            "missing: language",
+        ),
+        (
+            "language,entertainment,geography,health,politics,science/technology,sports,travel\n"
+            "deu_Latn,Sport,Geografie,Gesundheit,Politik,Technik,sport,Reisen\n",
+            "line 2 (deu_Latn): two topics share the name 'sport'",
+        ),
+        (
+            "language,entertainment,geography,health,politics,science/technology,sports,travel\n"
+            "deu_Latn,Unterhaltung,,Gesundheit,Politik,Technik,Sport,Reisen\n",
+            "line 2 (deu_Latn): no name for geography",
+        ),
+        (
+            "language,entertainment,geography,health,politics,science/technology,sports,travel\n"
+            "x,a,b,c,d,e,f,g\nx,h,i,j,k,l,m,n\n",
+            "line 3: language 'x' appears twice",
+        ),
+        ("language,entertainment,geography,health,politics,science/technology,sports,travel\n", "no language rows"),
+    ],
+)
 def test_topic_names_errors(tmp_path, body, message):
     path = _write(tmp_path / "names.csv", body)
     with pytest.raises(MvlsibError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
@@ -120,8 +138,16 @@ def verify(*args: str):
 
 
 def test_missing_pool_is_a_clean_error(tmp_path):
-    result = verify("--pool", tmp_path / "nope", "--model", "openai:x", "--base-url", "http://127.0.0.1:9/v1",
-                    "--out", tmp_path / "o")
+    result = verify(
+        "--pool",
+        tmp_path / "nope",
+        "--model",
+        "openai:x",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        tmp_path / "o",
+    )
     assert result.exit_code == 2 and "no image-pool manifest" in result.output
     assert "Traceback" not in result.output
 
@@ -143,8 +169,9 @@ def test_openai_without_base_url(tmp_path, pool_dir):
 def test_text_only_model_is_refused(tmp_path, pool_dir):
     from transformers import LlamaConfig
 
-    LlamaConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                vocab_size=50).save_pretrained(tmp_path / "llama")
+    LlamaConfig(
+        hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, vocab_size=50
+    ).save_pretrained(tmp_path / "llama")
     result = verify("--pool", pool_dir, "--model", tmp_path / "llama", "--out", tmp_path / "o", "--device", "cpu")
     assert result.exit_code == 2, result.output
     assert "neither an image-text-to-text model nor a dual encoder" in result.output
@@ -182,8 +209,22 @@ def served_run(tmp_path_factory, pool_dir, pool_images):
     out = tmp_path_factory.mktemp("served")
     wrong = {"health_3": "travel", "politics_5": "sports"}
     with topic_server(pool_images, wrong=wrong) as server:
-        result = verify("--pool", pool_dir, "--backend", "openai", "--base-url", server.base_url,
-                        "--model", "oracle", "--model", "always-a", "--out", out, "--concurrency", "4")
+        result = verify(
+            "--pool",
+            pool_dir,
+            "--backend",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "oracle",
+            "--model",
+            "always-a",
+            "--out",
+            out,
+            "--concurrency",
+            "4",
+        )
     return result, json.loads((out / "report.json").read_text("utf-8")), server, wrong
 
 
@@ -218,14 +259,27 @@ def test_rotations_cancel_position_bias(served_run):
 
 def test_lenient_parsing_and_translated_names(tmp_path, pool_dir, pool_images):
     german = ["Unterhaltung", "Geografie", "Gesundheit", "Politik", "Wissenschaft/Technik", "Sport", "Reisen"]
-    names_csv = _write(tmp_path / "names.csv",
-                       "language," + ",".join(TOPICS) + "\n"
-                       "eng_Latn," + ",".join(TOPICS) + "\n"
-                       "deu_Latn," + ",".join(german) + "\n")
+    names_csv = _write(
+        tmp_path / "names.csv",
+        "language," + ",".join(TOPICS) + "\neng_Latn," + ",".join(TOPICS) + "\ndeu_Latn," + ",".join(german) + "\n",
+    )
     with topic_server(pool_images, names=dict(zip(german, TOPICS))) as server:
-        result = verify("--pool", pool_dir, "--base-url", server.base_url, "--model", "openai:oracle",
-                        "--topic-names", names_csv, "--parse-mode", "lenient", "--rotations", "7",
-                        "--out", tmp_path / "out")
+        result = verify(
+            "--pool",
+            pool_dir,
+            "--base-url",
+            server.base_url,
+            "--model",
+            "openai:oracle",
+            "--topic-names",
+            names_csv,
+            "--parse-mode",
+            "lenient",
+            "--rotations",
+            "7",
+            "--out",
+            tmp_path / "out",
+        )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))
     assert len(server.requests) == N_IMAGES * 7 * 2
@@ -233,8 +287,10 @@ def test_lenient_parsing_and_translated_names(tmp_path, pool_dir, pool_images):
     assert any("Wissenschaft/Technik" in s for s in shown)
     for img in report["images"]:
         res = img["results"]["openai:oracle"]
-        assert res["languages"] == {"eng_Latn": {"correct": 7, "n": 7, "passed": True},
-                                    "deu_Latn": {"correct": 7, "n": 7, "passed": True}}
+        assert res["languages"] == {
+            "eng_Latn": {"correct": 7, "n": 7, "passed": True},
+            "deu_Latn": {"correct": 7, "n": 7, "passed": True},
+        }
         for p in res["predictions"]:
             assert p["predicted_topic"] == img["topic"]  # canonical topic, whatever name was shown
             if p["language"] == "deu_Latn":

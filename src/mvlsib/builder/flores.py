@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mvlsib.errors import MvlsibError
 from mvlsib.builder.tsv import SibRow, read_utf8
+from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import is_language_code
 
 DEV_SIZE = 997

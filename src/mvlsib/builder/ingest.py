@@ -29,9 +29,9 @@ from mvlsib.builder.sib_sources import (
 from mvlsib.builder.tsv import SPLITS, SibRow, read_language_columns, read_language_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.textnorm import collapse_whitespace, normalize_many
-from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE as REPORT_FILE
+from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE
+from mvlsib.workdir import INGEST_REPORT_FILE as REPORT_FILE
 from mvlsib.workdir.corpus import Corpus
-
 
 
 @dataclass(frozen=True)
@@ -169,8 +169,9 @@ def find_duplicates(rows: list[SibRow]) -> list[DuplicateGroup]:
     return duplicate_groups([r.index_id for r in rows], [r.topic for r in rows], [r.text for r in rows])
 
 
-def duplicate_groups(ids: list[int], topics: list[str], texts: list[str],
-                     normalized: list[str] | None = None) -> list[DuplicateGroup]:
+def duplicate_groups(
+    ids: list[int], topics: list[str], texts: list[str], normalized: list[str] | None = None
+) -> list[DuplicateGroup]:
     """:func:`find_duplicates` of one language's columns, given in index_id order.
 
     ``normalized`` (``textnorm.normalize_many`` of ``texts``, which the build needs anyway) narrows
@@ -214,8 +215,9 @@ def ingest(
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> IngestReport:
     """:func:`ingest_corpus` without the in-memory corpus."""
-    return ingest_corpus(workdir, sib, revision, flores, annotation, languages, progress,
-                         endpoint=endpoint, cache_dir=cache_dir)[0]
+    return ingest_corpus(
+        workdir, sib, revision, flores, annotation, languages, progress, endpoint=endpoint, cache_dir=cache_dir
+    )[0]
 
 
 def ingest_corpus(
@@ -349,8 +351,9 @@ def ingest_corpus(
         dups = duplicate_groups(col_id[start:end], col_topic[start:end], col_text[start:end], col_norm[start:end])
         if dups:
             duplicates[lang] = dups
-    in_memory = Corpus(table, dict(zip(CORPUS_COLUMNS, (col_lang, col_id, col_split, col_topic, col_text))),
-                       normalized=col_norm)
+    in_memory = Corpus(
+        table, dict(zip(CORPUS_COLUMNS, (col_lang, col_id, col_split, col_topic, col_text))), normalized=col_norm
+    )
     split_sizes = {s: 0 for s in SPLITS}
     topic_sizes: dict[str, int] = {}
     for r in ordered_ref:

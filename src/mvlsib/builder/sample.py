@@ -10,19 +10,21 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from mvlsib.atomic import atomic_open
 from mvlsib.builder.hashing import hash_order, hash_sorted, key_bytes
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import BUNDLED_POOL, INSTANCES_FILE as INSTANCES_NAME, SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
-
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
+from mvlsib.workdir import BUNDLED_POOL
+from mvlsib.workdir import INSTANCES_FILE as INSTANCES_NAME
+from mvlsib.workdir import SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
+    pass
 
 INSTANCES_PER_SENTENCE = 3
 N_POSITIVE_IMAGES = 5
@@ -175,7 +177,7 @@ class _Candidates:
 
 
 def _pick_sentences(
-    candidates: "_Candidates | Sequence[int]",
+    candidates: _Candidates | Sequence[int],
     n: int,
     taken: list[int],
     partners: Mapping[int, frozenset[int]],
@@ -391,7 +393,9 @@ def sample_corpus(
     instances = sample_instances(topics_by_id, pool_images, seed=seed, partners=partners, progress=progress)
     out_path = workdir / INSTANCES_NAME
     digest = write_instances(out_path, instances)
-    report = build_report(instances, pool_images, seed, digest, partners, n_languages=len(set(corpus.column("language"))))
+    report = build_report(
+        instances, pool_images, seed, digest, partners, n_languages=len(set(corpus.column("language")))
+    )
     report.output = str(out_path)
     with atomic_open(workdir / SAMPLE_REPORT_NAME) as fh:
         fh.write(report.to_json())

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib import httpio
-from mvlsib.errors import MvlsibError
 from mvlsib.builder.tsv import SPLITS
+from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
@@ -115,9 +115,12 @@ def hub_source(
             "For a local folder, check that the path exists."
         ) from None
     except HfHubHTTPError as exc:
-        raise MvlsibError(httpio.redact(
-            f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.", (os.environ.get("HF_TOKEN"),)
-        )) from None
+        raise MvlsibError(
+            httpio.redact(
+                f"--sib {repo_id}: the Hub answered with an error ({exc}); try again later.",
+                (os.environ.get("HF_TOKEN"),),
+            )
+        ) from None
     except network_errors as exc:  # connection refused, DNS failure, timeouts
         raise MvlsibError(
             f"--sib {repo_id}: cannot reach the Hub ({exc.__class__.__name__}: {exc}). "
@@ -149,8 +152,12 @@ def hub_source(
             **({} if progress else {"tqdm_class": _SilentTqdm()}),
         )
     except (HfHubHTTPError, *network_errors) as exc:
-        raise MvlsibError(httpio.redact(f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.",
-                                        (os.environ.get("HF_TOKEN"),))) from None
+        raise MvlsibError(
+            httpio.redact(
+                f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.",
+                (os.environ.get("HF_TOKEN"),),
+            )
+        ) from None
     root = Path(snapshot) / "data"
     langs = {lang: root / lang for lang in available}
     return SibSource("hub", repo_id, commit, root, langs)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 
 HEADER = ("index_id", "category", "text")
 SPLITS = ("train", "dev", "test")
@@ -37,10 +37,13 @@ def read_sib_tsv(path: Path, split: str, *, need_text: bool = True) -> list[SibR
 
     ``need_text=False`` is for the English annotation of the Flores path, whose texts are not used.
     """
-    text = read_utf8(path, missing=(
-        f"{path}: missing split file. Every language folder needs train.tsv, dev.tsv and test.tsv; "
-        "restore the file or leave the language out with --languages."
-    ))
+    text = read_utf8(
+        path,
+        missing=(
+            f"{path}: missing split file. Every language folder needs train.tsv, dev.tsv and test.tsv; "
+            "restore the file or leave the language out with --languages."
+        ),
+    )
     if text and not text.endswith("\n"):
         # Every real SIB-200 file ends with a newline: a missing one means the file was cut off,
         # most likely inside its last sentence, which would then go into every release.
@@ -98,7 +101,7 @@ def read_utf8(path: Path, *, missing: str) -> str:
         column = start - (data.rfind(b"\n", 0, start) + 1) + 1
         raise MvlsibError(
             f"{path}:{line}: not valid UTF-8 at byte {start} (line {line}, byte {column} of the line: "
-            f"{data[start:start + 4]!r}); re-save the file as UTF-8."
+            f"{data[start : start + 4]!r}); re-save the file as UTF-8."
         ) from None
 
 
@@ -112,9 +115,7 @@ def _parse_record(record: list[str], path: Path, line: int, split: str, need_tex
     if not (raw_id.isascii() and raw_id.isdigit()):
         raise MvlsibError(f"{path}:{line}: index_id {raw_id!r} is not a non-negative integer; fix the row.")
     if topic not in _TOPIC_SET:
-        raise MvlsibError(
-            f"{path}:{line}: unknown topic {topic!r}; the category must be one of {', '.join(TOPICS)}."
-        )
+        raise MvlsibError(f"{path}:{line}: unknown topic {topic!r}; the category must be one of {', '.join(TOPICS)}.")
     text = text.rstrip()
     if need_text:
         if not text:
@@ -164,8 +165,9 @@ def read_language_columns(folder: Path) -> tuple[list[int], list[str], list[str]
         if not data.endswith("\n"):
             return None
         try:
-            records = list(csv.reader(io.StringIO(data, newline=""), delimiter="\t", quotechar='"',
-                                      doublequote=True, strict=True))
+            records = list(
+                csv.reader(io.StringIO(data, newline=""), delimiter="\t", quotechar='"', doublequote=True, strict=True)
+            )
         except csv.Error:
             return None
         if not records or tuple(records[0]) != HEADER or not all(records) or set(map(len, records)) != {3}:

@@ -10,9 +10,8 @@ import click
 from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, POOL_DEFAULT_HELP, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
 from mvlsib.evaluation.commands import with_backend_options
-from mvlsib.release.exports import FORMATS as EXPORT_FORMATS
 from mvlsib.limits import HUB_TIMEOUT_S
-
+from mvlsib.release.exports import FORMATS as EXPORT_FORMATS
 
 # ---------------------------------------------------------------- ingest
 
@@ -76,8 +75,10 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
         endpoint=hub_endpoint,
     )
     n_cross = sum(g.cross_topic for groups in report.duplicates.values() for g in groups)
-    click.echo(f"languages: {report.n_languages}  rows: {report.n_rows:,}  "
-               f"({report.sentences_per_language} sentences per language)")
+    click.echo(
+        f"languages: {report.n_languages}  rows: {report.n_rows:,}  "
+        f"({report.sentences_per_language} sentences per language)"
+    )
     click.echo(
         f"duplicate texts: {report.n_duplicate_groups} group(s) in {len(report.duplicates)} language(s), "
         f"{n_cross} across topics (see {Path(workdir) / 'ingest_report.json'})"
@@ -85,16 +86,25 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
     click.echo(f"wrote {Path(workdir) / report.corpus}  sha256 {report.corpus_sha256}")
 
 
-
 # ---------------------------------------------------------------- sample
 
 
 @build_cli.command()
 @workdir_option
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.")
-@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP,
-              help="Image-pool folder (with manifest.csv) whose image ids are sampled.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.",
+)
+@click.option(
+    "--pool",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=POOL_DEFAULT_HELP,
+    help="Image-pool folder (with manifest.csv) whose image ids are sampled.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
 @_friendly_errors
 def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
@@ -108,10 +118,14 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
 
     report = run_sample(workdir, seed=seed, pool=pool, progress=progress)
     spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
-    click.echo(f"{report.n_instances} instances from {report.n_sentences} sentences "
-               f"({report.n_languages} languages), seed {report.seed}")
-    click.echo(f"labels A-D: sentence {list(report.sentence_label_counts.values())}, "
-               f"image {list(report.image_label_counts.values())}; positive-image use spread per topic: {spread}")
+    click.echo(
+        f"{report.n_instances} instances from {report.n_sentences} sentences "
+        f"({report.n_languages} languages), seed {report.seed}"
+    )
+    click.echo(
+        f"labels A-D: sentence {list(report.sentence_label_counts.values())}, "
+        f"image {list(report.image_label_counts.values())}; positive-image use spread per topic: {spread}"
+    )
     click.echo(f"wrote {report.output}")
     click.echo(f"sha256 {report.instances_sha256}")
 
@@ -121,10 +135,20 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
 
 @build_cli.command()
 @workdir_option
-@click.option("--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP,
-              help="Image-pool folder whose manifest gives each image's topic.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write every violation and the summary to this JSON file.")
+@click.option(
+    "--pool",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_POOL,
+    show_default=POOL_DEFAULT_HELP,
+    help="Image-pool folder whose manifest gives each image's topic.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write every violation and the summary to this JSON file.",
+)
 @click.option("--max-show", type=int, default=50, show_default=True, help="Print at most this many violations.")
 @_friendly_errors
 def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
@@ -142,10 +166,14 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
             fh.write(result.to_json())
     s = result.summary
     if result.ok:
-        click.echo(f"OK: {s['instances']} instances, {s['sentences']} sentences, {s['languages']} languages, "
-                   f"{s['images']} images; all schemas and invariants hold")
+        click.echo(
+            f"OK: {s['instances']} instances, {s['sentences']} sentences, {s['languages']} languages, "
+            f"{s['images']} images; all schemas and invariants hold"
+        )
         return
-    click.echo(f"{len(result.violations)} violation(s): " + ", ".join(f"{r} {n}" for r, n in result.counts().items()), err=True)
+    click.echo(
+        f"{len(result.violations)} violation(s): " + ", ".join(f"{r} {n}" for r, n in result.counts().items()), err=True
+    )
     click.echo(f"{'instance':>8}  {'rule':<17} detail", err=True)
     for v in result.violations[:max_show]:
         click.echo(str(v), err=True)
@@ -154,38 +182,82 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     sys.exit(1)
 
 
-
 # ---------------------------------------------------------------- verify-images
 
 
 @build_cli.command("verify-images")
-@click.option("--model", "models", multiple=True, required=True, metavar="M",
-              help="Model to check with (repeatable): a local folder or Hub id (hf backend: image-text-to-text "
-              "models are asked, CLIP/SigLIP-style dual encoders classify zero-shot; detected from the config), "
-              "or a served model name (openai backend). Prefix hf: or openai: to pick the backend per model.")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    required=True,
+    metavar="M",
+    help="Model to check with (repeatable): a local folder or Hub id (hf backend: image-text-to-text "
+    "models are asked, CLIP/SigLIP-style dual encoders classify zero-shot; detected from the config), "
+    "or a served model name (openai backend). Prefix hf: or openai: to pick the backend per model.",
+)
 @pool_option
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=str(Path(DEFAULT_WORKDIR) / "verify-images"), show_default=True,
-              help="Folder for report.json and report.md.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=str(Path(DEFAULT_WORKDIR) / "verify-images"),
+    show_default=True,
+    help="Folder for report.json and report.md.",
+)
 @with_backend_options
-@click.option("--rotations", type=click.IntRange(1, 7), default=7, show_default=True,
-              help="Option orders per image (cyclic rotations of the 7 topics, spread evenly); 7 puts every "
-              "topic once at every letter A-G.")
-@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
-              help="A generative model passes an image when more than this share of the orders pick its "
-              "topic (0.5: majority; 1: every order).")
-@click.option("--parse-mode", type=click.Choice(["strict", "relaxed", "lenient"]), default="relaxed",
-              show_default=True, help="How answer letters are read (as in mvlsib-eval).")
-@click.option("--topic-names", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="CSV with a 'language' column and one column per topic: ask with these names, once per "
-              "language (replaces the English names; include an eng_Latn row to keep them).")
+@click.option(
+    "--rotations",
+    type=click.IntRange(1, 7),
+    default=7,
+    show_default=True,
+    help="Option orders per image (cyclic rotations of the 7 topics, spread evenly); 7 puts every "
+    "topic once at every letter A-G.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.5,
+    show_default=True,
+    help="A generative model passes an image when more than this share of the orders pick its "
+    "topic (0.5: majority; 1: every order).",
+)
+@click.option(
+    "--parse-mode",
+    type=click.Choice(["strict", "relaxed", "lenient"]),
+    default="relaxed",
+    show_default=True,
+    help="How answer letters are read (as in mvlsib-eval).",
+)
+@click.option(
+    "--topic-names",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV with a 'language' column and one column per topic: ask with these names, once per "
+    "language (replaces the English names; include an eng_Latn row to keep them).",
+)
 @click.option("--max-new-tokens", type=int, default=8, show_default=True, help="Tokens generated per answer.")
-@click.option("--allow-fail", is_flag=True, default=False,
-              help="Exit 0 even when some image fails some model (the report still lists them).")
+@click.option(
+    "--allow-fail",
+    is_flag=True,
+    default=False,
+    help="Exit 0 even when some image fails some model (the report still lists them).",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
 @_friendly_errors
-def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic_names, max_new_tokens, allow_fail,
-                      progress, backend, **backend_values):
+def verify_images_cmd(
+    models,
+    pool,
+    out,
+    rotations,
+    threshold,
+    parse_mode,
+    topic_names,
+    max_new_tokens,
+    allow_fail,
+    progress,
+    backend,
+    **backend_values,
+):
     """Check that every pool image is classified as its topic by every model.
 
     Generative models see each image with the 7 topics as options A-G, in several option
@@ -197,8 +269,16 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
     from mvlsib.verify_images.verify import VerifyOptions, verify_images
 
     opts = VerifyOptions(
-        pool=pool, models=list(models), out=out, backend=backend, rotations=rotations, threshold=threshold,
-        parse_mode=parse_mode, topic_names=topic_names, max_new_tokens=max_new_tokens, progress=progress,
+        pool=pool,
+        models=list(models),
+        out=out,
+        backend=backend,
+        rotations=rotations,
+        threshold=threshold,
+        parse_mode=parse_mode,
+        topic_names=topic_names,
+        max_new_tokens=max_new_tokens,
+        progress=progress,
         **backend_values,
     )
     report = verify_images(opts)
@@ -237,7 +317,9 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
     show_default=POOL_DEFAULT_HELP,
     help="Image pool folder (with manifest.csv) the instances were sampled with.",
 )
-@click.option("--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it).")
+@click.option(
+    "--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it)."
+)
 @click.option(
     "--release",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -248,17 +330,44 @@ def verify_images_cmd(models, pool, out, rotations, threshold, parse_mode, topic
 @click.option("--revision", default=None, help="Hub branch to commit to (default: main; created if missing).")
 @click.option("--private", is_flag=True, help="Create the Hub repository as private (if it does not exist yet).")
 @click.option("--tag", default=None, help="Tag the uploaded revision, e.g. v1.0.")
-@click.option("--dry-run", is_flag=True, help="List what would be added, changed and deleted on the Hub; write nothing.")
-@click.option("--timeout", "hub_timeout", type=click.FloatRange(min=0.1), default=HUB_TIMEOUT_S, show_default=True,
-              help="Seconds any one request to the Hub may wait for the server.")
-@click.option("--no-validate", is_flag=True,
-              help="With --out: skip the schema and invariant checks that otherwise run first (seconds).")
-@click.option("--allow-demo-pool", is_flag=True,
-              help="Upload even when the release's images are the drawn demo pictograms (refused otherwise: a "
-              "demo build is not the benchmark; its card says so).")
+@click.option(
+    "--dry-run", is_flag=True, help="List what would be added, changed and deleted on the Hub; write nothing."
+)
+@click.option(
+    "--timeout",
+    "hub_timeout",
+    type=click.FloatRange(min=0.1),
+    default=HUB_TIMEOUT_S,
+    show_default=True,
+    help="Seconds any one request to the Hub may wait for the server.",
+)
+@click.option(
+    "--no-validate",
+    is_flag=True,
+    help="With --out: skip the schema and invariant checks that otherwise run first (seconds).",
+)
+@click.option(
+    "--allow-demo-pool",
+    is_flag=True,
+    help="Upload even when the release's images are the drawn demo pictograms (refused otherwise: a "
+    "demo build is not the benchmark; its card says so).",
+)
 @_friendly_errors
-def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, tag, dry_run, no_validate, hub_timeout,
-                allow_demo_pool):
+def publish_cmd(
+    workdir,
+    out,
+    pool,
+    seed,
+    release,
+    repo_id,
+    revision,
+    private,
+    tag,
+    dry_run,
+    no_validate,
+    hub_timeout,
+    allow_demo_pool,
+):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
     \b
@@ -272,7 +381,9 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
     from mvlsib.errors import MvlsibError
 
     if out is None and release is None:
-        raise MvlsibError("nothing to do: pass --out DIR to write a release, or --release DIR --repo-id ORG/NAME to upload one")
+        raise MvlsibError(
+            "nothing to do: pass --out DIR to write a release, or --release DIR --repo-id ORG/NAME to upload one"
+        )
     if out is not None and release is not None:
         raise MvlsibError("--out writes a new release and --release uploads an existing one; pass only one of them")
     if release is not None and repo_id is None:
@@ -289,8 +400,16 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, revision, private, t
     if repo_id is not None:
         from mvlsib.release.hub import publish_to_hub
 
-        result = publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run,
-                                timeout=hub_timeout, allow_demo_pool=allow_demo_pool)
+        result = publish_to_hub(
+            release,
+            repo_id,
+            revision=revision,
+            private=private,
+            tag=tag,
+            dry_run=dry_run,
+            timeout=hub_timeout,
+            allow_demo_pool=allow_demo_pool,
+        )
         for line in result.lines():
             click.echo(line)
 
@@ -333,8 +452,15 @@ def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annota
 
     langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
     summary = build(
-        sib, out, seed=seed, workdir=workdir, pool=pool, languages=langs, revision=revision,
-        flores=flores, annotation=annotation,
+        sib,
+        out,
+        seed=seed,
+        workdir=workdir,
+        pool=pool,
+        languages=langs,
+        revision=revision,
+        flores=flores,
+        annotation=annotation,
     )
     for line in summary.lines():
         click.echo(line)
@@ -358,11 +484,21 @@ def _ks(ctx, param, value):
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(list(EXPORT_FORMATS)))
 @click.option("--release", required=True, metavar="DIR|ORG/NAME", help="Release folder or Hub dataset repo id.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write.")
-@click.option("--languages", default=None, metavar="CODES",
-              help="Comma-separated language configs (default: all of a release folder; required for a Hub repo).")
+@click.option(
+    "--languages",
+    default=None,
+    metavar="CODES",
+    help="Comma-separated language configs (default: all of a release folder; required for a Hub repo).",
+)
 @click.option("--tasks", default=None, metavar="NAMES", help="Comma-separated tasks (default: all the format holds).")
-@click.option("--k", "ks", default=None, metavar="KS", callback=_ks,
-              help="Comma-separated numbers of references (default 1,3,5; mteb: 1).")
+@click.option(
+    "--k",
+    "ks",
+    default=None,
+    metavar="KS",
+    callback=_ks,
+    help="Comma-separated numbers of references (default 1,3,5; mteb: 1).",
+)
 @click.option("--revision", default=None, help="Branch, tag or commit of a Hub --release.")
 @_friendly_errors
 def export_cmd(fmt, release, out, languages, tasks, ks, revision):
@@ -377,5 +513,4 @@ def export_cmd(fmt, release, out, languages, tasks, ks, revision):
     from mvlsib.release.exports import export
 
     info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=revision)
-    click.echo(f"wrote {out}: {fmt} export of {len(info['languages'])} language(s), "
-               f"tasks {', '.join(info['tasks'])}")
+    click.echo(f"wrote {out}: {fmt} export of {len(info['languages'])} language(s), tasks {', '.join(info['tasks'])}")

@@ -20,8 +20,13 @@ def images_group() -> None:
 
 
 @images_group.command("demo-pool")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default="image_pool", show_default=True,
-              help="Folder to write the drawn pictograms and manifest.csv into.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="image_pool",
+    show_default=True,
+    help="Folder to write the drawn pictograms and manifest.csv into.",
+)
 @_friendly_errors
 def images_demo_pool(out: Path) -> None:
     """Draw the bundled demo pool (10 CC0 pictograms per topic) into OUT.
@@ -50,9 +55,13 @@ def _check_options(allow_license, allow_list, min_side, max_pixels, expected_per
     from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, read_allow_list
 
     allowed = read_allow_list(allow_list) if allow_list else DEFAULT_ALLOWED
-    return CheckOptions(allowed_licenses=tuple(dict.fromkeys([*allowed, *allow_license])), min_side=min_side,
-                        max_pixels=max_pixels, expected_per_topic=expected_per_topic or None,
-                        policy=NearDupPolicy(phash_max=phash_max, dhash_max=dhash_max))
+    return CheckOptions(
+        allowed_licenses=tuple(dict.fromkeys([*allowed, *allow_license])),
+        min_side=min_side,
+        max_pixels=max_pixels,
+        expected_per_topic=expected_per_topic or None,
+        policy=NearDupPolicy(phash_max=phash_max, dhash_max=dhash_max),
+    )
 
 
 def _load_cache(path):
@@ -76,22 +85,57 @@ def _save_cache(path, cache) -> None:
 def check_options(fn):
     """Options shared by `images check` and `images gallery` (the gallery shows check results)."""
     opts = [
-        click.option("--allow-license", multiple=True, metavar="SPDX",
-                     help="Also accept this licence key (repeatable), on top of the allow-list."),
-        click.option("--allow-list", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-                     help="File with the allowed licence keys, one per line (replaces the default list)."),
-        click.option("--min-side", type=click.IntRange(1), default=limits.MIN_SIDE, show_default=True,
-                     help="Smallest accepted shorter side in pixels."),
-        click.option("--max-pixels", type=click.IntRange(1), default=limits.MAX_PIXELS, show_default=True,
-                     help="Largest accepted width x height (decompression-bomb guard)."),
-        click.option("--expected-per-topic", type=click.IntRange(0), default=limits.IMAGES_PER_TOPIC, show_default=True,
-                     help="Images each of the 7 topics must have (0: do not check counts)."),
-        click.option("--phash-max", type=click.IntRange(0, 64), default=10, show_default=True,
-                     help="Near-duplicate when pHash distance <= this (and dHash within --dhash-max)."),
-        click.option("--dhash-max", type=click.IntRange(0, 64), default=10, show_default=True,
-                     help="Near-duplicate when dHash distance <= this (and pHash within --phash-max)."),
-        click.option("--hash-cache", type=click.Path(dir_okay=False, path_type=Path),
-                     help="JSON file keeping perceptual hashes by sha256, so re-checks only hash changed files."),
+        click.option(
+            "--allow-license",
+            multiple=True,
+            metavar="SPDX",
+            help="Also accept this licence key (repeatable), on top of the allow-list.",
+        ),
+        click.option(
+            "--allow-list",
+            type=click.Path(dir_okay=False, exists=True, path_type=Path),
+            help="File with the allowed licence keys, one per line (replaces the default list).",
+        ),
+        click.option(
+            "--min-side",
+            type=click.IntRange(1),
+            default=limits.MIN_SIDE,
+            show_default=True,
+            help="Smallest accepted shorter side in pixels.",
+        ),
+        click.option(
+            "--max-pixels",
+            type=click.IntRange(1),
+            default=limits.MAX_PIXELS,
+            show_default=True,
+            help="Largest accepted width x height (decompression-bomb guard).",
+        ),
+        click.option(
+            "--expected-per-topic",
+            type=click.IntRange(0),
+            default=limits.IMAGES_PER_TOPIC,
+            show_default=True,
+            help="Images each of the 7 topics must have (0: do not check counts).",
+        ),
+        click.option(
+            "--phash-max",
+            type=click.IntRange(0, 64),
+            default=10,
+            show_default=True,
+            help="Near-duplicate when pHash distance <= this (and dHash within --dhash-max).",
+        ),
+        click.option(
+            "--dhash-max",
+            type=click.IntRange(0, 64),
+            default=10,
+            show_default=True,
+            help="Near-duplicate when dHash distance <= this (and pHash within --phash-max).",
+        ),
+        click.option(
+            "--hash-cache",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="JSON file keeping perceptual hashes by sha256, so re-checks only hash changed files.",
+        ),
     ]
     for o in reversed(opts):
         fn = o(fn)
@@ -101,34 +145,99 @@ def check_options(fn):
 @images_group.command("add")
 @click.argument("source")
 # No default: the bundled pool is package data, and adding to it would change the installed package.
-@click.option("--pool", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Image-pool folder to add to (created if missing); holds manifest.csv and the image files.")
+@click.option(
+    "--pool",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Image-pool folder to add to (created if missing); holds manifest.csv and the image files.",
+)
 @click.option("--topic", required=True, help="SIB-200 topic, e.g. sports or science/technology.")
-@click.option("--license", "license_", required=True, metavar="SPDX",
-              help="Licence as SPDX id (CC-BY-SA-4.0) or Wikimedia short name ('CC BY-SA 4.0', 'Public domain').")
+@click.option(
+    "--license",
+    "license_",
+    required=True,
+    metavar="SPDX",
+    help="Licence as SPDX id (CC-BY-SA-4.0) or Wikimedia short name ('CC BY-SA 4.0', 'Public domain').",
+)
 @click.option("--author", default="", help="Who made the image (required for attribution licences).")
 @click.option("--source-url", default="", help="Page where the image and its licence are published.")
 @click.option("--title", default="", help="Short description used in credits and the gallery.")
 @click.option("--image-id", default="", help="Id to use instead of the next free <topic_slug>_<n>.")
 @click.option("--box", default=_BOX, show_default=True, help="Fit the image into WIDTHxHEIGHT (never enlarged).")
-@click.option("--format", "fmt", type=click.Choice(["auto", "jpeg", "png"]), default="auto", show_default=True,
-              help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.")
-@click.option("--min-side", type=click.IntRange(1), default=limits.MIN_SIDE, show_default=True,
-              help="Refuse images whose shorter side is smaller after fitting.")
-@click.option("--max-pixels", type=click.IntRange(1), default=limits.MAX_PIXELS, show_default=True,
-              help="Refuse images with more pixels (decompression-bomb guard).")
-@click.option("--max-bytes", type=click.IntRange(1), default=limits.MAX_DOWNLOAD_BYTES, show_default=True,
-              help="Refuse sources larger than this many bytes.")
-@click.option("--timeout", type=click.FloatRange(0.1), default=limits.DOWNLOAD_TIMEOUT_S, show_default=True,
-              help="Seconds to wait for a URL to answer.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "jpeg", "png"]),
+    default="auto",
+    show_default=True,
+    help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.",
+)
+@click.option(
+    "--min-side",
+    type=click.IntRange(1),
+    default=limits.MIN_SIDE,
+    show_default=True,
+    help="Refuse images whose shorter side is smaller after fitting.",
+)
+@click.option(
+    "--max-pixels",
+    type=click.IntRange(1),
+    default=limits.MAX_PIXELS,
+    show_default=True,
+    help="Refuse images with more pixels (decompression-bomb guard).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1),
+    default=limits.MAX_DOWNLOAD_BYTES,
+    show_default=True,
+    help="Refuse sources larger than this many bytes.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1),
+    default=limits.DOWNLOAD_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for a URL to answer.",
+)
 @_friendly_errors
-def images_add(source, pool, topic, license_, author, source_url, title, image_id, box, fmt, min_side, max_pixels,
-               max_bytes, timeout) -> None:
+def images_add(
+    source,
+    pool,
+    topic,
+    license_,
+    author,
+    source_url,
+    title,
+    image_id,
+    box,
+    fmt,
+    min_side,
+    max_pixels,
+    max_bytes,
+    timeout,
+) -> None:
     """Normalise SOURCE (file or http(s) URL) and add it to the pool with a new manifest row."""
     from mvlsib.image_pool.add import AddRequest, add_image
 
-    row = add_image(pool, AddRequest(source, topic, license_, author, source_url, title, image_id, _box(box), fmt,
-                                     min_side, max_pixels, max_bytes, timeout))
+    row = add_image(
+        pool,
+        AddRequest(
+            source,
+            topic,
+            license_,
+            author,
+            source_url,
+            title,
+            image_id,
+            _box(box),
+            fmt,
+            min_side,
+            max_pixels,
+            max_bytes,
+            timeout,
+        ),
+    )
     click.echo(f"added {row.image_id}: {pool / row.file} (sha256 {row.sha256})")
 
 
@@ -137,11 +246,28 @@ def images_add(source, pool, topic, license_, author, source_url, title, image_i
 @check_options
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON instead of text.")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON report here.")
-@click.option("--closest", type=click.IntRange(0), default=10, show_default=True,
-              help="How many closest image pairs to list (even when they pass).")
+@click.option(
+    "--closest",
+    type=click.IntRange(0),
+    default=10,
+    show_default=True,
+    help="How many closest image pairs to list (even when they pass).",
+)
 @_friendly_errors
-def images_check(pool, allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max,
-                 hash_cache, as_json, json_out, closest) -> None:
+def images_check(
+    pool,
+    allow_license,
+    allow_list,
+    min_side,
+    max_pixels,
+    expected_per_topic,
+    phash_max,
+    dhash_max,
+    hash_cache,
+    as_json,
+    json_out,
+    closest,
+) -> None:
     """Check licences, attribution, files, hashes, duplicates and topic counts; exit 1 naming every problem."""
     import dataclasses
 
@@ -160,14 +286,33 @@ def images_check(pool, allow_license, allow_list, min_side, max_pixels, expected
 
 @images_group.command("gallery")
 @pool_option
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for gallery.html and one contact_<topic>.png per topic.")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="JSON report from `verify-images` to show each model's verdict per image.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for gallery.html and one contact_<topic>.png per topic.",
+)
+@click.option(
+    "--report",
+    "report_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="JSON report from `verify-images` to show each model's verdict per image.",
+)
 @check_options
 @_friendly_errors
-def images_gallery(pool, out, report_file, allow_license, allow_list, min_side, max_pixels, expected_per_topic,
-                   phash_max, dhash_max, hash_cache) -> None:
+def images_gallery(
+    pool,
+    out,
+    report_file,
+    allow_license,
+    allow_list,
+    min_side,
+    max_pixels,
+    expected_per_topic,
+    phash_max,
+    dhash_max,
+    hash_cache,
+) -> None:
     """Write a single-file HTML gallery (and contact sheets) for reviewing the pool."""
     from mvlsib.image_pool.gallery import build_gallery
 
@@ -177,13 +322,16 @@ def images_gallery(pool, out, report_file, allow_license, allow_list, min_side, 
     _save_cache(hash_cache, cache)
     click.echo(f"wrote {res.html} and {len(res.contact_sheets)} contact sheet(s)")
     if not res.report.ok:
-        click.echo(f"note: images check finds {len(res.report.errors)} problem(s); they are marked in the gallery",
-                   err=True)
+        click.echo(
+            f"note: images check finds {len(res.report.errors)} problem(s); they are marked in the gallery", err=True
+        )
 
 
 @images_group.command("credits")
 @pool_option
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here (default: stdout).")
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here (default: stdout)."
+)
 @_friendly_errors
 def images_credits(pool, out) -> None:
     """Print the attribution list in Markdown: one line per image (title, author, licence link, source)."""
@@ -202,13 +350,28 @@ def images_credits(pool, out) -> None:
 
 @images_group.command("import-release")
 @click.argument("release", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--licences", "licences_csv", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True,
-              help="CSV with file, license, author, source_url[, title] for every image of the release.")
-@click.option("--pool", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="New (or empty) folder to build the pool in.")
+@click.option(
+    "--licences",
+    "licences_csv",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    required=True,
+    help="CSV with file, license, author, source_url[, title] for every image of the release.",
+)
+@click.option(
+    "--pool",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="New (or empty) folder to build the pool in.",
+)
 @click.option("--box", default=_BOX, show_default=True, help="Fit images into WIDTHxHEIGHT (never enlarged).")
-@click.option("--format", "fmt", type=click.Choice(["auto", "jpeg", "png"]), default="auto", show_default=True,
-              help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "jpeg", "png"]),
+    default="auto",
+    show_default=True,
+    help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.",
+)
 @_friendly_errors
 def images_import_release(release, licences_csv, pool, box, fmt) -> None:
     """Import RELEASE's data/images/sib200/<category>_<i>.jpg with licence facts into a new pool."""

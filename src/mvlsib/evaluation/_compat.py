@@ -9,13 +9,27 @@ release's own loader.
 
 from __future__ import annotations
 
-
 # Bundled copies live in a package with another name; never reach for `mvlsib` there,
 # even when some other version of it happens to be installed.
 BUNDLED = not __name__.startswith("mvlsib.evaluation")
 
-__all__ = ["BUNDLED", "TOOLKIT_VERSION", "atomic_open", "open_csv", "MvlsibError", "library_versions", "TOPICS",
-           "TASK_TABLE", "TASKS", "TASK_BY_NAME", "K_VALUES", "CROSS_MODAL", "loader", "httpio", "locks"]
+__all__ = [
+    "BUNDLED",
+    "TOOLKIT_VERSION",
+    "atomic_open",
+    "open_csv",
+    "MvlsibError",
+    "library_versions",
+    "TOPICS",
+    "TASK_TABLE",
+    "TASKS",
+    "TASK_BY_NAME",
+    "K_VALUES",
+    "CROSS_MODAL",
+    "loader",
+    "httpio",
+    "locks",
+]
 
 
 if not BUNDLED:
@@ -25,7 +39,6 @@ if not BUNDLED:
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
     from mvlsib.release_format import mvl_sib as _loader_module
-    from mvlsib.topics import TOPICS
     from mvlsib.versions import library_versions
 else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess test
     # evaluate.py puts its own folder (the release, with its mvl_sib.py) on sys.path first.
@@ -38,15 +51,14 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions
 
-    TOPICS = _loader_module.TOPICS
-
 
 # The task table, read from the release format's reader (the toolkit's copy, or the release's own).
 TASK_TABLE = _loader_module.TASK_TABLE
 TASKS = _loader_module.TASKS
 TASK_BY_NAME = _loader_module.TASK_BY_NAME
 K_VALUES = _loader_module.K_VALUES
-CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)
+CROSS_MODAL = _loader_module.CROSS_MODAL
+TOPICS = _loader_module.TOPICS
 
 
 def loader(data=None):

@@ -63,16 +63,34 @@ def item_analysis(loaded) -> dict:
         d = diff[(task, k, iid)]
         d[0] += len(per_run)
         d[1] += sum(not r["_ok"] for r in per_run.values())
-    difficulty = [{"task": t, "k": k, "instance_id": iid, "n_answers": n, "error_rate": wrong / n}
-                  for (t, k, iid), (n, wrong) in diff.items()]
-    difficulty.sort(key=lambda r: (-r["error_rate"], TASKS.index(r["task"]) if r["task"] in TASKS else 9, r["k"],
-                                   _iid_rank(r["instance_id"])))
+    difficulty = [
+        {"task": t, "k": k, "instance_id": iid, "n_answers": n, "error_rate": wrong / n}
+        for (t, k, iid), (n, wrong) in diff.items()
+    ]
+    difficulty.sort(
+        key=lambda r: (
+            -r["error_rate"],
+            TASKS.index(r["task"]) if r["task"] in TASKS else 9,
+            r["k"],
+            _iid_rank(r["instance_id"]),
+        )
+    )
     # Hardest items first (wrong in most languages too): those are the likely bad items, not noise.
     rate = {(t, k, iid): wrong / n for (t, k, iid), (n, wrong) in diff.items()}
-    always = sorted(((key, per_run) for key, per_run in by_item.items()
-                     if len(per_run) == n_runs and not any(r["_ok"] for r in per_run.values())),
-                    key=lambda kv: (-rate[kv[0][1:]], TASKS.index(kv[0][1]) if kv[0][1] in TASKS else 9, kv[0][2],
-                                    _iid_rank(kv[0][3]), kv[0][0]))
+    always = sorted(
+        (
+            (key, per_run)
+            for key, per_run in by_item.items()
+            if len(per_run) == n_runs and not any(r["_ok"] for r in per_run.values())
+        ),
+        key=lambda kv: (
+            -rate[kv[0][1:]],
+            TASKS.index(kv[0][1]) if kv[0][1] in TASKS else 9,
+            kv[0][2],
+            _iid_rank(kv[0][3]),
+            kv[0][0],
+        ),
+    )
     everywhere = [r for r in difficulty if r["error_rate"] == 1.0 and r["n_answers"] >= n_runs]
     # images; the tasks whose options are images (s2i) also say which image was the right answer
     image_columns = loader().IMAGE_COLUMNS_OF_ROWS
@@ -87,11 +105,24 @@ def item_analysis(loaded) -> dict:
                 gold = r["image_ids"][-4:][int(r["label"])]  # the 4 option images come last in a prompt
                 img[gold][2] += 1
                 img[gold][3] += not r["_ok"]
-    images = [{"image_id": i, "n_prompts": v[0], "error_rate": v[1] / v[0],
-               "s2i_gold_n": v[2], "s2i_gold_error_rate": v[3] / v[2] if v[2] else None}
-              for i, v in img.items() if v[0]]
-    images.sort(key=lambda r: (-(r["s2i_gold_error_rate"] if r["s2i_gold_error_rate"] is not None else -1),
-                               -r["error_rate"], r["image_id"]))
+    images = [
+        {
+            "image_id": i,
+            "n_prompts": v[0],
+            "error_rate": v[1] / v[0],
+            "s2i_gold_n": v[2],
+            "s2i_gold_error_rate": v[3] / v[2] if v[2] else None,
+        }
+        for i, v in img.items()
+        if v[0]
+    ]
+    images.sort(
+        key=lambda r: (
+            -(r["s2i_gold_error_rate"] if r["s2i_gold_error_rate"] is not None else -1),
+            -r["error_rate"],
+            r["image_id"],
+        )
+    )
     # letters
     bias = []
     for label, _, records in loaded:
@@ -102,9 +133,13 @@ def item_analysis(loaded) -> dict:
             answered = Counter(r["_letter"] or "none" for r in recs)
             gold = Counter(LETTERS[int(r["label"])] for r in recs)
             n = len(recs)
-            row = {"run": label, "label_column": column,
-                   "tasks": ",".join(sorted({r["task"] for r in recs}, key=lambda t: TASKS.index(t) if t in TASKS else 9)),
-                   "n": n, "none_share": answered["none"] / n}
+            row = {
+                "run": label,
+                "label_column": column,
+                "tasks": ",".join(sorted({r["task"] for r in recs}, key=lambda t: TASKS.index(t) if t in TASKS else 9)),
+                "n": n,
+                "none_share": answered["none"] / n,
+            }
             for letter in LETTERS:
                 row[f"answered_{letter}"] = answered[letter] / n
                 row[f"gold_{letter}"] = gold[letter] / n
@@ -128,11 +163,28 @@ def item_analysis(loaded) -> dict:
             c[0 if text_ok and cross_ok else 1 if text_ok else 2 if cross_ok else 3] += 1
         for (task, mirror, k), c in sorted(pairs.items(), key=lambda kv: (TASKS.index(kv[0][0]), kv[0][2])):
             n = sum(c)
-            modality.append({"run": label, "cross_modal_task": task, "text_task": mirror, "k": k, "n": n,
-                             "both_right": c[0] / n, "only_text_right": c[1] / n, "only_cross_right": c[2] / n,
-                             "both_wrong": c[3] / n})
-    return {"n_runs": n_runs, "difficulty": difficulty, "modality": modality, "always_wrong": always, "always_wrong_everywhere": everywhere,
-            "images": images, "letter_bias": bias}
+            modality.append(
+                {
+                    "run": label,
+                    "cross_modal_task": task,
+                    "text_task": mirror,
+                    "k": k,
+                    "n": n,
+                    "both_right": c[0] / n,
+                    "only_text_right": c[1] / n,
+                    "only_cross_right": c[2] / n,
+                    "both_wrong": c[3] / n,
+                }
+            )
+    return {
+        "n_runs": n_runs,
+        "difficulty": difficulty,
+        "modality": modality,
+        "always_wrong": always,
+        "always_wrong_everywhere": everywhere,
+        "images": images,
+        "letter_bias": bias,
+    }
 
 
 def _release_rows(data: str | None, languages) -> dict[tuple, dict]:
@@ -154,9 +206,14 @@ def item_details(key, per_run, rows) -> dict:
     language, task, k, iid = key
     spec = TASK_BY_NAME[task]
     row = rows.get((language, iid))
-    detail = {"language": language, "task": task, "k": k, "instance_id": iid,
-              "gold": LETTERS[int(next(iter(per_run.values()))["label"])],
-              "answers": {run: r["_letter"] or "none" for run, r in per_run.items()}}
+    detail = {
+        "language": language,
+        "task": task,
+        "k": k,
+        "instance_id": iid,
+        "gold": LETTERS[int(next(iter(per_run.values()))["label"])],
+        "answers": {run: r["_letter"] or "none" for run, r in per_run.items()},
+    }
     if row is not None:
         detail["topic"] = row["topic"]
         # the instance's own sentence is the first reference sentence (SPEC: "the sentence first")
@@ -166,15 +223,22 @@ def item_details(key, per_run, rows) -> dict:
     return detail
 
 
-def write_items(runs, out: str | Path, *, data: str | None = None, mode: str = "relaxed", names=None,
-                max_listed: int = 5000) -> list[Path]:
+def write_items(
+    runs, out: str | Path, *, data: str | None = None, mode: str = "relaxed", names=None, max_listed: int = 5000
+) -> list[Path]:
     out = Path(out)
     loaded = _load(runs, mode, names)
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     res = item_analysis(loaded)
     if data is None:
-        data = next((c.get("fingerprint", {}).get("data") for _, c, _ in loaded
-                     if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()), None)
+        data = next(
+            (
+                c.get("fingerprint", {}).get("data")
+                for _, c, _ in loaded
+                if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()
+            ),
+            None,
+        )
     listed = res["always_wrong"][:max_listed]
     rows = _release_rows(data, {key[0] for key, _ in listed})
     details = [item_details(key, per_run, rows) for key, per_run in listed]
@@ -184,8 +248,12 @@ def write_items(runs, out: str | Path, *, data: str | None = None, mode: str = "
         for d in details:
             fh.write(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n")
     written.append(path)
-    for name, table in (("instance_difficulty.csv", res["difficulty"]), ("image_error_rates.csv", res["images"]),
-                        ("letter_bias.csv", res["letter_bias"]), ("modality_pairs.csv", res["modality"])):
+    for name, table in (
+        ("instance_difficulty.csv", res["difficulty"]),
+        ("image_error_rates.csv", res["images"]),
+        ("letter_bias.csv", res["letter_bias"]),
+        ("modality_pairs.csv", res["modality"]),
+    ):
         path = out / name
         with atomic_open(path) as fh:
             fields = list(table[0]) if table else ["empty"]
@@ -202,52 +270,100 @@ def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
     runs = [label for label, _, _ in loaded]
     from .report import coverage
 
-    scope = "; ".join(f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
-                      f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
-                      for label, cov in ((label, coverage(config, records)) for label, config, records in loaded))
-    lines = ["# MVL-SIB item analysis", "", f"Runs ({res['n_runs']}): " + ", ".join(runs) + ".", "",
-             f"Scope — {scope}.", "",
-             f"Release texts from: `{data}`." if data else "No release folder given (--data): items listed by id only.",
-             "", "## Always wrong", "",
-             f"{len(res['always_wrong'])} (language, task, k, instance) answered wrongly by every run; "
-             f"{len(res['always_wrong_everywhere'])} (task, k, instance) wrong in every run and every language.", ""]
+    scope = "; ".join(
+        f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
+        f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
+        for label, cov in ((label, coverage(config, records)) for label, config, records in loaded)
+    )
+    lines = [
+        "# MVL-SIB item analysis",
+        "",
+        f"Runs ({res['n_runs']}): " + ", ".join(runs) + ".",
+        "",
+        f"Scope — {scope}.",
+        "",
+        f"Release texts from: `{data}`." if data else "No release folder given (--data): items listed by id only.",
+        "",
+        "## Always wrong",
+        "",
+        f"{len(res['always_wrong'])} (language, task, k, instance) answered wrongly by every run; "
+        f"{len(res['always_wrong_everywhere'])} (task, k, instance) wrong in every run and every language.",
+        "",
+    ]
     if res["always_wrong_everywhere"]:
         lines += ["| task | k | instance | answers |", "|---|---|---|---|"]
-        lines += [f"| {r['task']} | {r['k']} | {r['instance_id']} | {r['n_answers']} |"
-                  for r in res["always_wrong_everywhere"][:50]]
+        lines += [
+            f"| {r['task']} | {r['k']} | {r['instance_id']} | {r['n_answers']} |"
+            for r in res["always_wrong_everywhere"][:50]
+        ]
         lines.append("")
     for d in details[:50]:
-        lines.append(f"### {d['language']} {d['task']} k={d['k']} {d['instance_id']} (gold {d['gold']}; "
-                     + ", ".join(f"{run}: {a}" for run, a in d["answers"].items()) + ")")
+        lines.append(
+            f"### {d['language']} {d['task']} k={d['k']} {d['instance_id']} (gold {d['gold']}; "
+            + ", ".join(f"{run}: {a}" for run, a in d["answers"].items())
+            + ")"
+        )
         if "sentence" in d:
-            lines += ["", f"- topic: {d['topic']}", f"- sentence: {d['sentence']}",
-                      f"- references: {'; '.join(map(str, d['references']))}"]
-            lines += [f"- {LETTERS[i]}{' (gold)' if LETTERS[i] == d['gold'] else ''}: {o}"
-                      for i, o in enumerate(d["options"])]
+            lines += [
+                "",
+                f"- topic: {d['topic']}",
+                f"- sentence: {d['sentence']}",
+                f"- references: {'; '.join(map(str, d['references']))}",
+            ]
+            lines += [
+                f"- {LETTERS[i]}{' (gold)' if LETTERS[i] == d['gold'] else ''}: {o}" for i, o in enumerate(d["options"])
+            ]
         lines.append("")
     if len(res["always_wrong"]) > 50:
         lines.append(f"… {len(res['always_wrong']) - 50} more in always_wrong.jsonl (at most {max_listed} listed).")
-    lines += ["", "## Images most often missed as the correct s2i option", "",
-              "| image | s2i gold n | missed | prompts showing it | wrong |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Images most often missed as the correct s2i option",
+        "",
+        "| image | s2i gold n | missed | prompts showing it | wrong |",
+        "|---|---|---|---|---|",
+    ]
     for r in [r for r in res["images"] if r["s2i_gold_n"]][:20]:
-        lines.append(f"| {r['image_id']} | {r['s2i_gold_n']} | {100 * r['s2i_gold_error_rate']:.1f} % | "
-                     f"{r['n_prompts']} | {100 * r['error_rate']:.1f} % |")
-    lines += ["", "## Text-only vs cross-modal, item by item", "",
-              "Per run, the same instance, language and k answered in a cross-modal task and its text-only mirror "
-              "(%): a large 'only text right' share means the images, not the language, are the obstacle.", "",
-              "| run | cross-modal | text-only | k | n | both right | only text right | only cross right | both wrong |",
-              "|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['image_id']} | {r['s2i_gold_n']} | {100 * r['s2i_gold_error_rate']:.1f} % | "
+            f"{r['n_prompts']} | {100 * r['error_rate']:.1f} % |"
+        )
+    lines += [
+        "",
+        "## Text-only vs cross-modal, item by item",
+        "",
+        "Per run, the same instance, language and k answered in a cross-modal task and its text-only mirror "
+        "(%): a large 'only text right' share means the images, not the language, are the obstacle.",
+        "",
+        "| run | cross-modal | text-only | k | n | both right | only text right | only cross right | both wrong |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in res["modality"]:
-        lines.append(f"| {r['run']} | {r['cross_modal_task']} | {r['text_task']} | {r['k']} | {r['n']} | "
-                     + " | ".join(f"{100 * r[c]:.1f}" for c in ("both_right", "only_text_right", "only_cross_right",
-                                                               "both_wrong")) + " |")
-    lines += ["", "## Letter-position bias", "", "Share of answers per letter vs the gold share (%), per run and "
-              "label column (sentence_label: i2s, t2s; image_label: s2i, s2t).", "",
-              "| run | tasks | n | A | B | C | D | none | gold A/B/C/D | max excess |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['run']} | {r['cross_modal_task']} | {r['text_task']} | {r['k']} | {r['n']} | "
+            + " | ".join(
+                f"{100 * r[c]:.1f}" for c in ("both_right", "only_text_right", "only_cross_right", "both_wrong")
+            )
+            + " |"
+        )
+    lines += [
+        "",
+        "## Letter-position bias",
+        "",
+        "Share of answers per letter vs the gold share (%), per run and "
+        "label column (sentence_label: i2s, t2s; image_label: s2i, s2t).",
+        "",
+        "| run | tasks | n | A | B | C | D | none | gold A/B/C/D | max excess |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in res["letter_bias"]:
-        lines.append(f"| {r['run']} | {r['tasks']} | {r['n']} | " + " | ".join(
-            f"{100 * r[f'answered_{x}']:.1f}" for x in LETTERS) + f" | {100 * r['none_share']:.1f} | "
-            + "/".join(f"{100 * r[f'gold_{x}']:.0f}" for x in LETTERS) + f" | {100 * r['max_excess']:+.1f} |")
+        lines.append(
+            f"| {r['run']} | {r['tasks']} | {r['n']} | "
+            + " | ".join(f"{100 * r[f'answered_{x}']:.1f}" for x in LETTERS)
+            + f" | {100 * r['none_share']:.1f} | "
+            + "/".join(f"{100 * r[f'gold_{x}']:.0f}" for x in LETTERS)
+            + f" | {100 * r['max_excess']:+.1f} |"
+        )
     path = out / "items.md"
     with atomic_open(path) as fh:
         fh.write("\n".join(lines) + "\n")

@@ -38,10 +38,15 @@ def friendly_errors(fn):
             if exc.errno not in _ENVIRONMENT_ERRNOS:
                 raise
             where = f" writing {exc.filename}" if exc.filename else ""
-            advice = ("the file system or a size limit (ulimit -f) refuses a file this large"
-                      if exc.errno == errno.EFBIG else "free space or choose another folder")
-            raise InputError(f"{os.strerror(exc.errno)}{where}: {advice}, then re-run; outputs are written "
-                             "atomically, so nothing half-written was kept") from None
+            advice = (
+                "the file system or a size limit (ulimit -f) refuses a file this large"
+                if exc.errno == errno.EFBIG
+                else "free space or choose another folder"
+            )
+            raise InputError(
+                f"{os.strerror(exc.errno)}{where}: {advice}, then re-run; outputs are written "
+                "atomically, so nothing half-written was kept"
+            ) from None
 
     return wrapper
 
@@ -57,16 +62,33 @@ def with_backend_options(fn):
     """
     from .backends import BACKENDS, backend_options
 
-    decorators = [click.option("--backend", type=click.Choice(list(BACKENDS)), default=BACKENDS[0], show_default=True,
-                               help="hf: a transformers model run here; openai: an OpenAI-compatible chat-completions "
-                               "server (vLLM, SGLang, hosted APIs).")]
+    decorators = [
+        click.option(
+            "--backend",
+            type=click.Choice(list(BACKENDS)),
+            default=BACKENDS[0],
+            show_default=True,
+            help="hf: a transformers model run here; openai: an OpenAI-compatible chat-completions "
+            "server (vLLM, SGLang, hosted APIs).",
+        )
+    ]
     for _, opt in backend_options():
         if opt.kind is bool:
-            decorators.append(click.option(f"--{opt.flag}", opt.param, is_flag=True, default=opt.default, help=opt.help))
+            decorators.append(
+                click.option(f"--{opt.flag}", opt.param, is_flag=True, default=opt.default, help=opt.help)
+            )
         else:
             kind = click.Choice(list(opt.choices)) if opt.choices else opt.kind
-            decorators.append(click.option(f"--{opt.flag}", opt.param, type=kind, default=opt.default,
-                                           show_default=opt.default is not None, help=opt.help))
+            decorators.append(
+                click.option(
+                    f"--{opt.flag}",
+                    opt.param,
+                    type=kind,
+                    default=opt.default,
+                    show_default=opt.default is not None,
+                    help=opt.help,
+                )
+            )
     for decorate in reversed(decorators):
         fn = decorate(fn)
     return fn
@@ -89,46 +111,128 @@ def _groups(paths) -> dict[str, dict[str, str]]:
 
 
 @click.command("run")
-@click.option("--data", default=".", show_default=True, metavar="DIR|ORG/NAME",
-              help="Release folder (with data/ and mvl_sib.py) or Hub dataset repo id.")
+@click.option(
+    "--data",
+    default=".",
+    show_default=True,
+    metavar="DIR|ORG/NAME",
+    help="Release folder (with data/ and mvl_sib.py) or Hub dataset repo id.",
+)
 @click.option("--data-revision", default=None, help="Branch, tag or commit of a Hub dataset repo.")
-@click.option("--model", required=True, metavar="PATH|ID|NAME",
-              help="hf: local model folder or Hub model id; openai: the served model name.")
-@click.option("--tasks", default=",".join(TASKS), show_default=True,
-              help=f"Comma-separated tasks: {', '.join(TASKS)} (upstream names {', '.join(t.upstream for t in TASK_TABLE)} also accepted).")
-@click.option("--k", "ks", default="1,3,5", show_default=True,
-              help="Comma-separated numbers of references (1-5); a task with a single reference (t2s) runs k=1 only.")
-@click.option("--languages", default="all", show_default=True,
-              help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "
-              "e.g. eng_Latn,urd_Arab.")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.")
-@click.option("--max-new-tokens", type=int, default=8, show_default=True,
-              help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').")
-@click.option("--limit", type=int, default=None,
-              help="Only N instances of each language: a deterministic subset balanced over topics and gold "
-              "letters (the same instances in every language).")
-@click.option("--limit-mode", type=click.Choice(["stratified", "first"]), default="stratified", show_default=True,
-              help="How --limit picks: stratified (balanced) or first (the first N in release order).")
-@click.option("--shard", default=None, metavar="I/N",
-              help="Run shard I of N (0-based). Default: RANK/WORLD_SIZE under torchrun/accelerate, else everything.")
-@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
-              show_default=True, help="How letters are read for 'letter'/'correct' (metrics.json reports strict too).")
-@click.option("--order", type=click.Choice(list(ORDERS)), default=ORDERS[0], show_default=True,
-              help="Processing order: 'prefix' sends prompts that share a prefix (instruction, reference "
-                   "images, across languages) together, so a server's prefix cache reuses it; 'canonical' "
-                   "goes language by language. Results and the predictions file are the same either way.")
-@click.option("--max-prompts", type=click.IntRange(min=1), default=MAX_PROMPTS, show_default=True,
-              help="Prompts held in memory at once (about 3.2 KB each, ~1.6 GB at the default). A run (or shard) "
-                   "with more is processed in waves, each a round-robin share of it with its own prefix order; "
-                   "results and files are the same.")
+@click.option(
+    "--model",
+    required=True,
+    metavar="PATH|ID|NAME",
+    help="hf: local model folder or Hub model id; openai: the served model name.",
+)
+@click.option(
+    "--tasks",
+    default=",".join(TASKS),
+    show_default=True,
+    help=f"Comma-separated tasks: {', '.join(TASKS)} (upstream names {', '.join(t.upstream for t in TASK_TABLE)} also accepted).",
+)
+@click.option(
+    "--k",
+    "ks",
+    default="1,3,5",
+    show_default=True,
+    help="Comma-separated numbers of references (1-5); a task with a single reference (t2s) runs k=1 only.",
+)
+@click.option(
+    "--languages",
+    default="all",
+    show_default=True,
+    help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "
+    "e.g. eng_Latn,urd_Arab.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.",
+)
+@click.option(
+    "--max-new-tokens",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').",
+)
+@click.option(
+    "--limit",
+    type=int,
+    default=None,
+    help="Only N instances of each language: a deterministic subset balanced over topics and gold "
+    "letters (the same instances in every language).",
+)
+@click.option(
+    "--limit-mode",
+    type=click.Choice(["stratified", "first"]),
+    default="stratified",
+    show_default=True,
+    help="How --limit picks: stratified (balanced) or first (the first N in release order).",
+)
+@click.option(
+    "--shard",
+    default=None,
+    metavar="I/N",
+    help="Run shard I of N (0-based). Default: RANK/WORLD_SIZE under torchrun/accelerate, else everything.",
+)
+@click.option(
+    "--parse-mode",
+    type=click.Choice(["relaxed", "strict", "lenient"]),
+    default="relaxed",
+    show_default=True,
+    help="How letters are read for 'letter'/'correct' (metrics.json reports strict too).",
+)
+@click.option(
+    "--order",
+    type=click.Choice(list(ORDERS)),
+    default=ORDERS[0],
+    show_default=True,
+    help="Processing order: 'prefix' sends prompts that share a prefix (instruction, reference "
+    "images, across languages) together, so a server's prefix cache reuses it; 'canonical' "
+    "goes language by language. Results and the predictions file are the same either way.",
+)
+@click.option(
+    "--max-prompts",
+    type=click.IntRange(min=1),
+    default=MAX_PROMPTS,
+    show_default=True,
+    help="Prompts held in memory at once (about 3.2 KB each, ~1.6 GB at the default). A run (or shard) "
+    "with more is processed in waves, each a round-robin share of it with its own prefix order; "
+    "results and files are the same.",
+)
 @with_backend_options
-@click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
+@click.option(
+    "--groups",
+    "groups_csv",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
-def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_tokens, limit, limit_mode, shard,
-                parse_mode, order, max_prompts, groups_csv, progress, backend, **backend_values):
+def run_command(
+    data,
+    data_revision,
+    model,
+    tasks,
+    ks,
+    languages,
+    out,
+    max_new_tokens,
+    limit,
+    limit_mode,
+    shard,
+    parse_mode,
+    order,
+    max_prompts,
+    groups_csv,
+    progress,
+    backend,
+    **backend_values,
+):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import options_for
     from .runner import RunOptions, run_eval
@@ -143,8 +247,10 @@ def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_t
     shard_obj = parse_shard(shard)
     options = options_for(backend, backend_values)
     if backend == "openai" and not options.get("base_url"):
-        raise MvlsibError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
-                          "https://api.openai.com/v1 for OpenAI)")
+        raise MvlsibError(
+            "the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
+            "https://api.openai.com/v1 for OpenAI)"
+        )
     opts = RunOptions(
         data=data,
         model=model,
@@ -176,8 +282,10 @@ def run_command(data, data_revision, model, tasks, ks, languages, out, max_new_t
         click.echo(_macro_table(summary["metrics"]))
         click.echo(f"wrote {Path(out) / 'metrics.json'}")
     elif summary["shard"]:
-        click.echo(f"shard {summary['shard']} {'complete' if summary['complete'] else 'incomplete'}; "
-                   f"combine the shards with `mvlsib-eval merge {out} --out {out}`")
+        click.echo(
+            f"shard {summary['shard']} {'complete' if summary['complete'] else 'incomplete'}; "
+            f"combine the shards with `mvlsib-eval merge {out} --out {out}`"
+        )
 
 
 def _macro_table(metrics: dict) -> str:
@@ -193,10 +301,18 @@ def _macro_table(metrics: dict) -> str:
 
 @click.command("merge")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Run folder for the merged predictions.jsonl, config.json and metrics.json.")
-@click.option("--allow-partial", is_flag=True, default=False,
-              help="Merge even when shards are missing or incomplete (metrics then cover less).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run folder for the merged predictions.jsonl, config.json and metrics.json.",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    default=False,
+    help="Merge even when shards are missing or incomplete (metrics then cover less).",
+)
 @friendly_errors
 def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
@@ -207,25 +323,51 @@ def merge_command(sources, out, allow_partial):
     config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
     if not config.get("complete"):
         missing = ", ".join(config.get("missing_shards") or []) or "none"
-        click.echo(f"INCOMPLETE: {metrics['n_predictions']} of {config['n_expected']} predictions "
-                   f"(missing shards: {missing}); the metrics cover only what is there", err=True)
+        click.echo(
+            f"INCOMPLETE: {metrics['n_predictions']} of {config['n_expected']} predictions "
+            f"(missing shards: {missing}); the metrics cover only what is there",
+            err=True,
+        )
     click.echo(_macro_table(metrics))
 
 
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for report.md, the CSV tables, the leaderboard and the figures.")
-@click.option("--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="CSV with columns language,group (e.g. resource tiers); repeatable.")
-@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
-              show_default=True, help="How letters are read from the stored responses.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for report.md, the CSV tables, the leaderboard and the figures.",
+)
+@click.option(
+    "--groups",
+    "groups_csv",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="CSV with columns language,group (e.g. resource tiers); repeatable.",
+)
+@click.option(
+    "--parse-mode",
+    type=click.Choice(["relaxed", "strict", "lenient"]),
+    default="relaxed",
+    show_default=True,
+    help="How letters are read from the stored responses.",
+)
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
-@click.option("--language-metadata", "metadata_csv", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="CSV with a 'language' column and metadata columns (name, family, joshi_class, or new ones such "
-              "as region) overriding or extending the packaged language table; new columns become groupings.")
-@click.option("--data", default=None, metavar="DIR",
-              help="Release folder for the topic confusion figure (default: the runs' own, when it exists).")
+@click.option(
+    "--language-metadata",
+    "metadata_csv",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="CSV with a 'language' column and metadata columns (name, family, joshi_class, or new ones such "
+    "as region) overriding or extending the packaged language table; new columns become groupings.",
+)
+@click.option(
+    "--data",
+    default=None,
+    metavar="DIR",
+    help="Release folder for the topic confusion figure (default: the runs' own, when it exists).",
+)
 @friendly_errors
 def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
@@ -233,9 +375,16 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
     from .languages import read_overrides
     from .report import write_report
 
-    written = write_report(list(runs), out, groups=_groups(groups_csv), mode=parse_mode, names=list(names) or None,
-                           metadata=read_overrides(metadata_csv) if metadata_csv else None, data=data,
-                           warn=lambda text: click.echo(f"warning: {text}", err=True))
+    written = write_report(
+        list(runs),
+        out,
+        groups=_groups(groups_csv),
+        mode=parse_mode,
+        names=list(names) or None,
+        metadata=read_overrides(metadata_csv) if metadata_csv else None,
+        data=data,
+        warn=lambda text: click.echo(f"warning: {text}", err=True),
+    )
     for path in written:
         click.echo(f"wrote {path}")
 
@@ -243,11 +392,21 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
 @click.command("compare")
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the figures machine-readably (overall at the top level, then per task x k and per "
-              "language x task x k).")
-@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
-              show_default=True, help="How letters are read from the stored responses.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the figures machine-readably (overall at the top level, then per task x k and per "
+    "language x task x k).",
+)
+@click.option(
+    "--parse-mode",
+    type=click.Choice(["relaxed", "strict", "lenient"]),
+    default="relaxed",
+    show_default=True,
+    help="How letters are read from the stored responses.",
+)
 @friendly_errors
 def compare_command(run_a, run_b, json_path, parse_mode):
     """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
@@ -262,15 +421,33 @@ def compare_command(run_a, run_b, json_path, parse_mode):
 
 @click.command("items")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for items.md, always_wrong.jsonl and the CSV tables.")
-@click.option("--data", default=None, metavar="DIR",
-              help="Release folder whose texts and options are shown for listed items (default: the runs' own).")
-@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
-              show_default=True, help="How letters are read from the stored responses.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for items.md, always_wrong.jsonl and the CSV tables.",
+)
+@click.option(
+    "--data",
+    default=None,
+    metavar="DIR",
+    help="Release folder whose texts and options are shown for listed items (default: the runs' own).",
+)
+@click.option(
+    "--parse-mode",
+    type=click.Choice(["relaxed", "strict", "lenient"]),
+    default="relaxed",
+    show_default=True,
+    help="How letters are read from the stored responses.",
+)
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
-@click.option("--max-listed", type=click.IntRange(min=1), default=5000, show_default=True,
-              help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.")
+@click.option(
+    "--max-listed",
+    type=click.IntRange(min=1),
+    default=5000,
+    show_default=True,
+    help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
+)
 @friendly_errors
 def items_command(runs, out, data, parse_mode, names, max_listed):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
@@ -279,21 +456,40 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
-    for path in write_items(list(runs), out, data=data, mode=parse_mode, names=list(names) or None,
-                            max_listed=max_listed):
+    for path in write_items(
+        list(runs), out, data=data, mode=parse_mode, names=list(names) or None, max_listed=max_listed
+    ):
         click.echo(f"wrote {path}")
 
 
 @click.command("correlate")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--scores", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="CSV with columns model,benchmark,score: other benchmarks' scores of the same models.")
-@click.option("--name", "names", multiple=True,
-              help="The CSV's model name per run, in order (default: folder name, else the run's model).")
-@click.option("--out", "out_csv", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the correlations as CSV.")
-@click.option("--parse-mode", type=click.Choice(["relaxed", "strict", "lenient"]), default="relaxed",
-              show_default=True, help="How letters are read from the stored responses.")
+@click.option(
+    "--scores",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="CSV with columns model,benchmark,score: other benchmarks' scores of the same models.",
+)
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    help="The CSV's model name per run, in order (default: folder name, else the run's model).",
+)
+@click.option(
+    "--out",
+    "out_csv",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the correlations as CSV.",
+)
+@click.option(
+    "--parse-mode",
+    type=click.Choice(["relaxed", "strict", "lenient"]),
+    default="relaxed",
+    show_default=True,
+    help="How letters are read from the stored responses.",
+)
 @friendly_errors
 def correlate_command(runs, scores, names, out_csv, parse_mode):
     """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's

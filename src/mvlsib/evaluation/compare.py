@@ -14,8 +14,17 @@ from pathlib import Path
 from ._compat import TASKS, MvlsibError, atomic_open
 from .parsing import parse_letter
 from .prompts import LETTERS
-from .stats import (CONFIDENCE, N_PERMUTATIONS, PairedCell, benjamini_hochberg, compare_cells, holm, mcnemar_exact,
-                    method_note, paired_cell_interval)
+from .stats import (
+    CONFIDENCE,
+    N_PERMUTATIONS,
+    PairedCell,
+    benjamini_hochberg,
+    compare_cells,
+    holm,
+    mcnemar_exact,
+    method_note,
+    paired_cell_interval,
+)
 from .store import load_run, record_key
 
 
@@ -42,9 +51,20 @@ def compare_outcomes(a: dict[tuple, bool], b: dict[tuple, bool], **kw) -> dict:
     for lang in sorted(by_lang):
         c = PairedCell(lang, "all", 0, by_lang[lang])
         lo, hi = paired_cell_interval(c, **{k: v for k, v in kw.items() if k != "n_perm"})
-        langs.append({"language": lang, "n": c.n, "accuracy_a": c.correct_a / c.n, "accuracy_b": c.correct_b / c.n,
-                      "diff": c.diff, "ci_low": lo, "ci_high": hi, "only_a_correct": c.b, "only_b_correct": c.c,
-                      "p": mcnemar_exact(c.b, c.c)})
+        langs.append(
+            {
+                "language": lang,
+                "n": c.n,
+                "accuracy_a": c.correct_a / c.n,
+                "accuracy_b": c.correct_b / c.n,
+                "diff": c.diff,
+                "ci_low": lo,
+                "ci_high": hi,
+                "only_a_correct": c.b,
+                "only_b_correct": c.c,
+                "p": mcnemar_exact(c.b, c.c),
+            }
+        )
     for r, ph, pb in zip(langs, holm([r["p"] for r in langs]), benjamini_hochberg([r["p"] for r in langs])):
         r["p_holm"], r["p_bh"] = ph, pb
     result["per_language"] = langs
@@ -68,23 +88,27 @@ def compare_runs(run_a: str | Path, run_b: str | Path, mode: str = "relaxed") ->
 
     cov = [coverage(config, records) for _, config, records in runs]
     out = {
-        "run_a": str(run_a), "run_b": str(run_b),
+        "run_a": str(run_a),
+        "run_b": str(run_b),
         "model_a": runs[0][1].get("fingerprint", {}).get("model"),
         "model_b": runs[1][1].get("fingerprint", {}).get("model"),
         "parse_mode": mode,
-        "scope_a": cov[0], "scope_b": cov[1],
+        "scope_a": cov[0],
+        "scope_b": cov[1],
         **overall,
-        "n_shared": result.pop("n_shared"), "n_only_a": result.pop("n_only_a"), "n_only_b": result.pop("n_only_b"),
+        "n_shared": result.pop("n_shared"),
+        "n_only_a": result.pop("n_only_a"),
+        "n_only_b": result.pop("n_only_b"),
         "method": {
             **method_note(),
             "difference": "accuracy(A) - accuracy(B) on the shared instances; macro = mean over languages, "
-                          "overall = mean over task x k of the macros",
+            "overall = mean over task x k of the macros",
             "interval": "paired percentile bootstrap (instances resampled jointly; languages too for macros)",
             "p": "two-sided sign-flip permutation test: exact (McNemar) per cell, "
-                 f"Monte Carlo with {N_PERMUTATIONS} draws for macros and overall",
+            f"Monte Carlo with {N_PERMUTATIONS} draws for macros and overall",
             "per_language": "each language's answers pooled over its task x k cells; exact sign test",
             "multiple_testing": "p_holm: Holm step-down within each family of tests (languages, cells, task x k); "
-                                "p_bh: Benjamini-Hochberg within languages and within cells",
+            "p_bh: Benjamini-Hochberg within languages and within cells",
         },
         "per_task_k": result["per_task_k"],
         "per_language": result["per_language"],
@@ -103,29 +127,47 @@ def _p(v) -> str:
 
 def format_comparison(res: dict, alpha: float = 1 - CONFIDENCE) -> str:
     """A readable table: overall, per task x k, and the languages whose difference survives Holm."""
-    def scope(c):
-        return f"{c['subset']}, {c['n_done']}/{c['n_expected']} predictions" + ("" if c["complete"] else " (INCOMPLETE)")
 
-    lines = [f"A = {res['run_a']} ({res.get('model_a')}): {scope(res['scope_a'])}",
-             f"B = {res['run_b']} ({res.get('model_b')}): {scope(res['scope_b'])}",
-             f"{res['n_shared']} shared predictions (only in A: {res['n_only_a']}, only in B: {res['n_only_b']}); "
-             f"{int(100 * CONFIDENCE)}% intervals, differences in percentage points (A − B)", ""]
+    def scope(c):
+        return f"{c['subset']}, {c['n_done']}/{c['n_expected']} predictions" + (
+            "" if c["complete"] else " (INCOMPLETE)"
+        )
+
+    lines = [
+        f"A = {res['run_a']} ({res.get('model_a')}): {scope(res['scope_a'])}",
+        f"B = {res['run_b']} ({res.get('model_b')}): {scope(res['scope_b'])}",
+        f"{res['n_shared']} shared predictions (only in A: {res['n_only_a']}, only in B: {res['n_only_b']}); "
+        f"{int(100 * CONFIDENCE)}% intervals, differences in percentage points (A − B)",
+        "",
+    ]
     if "diff" in res:
-        lines.append(f"overall: {100 * res['accuracy_a']:.1f} vs {100 * res['accuracy_b']:.1f}  "
-                     f"diff {_pct(res['diff'])} [{_pct(res['ci_low'])}, {_pct(res['ci_high'])}]  p={_p(res['p'])}")
-    lines += ["", f"{'task':<5} {'k':>2} {'langs':>5} {'acc A':>6} {'acc B':>6} {'diff':>6} {'interval':>15} "
-              f"{'p':>8} {'p_holm':>8}"]
+        lines.append(
+            f"overall: {100 * res['accuracy_a']:.1f} vs {100 * res['accuracy_b']:.1f}  "
+            f"diff {_pct(res['diff'])} [{_pct(res['ci_low'])}, {_pct(res['ci_high'])}]  p={_p(res['p'])}"
+        )
+    lines += [
+        "",
+        f"{'task':<5} {'k':>2} {'langs':>5} {'acc A':>6} {'acc B':>6} {'diff':>6} {'interval':>15} "
+        f"{'p':>8} {'p_holm':>8}",
+    ]
     for r in res["per_task_k"]:
-        lines.append(f"{r['task']:<5} {r['k']:>2} {r['n_languages']:>5} {100 * r['accuracy_a']:>6.1f} "
-                     f"{100 * r['accuracy_b']:>6.1f} {_pct(r['diff']):>6} "
-                     f"{'[' + _pct(r['ci_low']) + ', ' + _pct(r['ci_high']) + ']':>15} {_p(r['p']):>8} "
-                     f"{_p(r['p_holm']):>8}")
+        lines.append(
+            f"{r['task']:<5} {r['k']:>2} {r['n_languages']:>5} {100 * r['accuracy_a']:>6.1f} "
+            f"{100 * r['accuracy_b']:>6.1f} {_pct(r['diff']):>6} "
+            f"{'[' + _pct(r['ci_low']) + ', ' + _pct(r['ci_high']) + ']':>15} {_p(r['p']):>8} "
+            f"{_p(r['p_holm']):>8}"
+        )
     sig = [r for r in res["per_language"] if r["p_holm"] < alpha]
-    lines += ["", f"{len(sig)} of {len(res['per_language'])} languages differ at p_holm < {alpha:g} "
-              "(answers pooled over task x k)" + (":" if sig else ".")]
+    lines += [
+        "",
+        f"{len(sig)} of {len(res['per_language'])} languages differ at p_holm < {alpha:g} "
+        "(answers pooled over task x k)" + (":" if sig else "."),
+    ]
     for r in sig[:40]:
-        lines.append(f"  {r['language']:<9} {100 * r['accuracy_a']:5.1f} vs {100 * r['accuracy_b']:5.1f}  diff "
-                     f"{_pct(r['diff'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] p_holm={_p(r['p_holm'])}")
+        lines.append(
+            f"  {r['language']:<9} {100 * r['accuracy_a']:5.1f} vs {100 * r['accuracy_b']:5.1f}  diff "
+            f"{_pct(r['diff'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] p_holm={_p(r['p_holm'])}"
+        )
     if len(sig) > 40:
         lines.append(f"  … {len(sig) - 40} more (see --json)")
     cells = [r for r in res["per_cell"] if r["p_holm"] < alpha]

@@ -29,8 +29,10 @@ def read_scores(path: str | Path) -> dict[str, dict[str, float]]:
             reader = csv.DictReader(fh)
             missing = {"model", "benchmark", "score"} - set(reader.fieldnames or [])
             if missing:
-                raise MvlsibError(f"{path}: the scores CSV needs the columns model,benchmark,score; "
-                                  f"missing {', '.join(sorted(missing))}")
+                raise MvlsibError(
+                    f"{path}: the scores CSV needs the columns model,benchmark,score; "
+                    f"missing {', '.join(sorted(missing))}"
+                )
             out: dict[str, dict[str, float]] = {}
             for lineno, row in enumerate(reader, start=2):
                 try:
@@ -100,21 +102,34 @@ def correlate(runs, scores: dict[str, dict[str, float]], *, names=None, mode: st
         model = config.get("fingerprint", {}).get("model")
         key = label if label in known else model if model in known else None
         if key is None:
-            raise MvlsibError(f"{run}: neither its name {label!r} nor its model {model!r} is a model in the scores "
-                              "CSV; name the run with --name as in the CSV")
+            raise MvlsibError(
+                f"{run}: neither its name {label!r} nor its model {model!r} is a model in the scores "
+                "CSV; name the run with --name as in the CSV"
+            )
         for row in compute_metrics(records, mode)["macro"]:
             mvl.setdefault((row["task"], row["k"]), {})[key] = row["accuracy"]
     out = []
-    for (task, k) in sorted(mvl, key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else 9, tk[1])):
+    for task, k in sorted(mvl, key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else 9, tk[1])):
         for bench in sorted(scores):
             models = sorted(set(mvl[(task, k)]) & set(scores[bench]))
             xs = [mvl[(task, k)][m] for m in models]
             ys = [scores[bench][m] for m in models]
             r, rho = pearson(xs, ys), spearman(xs, ys)
             (rl, rh), (sl, sh) = fisher_interval(r, len(models)), fisher_interval(rho, len(models))
-            out.append({"task": task, "k": k, "benchmark": bench, "n_models": len(models),
-                        "pearson": r, "pearson_low": rl, "pearson_high": rh,
-                        "spearman": rho, "spearman_low": sl, "spearman_high": sh})
+            out.append(
+                {
+                    "task": task,
+                    "k": k,
+                    "benchmark": bench,
+                    "n_models": len(models),
+                    "pearson": r,
+                    "pearson_low": rl,
+                    "pearson_high": rh,
+                    "spearman": rho,
+                    "spearman_low": sl,
+                    "spearman_high": sh,
+                }
+            )
     return out
 
 
@@ -122,18 +137,32 @@ def format_correlations(rows: list[dict]) -> str:
     def f(v):
         return "   –" if v is None else f"{v:+.2f}"
 
-    lines = [f"{'task':<5} {'k':>2} {'benchmark':<20} {'n':>3} {'pearson':>7} {'95% CI':>15} {'spearman':>8} {'95% CI':>15}"]
+    lines = [
+        f"{'task':<5} {'k':>2} {'benchmark':<20} {'n':>3} {'pearson':>7} {'95% CI':>15} {'spearman':>8} {'95% CI':>15}"
+    ]
     for r in rows:
-        lines.append(f"{r['task']:<5} {r['k']:>2} {r['benchmark'][:20]:<20} {r['n_models']:>3} {f(r['pearson']):>7} "
-                     f"{'[' + f(r['pearson_low']) + ', ' + f(r['pearson_high']) + ']':>15} {f(r['spearman']):>8} "
-                     f"{'[' + f(r['spearman_low']) + ', ' + f(r['spearman_high']) + ']':>15}")
+        lines.append(
+            f"{r['task']:<5} {r['k']:>2} {r['benchmark'][:20]:<20} {r['n_models']:>3} {f(r['pearson']):>7} "
+            f"{'[' + f(r['pearson_low']) + ', ' + f(r['pearson_high']) + ']':>15} {f(r['spearman']):>8} "
+            f"{'[' + f(r['spearman_low']) + ', ' + f(r['spearman_high']) + ']':>15}"
+        )
     return "\n".join(lines)
 
 
 def write_correlations(rows: list[dict], path: str | Path) -> Path:
     path = Path(path)
-    fields = ["task", "k", "benchmark", "n_models", "pearson", "pearson_low", "pearson_high", "spearman",
-              "spearman_low", "spearman_high"]
+    fields = [
+        "task",
+        "k",
+        "benchmark",
+        "n_models",
+        "pearson",
+        "pearson_low",
+        "pearson_high",
+        "spearman",
+        "spearman_low",
+        "spearman_high",
+    ]
     with atomic_open(path) as fh:
         w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
         w.writeheader()

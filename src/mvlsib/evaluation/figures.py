@@ -8,8 +8,8 @@ out and labelled "n/a", never drawn as 0. The inputs are plain dicts prepared by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 PAGE_WIDTH = 7.0  # inches: a full page width of a two-column paper (A4/letter)
 COLUMN_WIDTH = 3.4
@@ -24,9 +24,18 @@ def _pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"font.size": 7, "axes.titlesize": 7.5, "axes.labelsize": 7, "legend.fontsize": 6.5,
-                         "xtick.labelsize": 6.5, "ytick.labelsize": 6.5, "svg.hashsalt": "mvlsib",
-                         "font.family": "DejaVu Sans"})
+    plt.rcParams.update(
+        {
+            "font.size": 7,
+            "axes.titlesize": 7.5,
+            "axes.labelsize": 7,
+            "legend.fontsize": 6.5,
+            "xtick.labelsize": 6.5,
+            "ytick.labelsize": 6.5,
+            "svg.hashsalt": "mvlsib",
+            "font.family": "DejaVu Sans",
+        }
+    )
     return plt
 
 
@@ -42,8 +51,9 @@ def save(fig, base: Path, scope: str = "") -> list[Path]:
 
         # ~24 characters per inch at 5.5 pt; wrapped by hand (matplotlib's wrap leaves gaps under tight bbox)
         width = max(40, int(fig.get_figwidth() * 24))
-        fig.text(0.5, 1.0, "\n".join(textwrap.wrap(scope, width)), ha="center", va="bottom", fontsize=5.5,
-                 color="#444444")
+        fig.text(
+            0.5, 1.0, "\n".join(textwrap.wrap(scope, width)), ha="center", va="bottom", fontsize=5.5, color="#444444"
+        )
     out = []
     for ext, kw in (("png", {"dpi": 300, "metadata": {"Software": None}}), ("svg", {"metadata": {"Date": None}})):
         path = base.with_suffix(f".{ext}")
@@ -53,9 +63,21 @@ def save(fig, base: Path, scope: str = "") -> list[Path]:
     return out
 
 
-def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, value: str, title: str, xlabel: str,
-                  group_key: str, xlim=(0, 100), chance: float | None = CHANCE, columns: int = 3,
-                  group_order=lambda g: g, scope: str = "") -> list[Path]:
+def language_dots(
+    base: Path,
+    runs: Sequence[str],
+    rows: Sequence[dict],
+    *,
+    value: str,
+    title: str,
+    xlabel: str,
+    group_key: str,
+    xlim=(0, 100),
+    chance: float | None = CHANCE,
+    columns: int = 3,
+    group_order=lambda g: g,
+    scope: str = "",
+) -> list[Path]:
     """Per-language dot plot with intervals, languages grouped (shaded bands) and sorted within groups.
 
     ``rows``: one dict per language with ``language``, ``group_key`` and, per run label,
@@ -83,7 +105,7 @@ def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, valu
     fig, axes = plt.subplots(1, columns, figsize=(PAGE_WIDTH, height), squeeze=False, sharex=True)
     group_names = sorted({r[group_key] for r in ordered}, key=group_order)
     for col, ax in enumerate(axes[0]):
-        part = entries[col * per_col:(col + 1) * per_col]
+        part = entries[col * per_col : (col + 1) * per_col]
         if part and part[0][0] == "language":
             part = [("group", f"{part[0][1][group_key]} (cont.)"), *part]
         labels = []
@@ -105,8 +127,15 @@ def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, valu
                 lo, hi = d.get(f"{value}_low"), d.get(f"{value}_high")
                 if lo is not None and hi is not None:
                     ax.plot([lo, hi], [y + off] * 2, color=color, linewidth=0.7, zorder=2)
-                ax.plot([v], [y + off], marker=MARKERS[j % len(MARKERS)], color=color, markersize=2.6,
-                        linestyle="none", zorder=3)
+                ax.plot(
+                    [v],
+                    [y + off],
+                    marker=MARKERS[j % len(MARKERS)],
+                    color=color,
+                    markersize=2.6,
+                    linestyle="none",
+                    zorder=3,
+                )
         ax.set_yticks(range(len(part)), labels, fontsize=5.5)
         for tick, (kind, _) in zip(ax.get_yticklabels(), part):
             if kind == "group":
@@ -123,10 +152,21 @@ def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, valu
     if len(runs) > 1:
         from matplotlib.lines import Line2D
 
-        handles = [Line2D([], [], marker=MARKERS[j % len(MARKERS)], color=COLORS[j % len(COLORS)], markersize=3,
-                          linewidth=0.7, label=run) for j, run in enumerate(runs)]
-        fig.legend(handles=handles, loc="lower center", ncol=min(4, len(runs)), frameon=False,
-                   bbox_to_anchor=(0.5, -0.01))
+        handles = [
+            Line2D(
+                [],
+                [],
+                marker=MARKERS[j % len(MARKERS)],
+                color=COLORS[j % len(COLORS)],
+                markersize=3,
+                linewidth=0.7,
+                label=run,
+            )
+            for j, run in enumerate(runs)
+        ]
+        fig.legend(
+            handles=handles, loc="lower center", ncol=min(4, len(runs)), frameon=False, bbox_to_anchor=(0.5, -0.01)
+        )
     fig.tight_layout(rect=(0, 0.03 if len(runs) > 1 else 0, 1, 0.97))
     try:
         return save(fig, base, scope)
@@ -134,8 +174,7 @@ def language_dots(base: Path, runs: Sequence[str], rows: Sequence[dict], *, valu
         plt.close(fig)
 
 
-def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title: str,
-               scope: str = "") -> list[Path]:
+def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title: str, scope: str = "") -> list[Path]:
     """Column-width dot plot: one row per group (``{group, n_languages, runs: {run: {accuracy, low, high}}}``)."""
     plt = _pyplot()
     height = max(1.6, 0.17 * len(groups) + 0.8)
@@ -149,8 +188,15 @@ def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title
                 continue
             if d.get("low") is not None:
                 ax.plot([d["low"], d["high"]], [y + off] * 2, color=COLORS[j % len(COLORS)], linewidth=0.8)
-            ax.plot([d["accuracy"]], [y + off], marker=MARKERS[j % len(MARKERS)], color=COLORS[j % len(COLORS)],
-                    markersize=3, linestyle="none", label=run if y == 0 else None)
+            ax.plot(
+                [d["accuracy"]],
+                [y + off],
+                marker=MARKERS[j % len(MARKERS)],
+                color=COLORS[j % len(COLORS)],
+                markersize=3,
+                linestyle="none",
+                label=run if y == 0 else None,
+            )
     ax.set_yticks(range(len(groups)), [f"{g['group']} ({g['n_languages']})" for g in groups])
     ax.set_ylim(len(groups) - 0.5, -0.5)
     ax.set_xlim(0, 100)
@@ -167,13 +213,15 @@ def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title
         plt.close(fig)
 
 
-def accuracy_over_k(base: Path, runs: Sequence[str], macros: dict[str, list[dict]], tasks: Sequence[str], *,
-                    scope: str = "") -> list[Path]:
+def accuracy_over_k(
+    base: Path, runs: Sequence[str], macros: dict[str, list[dict]], tasks: Sequence[str], *, scope: str = ""
+) -> list[Path]:
     """One panel per task: macro accuracy over k with intervals, one line per run (column or page width)."""
     plt = _pyplot()
     tasks = [t for t in tasks if any(r["task"] == t for rows in macros.values() for r in rows)]
-    fig, axes = plt.subplots(1, len(tasks), figsize=(PAGE_WIDTH if len(tasks) > 2 else COLUMN_WIDTH, 1.9),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1, len(tasks), figsize=(PAGE_WIDTH if len(tasks) > 2 else COLUMN_WIDTH, 1.9), squeeze=False, sharey=True
+    )
     for ax, task in zip(axes[0], tasks):
         for j, run in enumerate(runs):
             pts = sorted((r["k"], r) for r in macros.get(run, []) if r["task"] == task)
@@ -181,10 +229,21 @@ def accuracy_over_k(base: Path, runs: Sequence[str], macros: dict[str, list[dict
                 continue
             ks = [k for k, _ in pts]
             acc = [100 * r["accuracy"] for _, r in pts]
-            err = [[100 * (r["accuracy"] - r["ci_low"]) if r.get("ci_low") is not None else 0 for _, r in pts],
-                   [100 * (r["ci_high"] - r["accuracy"]) if r.get("ci_high") is not None else 0 for _, r in pts]]
-            ax.errorbar(ks, acc, yerr=err, marker=MARKERS[j % len(MARKERS)], color=COLORS[j % len(COLORS)],
-                        markersize=3, linewidth=0.8, capsize=1.5, label=run)
+            err = [
+                [100 * (r["accuracy"] - r["ci_low"]) if r.get("ci_low") is not None else 0 for _, r in pts],
+                [100 * (r["ci_high"] - r["accuracy"]) if r.get("ci_high") is not None else 0 for _, r in pts],
+            ]
+            ax.errorbar(
+                ks,
+                acc,
+                yerr=err,
+                marker=MARKERS[j % len(MARKERS)],
+                color=COLORS[j % len(COLORS)],
+                markersize=3,
+                linewidth=0.8,
+                capsize=1.5,
+                label=run,
+            )
         ax.set_title(task)
         ax.set_xticks(sorted({r["k"] for rows in macros.values() for r in rows if r["task"] == task}))
         ax.set_xlabel("k (references)")
@@ -220,8 +279,15 @@ def task_k_heatmap(base: Path, loaded, *, scope: str = "") -> list[Path]:
         for i in range(len(tasks)):
             for j in range(len(ks)):
                 v = grid[i][j]
-                ax.text(j, i, "n/a" if v != v else f"{v:.1f}", ha="center", va="center",
-                        color="#777777" if v != v else ("white" if v < 60 else "black"), fontsize=6)
+                ax.text(
+                    j,
+                    i,
+                    "n/a" if v != v else f"{v:.1f}",
+                    ha="center",
+                    va="center",
+                    color="#777777" if v != v else ("white" if v < 60 else "black"),
+                    fontsize=6,
+                )
         ax.set_title(label)
     fig.colorbar(im, ax=list(axes[0]), shrink=0.8, label="macro accuracy (%)")
     try:
@@ -230,8 +296,9 @@ def task_k_heatmap(base: Path, loaded, *, scope: str = "") -> list[Path]:
         plt.close(fig)
 
 
-def topic_confusion(base: Path, matrices: Sequence[tuple[str, dict]], topics: Sequence[str], task: str, *,
-                    scope: str = "") -> list[Path]:
+def topic_confusion(
+    base: Path, matrices: Sequence[tuple[str, dict]], topics: Sequence[str], task: str, *, scope: str = ""
+) -> list[Path]:
     """Row-normalised confusion of gold topic (rows) vs answered topic (columns, plus "none"), one panel per run."""
     plt = _pyplot()
     cols = [*topics, "none"]
@@ -248,8 +315,15 @@ def topic_confusion(base: Path, matrices: Sequence[tuple[str, dict]], topics: Se
         for i in range(len(topics)):
             for j in range(len(cols)):
                 v = grid[i][j]
-                ax.text(j, i, "n/a" if v != v else f"{v:.0f}", ha="center", va="center", fontsize=5,
-                        color="white" if v == v and v > 60 else "black")
+                ax.text(
+                    j,
+                    i,
+                    "n/a" if v != v else f"{v:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=5,
+                    color="white" if v == v and v > 60 else "black",
+                )
         short = [c.replace("science/technology", "sci/tech").replace("entertainment", "entertain.") for c in cols]
         ax.set_xticks(range(len(cols)), short, rotation=45, ha="right")
         ax.set_yticks(range(len(topics)), short[:-1])

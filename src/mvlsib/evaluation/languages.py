@@ -26,8 +26,8 @@ from __future__ import annotations
 import csv
 import io
 import pkgutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ._compat import MvlsibError, open_csv
 

@@ -50,15 +50,16 @@ def strip_reasoning(response: str) -> str:
     """
     for opener, closer in REASONING_MARKERS:
         if closer in response:
-            response = response[response.rindex(closer) + len(closer):]
+            response = response[response.rindex(closer) + len(closer) :]
         elif opener in response:
             response = response[: response.index(opener)]
     for opener, closer in ANSWER_WRAPPERS:
         start = response.find(opener)
         if start != -1:
             end = response.find(closer, start)
-            response = response[start + len(opener): end if end != -1 else len(response)]
+            response = response[start + len(opener) : end if end != -1 else len(response)]
     return response
+
 
 # Capital letters of other scripts that look like (and are typed for) A-D.
 _CONFUSABLES = {
@@ -91,7 +92,7 @@ _CUE_PATTERN = (
 _CUE = re.compile(_CUE_PATTERN.replace("@LETTERS@", "A-D"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cue_for(letters: tuple[str, ...]) -> re.Pattern[str]:
     # Other letter sets (verify-images asks with 7 options, A-G) get their own cue pattern.
     return re.compile(_CUE_PATTERN.replace("@LETTERS@", re.escape("".join(letters))))
@@ -104,7 +105,7 @@ def normalize(response: str) -> str:
 
 def _letter_at_start(text: str, letters: tuple[str, ...] = LETTERS) -> tuple[str | None, str]:
     """The option letter the text starts with after wrappers, and the rest after it."""
-    body = text[_LEAD.match(text).end():]
+    body = text[_LEAD.match(text).end() :]
     if not body:
         return None, ""
     first, rest = body[0], body[1:]

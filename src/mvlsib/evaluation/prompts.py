@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS
 
@@ -127,8 +128,9 @@ def prompt_for_example(example: dict[str, Any]) -> Prompt:
     return build_prompt(example["task"], list(example["references"]), list(example["options"]))
 
 
-def render_prompt_text(task: str, k: int = 1, references: Sequence[str] | None = None,
-                       options: Sequence[str] | None = None) -> str:
+def render_prompt_text(
+    task: str, k: int = 1, references: Sequence[str] | None = None, options: Sequence[str] | None = None
+) -> str:
     """A prompt as plain text, ``<image>`` where an image goes.
 
     Without ``references``/``options`` it renders the template with placeholders
@@ -163,6 +165,7 @@ def template_renderings() -> dict[str, str]:
 
 def prompts_hash() -> str:
     """sha256 of the templates; recorded in every run's config.json and checked on resume/merge."""
-    payload = json.dumps({"version": TEMPLATE_VERSION, "templates": template_renderings()},
-                         ensure_ascii=False, sort_keys=True)
+    payload = json.dumps(
+        {"version": TEMPLATE_VERSION, "templates": template_renderings()}, ensure_ascii=False, sort_keys=True
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

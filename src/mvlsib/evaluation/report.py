@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import csv
 import html
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, MvlsibError, atomic_open, loader
 from .languages import GROUPINGS, info
@@ -68,10 +68,15 @@ def language_summary(metrics: dict, metadata: Mapping | None = None) -> dict[str
         cross = _mean([c["accuracy"] for c in cells if c["task"] in CROSS_MODAL])
         meta = info(lang, metadata)
         out[lang] = {
-            "name": meta["name"], "family": meta["family"],
-            "resource": GROUPINGS["resource"](meta), "script": meta["script"],
-            "accuracy": correct / n if n else None, "ci_low": lo, "ci_high": hi,
-            "correct": correct, "n": n,
+            "name": meta["name"],
+            "family": meta["family"],
+            "resource": GROUPINGS["resource"](meta),
+            "script": meta["script"],
+            "accuracy": correct / n if n else None,
+            "ci_low": lo,
+            "ci_high": hi,
+            "correct": correct,
+            "n": n,
             "format_error_rate": _mean([c["format_error_rate"] for c in cells]),
             "text_only": text,
             "cross_modal": cross,
@@ -110,7 +115,7 @@ def gap_intervals(records, mode: str = "relaxed", confidence: float = 0.95) -> d
         n = len(d)
         mean = sum(d) / n
         sd = (sum((x - mean) ** 2 for x in d) / (n - 1)) ** 0.5 if n > 1 else 0.0
-        out[lang] = (mean - z * sd / n ** 0.5, mean + z * sd / n ** 0.5)
+        out[lang] = (mean - z * sd / n**0.5, mean + z * sd / n**0.5)
     return out
 
 
@@ -122,10 +127,18 @@ def group_summary(summary: dict[str, dict], grouping: str) -> list[dict]:
     out = []
     for group in sorted(members):
         langs = members[group]
-        lo, hi = macro_interval([(summary[lang]["correct"], summary[lang]["n"]) for lang in langs],
-                                ("group", grouping, group, *langs))
-        out.append({"group": group, "n_languages": len(langs),
-                    "accuracy": _mean([summary[lang]["accuracy"] for lang in langs]), "ci_low": lo, "ci_high": hi})
+        lo, hi = macro_interval(
+            [(summary[lang]["correct"], summary[lang]["n"]) for lang in langs], ("group", grouping, group, *langs)
+        )
+        out.append(
+            {
+                "group": group,
+                "n_languages": len(langs),
+                "accuracy": _mean([summary[lang]["accuracy"] for lang in langs]),
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
     return out
 
 
@@ -138,10 +151,18 @@ def coverage(config: dict, records: list[dict]) -> dict:
     return {"subset": describe(limit, mode, N_RELEASE), **done}
 
 
-def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str, Mapping[str, str]] | None = None,
-                 mode: str = "relaxed", names: list[str] | None = None,
-                 metadata: Mapping[str, Mapping[str, str]] | None = None, figures: bool = True,
-                 data: str | Path | None = None, warn: Callable[[str], None] | None = None) -> list[Path]:
+def write_report(
+    runs: list[str | Path],
+    out: str | Path,
+    *,
+    groups: Mapping[str, Mapping[str, str]] | None = None,
+    mode: str = "relaxed",
+    names: list[str] | None = None,
+    metadata: Mapping[str, Mapping[str, str]] | None = None,
+    figures: bool = True,
+    data: str | Path | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[Path]:
     out = Path(out)
     if names is not None and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
@@ -155,8 +176,10 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
             raise MvlsibError(f"{run}: predictions.jsonl is empty")
         cov = coverage(config, records)
         if warn is not None and not cov["complete"]:
-            warn(f"{run} is incomplete: {cov['n_done']} of {cov['n_expected'] if cov['n_expected'] is not None else '?'} "
-                 f"predictions ({len(cov['incomplete_cells'])} short cells); report.md lists them")
+            warn(
+                f"{run} is incomplete: {cov['n_done']} of {cov['n_expected'] if cov['n_expected'] is not None else '?'} "
+                f"predictions ({len(cov['incomplete_cells'])} short cells); report.md lists them"
+            )
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {}, metadata)
         loaded.append((label, config, metrics, cov))
         raw.append(records)
@@ -170,10 +193,15 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
         for gname, rows in m["groups"].items():
             group_rows += [{"run": label, "grouping": gname, **r} for r in rows]
     metric_fields = ["n", *METRICS, "ci_low", "ci_high"]
-    written.append(_write_csv(out / "per_language.csv", per_lang_rows, ["run", "language", "task", "k", *metric_fields]))
+    written.append(
+        _write_csv(out / "per_language.csv", per_lang_rows, ["run", "language", "task", "k", *metric_fields])
+    )
     written.append(_write_csv(out / "macro.csv", macro_rows, ["run", "task", "k", "n_languages", *metric_fields]))
-    written.append(_write_csv(out / "groups.csv", group_rows,
-                              ["run", "grouping", "group", "task", "k", "n_languages", *metric_fields]))
+    written.append(
+        _write_csv(
+            out / "groups.csv", group_rows, ["run", "grouping", "group", "task", "k", "n_languages", *metric_fields]
+        )
+    )
     summaries = [(label, language_summary(m, metadata)) for label, _, m, _ in loaded]
     for (_, summ), records in zip(summaries, raw):
         for lang, (lo, hi) in gap_intervals(records, mode).items():
@@ -182,10 +210,29 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
     lang_rows = []
     for label, summ in summaries:
         lang_rows += [{"run": label, "language": lang, **s} for lang, s in summ.items()]
-    written.append(_write_csv(out / "languages.csv", lang_rows,
-                              ["run", "language", "name", "family", "resource", "script", "accuracy", "ci_low",
-                               "ci_high", "format_error_rate", "text_only", "cross_modal", "gap", "gap_low",
-                               "gap_high"]))
+    written.append(
+        _write_csv(
+            out / "languages.csv",
+            lang_rows,
+            [
+                "run",
+                "language",
+                "name",
+                "family",
+                "resource",
+                "script",
+                "accuracy",
+                "ci_low",
+                "ci_high",
+                "format_error_rate",
+                "text_only",
+                "cross_modal",
+                "gap",
+                "gap_low",
+                "gap_high",
+            ],
+        )
+    )
     written += write_leaderboard(out, loaded)
     fig_names: list[str] = []
     if figures:
@@ -196,8 +243,14 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
             fig_names = ["(figures skipped: install matplotlib to draw them)"]
     if figures:
         if data is None:
-            data = next((c.get("fingerprint", {}).get("data") for _, c, _, _ in loaded
-                         if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()), None)
+            data = next(
+                (
+                    c.get("fingerprint", {}).get("data")
+                    for _, c, _, _ in loaded
+                    if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()
+                ),
+                None,
+            )
         figs = _figures(out, loaded, summaries)
         figs += _topic_confusion(out, loaded, raw, data, mode)
         written += figs
@@ -207,8 +260,10 @@ def write_report(runs: list[str | Path], out: str | Path, *, groups: Mapping[str
 
 
 def _runs_table(loaded) -> list[str]:
-    lines = ["| run | model | backend | subset | predictions | complete | prompts sha256 | release manifest sha256 |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| run | model | backend | subset | predictions | complete | prompts sha256 | release manifest sha256 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for label, config, _, cov in loaded:
         fp = config.get("fingerprint", {})
         lines.append(
@@ -224,73 +279,131 @@ def completeness_lines(coverage) -> list[str]:
     """The report's completeness section: n done / n expected per run, and every short cell."""
     lines = ["## Completeness", "", "| run | predictions | expected | complete |", "|---|---|---|---|"]
     for label, c in coverage:
-        lines.append(f"| {label} | {c['n_done']} | {c['n_expected'] if c['n_expected'] is not None else '?'} | "
-                     f"{'yes' if c['complete'] else '**NO**'} |")
+        lines.append(
+            f"| {label} | {c['n_done']} | {c['n_expected'] if c['n_expected'] is not None else '?'} | "
+            f"{'yes' if c['complete'] else '**NO**'} |"
+        )
     short = [(label, cell) for label, c in coverage for cell in c["incomplete_cells"]]
     if short:
-        lines += ["", "Incomplete cells (their figures cover only the predictions present):", "",
-                  "| run | language | task | k | done / expected |", "|---|---|---|---|---|"]
-        lines += [f"| {label} | {x['language']} | {x['task']} | {x['k']} | {x['n_done']} / {x['n_expected']} |"
-                  for label, x in short]
+        lines += [
+            "",
+            "Incomplete cells (their figures cover only the predictions present):",
+            "",
+            "| run | language | task | k | done / expected |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {label} | {x['language']} | {x['task']} | {x['k']} | {x['n_done']} / {x['n_expected']} |"
+            for label, x in short
+        ]
     return lines + [""]
 
 
 def _scope_line(loaded) -> str:
     """The header line every table repeats: subset and completeness of each run."""
-    parts = [f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
-             f"{'' if cov['complete'] else ' (INCOMPLETE)'}" for label, _, _, cov in loaded]
+    parts = [
+        f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
+        f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
+        for label, _, _, cov in loaded
+    ]
     return "Scope — " + "; ".join(parts) + "."
 
 
 def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> Path:
     scope = _scope_line(loaded)
-    lines = ["# MVL-SIB evaluation report", "",
-             f"Letters read in `{mode}` mode. Figures in %, with 95 % bootstrap confidence intervals in brackets "
-             "(seeded; method in docs/analysis.md).", "", scope, "", "## Runs", ""]
+    lines = [
+        "# MVL-SIB evaluation report",
+        "",
+        f"Letters read in `{mode}` mode. Figures in %, with 95 % bootstrap confidence intervals in brackets "
+        "(seeded; method in docs/analysis.md).",
+        "",
+        scope,
+        "",
+        "## Runs",
+        "",
+    ]
     lines += _runs_table(loaded)
     lines += [""] + completeness_lines([(label, cov) for label, _, _, cov in loaded])
-    keys = sorted({(r["task"], r["k"]) for _, _, m, _ in loaded for r in m["macro"]},
-                  key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]))
-    lines += ["", "## Macro averages over languages (task × k)", "", scope, "",
-              "Accuracy [95 % CI] / format-error rate / valid accuracy per run.", ""]
+    keys = sorted(
+        {(r["task"], r["k"]) for _, _, m, _ in loaded for r in m["macro"]},
+        key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]),
+    )
+    lines += [
+        "",
+        "## Macro averages over languages (task × k)",
+        "",
+        scope,
+        "",
+        "Accuracy [95 % CI] / format-error rate / valid accuracy per run.",
+        "",
+    ]
     lines.append("| task | k | " + " | ".join(f"{label} acc | FE | valid" for label, _, _, _ in loaded) + " |")
     lines.append("|---|---|" + "---|---|---|" * len(loaded))
     for task, k in keys:
         cells = []
         for _, _, m, _ in loaded:
             row = next((r for r in m["macro"] if (r["task"], r["k"]) == (task, k)), None)
-            cells += [_fmt(row["accuracy"]) + _ci(row), _fmt(row["format_error_rate"]),
-                      _fmt(row["valid_accuracy"])] if row else ["–", "–", "–"]
+            cells += (
+                [_fmt(row["accuracy"]) + _ci(row), _fmt(row["format_error_rate"]), _fmt(row["valid_accuracy"])]
+                if row
+                else ["–", "–", "–"]
+            )
         lines.append(f"| {task} | {k} | " + " | ".join(cells) + " |")
     langs = sorted({lang for _, s in summaries for lang in s})
-    lines += ["", "## Per language (accuracy pooled over task × k)", "", scope, "",
-              "| language | name | family | resource | " + " | ".join(
-                  f"{label} acc | FE | text−cross gap" for label, _ in summaries) + " |",
-              "|---|---|---|---|" + "---|---|---|" * len(summaries)]
+    lines += [
+        "",
+        "## Per language (accuracy pooled over task × k)",
+        "",
+        scope,
+        "",
+        "| language | name | family | resource | "
+        + " | ".join(f"{label} acc | FE | text−cross gap" for label, _ in summaries)
+        + " |",
+        "|---|---|---|---|" + "---|---|---|" * len(summaries),
+    ]
     for lang in langs:
         meta = next(s[lang] for _, s in summaries if lang in s)
         cells = []
         for _, s in summaries:
             row = s.get(lang)
-            cells += [_fmt(row["accuracy"]) + _ci(row), _fmt(row["format_error_rate"]),
-                      _fmt(row["gap"]) + _ci(row, "gap_low", "gap_high")] if row else ["–"] * 3
+            cells += (
+                [
+                    _fmt(row["accuracy"]) + _ci(row),
+                    _fmt(row["format_error_rate"]),
+                    _fmt(row["gap"]) + _ci(row, "gap_low", "gap_high"),
+                ]
+                if row
+                else ["–"] * 3
+            )
         lines.append(f"| {lang} | {meta['name']} | {meta['family']} | {meta['resource']} | " + " | ".join(cells) + " |")
     for gname in sorted({g for _, _, m, _ in loaded for g in m["groups"]}):
-        lines += ["", f"## Groups: {gname}", "", scope, "",
-                  "| run | group | task | k | languages | acc [95 % CI] | FE | valid |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## Groups: {gname}",
+            "",
+            scope,
+            "",
+            "| run | group | task | k | languages | acc [95 % CI] | FE | valid |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for label, _, m, _ in loaded:
             for r in m["groups"].get(gname, []):
-                lines.append(f"| {label} | {r['group']} | {r['task']} | {r['k']} | {r['n_languages']} | "
-                             f"{_fmt(r['accuracy'])}{_ci(r)} | {_fmt(r['format_error_rate'])} | "
-                             f"{_fmt(r['valid_accuracy'])} |")
+                lines.append(
+                    f"| {label} | {r['group']} | {r['task']} | {r['k']} | {r['n_languages']} | "
+                    f"{_fmt(r['accuracy'])}{_ci(r)} | {_fmt(r['format_error_rate'])} | "
+                    f"{_fmt(r['valid_accuracy'])} |"
+                )
     if fig_names and not fig_names[0].endswith(".png"):
         lines += ["", "## Figures", "", fig_names[0]]
     elif fig_names:
         lines += ["", "## Figures", "", scope, "", "Each figure is also written as SVG beside the PNG.", ""]
         lines += [f"![{name[:-4]}]({name})\n" for name in fig_names]
-    lines += ["", "Leaderboard: [leaderboard.md](leaderboard.md), [leaderboard.csv](leaderboard.csv), "
-              "[leaderboard.html](leaderboard.html).", ""]
+    lines += [
+        "",
+        "Leaderboard: [leaderboard.md](leaderboard.md), [leaderboard.csv](leaderboard.csv), "
+        "[leaderboard.html](leaderboard.html).",
+        "",
+    ]
     path = out / "report.md"
     with atomic_open(path) as fh:
         fh.write("\n".join(lines))
@@ -302,15 +415,22 @@ def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> 
 
 def leaderboard_rows(loaded) -> tuple[list[tuple[str, int]], list[dict]]:
     """Models as rows, task x k as columns (macro over languages, with intervals), sorted by the overall mean."""
-    keys = sorted({(r["task"], r["k"]) for _, _, m, _ in loaded for r in m["macro"]},
-                  key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]))
+    keys = sorted(
+        {(r["task"], r["k"]) for _, _, m, _ in loaded for r in m["macro"]},
+        key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]),
+    )
     rows = []
     for label, config, m, cov in loaded:
         cells = {(r["task"], r["k"]): r for r in m["macro"]}
-        row = {"run": label, "model": config.get("fingerprint", {}).get("model"), "subset": cov["subset"],
-               "complete": cov["complete"], "n_languages": len(m["languages"]),
-               "mean": _mean([cells[k]["accuracy"] for k in keys if k in cells]) if len(cells) == len(keys) else None,
-               "cells": cells}
+        row = {
+            "run": label,
+            "model": config.get("fingerprint", {}).get("model"),
+            "subset": cov["subset"],
+            "complete": cov["complete"],
+            "n_languages": len(m["languages"]),
+            "mean": _mean([cells[k]["accuracy"] for k in keys if k in cells]) if len(cells) == len(keys) else None,
+            "cells": cells,
+        }
         rows.append(row)
     rows.sort(key=lambda r: (-(r["mean"] if r["mean"] is not None else -1), r["run"]))
     return keys, rows
@@ -326,22 +446,40 @@ def write_leaderboard(out: Path, loaded) -> list[Path]:
         fields += [c, f"{c} ci_low", f"{c} ci_high"]
     csv_rows = []
     for i, r in enumerate(rows, start=1):
-        d = {"rank": i, "run": r["run"], "model": r["model"], "n_languages": r["n_languages"],
-             "complete": r["complete"], "subset": r["subset"], "mean": r["mean"]}
+        d = {
+            "rank": i,
+            "run": r["run"],
+            "model": r["model"],
+            "n_languages": r["n_languages"],
+            "complete": r["complete"],
+            "subset": r["subset"],
+            "mean": r["mean"],
+        }
         for c, key in zip(col, keys):
             cell = r["cells"].get(key)
-            d[c], d[f"{c} ci_low"], d[f"{c} ci_high"] = (cell["accuracy"], cell["ci_low"], cell["ci_high"]) \
-                if cell else (None, None, None)
+            d[c], d[f"{c} ci_low"], d[f"{c} ci_high"] = (
+                (cell["accuracy"], cell["ci_low"], cell["ci_high"]) if cell else (None, None, None)
+            )
         csv_rows.append(d)
     written = [_write_csv(out / "leaderboard.csv", csv_rows, fields)]
     # Markdown
-    md = ["# MVL-SIB leaderboard", "", "Macro accuracy over languages (%), 95 % bootstrap CI in brackets; "
-          "mean = mean over the task × k columns (– when a run lacks one).", "", scope, "",
-          "| # | run | model | languages | mean | " + " | ".join(col) + " |", "|---|---|---|---|---|" + "---|" * len(col)]
+    md = [
+        "# MVL-SIB leaderboard",
+        "",
+        "Macro accuracy over languages (%), 95 % bootstrap CI in brackets; "
+        "mean = mean over the task × k columns (– when a run lacks one).",
+        "",
+        scope,
+        "",
+        "| # | run | model | languages | mean | " + " | ".join(col) + " |",
+        "|---|---|---|---|---|" + "---|" * len(col),
+    ]
     for i, r in enumerate(rows, start=1):
         cells = [(_fmt(r["cells"][k]["accuracy"]) + _ci(r["cells"][k])) if k in r["cells"] else "–" for k in keys]
-        md.append(f"| {i} | {r['run']}{'' if r['complete'] else ' (incomplete)'} | `{r['model']}` | "
-                  f"{r['n_languages']} | {_fmt(r['mean'])} | " + " | ".join(cells) + " |")
+        md.append(
+            f"| {i} | {r['run']}{'' if r['complete'] else ' (incomplete)'} | `{r['model']}` | "
+            f"{r['n_languages']} | {_fmt(r['mean'])} | " + " | ".join(cells) + " |"
+        )
     path = out / "leaderboard.md"
     with atomic_open(path) as fh:
         fh.write("\n".join(md) + "\n")
@@ -351,19 +489,27 @@ def write_leaderboard(out: Path, loaded) -> list[Path]:
     head = "".join(f"<th>{e(c)}</th>" for c in ["#", "run", "model", "languages", "mean", *col])
     body = []
     for i, r in enumerate(rows, start=1):
-        tds = [str(i), e(r["run"] + ("" if r["complete"] else " (incomplete)")), f"<code>{e(str(r['model']))}</code>",
-               str(r["n_languages"]), _fmt(r["mean"])]
+        tds = [
+            str(i),
+            e(r["run"] + ("" if r["complete"] else " (incomplete)")),
+            f"<code>{e(str(r['model']))}</code>",
+            str(r["n_languages"]),
+            _fmt(r["mean"]),
+        ]
         for k in keys:
             c = r["cells"].get(k)
             tds.append(f"{_fmt(c['accuracy'])}<br><small>{e(_ci(c).strip())}</small>" if c else "–")
         body.append("<tr>" + "".join(f"<td>{t}</td>" for t in tds) + "</tr>")
-    page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>MVL-SIB leaderboard</title>"
-            "<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
-            "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}td:nth-child(2),td:nth-child(3),"
-            "th{text-align:left}th{background:#f3f3f3}small{color:#666}</style></head><body>"
-            "<h1>MVL-SIB leaderboard</h1><p>Macro accuracy over languages (%), 95 % bootstrap confidence interval "
-            f"below each value.</p><p>{e(scope)}</p><table><thead><tr>{head}</tr></thead><tbody>"
-            + "".join(body) + "</tbody></table></body></html>\n")
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>MVL-SIB leaderboard</title>'
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
+        "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}td:nth-child(2),td:nth-child(3),"
+        "th{text-align:left}th{background:#f3f3f3}small{color:#666}</style></head><body>"
+        "<h1>MVL-SIB leaderboard</h1><p>Macro accuracy over languages (%), 95 % bootstrap confidence interval "
+        f"below each value.</p><p>{e(scope)}</p><table><thead><tr>{head}</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table></body></html>\n"
+    )
     path = out / "leaderboard.html"
     with atomic_open(path) as fh:
         fh.write(page)
@@ -391,10 +537,11 @@ def figure_scope(loaded) -> str:
     for label, config, _, cov in loaded:
         fp = config.get("fingerprint", {})
         limit = fp.get("limit")
-        rule = "all instances" if limit is None else \
-            f"{fp.get('limit_mode', 'first')} {limit}/{N_RELEASE} per language"
-        parts.append(f"{label}: {rule}, {cov['n_done']}/{cov['n_expected']} predictions"
-                     f"{'' if cov['complete'] else ' (INCOMPLETE)'}")
+        rule = "all instances" if limit is None else f"{fp.get('limit_mode', 'first')} {limit}/{N_RELEASE} per language"
+        parts.append(
+            f"{label}: {rule}, {cov['n_done']}/{cov['n_expected']} predictions"
+            f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
+        )
     return "; ".join(parts)
 
 
@@ -411,12 +558,19 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
         rows = []
         for lang in langs:
             meta = next(s[lang] for _, s in summaries if lang in s)
-            rows.append({"language": lang, **{g: meta[g] for g in FIGURE_GROUPINGS},
-                         "runs": {label: value_of(s.get(lang)) for label, s in summaries}})
+            rows.append(
+                {
+                    "language": lang,
+                    **{g: meta[g] for g in FIGURE_GROUPINGS},
+                    "runs": {label: value_of(s.get(lang)) for label, s in summaries},
+                }
+            )
         return rows
 
     def acc(s):
-        return None if s is None else {"v": 100 * s["accuracy"], "v_low": 100 * s["ci_low"], "v_high": 100 * s["ci_high"]}
+        return (
+            None if s is None else {"v": 100 * s["accuracy"], "v_low": 100 * s["ci_low"], "v_high": 100 * s["ci_high"]}
+        )
 
     def gap(s):
         if s is None or s["gap"] is None:
@@ -427,30 +581,52 @@ def _figures(out: Path, loaded, summaries) -> list[Path]:
         return out
 
     for grouping in FIGURE_GROUPINGS:
-        written += F.language_dots(out / f"accuracy_by_language_{grouping}", runs, lang_rows(acc), value="v",
-                                   group_key=grouping, title=f"Accuracy per language (pooled over task × k, 95% CI), "
-                                   f"grouped by {grouping}", xlabel="accuracy (%)", scope=scope,
-                                   group_order=lambda g, grouping=grouping: group_rank(grouping, g))
-    written += F.language_dots(out / "gap_text_vs_crossmodal", runs, lang_rows(gap), value="v", group_key="family",
-                               title="Text-only minus cross-modal accuracy per language (paired by instance, "
-                               "95% CI; grouped by family)",
-                               xlabel="gap (percentage points)", xlim=(-60, 60), chance=0, scope=scope,
-                               group_order=lambda g: group_rank("family", g))
+        written += F.language_dots(
+            out / f"accuracy_by_language_{grouping}",
+            runs,
+            lang_rows(acc),
+            value="v",
+            group_key=grouping,
+            title=f"Accuracy per language (pooled over task × k, 95% CI), grouped by {grouping}",
+            xlabel="accuracy (%)",
+            scope=scope,
+            group_order=lambda g, grouping=grouping: group_rank(grouping, g),
+        )
+    written += F.language_dots(
+        out / "gap_text_vs_crossmodal",
+        runs,
+        lang_rows(gap),
+        value="v",
+        group_key="family",
+        title="Text-only minus cross-modal accuracy per language (paired by instance, 95% CI; grouped by family)",
+        xlabel="gap (percentage points)",
+        xlim=(-60, 60),
+        chance=0,
+        scope=scope,
+        group_order=lambda g: group_rank("family", g),
+    )
     for grouping in ("family", "resource", "script"):
         groups = {}
         for label, s in summaries:
             for g in group_summary(s, grouping):
                 d = groups.setdefault(g["group"], {"group": g["group"], "n_languages": g["n_languages"], "runs": {}})
-                d["runs"][label] = {"accuracy": 100 * g["accuracy"], "low": 100 * g["ci_low"], "high": 100 * g["ci_high"]}
+                d["runs"][label] = {
+                    "accuracy": 100 * g["accuracy"],
+                    "low": 100 * g["ci_low"],
+                    "high": 100 * g["ci_high"],
+                }
         if grouping == "resource":  # classes in their own order, 5 (most resources) first
             ordered = sorted(groups.values(), key=lambda g: group_rank(grouping, g["group"]))
         else:
-            ordered = sorted(groups.values(),
-                             key=lambda g: (-(g["runs"].get(runs[0], {}).get("accuracy") or -1), g["group"]))
-        written += F.group_dots(out / f"accuracy_by_{grouping}", runs, ordered, title=f"Accuracy by {grouping}",
-                                scope=scope)
-    written += F.accuracy_over_k(out / "accuracy_over_k", runs, {label: m["macro"] for label, _, m, _ in loaded}, TASKS,
-                                  scope=scope)
+            ordered = sorted(
+                groups.values(), key=lambda g: (-(g["runs"].get(runs[0], {}).get("accuracy") or -1), g["group"])
+            )
+        written += F.group_dots(
+            out / f"accuracy_by_{grouping}", runs, ordered, title=f"Accuracy by {grouping}", scope=scope
+        )
+    written += F.accuracy_over_k(
+        out / "accuracy_over_k", runs, {label: m["macro"] for label, _, m, _ in loaded}, TASKS, scope=scope
+    )
     written += F.task_k_heatmap(out / "task_k_heatmap", [(label, m) for label, _, m, _ in loaded], scope=scope)
     return written
 

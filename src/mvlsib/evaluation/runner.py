@@ -15,9 +15,10 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import _compat
 from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atomic_open
@@ -91,8 +92,10 @@ def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:
             names.append(name)
     for k in ks:
         if int(k) not in K_VALUES:
-            raise MvlsibError(f"--k values must be in {min(K_VALUES)}..{max(K_VALUES)} "
-                              f"(each instance has {max(K_VALUES)} references), got {k}")
+            raise MvlsibError(
+                f"--k values must be in {min(K_VALUES)}..{max(K_VALUES)} "
+                f"(each instance has {max(K_VALUES)} references), got {k}"
+            )
     pairs = []
     for spec in TASK_TABLE:
         if spec.name not in names:
@@ -144,9 +147,18 @@ class RunPlan:
     waves: int = 1  # > 1: over max_prompts, so no prompt was built (plan each wave on its own)
 
 
-def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None, done: set[tuple] | None = None,
-               before_prompts: Callable[[], None] | None = None, wave: Shard | None = None,
-               prompts: bool = True, max_prompts: int | None = None) -> RunPlan:
+def plan_items(
+    opts: RunOptions,
+    pairs,
+    languages,
+    *,
+    shard: Shard | None = None,
+    done: set[tuple] | None = None,
+    before_prompts: Callable[[], None] | None = None,
+    wave: Shard | None = None,
+    prompts: bool = True,
+    max_prompts: int | None = None,
+) -> RunPlan:
     """The run's items in canonical order (language, task, k, row), dealt to ``shard`` and without
     the keys in ``done``; only those items get a prompt (of them only ``wave``'s, dealt round robin
     over the shard's own order; none with ``prompts=False``: counts and ``done_seen`` only).
@@ -195,8 +207,9 @@ def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None
                     continue
                 # Examples (and the loader's checks of their rows) only where a prompt is built; the
                 # runner builds its own prompts (prompt_for_example): the loader need not render text.
-                for ex in loader.build_examples(chosen, images if task in CROSS_MODAL else None, task, k,
-                                                with_prompt=False):
+                for ex in loader.build_examples(
+                    chosen, images if task in CROSS_MODAL else None, task, k, with_prompt=False
+                ):
                     prompt = prompt_for_example(ex)
                     request = Request(
                         key=f"{task}|k{k}|{language}|{ex['instance_id']}",
@@ -207,8 +220,9 @@ def plan_items(opts: RunOptions, pairs, languages, *, shard: Shard | None = None
     return plan
 
 
-def build_items(opts: RunOptions, pairs, languages,
-                before_prompts: Callable[[], None] | None = None) -> tuple[list[WorkItem], dict[str, Any]]:
+def build_items(
+    opts: RunOptions, pairs, languages, before_prompts: Callable[[], None] | None = None
+) -> tuple[list[WorkItem], dict[str, Any]]:
     """All work items of the run in canonical order (each with its prompt), and the images they need."""
     plan = plan_items(opts, pairs, languages, before_prompts=before_prompts)
     return plan.pending, plan.images
@@ -223,7 +237,8 @@ def verify_data(data: str) -> None:
     if problems:
         raise MvlsibError(
             f"{data}: the release does not match its manifest.json, so scores would not be comparable:\n  - "
-            + "\n  - ".join(problems[:10]) + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
+            + "\n  - ".join(problems[:10])
+            + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
             + "\nRe-download the release (or rebuild it into a new folder)."
         )
 
@@ -306,8 +321,9 @@ def _discard_if_empty(folder: Path, ours: set[str]) -> None:
     """Remove a run folder this run created, if it holds only its own files and no prediction."""
     try:
         files = [p for p in folder.iterdir()]
-        if {p.name for p in files} <= ours and not any(p.name.startswith("predictions") and p.stat().st_size
-                                                         for p in files):
+        if {p.name for p in files} <= ours and not any(
+            p.name.startswith("predictions") and p.stat().st_size for p in files
+        ):
             for p in files:
                 p.unlink()
             folder.rmdir()
@@ -341,8 +357,11 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
 
     verify_data(opts.data)
     # A stand-in factory (tests) has no class to ask; the real one's backend checks its model early.
-    preflight = None if backend_factory is not None else functools.partial(
-        backend_class(opts.backend).preflight, opts.model, **_backend_kwargs(opts))
+    preflight = (
+        None
+        if backend_factory is not None
+        else functools.partial(backend_class(opts.backend).preflight, opts.model, **_backend_kwargs(opts))
+    )
     before = read_predictions(pred_path, repair=True)
     refuse_duplicates(pred_path, before)
     done = {record_key(r) for r in before}
@@ -350,8 +369,9 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     # Shard selection and resume work on the canonical order, before any prompt is built; only
     # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
     # robin over the shard's order): a first pass counts and checks the keys without prompts.
-    plan = plan_items(opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight,
-                      max_prompts=opts.max_prompts)
+    plan = plan_items(
+        opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight, max_prompts=opts.max_prompts
+    )
     images, waves = plan.images, plan.waves
     stray = done - plan.done_seen
     if stray:
@@ -377,8 +397,11 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
             _write_json(cfg_path, {**config, "backend": None, "complete": False})
         try:
             for wave in range(waves):
-                part = plan if waves == 1 else plan_items(opts, pairs, languages, shard=opts.shard, done=done,
-                                                          wave=Shard(wave, waves))
+                part = (
+                    plan
+                    if waves == 1
+                    else plan_items(opts, pairs, languages, shard=opts.shard, done=done, wave=Shard(wave, waves))
+                )
                 pending = order_items(part.pending, opts.order)
                 part.pending = []  # the ordered list is the one copy
                 if not pending:
@@ -425,14 +448,16 @@ def _sort_predictions(path: Path, records: list[dict]) -> None:
             fh.writelines(lines)
 
 
-def _process(backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool,
-             label: str = "mvlsib-eval") -> None:
+def _process(
+    backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool, label: str = "mvlsib-eval"
+) -> None:
     from tqdm import tqdm
 
     chunk = max(1, int(getattr(backend, "preferred_chunk", 32)))
-    with PredictionWriter(pred_path) as writer, tqdm(
-        total=len(pending), desc=label, unit="prompt", disable=not progress, file=sys.stderr
-    ) as bar:
+    with (
+        PredictionWriter(pred_path) as writer,
+        tqdm(total=len(pending), desc=label, unit="prompt", disable=not progress, file=sys.stderr) as bar,
+    ):
         for start in range(0, len(pending), chunk):
             part = pending[start : start + chunk]
             responses = backend.generate([it.request for it in part])

@@ -21,7 +21,8 @@ before it, so both are unaffected.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 ORDERS = ("prefix", "canonical")
 # Prompts a run holds at once (about 3.2 KB each: ~1.6 GB); a run or shard with more goes in waves,

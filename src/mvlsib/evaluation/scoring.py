@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from ._compat import TASKS, MvlsibError, open_csv
 from .parsing import parse_letter
@@ -68,8 +68,9 @@ def per_language(records: Iterable[Mapping], mode: str = "relaxed") -> list[Cell
         n, correct, strict, valid = counts[key]
         lo, hi = cell_interval(correct, n, (language, task, k))
         out.append(
-            Cell(language, task, k, n, correct / n, strict / n, 1 - valid / n, correct / valid if valid else None,
-                 lo, hi)
+            Cell(
+                language, task, k, n, correct / n, strict / n, 1 - valid / n, correct / valid if valid else None, lo, hi
+            )
         )
     return out
 
@@ -93,7 +94,8 @@ def macro(cells: Iterable[Cell], languages: Iterable[str] | None = None) -> list
         for m in METRICS:
             row[m] = _mean([getattr(c, m) for c in group])
         row["ci_low"], row["ci_high"] = macro_interval(
-            [(round(c.accuracy * c.n), c.n) for c in group], (key[1], key[2], *sorted(c.language for c in group)))
+            [(round(c.accuracy * c.n), c.n) for c in group], (key[1], key[2], *sorted(c.language for c in group))
+        )
         out.append(row)
     return out
 
@@ -140,9 +142,12 @@ def grouped(cells: list[Cell], mapping: Mapping[str, str]) -> list[dict]:
     return out
 
 
-def compute_metrics(records: Iterable[Mapping], mode: str = "relaxed",
-                    groups: Mapping[str, Mapping[str, str]] | None = None,
-                    metadata: Mapping[str, Mapping[str, str]] | None = None) -> dict:
+def compute_metrics(
+    records: Iterable[Mapping],
+    mode: str = "relaxed",
+    groups: Mapping[str, Mapping[str, str]] | None = None,
+    metadata: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict:
     """The content of ``metrics.json``; ``metadata`` overrides rows of the language table."""
     from .languages import groupings
 

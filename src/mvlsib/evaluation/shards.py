@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from ._compat import MvlsibError, atomic_open
 
@@ -86,9 +86,7 @@ def find_shards(sources: list[Path]) -> dict[Shard, Path]:
                 raise MvlsibError(f"shard {shard} found twice: {found[shard]} and {f}")
             found[shard] = f
     if not found:
-        raise MvlsibError(
-            f"no shard files (predictions.shard-I-of-N.jsonl) in {', '.join(map(str, sources))}"
-        )
+        raise MvlsibError(f"no shard files (predictions.shard-I-of-N.jsonl) in {', '.join(map(str, sources))}")
     return found
 
 
@@ -112,8 +110,9 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     reference = configs[reference_shard]["fingerprint"]
     for shard, cfg in configs.items():
         if cfg["fingerprint"] != reference:
-            diff = sorted(k for k in set(reference) | set(cfg["fingerprint"])
-                          if reference.get(k) != cfg["fingerprint"].get(k))
+            diff = sorted(
+                k for k in set(reference) | set(cfg["fingerprint"]) if reference.get(k) != cfg["fingerprint"].get(k)
+            )
             raise MvlsibError(
                 f"shard {shard} ({found[shard]}) is from a different run than shard {reference_shard}: "
                 f"{', '.join(diff)} differ; merge only shards of one command"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 CONFIDENCE = 0.95
 N_BOOTSTRAP = 1000
@@ -47,8 +47,9 @@ def _percentiles(samples, confidence: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def cell_interval(correct: int, n: int, key: Sequence, *, seed: int = SEED, n_boot: int = N_BOOTSTRAP,
-                  confidence: float = CONFIDENCE) -> tuple[float, float] | tuple[None, None]:
+def cell_interval(
+    correct: int, n: int, key: Sequence, *, seed: int = SEED, n_boot: int = N_BOOTSTRAP, confidence: float = CONFIDENCE
+) -> tuple[float, float] | tuple[None, None]:
     """Percentile bootstrap interval of correct / n (resampling the n instances)."""
     if n <= 0:
         return None, None
@@ -56,8 +57,14 @@ def cell_interval(correct: int, n: int, key: Sequence, *, seed: int = SEED, n_bo
     return _percentiles(draws, confidence)
 
 
-def macro_interval(cells: Sequence[tuple[int, int]], key: Sequence, *, seed: int = SEED,
-                   n_boot: int = N_BOOTSTRAP, confidence: float = CONFIDENCE) -> tuple[float, float] | tuple[None, None]:
+def macro_interval(
+    cells: Sequence[tuple[int, int]],
+    key: Sequence,
+    *,
+    seed: int = SEED,
+    n_boot: int = N_BOOTSTRAP,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float] | tuple[None, None]:
     """Interval of the mean over languages of correct/n; ``cells`` is one (correct, n) per language.
 
     Two levels: languages drawn with replacement, and each drawn language's instances resampled.
@@ -86,8 +93,9 @@ def mcnemar_exact(b: int, c: int) -> float:
     k = min(b, c)
     # P(X <= k) for X ~ Binomial(m, 1/2), in log space so m in the thousands stays exact enough.
     log_half_m = -m * math.log(2)
-    tail = sum(math.exp(math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) + log_half_m)
-               for i in range(k + 1))
+    tail = sum(
+        math.exp(math.lgamma(m + 1) - math.lgamma(i + 1) - math.lgamma(m - i + 1) + log_half_m) for i in range(k + 1)
+    )
     return min(1.0, 2 * tail)
 
 
@@ -137,8 +145,9 @@ class PairedCell:
         return (self.b - self.c) / self.n
 
 
-def paired_cell_interval(cell: PairedCell, *, seed: int = SEED, n_boot: int = N_BOOTSTRAP,
-                         confidence: float = CONFIDENCE) -> tuple[float, float]:
+def paired_cell_interval(
+    cell: PairedCell, *, seed: int = SEED, n_boot: int = N_BOOTSTRAP, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
     """Paired bootstrap: an instance resample moves b, c and the ties together (a multinomial draw)."""
     n = cell.n
     probs = [cell.b / n, cell.c / n, 1 - (cell.b + cell.c) / n]
@@ -173,20 +182,36 @@ def _perm_p(null, observed: float) -> float:
     return (1 + hits) / (1 + len(null))
 
 
-def compare_cells(cells: Sequence[PairedCell], *, seed: int = SEED, n_boot: int = N_BOOTSTRAP,
-                  n_perm: int = N_PERMUTATIONS, confidence: float = CONFIDENCE) -> dict:
+def compare_cells(
+    cells: Sequence[PairedCell],
+    *,
+    seed: int = SEED,
+    n_boot: int = N_BOOTSTRAP,
+    n_perm: int = N_PERMUTATIONS,
+    confidence: float = CONFIDENCE,
+) -> dict:
     """Overall, per task x k (macro over languages) and per cell: difference, interval, p-values."""
     import numpy as np
 
     per_cell = []
     for c in cells:
         lo, hi = paired_cell_interval(c, seed=seed, n_boot=n_boot, confidence=confidence)
-        per_cell.append({
-            "language": c.language, "task": c.task, "k": c.k, "n": c.n,
-            "accuracy_a": c.correct_a / c.n, "accuracy_b": c.correct_b / c.n, "diff": c.diff,
-            "ci_low": lo, "ci_high": hi, "only_a_correct": c.b, "only_b_correct": c.c,
-            "p": mcnemar_exact(c.b, c.c),
-        })
+        per_cell.append(
+            {
+                "language": c.language,
+                "task": c.task,
+                "k": c.k,
+                "n": c.n,
+                "accuracy_a": c.correct_a / c.n,
+                "accuracy_b": c.correct_b / c.n,
+                "diff": c.diff,
+                "ci_low": lo,
+                "ci_high": hi,
+                "only_a_correct": c.b,
+                "only_b_correct": c.c,
+                "p": mcnemar_exact(c.b, c.c),
+            }
+        )
     ps = [r["p"] for r in per_cell]
     for r, ph, pb in zip(per_cell, holm(ps), benjamini_hochberg(ps)):
         r["p_holm"], r["p_bh"] = ph, pb
@@ -201,12 +226,20 @@ def compare_cells(cells: Sequence[PairedCell], *, seed: int = SEED, n_boot: int 
         nulls.append(null)
         observed = float(np.mean([c.diff for c in group]))
         lo, hi = _percentiles(boot, confidence)
-        per_tk.append({
-            "task": task, "k": k, "n_languages": len(group), "n": sum(c.n for c in group),
-            "accuracy_a": float(np.mean([c.correct_a / c.n for c in group])),
-            "accuracy_b": float(np.mean([c.correct_b / c.n for c in group])),
-            "diff": observed, "ci_low": lo, "ci_high": hi, "p": _perm_p(null, observed),
-        })
+        per_tk.append(
+            {
+                "task": task,
+                "k": k,
+                "n_languages": len(group),
+                "n": sum(c.n for c in group),
+                "accuracy_a": float(np.mean([c.correct_a / c.n for c in group])),
+                "accuracy_b": float(np.mean([c.correct_b / c.n for c in group])),
+                "diff": observed,
+                "ci_low": lo,
+                "ci_high": hi,
+                "p": _perm_p(null, observed),
+            }
+        )
     for r, ph in zip(per_tk, holm([r["p"] for r in per_tk])):
         r["p_holm"] = ph
     overall: dict = {"n_cells": len(cells), "n": sum(c.n for c in cells)}
@@ -215,11 +248,16 @@ def compare_cells(cells: Sequence[PairedCell], *, seed: int = SEED, n_boot: int 
         boot = np.mean(boots, axis=0)
         null = np.mean(nulls, axis=0)
         lo, hi = _percentiles(boot, confidence)
-        overall.update({
-            "accuracy_a": float(np.mean([r["accuracy_a"] for r in per_tk])),
-            "accuracy_b": float(np.mean([r["accuracy_b"] for r in per_tk])),
-            "diff": observed, "ci_low": lo, "ci_high": hi, "p": _perm_p(null, observed),
-        })
+        overall.update(
+            {
+                "accuracy_a": float(np.mean([r["accuracy_a"] for r in per_tk])),
+                "accuracy_b": float(np.mean([r["accuracy_b"] for r in per_tk])),
+                "diff": observed,
+                "ci_low": lo,
+                "ci_high": hi,
+                "p": _perm_p(null, observed),
+            }
+        )
     return {"overall": overall, "per_task_k": per_tk, "per_cell": per_cell}
 
 

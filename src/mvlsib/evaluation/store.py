@@ -12,8 +12,9 @@ import contextlib
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from ._compat import TASKS, MvlsibError, atomic_open, locks
 from .scoring import compute_metrics
@@ -83,10 +84,15 @@ def completeness(config: dict, records: list[dict]) -> dict[str, Any]:
     cells = [(lang, t, int(k)) for lang in fp.get("languages") or [] for t, k in fp.get("tasks") or []]
     done = Counter((r["language"], r["task"], int(r["k"])) for r in records)
     per_cell = expected // len(cells) if expected and cells and expected % len(cells) == 0 else None
-    short = [] if per_cell is None else [
-        {"language": c[0], "task": c[1], "k": c[2], "n_done": done.get(c, 0), "n_expected": per_cell}
-        for c in cells if done.get(c, 0) != per_cell
-    ]
+    short = (
+        []
+        if per_cell is None
+        else [
+            {"language": c[0], "task": c[1], "k": c[2], "n_done": done.get(c, 0), "n_expected": per_cell}
+            for c in cells
+            if done.get(c, 0) != per_cell
+        ]
+    )
     n_done = len(records)
     return {
         "n_done": n_done,
@@ -131,7 +137,7 @@ class PredictionWriter:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> "PredictionWriter":
+    def __enter__(self) -> PredictionWriter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -150,7 +156,13 @@ def iter_sorted(records: Iterable[dict]) -> Iterator[dict]:
             return (1 << 62, 0, iid)
 
     def sort_key(rec: dict) -> tuple:
-        return (rec["language"], task_rank.get(rec["task"], 9), rec["task"], int(rec["k"]), instance_rank(rec["instance_id"]))
+        return (
+            rec["language"],
+            task_rank.get(rec["task"], 9),
+            rec["task"],
+            int(rec["k"]),
+            instance_rank(rec["instance_id"]),
+        )
 
     return iter(sorted(records, key=sort_key))
 

@@ -8,14 +8,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mvlsib import locks
 from mvlsib.errors import MvlsibError
-from mvlsib.limits import MIN_SIDE
 from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
 from mvlsib.image_pool.licenses import has_value, judge_license
-from mvlsib import locks
-from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
-from mvlsib.topics import TOPICS, topic_slug
+from mvlsib.limits import MIN_SIDE
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
+from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
 
 DEFAULT_MIN_SIDE = MIN_SIDE
 
@@ -79,15 +79,19 @@ def add_image(pool: str | Path, req: AddRequest, *, create: bool = True) -> Mani
     data = read_source(req.source, timeout=req.timeout, max_bytes=req.max_bytes)
     norm = normalize_image(data, box=req.box, fmt=req.fmt, max_pixels=req.max_pixels, what=req.source)
     if min(norm.width, norm.height) < req.min_side:
-        raise MvlsibError(f"{req.source}: {norm.width}x{norm.height} after fitting into {req.box[0]}x{req.box[1]} "
-                          f"has a shorter side under {req.min_side} px; use a larger image")
+        raise MvlsibError(
+            f"{req.source}: {norm.width}x{norm.height} after fitting into {req.box[0]}x{req.box[1]} "
+            f"has a shorter side under {req.min_side} px; use a larger image"
+        )
     # Read, choose the id, write: one process at a time, or two adds lose a manifest row (#11).
     try:
         with locks.exclusive(pool, POOL_LOCK, wait=POOL_LOCK_WAIT_S):
             return _add_locked(pool, req, norm, create)
     except locks.Busy as busy:
-        raise MvlsibError(f"{pool}: the pool is locked by another command ({busy.holder}) for over "
-                          f"{POOL_LOCK_WAIT_S:g} s; try again when it has finished") from None
+        raise MvlsibError(
+            f"{pool}: the pool is locked by another command ({busy.holder}) for over "
+            f"{POOL_LOCK_WAIT_S:g} s; try again when it has finished"
+        ) from None
 
 
 def _rows(pool: Path, create: bool) -> list[ManifestRow]:
@@ -117,8 +121,16 @@ def _add_locked(pool: Path, req: AddRequest, norm, create: bool) -> ManifestRow:
     extra = {k: "" for k in extra_keys}
     if req.title or "title" in extra:
         extra["title"] = req.title
-    row = ManifestRow(image_id=image_id, topic=req.topic, file=rel, license=judge_license(req.license).expression,
-                      author=req.author.strip(), source_url=req.source_url.strip(), sha256=sha, extra=extra)
+    row = ManifestRow(
+        image_id=image_id,
+        topic=req.topic,
+        file=rel,
+        license=judge_license(req.license).expression,
+        author=req.author.strip(),
+        source_url=req.source_url.strip(),
+        sha256=sha,
+        extra=extra,
+    )
     with atomic_path(target) as tmp:
         tmp.write_bytes(norm.data)
     try:

@@ -9,12 +9,19 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from mvlsib.limits import IMAGES_PER_TOPIC, MIN_SIDE
-from mvlsib.image_pool.hashes import ImageHashes, NearDupPolicy, PairDistance, all_pairs, compute_hashes, nearest_neighbours
+from mvlsib.image_pool.hashes import (
+    ImageHashes,
+    NearDupPolicy,
+    PairDistance,
+    all_pairs,
+    compute_hashes,
+    nearest_neighbours,
+)
 from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license
-from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
 from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
-from mvlsib.topics import TOPICS, topic_slug
+from mvlsib.limits import IMAGES_PER_TOPIC, MIN_SIDE
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
+from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
 
 DEFAULT_MIN_SIDE = MIN_SIDE
 DEFAULT_EXPECTED_PER_TOPIC = IMAGES_PER_TOPIC
@@ -88,9 +95,12 @@ class CheckReport:
                 "min_side": self.options.min_side,
                 "max_pixels": self.options.max_pixels,
                 "expected_per_topic": self.options.expected_per_topic,
-                "near_duplicate": {"phash_max": pol.phash_max, "dhash_max": pol.dhash_max,
-                                   "crop_segment_bits": pol.crop_segment_bits,
-                                   "crop_segments_min": pol.crop_segments_min},
+                "near_duplicate": {
+                    "phash_max": pol.phash_max,
+                    "dhash_max": pol.dhash_max,
+                    "crop_segment_bits": pol.crop_segment_bits,
+                    "crop_segments_min": pol.crop_segments_min,
+                },
             },
         }
 
@@ -107,11 +117,15 @@ class CheckReport:
             lines.append("closest pairs (pHash/dHash bits: whole image, best crop window; crop-resistant segments):")
             for p in self.closest_pairs:
                 flag = "NEAR-DUPLICATE" if p.near_duplicate else "ok"
-                lines.append(f"  {p.a:<24} {p.b:<24} whole {p.phash:>2}/{p.dhash:<2}  window {p.window_phash:>2}/"
-                             f"{p.window_dhash:<2}  segments {p.crop_segments}  {flag}")
+                lines.append(
+                    f"  {p.a:<24} {p.b:<24} whole {p.phash:>2}/{p.dhash:<2}  window {p.window_phash:>2}/"
+                    f"{p.window_dhash:<2}  segments {p.crop_segments}  {flag}"
+                )
             pol = self.options.policy
-            lines.append(f"  (near-duplicate when pHash <= {pol.phash_max} and dHash <= {pol.dhash_max} for the whole "
-                         f"image or a crop window, or >= {pol.crop_segments_min} segments match)")
+            lines.append(
+                f"  (near-duplicate when pHash <= {pol.phash_max} and dHash <= {pol.dhash_max} for the whole "
+                f"image or a crop window, or >= {pol.crop_segments_min} segments match)"
+            )
         lines.append("")
         n_warn = len(self.findings) - len(self.errors)
         if self.ok:
@@ -119,7 +133,8 @@ class CheckReport:
         else:
             topics = sorted({f.topic for f in self.errors if not f.image_id})
             parts = ([f"image(s) {', '.join(self.offending_ids)}"] if self.offending_ids else []) + (
-                [f"topic(s) {', '.join(topics)}"] if topics else [])
+                [f"topic(s) {', '.join(topics)}"] if topics else []
+            )
             lines.append(f"FAILED: {len(self.errors)} problem(s) in {self.pool}: " + "; ".join(parts))
         return "\n".join(lines) + "\n"
 
@@ -155,12 +170,16 @@ def _inspect(image_id: str, topic: str, data: bytes, opts: CheckOptions, finding
         except Exception as exc:  # noqa: BLE001 - any decoder failure is a finding about this file
             return bad("decode", f"cannot be opened ({exc})")
         if im.format not in POOL_FORMATS:
-            return bad("format", f"format {im.format} is not allowed in a pool; use JPEG, PNG or WebP "
-                                 "(`images add` converts)")
+            return bad(
+                "format", f"format {im.format} is not allowed in a pool; use JPEG, PNG or WebP (`images add` converts)"
+            )
         w, h = im.size
         if w * h > opts.max_pixels:
-            return bad("pixels", f"{w}x{h} = {w * h:,} pixels exceeds the limit of {opts.max_pixels:,} "
-                                 "(decompression-bomb guard); not decoded")
+            return bad(
+                "pixels",
+                f"{w}x{h} = {w * h:,} pixels exceeds the limit of {opts.max_pixels:,} "
+                "(decompression-bomb guard); not decoded",
+            )
         try:
             im.load()
         except Exception as exc:  # noqa: BLE001
@@ -173,8 +192,13 @@ def _inspect(image_id: str, topic: str, data: bytes, opts: CheckOptions, finding
     return im
 
 
-def check_pool(pool: str | Path, options: CheckOptions = CheckOptions(), *,
-               hash_cache: dict[str, ImageHashes] | None = None, progress: bool = False) -> CheckReport:
+def check_pool(
+    pool: str | Path,
+    options: CheckOptions = CheckOptions(),
+    *,
+    hash_cache: dict[str, ImageHashes] | None = None,
+    progress: bool = False,
+) -> CheckReport:
     """Run every check on ``pool``. ``hash_cache`` (sha256 of file bytes -> hashes) is read and filled."""
     from tqdm import tqdm
 
@@ -201,8 +225,15 @@ def check_pool(pool: str | Path, options: CheckOptions = CheckOptions(), *,
         sha = hashlib.sha256(data).hexdigest()
         info[rid] = ImageInfo(sha256=sha)
         if row.sha256.lower() != sha:
-            findings.append(Finding(rid, topic, "sha256", f"manifest sha256 {row.sha256 or '(empty)'} does not match "
-                                                           f"the file ({sha}); the file changed or the row is stale"))
+            findings.append(
+                Finding(
+                    rid,
+                    topic,
+                    "sha256",
+                    f"manifest sha256 {row.sha256 or '(empty)'} does not match "
+                    f"the file ({sha}); the file changed or the row is stale",
+                )
+            )
         by_sha.setdefault(sha, []).append(rid)
         im = _inspect(rid, topic, data, options, findings)
         if im is None:
@@ -216,23 +247,40 @@ def check_pool(pool: str | Path, options: CheckOptions = CheckOptions(), *,
         if len(ids) > 1:
             for rid in ids:
                 others = ", ".join(i for i in ids if i != rid)
-                findings.append(Finding(rid, _topic_of(rows, rid), "duplicate",
-                                        f"byte-identical to {others}; keep one and replace the other(s)"))
+                findings.append(
+                    Finding(
+                        rid,
+                        _topic_of(rows, rid),
+                        "duplicate",
+                        f"byte-identical to {others}; keep one and replace the other(s)",
+                    )
+                )
 
     pairs = all_pairs(hashes, options.policy)
     for p in pairs:
         if not p.near_duplicate or info[p.a].sha256 == info[p.b].sha256:  # exact duplicates reported above
             continue
         for x, y in ((p.a, p.b), (p.b, p.a)):
-            findings.append(Finding(x, _topic_of(rows, x), "near-duplicate",
-                                    f"near-duplicate of {y} ({_topic_of(rows, y)}): {p.reason}"))
+            findings.append(
+                Finding(
+                    x, _topic_of(rows, x), "near-duplicate", f"near-duplicate of {y} ({_topic_of(rows, y)}): {p.reason}"
+                )
+            )
 
     _check_topics(rows, options, findings)
     _check_orphans(root, rows, findings)
     order = {r.image_id: i for i, r in enumerate(rows)}
     findings.sort(key=lambda f: (f.image_id == "", order.get(f.image_id, 0), f.topic, f.code, f.message))
-    return CheckReport(str(root), len(rows), findings, pairs[: max(options.closest, 0)], nearest_neighbours(pairs),
-                       info, options, hashes)
+    return CheckReport(
+        str(root),
+        len(rows),
+        findings,
+        pairs[: max(options.closest, 0)],
+        nearest_neighbours(pairs),
+        info,
+        options,
+        hashes,
+    )
 
 
 def _topic_of(rows: list[ManifestRow], image_id: str) -> str:
@@ -245,21 +293,39 @@ def _check_row_metadata(row: ManifestRow, allowed: frozenset[str], findings: lis
     if not verdict.allowed:
         findings.append(Finding(rid, topic, "licence", f"licence {row.license!r} refused: {verdict.reason}"))
     elif verdict.requires_attribution:
-        missing = [name for name, value in (("author", row.author), ("source_url", row.source_url)) if not has_value(value)]
+        missing = [
+            name for name, value in (("author", row.author), ("source_url", row.source_url)) if not has_value(value)
+        ]
         if missing:
-            findings.append(Finding(rid, topic, "attribution",
-                                    f"{verdict.expression} requires attribution, but {' and '.join(missing)} "
-                                    f"{'is' if len(missing) == 1 else 'are'} missing; fill in who made the image "
-                                    "and where it was published"))
+            findings.append(
+                Finding(
+                    rid,
+                    topic,
+                    "attribution",
+                    f"{verdict.expression} requires attribution, but {' and '.join(missing)} "
+                    f"{'is' if len(missing) == 1 else 'are'} missing; fill in who made the image "
+                    "and where it was published",
+                )
+            )
     if topic not in TOPICS:
         hint = ""
         if topic.replace("_", "/") in TOPICS:
             hint = f" (write {topic.replace('_', '/')!r})"
-        findings.append(Finding(rid, topic, "topic", f"topic {topic!r} is not one of the 7 SIB-200 topics "
-                                                      f"({', '.join(TOPICS)}){hint}"))
+        findings.append(
+            Finding(
+                rid, topic, "topic", f"topic {topic!r} is not one of the 7 SIB-200 topics ({', '.join(TOPICS)}){hint}"
+            )
+        )
     elif not re.fullmatch(re.escape(topic_slug(topic)) + r"_\d+", rid):
-        findings.append(Finding(rid, topic, "id", f"image_id {rid!r} does not follow <topic_slug>_<n> "
-                                                   f"(e.g. {topic_slug(topic)}_0)", severity="warning"))
+        findings.append(
+            Finding(
+                rid,
+                topic,
+                "id",
+                f"image_id {rid!r} does not follow <topic_slug>_<n> (e.g. {topic_slug(topic)}_0)",
+                severity="warning",
+            )
+        )
 
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp"}
@@ -273,8 +339,16 @@ def _check_orphans(root: Path, rows: list[ManifestRow], findings: list[Finding])
         if any(part.startswith(".") for part in rel.parts) or path.suffix.lower() not in IMAGE_SUFFIXES:
             continue
         if path.is_file() and path.resolve() not in named:
-            findings.append(Finding("", "", "orphan", f"{rel.as_posix()} is in the pool folder but no manifest row "
-                                                      "names it; add a row or delete the file", severity="warning"))
+            findings.append(
+                Finding(
+                    "",
+                    "",
+                    "orphan",
+                    f"{rel.as_posix()} is in the pool folder but no manifest row "
+                    "names it; add a row or delete the file",
+                    severity="warning",
+                )
+            )
 
 
 def _check_topics(rows: list[ManifestRow], options: CheckOptions, findings: list[Finding]) -> None:
@@ -286,8 +360,14 @@ def _check_topics(rows: list[ManifestRow], options: CheckOptions, findings: list
             counts[r.topic] += 1
     for t, n in counts.items():
         if n != options.expected_per_topic:
-            findings.append(Finding("", t, "count", f"topic {t!r} has {n} image(s), expected "
-                                                     f"{options.expected_per_topic} (--expected-per-topic)"))
+            findings.append(
+                Finding(
+                    "",
+                    t,
+                    "count",
+                    f"topic {t!r} has {n} image(s), expected {options.expected_per_topic} (--expected-per-topic)",
+                )
+            )
 
 
 def write_report(report: CheckReport, path: str | Path) -> None:
@@ -297,5 +377,14 @@ def write_report(report: CheckReport, path: str | Path) -> None:
         fh.write(report.to_json())
 
 
-__all__ = ["CheckOptions", "CheckReport", "Finding", "check_pool", "resolve_in_pool", "pool_root", "write_report",
-           "DEFAULT_MIN_SIDE", "DEFAULT_EXPECTED_PER_TOPIC"]
+__all__ = [
+    "CheckOptions",
+    "CheckReport",
+    "Finding",
+    "check_pool",
+    "resolve_in_pool",
+    "pool_root",
+    "write_report",
+    "DEFAULT_MIN_SIDE",
+    "DEFAULT_EXPECTED_PER_TOPIC",
+]

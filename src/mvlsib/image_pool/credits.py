@@ -31,8 +31,12 @@ def credit_line(row: ManifestRow) -> str:
 
 def credits_markdown(rows: list[ManifestRow], heading: str = "Image credits") -> str:
     rows = sorted(rows, key=lambda r: image_order(r.topic, r.image_id))
-    lines = [f"## {heading}", "", f"{len(rows)} images. Each image keeps its own licence; "
-             "the licence link explains what it permits.", ""]
+    lines = [
+        f"## {heading}",
+        "",
+        f"{len(rows)} images. Each image keeps its own licence; the licence link explains what it permits.",
+        "",
+    ]
     lines += [credit_line(r) for r in rows]
     return "\n".join(lines) + "\n"
 

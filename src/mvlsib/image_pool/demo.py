@@ -15,11 +15,11 @@ drawings stay far apart (see the near-duplicate check in :mod:`mvlsib.image_pool
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from mvlsib.topics import TOPICS, topic_slug
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 
 WIDTH, HEIGHT = 640, 480
 SCALE = 2  # drawn at 2x, downsampled with LANCZOS for smooth edges
@@ -39,6 +39,7 @@ def pool_kind(source_urls) -> str:
     urls = list(source_urls)
     n = demo_image_count(urls)
     return "demo" if urls and n == len(urls) else ("mixed" if n else "curated")
+
 
 Color = tuple[int, int, int]
 BLACK: Color = (30, 30, 35)
@@ -61,15 +62,20 @@ class Pen:
     @staticmethod
     def _b(box):
         x0, y0, x1, y1 = box
-        return [round(min(x0, x1) * SCALE), round(min(y0, y1) * SCALE),
-                round(max(x0, x1) * SCALE), round(max(y0, y1) * SCALE)]
+        return [
+            round(min(x0, x1) * SCALE),
+            round(min(y0, y1) * SCALE),
+            round(max(x0, x1) * SCALE),
+            round(max(y0, y1) * SCALE),
+        ]
 
     def rect(self, box, fill=None, outline=BLACK, width=3):
         self.d.rectangle(self._b(box), fill=fill, outline=outline, width=width * SCALE if outline else 0)
 
     def rrect(self, box, r, fill=None, outline=BLACK, width=3):
-        self.d.rounded_rectangle(self._b(box), radius=r * SCALE, fill=fill, outline=outline,
-                                 width=width * SCALE if outline else 0)
+        self.d.rounded_rectangle(
+            self._b(box), radius=r * SCALE, fill=fill, outline=outline, width=width * SCALE if outline else 0
+        )
 
     def oval(self, box, fill=None, outline=BLACK, width=3):
         self.d.ellipse(self._b(box), fill=fill, outline=outline, width=width * SCALE if outline else 0)
@@ -130,8 +136,15 @@ class Pen:
         R = 1000
         for i in range(n):
             a0, a1 = 2 * math.pi * i / n, 2 * math.pi * (i + 1) / n
-            self.poly([(cx, cy), (cx + R * math.cos(a0), cy + R * math.sin(a0)),
-                       (cx + R * math.cos(a1), cy + R * math.sin(a1))], fill=a if i % 2 == 0 else b, outline=None)
+            self.poly(
+                [
+                    (cx, cy),
+                    (cx + R * math.cos(a0), cy + R * math.sin(a0)),
+                    (cx + R * math.cos(a1), cy + R * math.sin(a1)),
+                ],
+                fill=a if i % 2 == 0 else b,
+                outline=None,
+            )
 
     def star(self, cx, cy, r, fill, outline=BLACK, points=5, inner=0.45, width=2):
         pts = []
@@ -143,19 +156,40 @@ class Pen:
 
     def cross(self, cx, cy, s, fill=(220, 30, 40), outline=None):
         t = s / 3
-        self.poly([(cx - t / 2, cy - s / 2), (cx + t / 2, cy - s / 2), (cx + t / 2, cy - t / 2), (cx + s / 2, cy - t / 2),
-                   (cx + s / 2, cy + t / 2), (cx + t / 2, cy + t / 2), (cx + t / 2, cy + s / 2), (cx - t / 2, cy + s / 2),
-                   (cx - t / 2, cy + t / 2), (cx - s / 2, cy + t / 2), (cx - s / 2, cy - t / 2), (cx - t / 2, cy - t / 2)],
-                  fill=fill, outline=outline)
+        self.poly(
+            [
+                (cx - t / 2, cy - s / 2),
+                (cx + t / 2, cy - s / 2),
+                (cx + t / 2, cy - t / 2),
+                (cx + s / 2, cy - t / 2),
+                (cx + s / 2, cy + t / 2),
+                (cx + t / 2, cy + t / 2),
+                (cx + t / 2, cy + s / 2),
+                (cx - t / 2, cy + s / 2),
+                (cx - t / 2, cy + t / 2),
+                (cx - s / 2, cy + t / 2),
+                (cx - s / 2, cy - t / 2),
+                (cx - t / 2, cy - t / 2),
+            ],
+            fill=fill,
+            outline=outline,
+        )
 
 
 # ---------------------------------------------------------------- shared motifs
 
+
 def _sun(p: Pen, cx, cy, r, c=(255, 205, 60)):
     for i in range(12):
         a = 2 * math.pi * i / 12
-        p.line([(cx + (r + 8) * math.cos(a), cy + (r + 8) * math.sin(a)),
-                (cx + (r + 26) * math.cos(a), cy + (r + 26) * math.sin(a))], fill=c, width=5)
+        p.line(
+            [
+                (cx + (r + 8) * math.cos(a), cy + (r + 8) * math.sin(a)),
+                (cx + (r + 26) * math.cos(a), cy + (r + 26) * math.sin(a)),
+            ],
+            fill=c,
+            width=5,
+        )
     p.circle(cx, cy, r, fill=c, outline=None)
 
 
@@ -167,21 +201,41 @@ def _cloud(p: Pen, x, y, s=1.0, c=WHITE):
 def _mountains(p: Pen, base, peaks, c=(110, 120, 140), snow=WHITE):
     for x, w, h in peaks:
         p.poly([(x - w, base), (x, base - h), (x + w, base)], fill=c, outline=None)
-        p.poly([(x - w * 0.28, base - h * 0.72), (x, base - h), (x + w * 0.28, base - h * 0.72),
-                (x + w * 0.1, base - h * 0.66), (x - w * 0.08, base - h * 0.74)], fill=snow, outline=None)
+        p.poly(
+            [
+                (x - w * 0.28, base - h * 0.72),
+                (x, base - h),
+                (x + w * 0.28, base - h * 0.72),
+                (x + w * 0.1, base - h * 0.66),
+                (x - w * 0.08, base - h * 0.74),
+            ],
+            fill=snow,
+            outline=None,
+        )
 
 
 def _ball_soccer(p: Pen, cx, cy, r):
     p.circle(cx, cy, r, fill=WHITE, outline=BLACK, width=3)
-    pent = [(cx + r * 0.38 * math.cos(-math.pi / 2 + 2 * math.pi * i / 5),
-             cy + r * 0.38 * math.sin(-math.pi / 2 + 2 * math.pi * i / 5)) for i in range(5)]
+    pent = [
+        (
+            cx + r * 0.38 * math.cos(-math.pi / 2 + 2 * math.pi * i / 5),
+            cy + r * 0.38 * math.sin(-math.pi / 2 + 2 * math.pi * i / 5),
+        )
+        for i in range(5)
+    ]
     p.poly(pent, fill=BLACK, outline=None)
     for i in range(5):
         a = -math.pi / 2 + 2 * math.pi * i / 5
         p.line([pent[i], (cx + r * 0.8 * math.cos(a), cy + r * 0.8 * math.sin(a))], width=2)
         a2 = a + math.pi / 5
-        p.poly([(cx + r * math.cos(a2 + d) * k, cy + r * math.sin(a2 + d) * k)
-                for d, k in ((-0.25, 0.98), (0.25, 0.98), (0.18, 0.82), (-0.18, 0.82))], fill=BLACK, outline=None)
+        p.poly(
+            [
+                (cx + r * math.cos(a2 + d) * k, cy + r * math.sin(a2 + d) * k)
+                for d, k in ((-0.25, 0.98), (0.25, 0.98), (0.18, 0.82), (-0.18, 0.82))
+            ],
+            fill=BLACK,
+            outline=None,
+        )
 
 
 def _suitcase(p: Pen, x, y, w, h, c=(200, 80, 50), stickers=True):
@@ -220,6 +274,7 @@ def _flag(p: Pen, x, y, w, h, bands, vertical=False, pole=True):
 
 
 # ---------------------------------------------------------------- entertainment
+
 
 def ent_film_reel(p: Pen):
     p.vgrad((40, 30, 70), (120, 40, 90))
@@ -282,11 +337,25 @@ def ent_popcorn(p: Pen):
     p.stripes((30, 60, 120), (25, 50, 100), n=12)
     p.poly([(220, 180), (420, 180), (395, 440), (245, 440)], fill=WHITE, width=4)
     for i in range(0, 5, 2):
-        p.poly([(220 + i * 40, 180), (260 + i * 40, 180), (254 + i * 34, 440), (245 + i * 30, 440)],
-               fill=(220, 30, 40), outline=None)
+        p.poly(
+            [(220 + i * 40, 180), (260 + i * 40, 180), (254 + i * 34, 440), (245 + i * 30, 440)],
+            fill=(220, 30, 40),
+            outline=None,
+        )
     p.poly([(220, 180), (420, 180), (395, 440), (245, 440)], fill=None, width=4)
-    for cx, cy in ((240, 170), (275, 150), (310, 140), (350, 148), (390, 165), (260, 125), (300, 110),
-                   (340, 115), (375, 130), (320, 85), (285, 95)):
+    for cx, cy in (
+        (240, 170),
+        (275, 150),
+        (310, 140),
+        (350, 148),
+        (390, 165),
+        (260, 125),
+        (300, 110),
+        (340, 115),
+        (375, 130),
+        (320, 85),
+        (285, 95),
+    ):
         p.circle(cx, cy, 26, fill=(255, 248, 215), outline=(200, 170, 90), width=2)
     p.star(120, 110, 40, (255, 215, 0))
     p.star(530, 320, 34, (255, 215, 0))
@@ -319,7 +388,7 @@ def ent_microphone(p: Pen):
     for i in range(-2, 3):
         p.line([(290, 180 + i * 20), (350, 180 + i * 20)], fill=(120, 120, 130), width=2)
     # music notes
-    for (x, y, c) in ((120, 140, (255, 220, 60)), (500, 110, (80, 230, 200)), (470, 300, (255, 120, 160))):
+    for x, y, c in ((120, 140, (255, 220, 60)), (500, 110, (80, 230, 200)), (470, 300, (255, 120, 160))):
         p.oval((x - 20, y + 50, x + 10, y + 74), fill=c, outline=None)
         p.line([(x + 8, y + 60), (x + 8, y)], fill=c, width=6)
         p.line([(x + 8, y), (x + 36, y + 12)], fill=c, width=6)
@@ -361,7 +430,7 @@ def ent_tv(p: Pen):
 
 def ent_tickets(p: Pen):
     p.fill((35, 120, 90))
-    for (x, y, c) in ((90, 90, (250, 200, 60)), (200, 240, (240, 90, 100))):
+    for x, y, c in ((90, 90, (250, 200, 60)), (200, 240, (240, 90, 100))):
         p.rect((x, y, x + 360, y + 150), fill=c, width=4)
         p.circle(x, y + 75, 22, fill=(35, 120, 90), width=4)
         p.circle(x + 360, y + 75, 22, fill=(35, 120, 90), width=4)
@@ -390,36 +459,46 @@ def ent_camera(p: Pen):
 
 # ---------------------------------------------------------------- geography
 
+
 def geo_mountains_river(p: Pen):
     p.vgrad((120, 180, 240), (200, 230, 255), 0, 300)
     _sun(p, 520, 80, 36)
     _mountains(p, 300, ((140, 200, 210), (330, 220, 250), (520, 180, 190)))
     p.rect((0, 300, 640, 480), fill=(90, 170, 80), outline=None)
-    p.poly([(300, 300), (340, 300), (380, 360), (300, 420), (360, 480), (220, 480), (250, 420), (320, 360)],
-           fill=(60, 140, 220), outline=None)
+    p.poly(
+        [(300, 300), (340, 300), (380, 360), (300, 420), (360, 480), (220, 480), (250, 420), (320, 360)],
+        fill=(60, 140, 220),
+        outline=None,
+    )
 
 
 def geo_globe(p: Pen):
     p.fill((15, 20, 45))
-    for (x, y) in ((50, 60), (580, 40), (600, 400), (80, 420), (470, 100), (140, 250), (560, 260)):
+    for x, y in ((50, 60), (580, 40), (600, 400), (80, 420), (470, 100), (140, 250), (560, 260)):
         p.star(x, y, 8, WHITE, outline=None)
     p.circle(320, 240, 190, fill=(40, 110, 200), width=4)
-    p.poly([(220, 120), (300, 100), (320, 170), (280, 230), (300, 300), (250, 360), (220, 280), (190, 200)],
-           fill=(70, 170, 80), outline=None)
+    p.poly(
+        [(220, 120), (300, 100), (320, 170), (280, 230), (300, 300), (250, 360), (220, 280), (190, 200)],
+        fill=(70, 170, 80),
+        outline=None,
+    )
     p.poly([(360, 130), (450, 140), (480, 220), (420, 260), (400, 330), (360, 250)], fill=(70, 170, 80), outline=None)
     for k in (-1, 0, 1):
         w = 190 * (1 - 0.5 * abs(k)) if k else 0
         p.oval((320 - w, 50, 320 + w, 430), fill=None, outline=(200, 220, 255), width=2)
     for dy in (-110, -55, 0, 55, 110):
-        w = math.sqrt(max(190 ** 2 - dy ** 2, 0))
+        w = math.sqrt(max(190**2 - dy**2, 0))
         p.line([(320 - w, 240 + dy), (320 + w, 240 + dy)], fill=(200, 220, 255), width=2)
     p.circle(320, 240, 190, fill=None, width=4)
 
 
 def geo_map_compass(p: Pen):
     p.fill((120, 90, 60))
-    p.poly([(60, 60), (230, 40), (410, 60), (580, 40), (580, 430), (410, 450), (230, 430), (60, 450)],
-           fill=(245, 230, 190), width=3)
+    p.poly(
+        [(60, 60), (230, 40), (410, 60), (580, 40), (580, 430), (410, 450), (230, 430), (60, 450)],
+        fill=(245, 230, 190),
+        width=3,
+    )
     p.line([(230, 40), (230, 430)], fill=(210, 190, 150), width=2)
     p.line([(410, 60), (410, 450)], fill=(210, 190, 150), width=2)
     p.poly([(90, 120), (180, 90), (220, 170), (160, 260), (100, 230)], fill=(150, 200, 130), width=2)
@@ -441,8 +520,15 @@ def geo_island(p: Pen):
     p.line([(330, 360), (320, 290), (300, 220), (290, 180)], fill=(110, 70, 30), width=12)
     for ang in (-160, -120, -60, -20, 20):
         a = math.radians(ang)
-        p.poly([(290, 180), (290 + 95 * math.cos(a - 0.15), 180 + 95 * math.sin(a - 0.15) + 20),
-                (290 + 110 * math.cos(a), 180 + 110 * math.sin(a) + 30)], fill=(40, 140, 60), outline=None)
+        p.poly(
+            [
+                (290, 180),
+                (290 + 95 * math.cos(a - 0.15), 180 + 95 * math.sin(a - 0.15) + 20),
+                (290 + 110 * math.cos(a), 180 + 110 * math.sin(a) + 30),
+            ],
+            fill=(40, 140, 60),
+            outline=None,
+        )
     for y in (400, 440):
         for x in range(20, 640, 120):
             p.arc((x, y, x + 50, y + 20), 200, 340, fill=(200, 230, 255), width=3)
@@ -451,11 +537,17 @@ def geo_island(p: Pen):
 def geo_volcano(p: Pen):
     p.vgrad((70, 50, 70), (240, 120, 70))
     p.poly([(40, 480), (250, 170), (390, 170), (600, 480)], fill=(90, 60, 50), outline=None)
-    p.poly([(250, 170), (280, 220), (300, 190), (320, 250), (345, 195), (365, 225), (390, 170)],
-           fill=(240, 80, 30), outline=None)
-    p.poly([(320, 250), (300, 330), (330, 400), (310, 480), (350, 480), (360, 390), (335, 320)],
-           fill=(240, 100, 30), outline=None)
-    for (x, y, r) in ((300, 120, 40), (350, 80, 50), (280, 50, 35), (410, 40, 40)):
+    p.poly(
+        [(250, 170), (280, 220), (300, 190), (320, 250), (345, 195), (365, 225), (390, 170)],
+        fill=(240, 80, 30),
+        outline=None,
+    )
+    p.poly(
+        [(320, 250), (300, 330), (330, 400), (310, 480), (350, 480), (360, 390), (335, 320)],
+        fill=(240, 100, 30),
+        outline=None,
+    )
+    for x, y, r in ((300, 120, 40), (350, 80, 50), (280, 50, 35), (410, 40, 40)):
         p.circle(x, y, r, fill=(110, 100, 110), outline=None)
     p.circle(250, 140, 9, fill=(255, 150, 0), outline=None)
     p.circle(400, 110, 7, fill=(255, 150, 0), outline=None)
@@ -500,9 +592,9 @@ def geo_waterfall(p: Pen):
     for x in range(262, 390, 22):
         p.line([(x, 0), (x, 200)], fill=(220, 240, 255), width=4)
     p.poly([(200, 200), (440, 200), (500, 480), (150, 480)], fill=(60, 140, 210), outline=None)
-    for (x, y) in ((260, 215), (300, 205), (340, 210), (380, 215)):
+    for x, y in ((260, 215), (300, 205), (340, 210), (380, 215)):
         _cloud(p, x - 30, y, 0.7)
-    for (x, y) in ((60, 80), (580, 120), (90, 300), (560, 330)):
+    for x, y in ((60, 80), (580, 120), (90, 300), (560, 330)):
         p.circle(x, y, 30, fill=(60, 130, 60), outline=None)
 
 
@@ -522,6 +614,7 @@ def geo_coast_cliffs(p: Pen):
 
 
 # ---------------------------------------------------------------- health
+
 
 def hea_red_cross(p: Pen):
     p.fill(WHITE)
@@ -548,8 +641,11 @@ def hea_pills(p: Pen):
     p.rect((80, 80, 280, 130), fill=WHITE, width=4)
     p.rect((110, 200, 250, 320), fill=WHITE, outline=None)
     p.cross(180, 260, 80, fill=(40, 150, 90))
-    for (x, y, a, c1, c2) in ((380, 150, 0.5, (220, 40, 60), WHITE), (470, 300, -0.4, (40, 110, 220), (250, 220, 60)),
-                              (360, 370, 0.1, (120, 200, 80), WHITE)):
+    for x, y, a, c1, c2 in (
+        (380, 150, 0.5, (220, 40, 60), WHITE),
+        (470, 300, -0.4, (40, 110, 220), (250, 220, 60)),
+        (360, 370, 0.1, (120, 200, 80), WHITE),
+    ):
         dx, dy = 50 * math.cos(a), 50 * math.sin(a)
         p.line([(x - dx, y - dy), (x, y)], fill=c1, width=44, joint=None)
         p.line([(x, y), (x + dx, y + dy)], fill=c2, width=44, joint=None)
@@ -587,8 +683,24 @@ def hea_heart_ecg(p: Pen):
     p.circle(250, 180, 90, fill=(230, 40, 60), outline=None)
     p.circle(390, 180, 90, fill=(230, 40, 60), outline=None)
     p.poly([(166, 215), (474, 215), (320, 400)], fill=(230, 40, 60), outline=None)
-    p.line([(0, 300), (150, 300), (180, 260), (210, 300), (250, 300), (280, 120), (320, 420), (350, 300),
-            (420, 300), (450, 270), (480, 300), (640, 300)], fill=(60, 255, 120), width=6)
+    p.line(
+        [
+            (0, 300),
+            (150, 300),
+            (180, 260),
+            (210, 300),
+            (250, 300),
+            (280, 120),
+            (320, 420),
+            (350, 300),
+            (420, 300),
+            (450, 270),
+            (480, 300),
+            (640, 300),
+        ],
+        fill=(60, 255, 120),
+        width=6,
+    )
 
 
 def hea_hospital(p: Pen):
@@ -648,9 +760,27 @@ def hea_ambulance(p: Pen):
 def hea_tooth_brush(p: Pen):
     p.fill((180, 230, 235))
     p.checker((180, 230, 235), (165, 220, 228), n=8)
-    p.poly([(140, 120), (200, 100), (260, 110), (320, 100), (380, 120), (390, 200), (350, 300), (330, 420),
-            (300, 420), (270, 300), (250, 300), (230, 420), (200, 420), (180, 300), (140, 200)],
-           fill=WHITE, width=5)
+    p.poly(
+        [
+            (140, 120),
+            (200, 100),
+            (260, 110),
+            (320, 100),
+            (380, 120),
+            (390, 200),
+            (350, 300),
+            (330, 420),
+            (300, 420),
+            (270, 300),
+            (250, 300),
+            (230, 420),
+            (200, 420),
+            (180, 300),
+            (140, 200),
+        ],
+        fill=WHITE,
+        width=5,
+    )
     p.arc((180, 140, 230, 190), 200, 300, fill=(160, 200, 220), width=5)
     p.line([(420, 440), (560, 120)], fill=(60, 120, 230), width=22)
     p.rect((535, 80, 590, 150), fill=(240, 240, 250), width=3)
@@ -659,6 +789,7 @@ def hea_tooth_brush(p: Pen):
 
 
 # ---------------------------------------------------------------- politics
+
 
 def pol_ballot_box(p: Pen):
     p.vgrad((230, 235, 245), (190, 200, 225))
@@ -809,21 +940,29 @@ def pol_handshake_treaty(p: Pen):
 
 # ---------------------------------------------------------------- science/technology
 
+
 def sci_flask(p: Pen):
     p.fill((25, 35, 60))
     p.poly([(280, 60), (360, 60), (360, 190), (480, 420), (160, 420), (280, 190)], fill=(220, 235, 245), width=5)
     p.poly([(240, 270), (400, 270), (480, 420), (160, 420)], fill=(80, 220, 120), outline=None)
     p.poly([(280, 60), (360, 60), (360, 190), (480, 420), (160, 420), (280, 190)], fill=None, width=5)
     p.rect((270, 45, 370, 65), fill=(200, 210, 220), width=3)
-    for (x, y, r) in ((300, 340, 14), (350, 370, 10), (260, 390, 9), (330, 300, 8), (320, 220, 10), (345, 150, 13),
-                      (310, 100, 16)):
+    for x, y, r in (
+        (300, 340, 14),
+        (350, 370, 10),
+        (260, 390, 9),
+        (330, 300, 8),
+        (320, 220, 10),
+        (345, 150, 13),
+        (310, 100, 16),
+    ):
         p.circle(x, y, r, fill=(160, 255, 190), outline=None)
     p.rect((100, 420, 540, 440), fill=(90, 90, 100), outline=None)
 
 
 def sci_rocket(p: Pen):
     p.vgrad((10, 10, 40), (40, 40, 110))
-    for (x, y) in ((60, 60), (150, 200), (520, 80), (580, 240), (100, 330), (470, 380), (250, 40)):
+    for x, y in ((60, 60), (150, 200), (520, 80), (580, 240), (100, 330), (470, 380), (250, 40)):
         p.circle(x, y, 3, fill=WHITE, outline=None)
     p.circle(560, 400, 120, fill=(90, 140, 210), outline=None)
     p.poly([(320, 40), (370, 130), (370, 320), (270, 320), (270, 130)], fill=(235, 235, 240), width=4)
@@ -871,8 +1010,16 @@ def sci_laptop(p: Pen):
     p.vgrad((40, 50, 70), (90, 100, 130))
     p.rrect((140, 80, 500, 320), 16, fill=(50, 50, 60), width=4)
     p.rect((160, 100, 480, 300), fill=(20, 30, 40), outline=None)
-    for i, (w, c) in enumerate(((180, (100, 230, 130)), (120, (250, 200, 80)), (220, (120, 180, 250)),
-                                (90, (240, 120, 160)), (160, (100, 230, 130)), (200, (120, 180, 250)))):
+    for i, (w, c) in enumerate(
+        (
+            (180, (100, 230, 130)),
+            (120, (250, 200, 80)),
+            (220, (120, 180, 250)),
+            (90, (240, 120, 160)),
+            (160, (100, 230, 130)),
+            (200, (120, 180, 250)),
+        )
+    ):
         x0 = 180 + (i % 3) * 20
         p.rect((x0, 120 + i * 28, x0 + w, 132 + i * 28), fill=c, outline=None)
     p.poly([(100, 320), (540, 320), (600, 400), (40, 400)], fill=(180, 185, 195), width=4)
@@ -919,7 +1066,7 @@ def sci_robot(p: Pen):
 
 def sci_satellite(p: Pen):
     p.fill((5, 5, 25))
-    for (x, y) in ((40, 40), (600, 60), (500, 420), (80, 300), (300, 450), (220, 30), (560, 200)):
+    for x, y in ((40, 40), (600, 60), (500, 420), (80, 300), (300, 450), (220, 30), (560, 200)):
         p.circle(x, y, 2, fill=WHITE, outline=None)
     p.chord((-200, 360, 840, 900), 180, 360, fill=(50, 110, 200), outline=None)
     p.chord((100, 380, 400, 500), 180, 360, fill=(70, 160, 90), outline=None)
@@ -958,7 +1105,7 @@ def sci_telescope(p: Pen):
     p.vgrad((10, 20, 60), (60, 40, 100))
     p.circle(520, 90, 50, fill=(250, 250, 220), outline=None)
     p.circle(540, 80, 48, fill=(40, 40, 90), outline=None)
-    for (x, y) in ((80, 60), (200, 110), (320, 40), (420, 150), (600, 200), (140, 220)):
+    for x, y in ((80, 60), (200, 110), (320, 40), (420, 150), (600, 200), (140, 220)):
         p.star(x, y, 10, (255, 240, 150), outline=None)
     p.rect((0, 400, 640, 480), fill=(30, 50, 40), outline=None)
     a = -0.6
@@ -975,6 +1122,7 @@ def sci_telescope(p: Pen):
 
 
 # ---------------------------------------------------------------- sports
+
 
 def spo_ball_goal(p: Pen):
     p.vgrad((120, 190, 250), (200, 230, 255), 0, 250)
@@ -1061,10 +1209,10 @@ def spo_podium(p: Pen):
     p.rect((230, 220, 410, 440), fill=(240, 190, 40), width=4)
     p.rect((50, 290, 230, 440), fill=(190, 195, 205), width=4)
     p.rect((410, 330, 590, 440), fill=(200, 130, 70), width=4)
-    for (x, y, n) in ((320, 330, 1), (140, 370, 2), (500, 390, 3)):
+    for x, y, n in ((320, 330, 1), (140, 370, 2), (500, 390, 3)):
         for k in range(n):
             p.rect((x - 6 * n + k * 12 - 3, y - 30, x - 6 * n + k * 12 + 5, y + 30), fill=BLACK, outline=None)
-    for (x, top, c) in ((320, 220, (220, 40, 40)), (140, 290, (40, 90, 200)), (500, 330, (40, 150, 70))):
+    for x, top, c in ((320, 220, (220, 40, 40)), (140, 290, (40, 90, 200)), (500, 330, (40, 150, 70))):
         p.circle(x, top - 110, 26, fill=c, outline=None)
         p.rrect((x - 32, top - 80, x + 32, top), 14, fill=c, outline=None)
     p.line([(290, 150), (250, 60)], fill=(220, 40, 40), width=14)
@@ -1079,8 +1227,11 @@ def spo_bicycle(p: Pen):
         p.circle(cx, 300, 100, fill=None, width=10)
         for k in range(8):
             a = math.pi * k / 8
-            p.line([(cx - 95 * math.cos(a), 300 - 95 * math.sin(a)), (cx + 95 * math.cos(a), 300 + 95 * math.sin(a))],
-                   fill=(120, 120, 120), width=2)
+            p.line(
+                [(cx - 95 * math.cos(a), 300 - 95 * math.sin(a)), (cx + 95 * math.cos(a), 300 + 95 * math.sin(a))],
+                fill=(120, 120, 120),
+                width=2,
+            )
     c = (30, 120, 220)
     p.line([(170, 300), (300, 300), (420, 170), (250, 170), (170, 300)], fill=c, width=12)
     p.line([(300, 300), (240, 140)], fill=c, width=12)
@@ -1107,7 +1258,7 @@ def spo_swimming(p: Pen):
     p.rect((418, 222, 458, 232), fill=BLACK, outline=None)
     p.line([(360, 235), (330, 140), (420, 120)], fill=skin, width=22)
     p.line([(230, 245), (160, 250)], fill=skin, width=22)
-    for (x, y, r) in ((470, 250, 14), (490, 235, 9), (150, 260, 12), (130, 245, 8), (435, 120, 10)):
+    for x, y, r in ((470, 250, 14), (490, 235, 9), (150, 260, 12), (130, 245, 8), (435, 120, 10)):
         p.circle(x, y, r, fill=WHITE, outline=None)
     p.rect((560, 0, 640, 40), fill=(250, 210, 0), width=2)
     p.rect((0, 440, 640, 480), fill=(240, 240, 240), outline=None)
@@ -1134,13 +1285,19 @@ def spo_pitch(p: Pen):
     p.rect((510, 150, 600, 330), fill=None, outline=WHITE, width=5)
     p.rect((20, 210, 40, 270), fill=None, outline=WHITE, width=4)
     p.rect((600, 210, 620, 270), fill=None, outline=WHITE, width=4)
-    for (x, y, c) in ((200, 140, (220, 40, 40)), (250, 330, (220, 40, 40)), (420, 180, (40, 80, 220)),
-                      (450, 320, (40, 80, 220)), (560, 240, (240, 200, 0))):
+    for x, y, c in (
+        (200, 140, (220, 40, 40)),
+        (250, 330, (220, 40, 40)),
+        (420, 180, (40, 80, 220)),
+        (450, 320, (40, 80, 220)),
+        (560, 240, (240, 200, 0)),
+    ):
         p.circle(x, y, 13, fill=c, width=2)
     _ball_soccer(p, 350, 250, 12)
 
 
 # ---------------------------------------------------------------- travel
+
 
 def tra_plane_suitcase(p: Pen):
     p.vgrad((70, 150, 230), (180, 220, 250))
@@ -1244,7 +1401,7 @@ def tra_ship(p: Pen):
         p.rect((x, 165, x + 20, 185), fill=(80, 150, 220), outline=None)
     p.rect((320, 90, 370, 150), fill=(240, 160, 40), width=3)
     p.rect((320, 90, 370, 105), fill=BLACK, outline=None)
-    for (x, y) in ((400, 60), (430, 40), (460, 25)):
+    for x, y in ((400, 60), (430, 40), (460, 25)):
         p.circle(x, y, 14, fill=(200, 200, 210), outline=None)
     for x in range(0, 640, 70):
         p.arc((x, 400, x + 50, 420), 200, 340, fill=(180, 220, 255), width=3)
@@ -1291,8 +1448,11 @@ def tra_map_pin_landmark(p: Pen):
     p.vgrad((200, 230, 220), (250, 240, 220))
     # tower landmark
     c = (90, 80, 80)
-    p.poly([(320, 40), (345, 180), (400, 420), (360, 420), (320, 300), (280, 420), (240, 420), (295, 180)],
-           fill=c, outline=None)
+    p.poly(
+        [(320, 40), (345, 180), (400, 420), (360, 420), (320, 300), (280, 420), (240, 420), (295, 180)],
+        fill=c,
+        outline=None,
+    )
     p.rect((285, 170, 355, 185), fill=c, outline=None)
     p.rect((265, 290, 375, 305), fill=c, outline=None)
     p.rect((0, 420, 640, 480), fill=(110, 170, 90), outline=None)
@@ -1337,6 +1497,7 @@ def pol_campaign_poster(p: Pen):
 
 
 # ---------------------------------------------------------------- registry
+
 
 @dataclass(frozen=True)
 class Pictogram:
@@ -1476,9 +1637,16 @@ def write_demo_pool(out: str | Path, *, progress: bool = True) -> Path:
         data = png_bytes(render(topic, n))
         with atomic_open(out / rel, "wb") as fh:
             fh.write(data)
-        rows.append(ManifestRow(
-            image_id=f"{slug}_{n}", topic=topic, file=rel, license=LICENSE, author=AUTHOR,
-            source_url=SOURCE_URL, sha256=hashlib.sha256(data).hexdigest(),
-            extra={"title": PICTOGRAMS[topic][n].title},
-        ))
+        rows.append(
+            ManifestRow(
+                image_id=f"{slug}_{n}",
+                topic=topic,
+                file=rel,
+                license=LICENSE,
+                author=AUTHOR,
+                source_url=SOURCE_URL,
+                sha256=hashlib.sha256(data).hexdigest(),
+                extra={"title": PICTOGRAMS[topic][n].title},
+            )
+        )
     return write_manifest(out, rows)

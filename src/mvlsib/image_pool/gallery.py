@@ -19,8 +19,8 @@ from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.check import CheckOptions, CheckReport, check_pool
 from mvlsib.image_pool.credits import title_of
 from mvlsib.image_pool.licenses import judge_license, license_url
+from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
-from mvlsib.topics import TOPICS, topic_slug
 
 THUMB = (320, 240)
 SHEET_THUMB = (256, 192)
@@ -41,7 +41,11 @@ def read_verification(path: str | Path) -> dict:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise MvlsibError(f"{p}: cannot read the verification report ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("images"), list) or not isinstance(data.get("models", []), list):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("images"), list)
+        or not isinstance(data.get("models", []), list)
+    ):
         raise MvlsibError(f"{p}: not a verify-images report; expected an object with 'models' and 'images' lists")
     by_id = {}
     for i, rec in enumerate(data["images"]):
@@ -107,7 +111,12 @@ def contact_sheet(rows: list[ManifestRow], root: Path, topic: str, out: Path) ->
         else:
             d.text((x + 10, y + th // 2), "cannot display", fill=(180, 0, 0), font=small)
         d.text((x, y + th + 4), row.image_id, fill=(20, 20, 30), font=small)
-        d.text((x, y + th + 21), (judge_license(row.license).expression or row.license)[:34], fill=(90, 90, 100), font=small)
+        d.text(
+            (x, y + th + 21),
+            (judge_license(row.license).expression or row.license)[:34],
+            fill=(90, 90, 100),
+            font=small,
+        )
     with atomic_path(out) as tmp:
         sheet.save(tmp, format="PNG")
     return out
@@ -150,21 +159,33 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
         src = _data_uri(_thumb(path, THUMB)) if path and path.is_file() else ""
     except Exception:  # noqa: BLE001
         src = ""
-    img = f'<img src="{src}" alt="{e(row.image_id)}">' if src else '<div class="finding" style="padding:40px">cannot display</div>'
+    img = (
+        f'<img src="{src}" alt="{e(row.image_id)}">'
+        if src
+        else '<div class="finding" style="padding:40px">cannot display</div>'
+    )
     expr = judge_license(row.license).expression or row.license
     url = license_url(expr)
     lic = f'<a href="{e(url)}">{e(expr)}</a>' if url else e(expr or "(none)")
-    source = (f'<a href="{e(row.source_url)}" title="{e(row.source_url)}">{e(_short_url(row.source_url))}</a>'
-              if row.source_url.startswith(("http://", "https://")) else e(row.source_url or "(no source)"))
+    source = (
+        f'<a href="{e(row.source_url)}" title="{e(row.source_url)}">{e(_short_url(row.source_url))}</a>'
+        if row.source_url.startswith(("http://", "https://"))
+        else e(row.source_url or "(no source)")
+    )
     findings = [f for f in report.findings if f.image_id == row.image_id]
-    fhtml = "".join(f'<div class="{"finding" if f.severity == "error" else "warn"}">{e(f.severity)}: [{e(f.code)}] '
-                    f"{e(f.message)}</div>" for f in findings)
+    fhtml = "".join(
+        f'<div class="{"finding" if f.severity == "error" else "warn"}">{e(f.severity)}: [{e(f.code)}] '
+        f"{e(f.message)}</div>"
+        for f in findings
+    )
     nn = report.nearest.get(row.image_id)
     if nn:
         other = nn.b if nn.a == row.image_id else nn.a
         cls = "nn near" if nn.near_duplicate else "nn"
-        nn_html = (f'<div class="{cls}">nearest: {e(other)} &middot; pHash {nn.phash}, dHash {nn.dhash}'
-                   f" (best crop window {nn.window_phash}/{nn.window_dhash}, segments {nn.crop_segments})</div>")
+        nn_html = (
+            f'<div class="{cls}">nearest: {e(other)} &middot; pHash {nn.phash}, dHash {nn.dhash}'
+            f" (best crop window {nn.window_phash}/{nn.window_dhash}, segments {nn.crop_segments})</div>"
+        )
     else:
         nn_html = '<div class="nn">nearest: (no other decodable image)</div>'
     models = ""
@@ -181,22 +202,28 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
                     continue
                 ok = bool(r.get("passed"))
                 preds = _prediction_summary(r.get("predictions") or [], r.get("margin"))
-                parts.append(f'<div class="{"pass" if ok else "fail"}">{"&#10004;" if ok else "&#10008;"} {e(m)}: '
-                             f'{"passed" if ok else "failed"}{" &middot; predicted " + e(preds) if preds else ""}</div>')
+                parts.append(
+                    f'<div class="{"pass" if ok else "fail"}">{"&#10004;" if ok else "&#10008;"} {e(m)}: '
+                    f"{'passed' if ok else 'failed'}{' &middot; predicted ' + e(preds) if preds else ''}</div>"
+                )
             models = '<div class="models">' + "".join(parts) + "</div>"
     err = " err" if any(f.severity == "error" for f in findings) else ""
-    return (f'<div class="card{err}" id="{e(row.image_id)}">{img}<div class="meta">'
-            f'<div class="id">{e(row.image_id)}</div><div class="title">{e(title_of(row))}</div>'
-            f'<div class="lic">licence: {lic}</div><div>author: {e(row.author or "(none)")}</div>'
-            f"<div>source: {source}</div>{nn_html}{models}{fhtml}</div></div>")
+    return (
+        f'<div class="card{err}" id="{e(row.image_id)}">{img}<div class="meta">'
+        f'<div class="id">{e(row.image_id)}</div><div class="title">{e(title_of(row))}</div>'
+        f'<div class="lic">licence: {lic}</div><div>author: {e(row.author or "(none)")}</div>'
+        f"<div>source: {source}</div>{nn_html}{models}{fhtml}</div></div>"
+    )
 
 
 def _prediction_summary(predictions: list, margin: object = None) -> str:
     """Readable summary of verify-images predictions: topic counts over the orders, plus the margin."""
     from collections import Counter
 
-    topics = [p.get("predicted_topic") or p.get("letter") or "unreadable" if isinstance(p, dict) else str(p)
-              for p in predictions]
+    topics = [
+        p.get("predicted_topic") or p.get("letter") or "unreadable" if isinstance(p, dict) else str(p)
+        for p in predictions
+    ]
     counts = Counter(str(t) for t in topics)
     text = ", ".join(f"{t} {n}/{len(topics)}" if len(topics) > 1 else t for t, n in counts.most_common())
     if isinstance(margin, (int, float)):
@@ -209,17 +236,30 @@ def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verifi
     topics = [t for t in TOPICS if any(r.topic == t for r in rows)] + sorted({r.topic for r in rows} - set(TOPICS))
     n_topic = len([f for f in report.errors if not f.image_id])
     parts = ([f"{len(report.offending_ids)} image(s) marked in red"] if report.offending_ids else []) + (
-        [f"{n_topic} about topic counts"] if n_topic else [])
-    status = ('<span class="good">images check passes</span>' if report.ok else
-              f'<span class="bad">images check: {len(report.errors)} problem(s): {", ".join(parts)}</span>')
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>Image pool gallery: {e(root.name)}</title>", f"<style>{CSS}</style></head><body>",
-           f"<h1>Image pool gallery: {e(root.name)}</h1>",
-           f'<div class="summary">{len(rows)} images in {len(topics)} topics &middot; {status}'
-           + (f" &middot; verification by {len(verification['models'])} model(s): {e(', '.join(verification['models']))}"
-              if verification else "") + "</div>"]
-    nav = " &middot; ".join(f'<a href="#{e(topic_slug(t))}">{e(t)} ({sum(r.topic == t for r in rows)})</a>'
-                            for t in topics)
+        [f"{n_topic} about topic counts"] if n_topic else []
+    )
+    status = (
+        '<span class="good">images check passes</span>'
+        if report.ok
+        else f'<span class="bad">images check: {len(report.errors)} problem(s): {", ".join(parts)}</span>'
+    )
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Image pool gallery: {e(root.name)}</title>",
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>Image pool gallery: {e(root.name)}</h1>",
+        f'<div class="summary">{len(rows)} images in {len(topics)} topics &middot; {status}'
+        + (
+            f" &middot; verification by {len(verification['models'])} model(s): {e(', '.join(verification['models']))}"
+            if verification
+            else ""
+        )
+        + "</div>",
+    ]
+    nav = " &middot; ".join(
+        f'<a href="#{e(topic_slug(t))}">{e(t)} ({sum(r.topic == t for r in rows)})</a>' for t in topics
+    )
     licences: dict[str, int] = {}
     for r in rows:
         key = judge_license(r.license).expression or r.license or "(none)"
@@ -228,8 +268,11 @@ def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verifi
     if report.offending_ids:
         links = " ".join(f'<a href="#{e(i)}">{e(i)}</a>' for i in report.offending_ids)
         out.append(f'<div class="summary bad">to fix: {links}</div>')
-    out.append('<div class="summary">licences: ' + ", ".join(f"{e(k)} &times;{v}" for k, v in sorted(licences.items()))
-               + "</div>")
+    out.append(
+        '<div class="summary">licences: '
+        + ", ".join(f"{e(k)} &times;{v}" for k, v in sorted(licences.items()))
+        + "</div>"
+    )
     topic_findings = [f for f in report.errors if not f.image_id]
     for t in topics:
         trows = [r for r in rows if r.topic == t]
@@ -242,9 +285,15 @@ def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verifi
     return "\n".join(out) + "\n"
 
 
-def build_gallery(pool: str | Path, out: str | Path, *, verification_report: str | Path | None = None,
-                  options: CheckOptions = CheckOptions(), hash_cache: dict | None = None,
-                  progress: bool = False) -> GalleryResult:
+def build_gallery(
+    pool: str | Path,
+    out: str | Path,
+    *,
+    verification_report: str | Path | None = None,
+    options: CheckOptions = CheckOptions(),
+    hash_cache: dict | None = None,
+    progress: bool = False,
+) -> GalleryResult:
     from mvlsib.atomic import atomic_open
 
     root = pool_root(pool)

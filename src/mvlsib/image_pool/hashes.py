@@ -69,12 +69,30 @@ class PairDistance:
 
     @property
     def sort_key(self) -> tuple:
-        return (not self.near_duplicate, self.window_phash + self.window_dhash, self.phash + self.dhash,
-                -self.crop_segments, self.a, self.b)
+        return (
+            not self.near_duplicate,
+            self.window_phash + self.window_dhash,
+            self.phash + self.dhash,
+            -self.crop_segments,
+            self.a,
+            self.b,
+        )
 
     def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("a", "b", "phash", "dhash", "window_phash", "window_dhash",
-                                              "crop_segments", "near_duplicate", "reason")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "a",
+                "b",
+                "phash",
+                "dhash",
+                "window_phash",
+                "window_dhash",
+                "crop_segments",
+                "near_duplicate",
+                "reason",
+            )
+        }
 
 
 @lru_cache(maxsize=1)
@@ -159,8 +177,7 @@ def compute_hashes(im) -> ImageHashes:
     return ImageHashes(
         phash=imagehash.phash(rgb),
         dhash=imagehash.dhash(rgb),
-        crop=imagehash.crop_resistant_hash(rgb, segmentation_image_size=CRH_SEGMENTATION_SIZE,
-                                           min_segment_size=120),
+        crop=imagehash.crop_resistant_hash(rgb, segmentation_image_size=CRH_SEGMENTATION_SIZE, min_segment_size=120),
         win_phash=wp,
         win_dhash=wd,
     )
@@ -180,7 +197,9 @@ def _popcount(x):
     return np.unpackbits(x.view(np.uint8).reshape(len(x), 8), axis=1).sum(axis=1)  # numpy < 2
 
 
-def compare(a_id: str, ha: ImageHashes, b_id: str, hb: ImageHashes, policy: NearDupPolicy = NearDupPolicy()) -> PairDistance:
+def compare(
+    a_id: str, ha: ImageHashes, b_id: str, hb: ImageHashes, policy: NearDupPolicy = NearDupPolicy()
+) -> PairDistance:
     """Distances of one pair and the verdict under ``policy``."""
     best = None
     for x, y in ((ha, hb), (hb, ha)):
@@ -201,8 +220,17 @@ def compare(a_id: str, ha: ImageHashes, b_id: str, hb: ImageHashes, policy: Near
         reasons.append(f"one is a crop of the other (best window pHash {best[0]} / dHash {best[1]} bits apart)")
     if segs >= policy.crop_segments_min:
         reasons.append(f"{segs} crop-resistant segments match")
-    return PairDistance(a_id, b_id, whole[0], whole[1], min(best[0], whole[0]), min(best[1], whole[1]), segs,
-                        bool(reasons), "; ".join(reasons))
+    return PairDistance(
+        a_id,
+        b_id,
+        whole[0],
+        whole[1],
+        min(best[0], whole[0]),
+        min(best[1], whole[1]),
+        segs,
+        bool(reasons),
+        "; ".join(reasons),
+    )
 
 
 def all_pairs(hashes: dict[str, ImageHashes], policy: NearDupPolicy = NearDupPolicy()) -> list[PairDistance]:
@@ -223,13 +251,20 @@ def nearest_neighbours(pairs: list[PairDistance]) -> dict[str, PairDistance]:
 
 # ---------------------------------------------------------------- on-disk cache
 
-CACHE_FORMAT = (f"mvlsib-image-hashes/1 windows={len(WINDOW_SCALES)}x{WINDOW_STEP}x{MAX_ASPECT_CHANGE} "
-                f"work={WORK_SIZE[0]}x{WORK_SIZE[1]} crh={CRH_SEGMENTATION_SIZE}")
+CACHE_FORMAT = (
+    f"mvlsib-image-hashes/1 windows={len(WINDOW_SCALES)}x{WINDOW_STEP}x{MAX_ASPECT_CHANGE} "
+    f"work={WORK_SIZE[0]}x{WORK_SIZE[1]} crh={CRH_SEGMENTATION_SIZE}"
+)
 
 
 def _to_record(h: ImageHashes) -> dict[str, str]:
-    return {"phash": str(h.phash), "dhash": str(h.dhash), "crop": str(h.crop),
-            "win_phash": h.win_phash.astype("<u8").tobytes().hex(), "win_dhash": h.win_dhash.astype("<u8").tobytes().hex()}
+    return {
+        "phash": str(h.phash),
+        "dhash": str(h.dhash),
+        "crop": str(h.crop),
+        "win_phash": h.win_phash.astype("<u8").tobytes().hex(),
+        "win_dhash": h.win_dhash.astype("<u8").tobytes().hex(),
+    }
 
 
 def _from_record(rec: dict[str, str]) -> ImageHashes:
@@ -237,7 +272,8 @@ def _from_record(rec: dict[str, str]) -> ImageHashes:
     import numpy as np
 
     return ImageHashes(
-        phash=imagehash.hex_to_hash(rec["phash"]), dhash=imagehash.hex_to_hash(rec["dhash"]),
+        phash=imagehash.hex_to_hash(rec["phash"]),
+        dhash=imagehash.hex_to_hash(rec["dhash"]),
         crop=imagehash.hex_to_multihash(rec["crop"]),
         win_phash=np.frombuffer(bytes.fromhex(rec["win_phash"]), dtype="<u8").astype(np.uint64),
         win_dhash=np.frombuffer(bytes.fromhex(rec["win_dhash"]), dtype="<u8").astype(np.uint64),

@@ -19,9 +19,9 @@ from pathlib import Path
 from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.licenses import judge_license
-from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, write_manifest
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
-from mvlsib.topics import topic_slug
+from mvlsib.release_format.mvl_sib import topic_slug
+from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, write_manifest
 
 UPSTREAM_SUBDIR = Path("data/images/sib200")
 CATEGORY_TO_TOPIC = {
@@ -41,8 +41,10 @@ def find_image_dir(release: Path) -> Path:
     for cand in (release / UPSTREAM_SUBDIR, release / "sib200", release):
         if cand.is_dir() and any(_NAME_RE.fullmatch(p.name) for p in cand.iterdir()):
             return cand
-    raise MvlsibError(f"{release}: no images named <category>_<i>.jpg under {UPSTREAM_SUBDIR} (the upstream "
-                      "release layout); pass the release folder")
+    raise MvlsibError(
+        f"{release}: no images named <category>_<i>.jpg under {UPSTREAM_SUBDIR} (the upstream "
+        "release layout); pass the release folder"
+    )
 
 
 def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
@@ -58,8 +60,9 @@ def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
         missing = [c for c in ("license", "author", "source_url") if c not in cols]
         if key is None or missing:
             need = ([f"one of {'/'.join(_KEY_COLUMNS)}"] if key is None else []) + missing
-            raise MvlsibError(f"{path}: header lacks {', '.join(need)}; expected columns file, license, author, "
-                              "source_url[, title]")
+            raise MvlsibError(
+                f"{path}: header lacks {', '.join(need)}; expected columns file, license, author, source_url[, title]"
+            )
         facts: dict[str, dict[str, str]] = {}
         for lineno, rec in enumerate(reader, start=2):
             rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items() if k is not None}
@@ -72,9 +75,16 @@ def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
     return facts
 
 
-def import_release(release: str | Path, licences_csv: str | Path, pool: str | Path, *,
-                   box: tuple[int, int] = DEFAULT_BOX, fmt: str = "auto", max_pixels: int = DEFAULT_MAX_PIXELS,
-                   progress: bool = True) -> list[ManifestRow]:
+def import_release(
+    release: str | Path,
+    licences_csv: str | Path,
+    pool: str | Path,
+    *,
+    box: tuple[int, int] = DEFAULT_BOX,
+    fmt: str = "auto",
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    progress: bool = True,
+) -> list[ManifestRow]:
     """Build a new pool at ``pool`` from ``release``; the folder appears only when complete."""
     from tqdm import tqdm
 
@@ -83,8 +93,10 @@ def import_release(release: str | Path, licences_csv: str | Path, pool: str | Pa
         raise MvlsibError(f"{pool}: exists and is not empty; import into a new folder")
     src_dir = find_image_dir(release)
     facts = read_licence_facts(Path(licences_csv))
-    files = sorted((p for p in src_dir.iterdir() if _NAME_RE.fullmatch(p.name)),
-                   key=lambda p: (p.name.split("_")[0], int(_NAME_RE.fullmatch(p.name).group("i"))))
+    files = sorted(
+        (p for p in src_dir.iterdir() if _NAME_RE.fullmatch(p.name)),
+        key=lambda p: (p.name.split("_")[0], int(_NAME_RE.fullmatch(p.name).group("i"))),
+    )
     problems = []
     for p in files:
         cat = _NAME_RE.fullmatch(p.name).group("cat").lower()
@@ -113,8 +125,18 @@ def import_release(release: str | Path, licences_csv: str | Path, pool: str | Pa
             extra = {k: v for k, v in rec.items() if k not in ("license", "author", "source_url", rec["_key"], "_key")}
             extra["upstream_file"] = p.name
             verdict = judge_license(rec["license"])
-            rows.append(ManifestRow(image_id, topic, rel, verdict.expression or rec["license"], rec["author"],
-                                    rec["source_url"], hashlib.sha256(norm.data).hexdigest(), extra))
+            rows.append(
+                ManifestRow(
+                    image_id,
+                    topic,
+                    rel,
+                    verdict.expression or rec["license"],
+                    rec["author"],
+                    rec["source_url"],
+                    hashlib.sha256(norm.data).hexdigest(),
+                    extra,
+                )
+            )
         write_manifest(tmp / MANIFEST_NAME, rows)
         if pool.exists():
             pool.rmdir()

@@ -112,17 +112,25 @@ def _canonical(key: str) -> str:
 def _why_refused(key: str, known: bool, allowed: frozenset[str]) -> str:
     up = key.upper()
     if "-NC" in up:
-        return (f"{key} forbids commercial use (NC), but a published benchmark is redistributed to users "
-                "who may use it commercially; find an image under CC0, CC-BY or CC-BY-SA instead")
+        return (
+            f"{key} forbids commercial use (NC), but a published benchmark is redistributed to users "
+            "who may use it commercially; find an image under CC0, CC-BY or CC-BY-SA instead"
+        )
     if "-ND" in up:
-        return (f"{key} forbids derivatives (ND), but the pool resizes and re-encodes every image, which is a "
-                "derivative; find an image under CC0, CC-BY or CC-BY-SA instead")
+        return (
+            f"{key} forbids derivatives (ND), but the pool resizes and re-encodes every image, which is a "
+            "derivative; find an image under CC0, CC-BY or CC-BY-SA instead"
+        )
     if not known:
-        return (f"{key!r} is not a known SPDX licence key, so nobody can tell what it permits; write the SPDX "
-                "id (e.g. CC-BY-SA-4.0), a Wikimedia short name (e.g. 'CC BY-SA 4.0'), or an allowed "
-                "LicenseRef- key")
-    return (f"{key} is a valid licence but not in the allow-list ({', '.join(sorted(allowed))}); "
-            "add it with --allow-license only after checking it permits redistribution and modification")
+        return (
+            f"{key!r} is not a known SPDX licence key, so nobody can tell what it permits; write the SPDX "
+            "id (e.g. CC-BY-SA-4.0), a Wikimedia short name (e.g. 'CC BY-SA 4.0'), or an allowed "
+            "LicenseRef- key"
+        )
+    return (
+        f"{key} is a valid licence but not in the allow-list ({', '.join(sorted(allowed))}); "
+        "add it with --allow-license only after checking it permits redistribution and modification"
+    )
 
 
 def judge_license(text: str, allowed: frozenset[str] | None = None) -> LicenceVerdict:

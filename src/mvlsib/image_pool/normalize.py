@@ -18,8 +18,7 @@ DEFAULT_BOX: tuple[int, int] = IMAGE_BOX
 DEFAULT_MAX_PIXELS = MAX_PIXELS
 POOL_FORMATS = ("JPEG", "PNG", "WEBP")  # formats a pool file may have
 INPUT_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "TIFF", "BMP", "MPO")  # formats `images add` accepts
-JPEG_SAVE_OPTIONS = {"format": "JPEG", "quality": 90, "subsampling": "4:2:0", "optimize": False,
-                     "progressive": False}
+JPEG_SAVE_OPTIONS = {"format": "JPEG", "quality": 90, "subsampling": "4:2:0", "optimize": False, "progressive": False}
 PNG_SAVE_OPTIONS = {"format": "PNG", "optimize": False, "compress_level": 9}
 EXTENSIONS = {"JPEG": ".jpg", "PNG": ".png"}
 
@@ -36,8 +35,14 @@ class NormalizedImage:
         return EXTENSIONS[self.format]
 
 
-def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXELS, what: str | None = None,
-               formats: tuple[str, ...] = INPUT_FORMATS, draft_box: tuple[int, int] | None = None):
+def open_image(
+    source: bytes | str | Path,
+    *,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    what: str | None = None,
+    formats: tuple[str, ...] = INPUT_FORMATS,
+    draft_box: tuple[int, int] | None = None,
+):
     """Open and fully decode an image, refusing bombs, unknown formats and truncated data.
 
     The pixel count is checked from the header before any pixel is decoded, so a
@@ -64,8 +69,10 @@ def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXE
                 raise MvlsibError(f"{label}: not a decodable image (unknown or corrupt format)") from None
             except (ValueError, SyntaxError, OSError, EOFError) as exc:
                 # e.g. an 8 MB ICC profile: a metadata chunk over Pillow's safety limit
-                raise MvlsibError(f"{label}: cannot be read as an image ({exc}); re-save it without "
-                                  "oversized metadata (ICC profile, text chunks)") from None
+                raise MvlsibError(
+                    f"{label}: cannot be read as an image ({exc}); re-save it without "
+                    "oversized metadata (ICC profile, text chunks)"
+                ) from None
             if im.format not in formats:
                 raise MvlsibError(f"{label}: format {im.format} is not accepted; use one of {', '.join(formats)}")
             w, h = im.size
@@ -83,7 +90,9 @@ def open_image(source: bytes | str | Path, *, max_pixels: int = DEFAULT_MAX_PIXE
             try:
                 im.load()
             except (OSError, SyntaxError, ValueError) as exc:
-                raise MvlsibError(f"{label}: cannot be decoded to the end ({exc}); the file is truncated or corrupt") from None
+                raise MvlsibError(
+                    f"{label}: cannot be decoded to the end ({exc}); the file is truncated or corrupt"
+                ) from None
     finally:
         if not isinstance(source, bytes):
             fp.close()
@@ -169,8 +178,14 @@ def encode(im, fmt: str) -> bytes:
     return buf.getvalue()
 
 
-def normalize_image(source: bytes | str | Path, *, box: tuple[int, int] = DEFAULT_BOX, fmt: str = "auto",
-                    max_pixels: int = DEFAULT_MAX_PIXELS, what: str | None = None) -> NormalizedImage:
+def normalize_image(
+    source: bytes | str | Path,
+    *,
+    box: tuple[int, int] = DEFAULT_BOX,
+    fmt: str = "auto",
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    what: str | None = None,
+) -> NormalizedImage:
     """Decode ``source`` safely and return the pool's canonical encoding of it.
 
     ``fmt``: "JPEG", "PNG", or "auto" (JPEG for lossy sources, PNG for lossless ones).

@@ -32,8 +32,9 @@ def bundle_files() -> list[tuple[str, bytes]]:
     # Exactly the evaluator package: test fixtures live in mvlsib.testing, never in here.
     root = Path(mvlsib.evaluation.__file__).resolve().parent
     # Package data read through pkgutil.get_data (which zipimport serves) ships too: the language table.
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".csv")
-                   and "__pycache__" not in p.parts)
+    files = sorted(
+        p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".csv") and "__pycache__" not in p.parts
+    )
     out = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in files]
     # The leaf modules the evaluator uses (through _compat), copied once beside it: no second copy.
     shared = Path(mvlsib.__file__).resolve().parent
@@ -43,7 +44,7 @@ def bundle_files() -> list[tuple[str, bytes]]:
     info = (
         '"""Written by mvlsib-build\'s release/bundle.py: this package is mvlsib.evaluation, copied."""\n'
         f"VERSION = {TOOLKIT_VERSION!r}\n"
-    ).encode("utf-8")
+    ).encode()
     out.append(("_bundle_info.py", info))
     return sorted(out)
 

@@ -216,8 +216,18 @@ def publish_to_hub(
 ) -> HubResult:
     """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring."""
     with _hub_timeout(timeout):
-        return _publish_to_hub(release, repo_id, revision=revision, private=private, tag=tag, dry_run=dry_run,
-                               endpoint=endpoint, token=token, timeout=timeout, allow_demo_pool=allow_demo_pool)
+        return _publish_to_hub(
+            release,
+            repo_id,
+            revision=revision,
+            private=private,
+            tag=tag,
+            dry_run=dry_run,
+            endpoint=endpoint,
+            token=token,
+            timeout=timeout,
+            allow_demo_pool=allow_demo_pool,
+        )
 
 
 @contextlib.contextmanager
@@ -235,8 +245,9 @@ def _hub_timeout(seconds: float):
         session.timeout = old
 
 
-def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoint, token, timeout,
-                    allow_demo_pool) -> HubResult:
+def _publish_to_hub(
+    release, repo_id, *, revision, private, tag, dry_run, endpoint, token, timeout, allow_demo_pool
+) -> HubResult:
     import httpx2
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
@@ -285,30 +296,42 @@ def _publish_to_hub(release, repo_id, *, revision, private, tag, dry_run, endpoi
         except (httpx2.TransportError, OSError) as exc:
             # The commit may have reached the Hub before the answer was lost; a re-run compares
             # files and commits only what still differs, so it never duplicates.
-            raise MvlsibError(httpio.redact(
-                f"the connection to the Hub failed during the upload to {repo_id} ({type(exc).__name__}"
-                f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
-                "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
-                (tok,))) from None
+            raise MvlsibError(
+                httpio.redact(
+                    f"the connection to the Hub failed during the upload to {repo_id} ({type(exc).__name__}"
+                    f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
+                    "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
+                    (tok,),
+                )
+            ) from None
         committed = info.oid != before
         created = False
         if tag:
             created = _ensure_tag(api, repo_id, tag, branch, summary)
         return HubResult(
-            repo_id, branch, None, dry_run=False, commit_oid=info.oid if committed else None,
-            commit_url=info.commit_url if committed else None, commit_message=summary if committed else None,
-            tag=tag, tag_created=created,
+            repo_id,
+            branch,
+            None,
+            dry_run=False,
+            commit_oid=info.oid if committed else None,
+            commit_url=info.commit_url if committed else None,
+            commit_message=summary if committed else None,
+            tag=tag,
+            tag_created=created,
         )
     except HfHubHTTPError as exc:
         # The message names the URL and the server's reason; it never contains the token.
         status = exc.response.status_code if exc.response is not None else "?"
         # A server (or a proxy) may echo request headers into its error: never print the token.
-        raise MvlsibError(httpio.redact(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}",
-                                        (tok,))) from None
+        raise MvlsibError(
+            httpio.redact(f"the Hub refused the request (HTTP {status}) for {repo_id}: {exc}", (tok,))
+        ) from None
     except (httpx2.TransportError, OSError) as exc:  # connect failures, timeouts, dropped connections
         kind = "no answer within the timeout" if isinstance(exc, httpx2.TimeoutException) else type(exc).__name__
-        raise MvlsibError(f"cannot talk to the Hub for {repo_id} ({kind}; {timeout:g} s per request); "
-                          "check the network or HF_ENDPOINT and re-run: nothing is committed twice") from None
+        raise MvlsibError(
+            f"cannot talk to the Hub for {repo_id} ({kind}; {timeout:g} s per request); "
+            "check the network or HF_ENDPOINT and re-run: nothing is committed twice"
+        ) from None
 
 
 def _literal_pattern(path: str) -> str:

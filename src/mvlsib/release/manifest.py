@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mvlsib.atomic import atomic_open, sha256_file
 from mvlsib import versions
+from mvlsib.atomic import atomic_open, sha256_file
 from mvlsib.errors import MvlsibError
 
 MANIFEST_NAME = "manifest.json"
@@ -34,8 +34,11 @@ LITTER_SUFFIXES = (".pyc", ".pyo")
 
 def is_litter(rel: Path) -> bool:
     """Dot-files, Python caches and OS litter, by their path inside the release."""
-    return (any(part.startswith(".") or part in LITTER_DIRS for part in rel.parts)
-            or rel.name in LITTER_NAMES or rel.name.endswith(LITTER_SUFFIXES))
+    return (
+        any(part.startswith(".") or part in LITTER_DIRS for part in rel.parts)
+        or rel.name in LITTER_NAMES
+        or rel.name.endswith(LITTER_SUFFIXES)
+    )
 
 
 def release_files(release: Path) -> list[str]:
@@ -90,11 +93,15 @@ def read_release_manifest(release: Path) -> dict:
     try:
         manifest = json.loads(path.read_text("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MvlsibError(f"{path}: not valid JSON ({exc}); rebuild the release into a new folder "
-                          "(`mvlsib-build publish --workdir W --out NEW`)") from None
+        raise MvlsibError(
+            f"{path}: not valid JSON ({exc}); rebuild the release into a new folder "
+            "(`mvlsib-build publish --workdir W --out NEW`)"
+        ) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise MvlsibError(f"{path}: has no 'files' table; rebuild the release into a new folder "
-                          "(`mvlsib-build publish --workdir W --out NEW`)")
+        raise MvlsibError(
+            f"{path}: has no 'files' table; rebuild the release into a new folder "
+            "(`mvlsib-build publish --workdir W --out NEW`)"
+        )
     return manifest
 
 
@@ -115,8 +122,11 @@ def verify_release(release: Path) -> dict:
             f"{release}: the release does not match its manifest.json, refusing to use it:\n  - "
             + "\n  - ".join(problems + [f"{rel}: present but not listed in manifest.json" for rel in extra])
             + "\nRebuild it with `mvlsib-build publish --workdir W --out DIR` (or `mvlsib-build build`)"
-            + (", after moving the unlisted files out of the folder: publish never deletes files it did not write."
-               if extra else ".")
+            + (
+                ", after moving the unlisted files out of the folder: publish never deletes files it did not write."
+                if extra
+                else "."
+            )
         )
     if extra:
         raise MvlsibError(

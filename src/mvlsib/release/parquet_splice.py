@@ -98,13 +98,13 @@ def _layout(data) -> tuple[list, list, dict[bytes, _Column]]:
         name = b".".join(field(md, _META_PATH)[1])
         if name in columns:
             raise SpliceError(f"column {name!r} twice")
-        columns[name] = _Column(view[pos:pos + size], pos, chunk, view[:0], [])
+        columns[name] = _Column(view[pos : pos + size], pos, chunk, view[:0], [])
         pos += size
     for column in columns.values():
         offset, length = field(column.meta, _CHUNK_CI_OFFSET), field(column.meta, _CHUNK_CI_LENGTH)
         if offset != pos or length is None:
             raise SpliceError("column indexes missing or not right after the column chunks")
-        column.column_index = view[pos:pos + length]
+        column.column_index = view[pos : pos + length]
         pos += length
     for column in columns.values():
         offset, length = field(column.meta, _CHUNK_OI_OFFSET), field(column.meta, _CHUNK_OI_LENGTH)
@@ -120,9 +120,11 @@ def _layout(data) -> tuple[list, list, dict[bytes, _Column]]:
     if pos != footer_start:
         raise SpliceError("bytes between the offset indexes and the footer")
     metas = [field(c.meta, _CHUNK_META) for c in columns.values()]
-    if (field(group, _GROUP_BYTES) != sum(field(m, _META_UNCOMPRESSED) for m in metas)
-            or field(group, _GROUP_COMPRESSED) != sum(field(m, _META_COMPRESSED) for m in metas)
-            or field(group, _GROUP_OFFSET) not in (None, 4)):
+    if (
+        field(group, _GROUP_BYTES) != sum(field(m, _META_UNCOMPRESSED) for m in metas)
+        or field(group, _GROUP_COMPRESSED) != sum(field(m, _META_COMPRESSED) for m in metas)
+        or field(group, _GROUP_OFFSET) not in (None, 4)
+    ):
         raise SpliceError("row group sizes are not the sums of its column chunks")
     return meta, group, columns
 
@@ -173,8 +175,12 @@ class SharedColumns:
         oi_pos = ci_pos + sum(map(len, column_indexes))
         for struct, ci, oi in zip(structs, column_indexes, offset_indexes):
             for entry in struct:
-                entry[2] = {_CHUNK_OI_OFFSET: oi_pos, _CHUNK_OI_LENGTH: len(oi), _CHUNK_CI_OFFSET: ci_pos,
-                            _CHUNK_CI_LENGTH: len(ci)}.get(entry[0], entry[2])
+                entry[2] = {
+                    _CHUNK_OI_OFFSET: oi_pos,
+                    _CHUNK_OI_LENGTH: len(oi),
+                    _CHUNK_CI_OFFSET: ci_pos,
+                    _CHUNK_CI_LENGTH: len(ci),
+                }.get(entry[0], entry[2])
             ci_pos += len(ci)
             oi_pos += len(oi)
         group = [[f, t, v] for f, t, v in self._group]
@@ -185,10 +191,14 @@ class SharedColumns:
                 entry[2] = uncompressed
             elif entry[0] == _GROUP_COMPRESSED:
                 entry[2] = compressed
-        footer = bytes(write_struct(bytearray(), [[f, t, (STRUCT, [group]) if f == _FILE_ROW_GROUPS else v]
-                                                  for f, t, v in self._footer]))
-        return b"".join([MAGIC, *chunks, *column_indexes, *offset_indexes, footer,
-                         len(footer).to_bytes(4, "little"), MAGIC])
+        footer = bytes(
+            write_struct(
+                bytearray(), [[f, t, (STRUCT, [group]) if f == _FILE_ROW_GROUPS else v] for f, t, v in self._footer]
+            )
+        )
+        return b"".join(
+            [MAGIC, *chunks, *column_indexes, *offset_indexes, footer, len(footer).to_bytes(4, "little"), MAGIC]
+        )
 
 
 def _static_meta(chunk: list) -> list:
@@ -209,4 +219,3 @@ def _moved_offset_index(index: list, delta: int) -> Encoded:
             v = (elem, [[[pf, pt, pv + delta if pf == _PAGE_OFFSET else pv] for pf, pt, pv in page] for page in pages])
         out.append([f, t, v])
     return Encoded(write_struct(bytearray(), out))
-

@@ -42,16 +42,18 @@ def preview_rows(rows: list[dict], image_files: dict[str, tuple[bytes, str]]) ->
         # The loader only looks images up by id: ids stand in for them, bytes are attached below.
         ids = {image_id: image_id for image_id in image_files}
         for ex in mvl_sib.build_examples(rows[:PER_TASK], ids, spec.name, k, with_prompt=False):
-            out.append({
-                "task": spec.name,
-                "k": k,
-                "language": ex["language"],
-                "instance_id": ex["instance_id"],
-                "prompt": prompt_for_example(ex).text(),
-                "images": [{"bytes": image_files[i][0], "path": image_files[i][1]} for i in ex["image_ids"]],
-                "options": [str(o) for o in ex["options"]],
-                "answer": LETTERS[ex["label"]],
-            })
+            out.append(
+                {
+                    "task": spec.name,
+                    "k": k,
+                    "language": ex["language"],
+                    "instance_id": ex["instance_id"],
+                    "prompt": prompt_for_example(ex).text(),
+                    "images": [{"bytes": image_files[i][0], "path": image_files[i][1]} for i in ex["image_ids"]],
+                    "options": [str(o) for o in ex["options"]],
+                    "answer": LETTERS[ex["label"]],
+                }
+            )
     return out
 
 
@@ -62,12 +64,14 @@ def write_preview(out: Path, language_rows: list[dict], image_files: dict[str, t
     from mvlsib.release import tables as rt
 
     features = {name: rt._feature(kind) for name, kind in PREVIEW_COLUMNS}
-    schema = pa.schema([(name, rt._arrow_type(kind)) for name, kind in PREVIEW_COLUMNS],
-                       metadata=rt._hf_metadata(features))
+    schema = pa.schema(
+        [(name, rt._arrow_type(kind)) for name, kind in PREVIEW_COLUMNS], metadata=rt._hf_metadata(features)
+    )
     from mvlsib.arrowcols import table as arrow_table
 
     rows = preview_rows(language_rows, image_files)
     table = arrow_table({name: [row.get(name) for row in rows] for name in schema.names}, schema)
-    path = rt.write_table(table, rt.config_path(out, PREVIEW_CONFIG), row_group_size=rt.IMAGE_ROW_GROUP,
-                          no_stats=("images",))
+    path = rt.write_table(
+        table, rt.config_path(out, PREVIEW_CONFIG), row_group_size=rt.IMAGE_ROW_GROUP, no_stats=("images",)
+    )
     return rt.ConfigSize(num_examples=table.num_rows, num_bytes=table.nbytes, download_size=path.stat().st_size)

@@ -12,19 +12,31 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from mvlsib.atomic import staged_folder
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import BUNDLED_POOL, CORPUS_FILE as CORPUS_NAME, INGEST_REPORT_FILE as INGEST_REPORT_NAME, INSTANCES_FILE as INSTANCES_NAME
+from mvlsib.workdir import (
+    BUNDLED_POOL,
+)
+from mvlsib.workdir import (
+    CORPUS_FILE as CORPUS_NAME,
+)
+from mvlsib.workdir import (
+    INGEST_REPORT_FILE as INGEST_REPORT_NAME,
+)
+from mvlsib.workdir import (
+    INSTANCES_FILE as INSTANCES_NAME,
+)
 from mvlsib.workdir.corpus import read_corpus_texts
 from mvlsib.workdir.instances import read_instances
 
 LOADER_NAME = "mvl_sib.py"
 EVALUATE_NAME = "evaluate.py"
 README_NAME = "README.md"
+
 
 @dataclass(frozen=True)
 class ReleaseSummary:
@@ -107,7 +119,12 @@ def sampling_markdown() -> str:
         "in the toolkit's `docs/sampling.md`"
     )
     body = resources.files("mvlsib.release.card").joinpath("templates", "sampling.md").read_text("utf-8").strip()
-    return intro + ", reproduced here:\n\n<details><summary>Sampling procedure</summary>\n\n" + _demote_headings(body) + "\n\n</details>"
+    return (
+        intro
+        + ", reproduced here:\n\n<details><summary>Sampling procedure</summary>\n\n"
+        + _demote_headings(body)
+        + "\n\n</details>"
+    )
 
 
 def prompts_markdown(example_row: dict | None) -> str:
@@ -188,7 +205,8 @@ def _staging(out: Path):
         if extra:
             raise MvlsibError(
                 f"{out}: holds files that are not part of the old release (not in its manifest.json): "
-                + ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
+                + ", ".join(extra[:10])
+                + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
                 + "; publishing would delete them. Move them out of the folder, or choose another --out"
             )
     with staged_folder(out) as stage:
@@ -220,16 +238,16 @@ def publish(
     """
     import mvlsib
     from mvlsib.atomic import sha256_file
-    from mvlsib.release_format import mvl_sib
-    from mvlsib.release import tables as rt
-    from mvlsib.release.manifest import write_release_manifest
-    from mvlsib.release.stats import compute_stats
-    from mvlsib.release.bundle import write_evaluate_script
-    from mvlsib.release.preview import PER_TASK, PREVIEW_LANGUAGE, write_preview
-    from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
-    from mvlsib.release.card.render import CardContext, CardImage, render_card
     from mvlsib.image_pool.credits import title_of
     from mvlsib.image_pool.demo import demo_image_count, pool_kind
+    from mvlsib.release import tables as rt
+    from mvlsib.release.bundle import write_evaluate_script
+    from mvlsib.release.card.render import CardContext, CardImage, render_card
+    from mvlsib.release.manifest import write_release_manifest
+    from mvlsib.release.preview import PER_TASK, PREVIEW_LANGUAGE, write_preview
+    from mvlsib.release.stats import compute_stats
+    from mvlsib.release_format import mvl_sib
+    from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
     from mvlsib.workdir.pool_manifest import manifest_path, read_manifest
 
     workdir, pool = Path(workdir), Path(pool)
@@ -241,8 +259,10 @@ def publish(
     langs = sorted(texts)
     bad = [lang for lang in langs if not mvl_sib.is_language_code(lang)]
     if bad:
-        raise MvlsibError(f"{workdir / CORPUS_NAME}: {', '.join(map(repr, bad))} is not a language code of the form "
-                          "xxx_Xxxx (e.g. fra_Latn); re-run `mvlsib-build ingest` on a clean SIB-200 folder")
+        raise MvlsibError(
+            f"{workdir / CORPUS_NAME}: {', '.join(map(repr, bad))} is not a language code of the form "
+            "xxx_Xxxx (e.g. fra_Latn); re-run `mvlsib-build ingest` on a clean SIB-200 folder"
+        )
     if languages:
         unknown = sorted(set(languages) - set(langs))
         if unknown:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from mvlsib.release_format.mvl_sib import OPTION_LETTERS
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import OPTION_LETTERS, TOPICS
 
 LETTERS = "".join(OPTION_LETTERS)
 

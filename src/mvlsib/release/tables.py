@@ -12,13 +12,12 @@ from __future__ import annotations
 import functools
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
-
 from mvlsib.release_format.mvl_sib import IMAGE_COLUMNS as _IMAGE_COLUMN_TYPES
 from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, OPTION_LETTERS, SPLIT
 from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS as _LANGUAGE_COLUMN_TYPES
@@ -106,7 +105,7 @@ def language_schema():
     return pa.schema(fields, metadata=_hf_metadata(LANGUAGE_FEATURES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _language_schema():
     return language_schema()
 
@@ -271,8 +270,9 @@ def language_table(plan: InstancePlan, language: str, texts):
     # The base columns were cast once (plan_instances). The others are cast even where the type is
     # already right: the cast leaves out the list values' all-valid bitmap that `take` makes, and
     # the table's nbytes (the card's num_bytes) must stay what it was.
-    return pa.Table.from_arrays([cols[f.name] if f.name in plan.base else cols[f.name].cast(f.type)
-                                 for f in schema], schema=schema)
+    return pa.Table.from_arrays(
+        [cols[f.name] if f.name in plan.base else cols[f.name].cast(f.type) for f in schema], schema=schema
+    )
 
 
 def check_language_table(table, language: str, *, full: bool) -> None:
@@ -315,8 +315,9 @@ def check_language_table(table, language: str, *, full: bool) -> None:
 
                 error = next(iter(Draft202012Validator(inlined[column]).iter_errors(value)), None)
                 if error is not None:
-                    raise MvlsibError(f"{where}, instance {ids[n]}: {column}: {error.message} "
-                                      "(a toolkit bug: please report it)")
+                    raise MvlsibError(
+                        f"{where}, instance {ids[n]}: {column}: {error.message} (a toolkit bug: please report it)"
+                    )
     props = load_schema("release_row")["properties"]
     import re
 
@@ -435,7 +436,9 @@ def read_image_record(pool: Path, row) -> ImageRecord:
             img.load()
             width, height = img.size
     except Exception as exc:  # PIL raises many types, DecompressionBombError included
-        raise MvlsibError(f"{path}: image {row.image_id} cannot be decoded ({exc}); fix or replace it in the pool") from exc
+        raise MvlsibError(
+            f"{path}: image {row.image_id} cannot be decoded ({exc}); fix or replace it in the pool"
+        ) from exc
     return ImageRecord(
         image_id=row.image_id,
         topic=row.topic,
@@ -472,7 +475,7 @@ def images_table(records: Sequence[ImageRecord]):
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
-def write_images(out: Path, records: Sequence[ImageRecord]) -> "ConfigSize":
+def write_images(out: Path, records: Sequence[ImageRecord]) -> ConfigSize:
     table = images_table(records)
     path = write_table(table, config_path(out, IMAGES_CONFIG), row_group_size=IMAGE_ROW_GROUP, no_stats=("image",))
     return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)

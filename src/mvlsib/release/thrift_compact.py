@@ -122,7 +122,7 @@ def _read_value(buf, pos: int, typ: int):
         size, pos = _read_varint(buf, pos)
         if pos + size > len(buf):
             raise ThriftError(f"binary of {size} bytes at byte {pos} runs past the end of its buffer")
-        return bytes(buf[pos:pos + size]), pos + size
+        return bytes(buf[pos : pos + size]), pos + size
     if typ == STRUCT:
         return _read_struct(buf, pos)
     if typ == LIST or typ == SET:
@@ -143,7 +143,7 @@ def _read_value(buf, pos: int, typ: int):
     if typ == BYTE:
         return buf[pos], pos + 1
     if typ == DOUBLE:
-        return bytes(buf[pos:pos + 8]), pos + 8
+        return bytes(buf[pos : pos + 8]), pos + 8
     raise ThriftError(f"thrift type {typ} at byte {pos} is not one parquet metadata uses")
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "load_task",
 ]
 
+
 class Task(NamedTuple):
     """One MVL-SIB task: the single place that says what a task is.
 
@@ -85,19 +86,65 @@ class Task(NamedTuple):
 
 # Canonical order: runs, reports and predictions files list tasks in this order.
 TASK_TABLE = (
-    Task("i2s", "images → sentence", "img2sent", "ref_image_ids", "sentence_options", "sentence_label", (1, 2, 3, 4, 5), True, "t2s",
-         ("Which sentence is about the same topic as the image?",
-          "Which sentence is about the same topic as all {k} images?")),
-    Task("s2i", "sentences → image", "sent2img", "ref_sentences", "image_option_ids", "image_label", (1, 2, 3, 4, 5), True, "s2t",
-         ("Which image is about the same topic as the sentence?",
-          "Which image is about the same topic as all {k} sentences?")),
-    Task("t2s", "topic → sentence", "topic2sent", "topic", "sentence_options", "sentence_label", (1,), False, "i2s",
-         ("Which sentence is about this topic?", None)),
-    Task("s2t", "sentences → topic", "sent2topic", "ref_sentences", "topic_options", "image_label", (1, 2, 3, 4, 5), False, "s2i",
-         ("Which topic is the sentence about?", "Which topic are all {k} sentences about?")),
+    Task(
+        name="i2s",
+        title="images → sentence",
+        upstream="img2sent",
+        references="ref_image_ids",
+        options="sentence_options",
+        label="sentence_label",
+        k_values=(1, 2, 3, 4, 5),
+        cross_modal=True,
+        mirror="t2s",
+        question=(
+            "Which sentence is about the same topic as the image?",
+            "Which sentence is about the same topic as all {k} images?",
+        ),
+    ),
+    Task(
+        name="s2i",
+        title="sentences → image",
+        upstream="sent2img",
+        references="ref_sentences",
+        options="image_option_ids",
+        label="image_label",
+        k_values=(1, 2, 3, 4, 5),
+        cross_modal=True,
+        mirror="s2t",
+        question=(
+            "Which image is about the same topic as the sentence?",
+            "Which image is about the same topic as all {k} sentences?",
+        ),
+    ),
+    Task(
+        name="t2s",
+        title="topic → sentence",
+        upstream="topic2sent",
+        references="topic",
+        options="sentence_options",
+        label="sentence_label",
+        k_values=(1,),
+        cross_modal=False,
+        mirror="i2s",
+        question=("Which sentence is about this topic?", None),
+    ),
+    Task(
+        name="s2t",
+        title="sentences → topic",
+        upstream="sent2topic",
+        references="ref_sentences",
+        options="topic_options",
+        label="image_label",
+        k_values=(1, 2, 3, 4, 5),
+        cross_modal=False,
+        mirror="s2i",
+        question=("Which topic is the sentence about?", "Which topic are all {k} sentences about?"),
+    ),
 )
 TASKS = tuple(t.name for t in TASK_TABLE)
 TASK_BY_NAME = {t.name: t for t in TASK_TABLE}
+CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)
+TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
 # Upstream (WueNLP/mvl-sib) task names, accepted so that existing code keeps working.
 TASK_ALIASES = {t.upstream: t.name for t in TASK_TABLE}
 K_VALUES = tuple(sorted({k for t in TASK_TABLE for k in t.k_values}))
@@ -114,6 +161,23 @@ TOPICS = (
     "sports",
     "travel",
 )
+
+
+def topic_slug(topic: str) -> str:
+    """File- and id-safe form of a topic (``science/technology`` -> ``science_technology``)."""
+    return topic.replace("/", "_")
+
+
+SLUG_TO_TOPIC = {topic_slug(t): t for t in TOPICS}
+
+
+def topic_from_slug(slug: str) -> str:
+    try:
+        return SLUG_TO_TOPIC[slug]
+    except KeyError:
+        raise ValueError(f"unknown topic slug {slug!r}; expected one of {sorted(SLUG_TO_TOPIC)}") from None
+
+
 # The release's columns in file order, (name, type): the one declaration from which the
 # parquet schema, the `datasets` features and the JSON Schema of a release row are derived.
 # Types: string, int64, list<string>, list<int64>, image ({bytes, path}, the `datasets` Image),
@@ -163,11 +227,14 @@ LANGUAGE_CODE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
 def is_language_code(name: str) -> bool:
     return bool(LANGUAGE_CODE.fullmatch(name))
 
+
 # Columns a language file must provide for build_examples: those the task table names.
-_ROW_COLUMNS = tuple(dict.fromkeys(
-    ["instance_id", "language", "topic"]
-    + [c for t in TASK_TABLE for c in (t.references, t.options, t.label) if c != "topic"]
-))
+_ROW_COLUMNS = tuple(
+    dict.fromkeys(
+        ["instance_id", "language", "topic"]
+        + [c for t in TASK_TABLE for c in (t.references, t.options, t.label) if c != "topic"]
+    )
+)
 
 
 class LoaderError(ValueError):
@@ -193,7 +260,9 @@ def _check_k(task: str, k) -> int:
     if k not in values:
         if len(values) == 1:
             raise LoaderError(f"task {task} has a single reference, so only k={values[0]} exists; got k={k}")
-        raise LoaderError(f"k must be in {values[0]}..{values[-1]} (each instance has {values[-1]} references), got k={k}")
+        raise LoaderError(
+            f"k must be in {values[0]}..{values[-1]} (each instance has {values[-1]} references), got k={k}"
+        )
     return k
 
 
@@ -227,8 +296,10 @@ def manifest_problems(source=".") -> list:
         elif not os.path.isfile(full):
             problems.append(f"{rel}: listed in manifest.json but missing")
         elif not isinstance(entry, dict) or os.path.getsize(full) != entry.get("size"):
-            problems.append(f"{rel}: size {os.path.getsize(full)} bytes, manifest.json says "
-                            f"{entry.get('size') if isinstance(entry, dict) else '?'} (changed or corrupted)")
+            problems.append(
+                f"{rel}: size {os.path.getsize(full)} bytes, manifest.json says "
+                f"{entry.get('size') if isinstance(entry, dict) else '?'} (changed or corrupted)"
+            )
         else:
             h = hashlib.sha256()
             with open(full, "rb") as fh:
@@ -260,9 +331,7 @@ def languages(source=".", revision=None) -> list:
     if not os.path.isdir(data):
         return []
     return sorted(
-        name
-        for name in os.listdir(data)
-        if is_language_code(name) and os.path.isfile(_local_file(source, name))
+        name for name in os.listdir(data) if is_language_code(name) and os.path.isfile(_local_file(source, name))
     )
 
 
@@ -275,9 +344,7 @@ def _hub_dataset(source, config, revision=None, check_only=False):
             "(pip install datasets)"
         ) from exc
     if "/" not in str(source) or str(source).count("/") != 1:
-        raise LoaderError(
-            f"{source!r} is neither an existing release folder nor a Hub repo id of the form ORG/NAME"
-        )
+        raise LoaderError(f"{source!r} is neither an existing release folder nor a Hub repo id of the form ORG/NAME")
     if check_only:
         return None
     return datasets.load_dataset(str(source), name=config, split=SPLIT, revision=revision)
@@ -414,10 +481,14 @@ def build_examples(rows, images, task: str, k: int = 1, with_prompt=None) -> lis
         options = list(row[spec.options])
         label = check_label(row, spec.label, len(options))
         # Prompt order: references first, then options.
-        image_ids = [*(references if spec.references in IMAGE_COLUMNS_OF_ROWS else ()),
-                     *(options if spec.options in IMAGE_COLUMNS_OF_ROWS else ())]
-        sentences = [*(references if spec.references == "ref_sentences" else ()),
-                     *(options if spec.options == "sentence_options" else ())]
+        image_ids = [
+            *(references if spec.references in IMAGE_COLUMNS_OF_ROWS else ()),
+            *(options if spec.options in IMAGE_COLUMNS_OF_ROWS else ()),
+        ]
+        sentences = [
+            *(references if spec.references == "ref_sentences" else ()),
+            *(options if spec.options == "sentence_options" else ()),
+        ]
         try:
             example_images = [images[i] for i in image_ids]
         except KeyError as exc:

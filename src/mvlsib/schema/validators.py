@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
 from importlib import resources
-from typing import Any, Iterator
+from typing import Any
 
 SCHEMA_NAMES: tuple[str, ...] = ("corpus_row", "instance", "manifest_row", "release_row", "prediction")
 
@@ -14,7 +15,7 @@ LANGUAGE_CODE_PATTERN = "^[a-z]{3}_[A-Z][a-z]{3}$"
 _BASE = "https://mvlsib.org/schema/"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     if name not in SCHEMA_NAMES:
         raise KeyError(f"unknown schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
@@ -23,7 +24,7 @@ def load_schema(name: str) -> dict[str, Any]:
     schema = json.loads(resources.files("mvlsib.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
     if name == "prediction":
         # Task names and k range come from the task table, not from a copy in the file.
-        from mvlsib.tasks import K_VALUES, TASKS
+        from mvlsib.release_format.mvl_sib import K_VALUES, TASKS
 
         schema["properties"]["task"] = {"enum": list(TASKS)}
         schema["properties"]["k"] = {"type": "integer", "minimum": min(K_VALUES), "maximum": max(K_VALUES)}
@@ -50,7 +51,12 @@ def release_row_schema() -> dict[str, Any]:
         elif name in TEXT_OF:
             twin = instance["properties"][TEXT_OF[name]]
             if kind.startswith("list<"):
-                props[name] = {"type": "array", "items": text, "minItems": twin["minItems"], "maxItems": twin["maxItems"]}
+                props[name] = {
+                    "type": "array",
+                    "items": text,
+                    "minItems": twin["minItems"],
+                    "maxItems": twin["maxItems"],
+                }
             else:
                 props[name] = dict(text)
         else:  # pragma: no cover - a new column must be given a rule here
@@ -68,7 +74,7 @@ def release_row_schema() -> dict[str, Any]:
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry():
     from referencing import Registry, Resource
 
@@ -100,7 +106,7 @@ def _name_of(schema_id: str) -> str:
     return next(n for n in SCHEMA_NAMES if load_schema(n)["$id"] == schema_id)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def inlined_schema(name: str) -> dict[str, Any]:
     """Schema ``name`` with its refs inlined: what :func:`validator` checks against (and the fast
     path compiles) without importing jsonschema."""
@@ -108,7 +114,7 @@ def inlined_schema(name: str) -> dict[str, Any]:
     return _inline_refs(schema, schema)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(name: str):
     """A compiled Draft 2020-12 validator for one schema (refs between our schemas resolve offline)."""
     from jsonschema import Draft202012Validator
@@ -137,8 +143,9 @@ def frame_errors(name: str, frame, label_columns: tuple[str, ...] = (), limit: i
     return column_errors(name, columns, label_columns, limit, row_names=list(frame.index))
 
 
-def column_errors(name: str, columns, label_columns: tuple[str, ...] = (), limit: int = 50,
-                  row_names=None) -> list[str]:
+def column_errors(
+    name: str, columns, label_columns: tuple[str, ...] = (), limit: int = 50, row_names=None
+) -> list[str]:
     """Validate a table whose rows are flat records, given as ``{column: list of values}``,
     column by column against schema ``name``.
 
@@ -175,8 +182,11 @@ def column_errors(name: str, columns, label_columns: tuple[str, ...] = (), limit
             is_missing = value is None or (isinstance(value, float) and value != value)
             msg = None if is_missing else next(iter(sub.iter_errors(value)), None)
             why = msg.message if msg is not None else "missing value"
-            rows = [n for n, v in enumerate(values)
-                    if (v is None or (isinstance(v, float) and v != v) if is_missing else _hashable(v) == value)]
+            rows = [
+                n
+                for n, v in enumerate(values)
+                if (v is None or (isinstance(v, float) and v != v) if is_missing else _hashable(v) == value)
+            ]
             for n in rows[: max(0, limit - len(errors))]:
                 if label_columns:
                     where = "/".join(str(columns[c][n]) for c in label_columns)
@@ -208,7 +218,9 @@ def compile_column(schema: Any):
     if not isinstance(schema, dict) or not set(schema) <= (simple | _ANNOTATIONS):
         return None
     kind = schema.get("type")
-    if kind not in (None, "string", "integer") or ("enum" in schema and not all(type(a) is str for a in schema["enum"])):
+    if kind not in (None, "string", "integer") or (
+        "enum" in schema and not all(type(a) is str for a in schema["enum"])
+    ):
         return None
     if kind is None and "enum" not in schema:
         return None
@@ -251,8 +263,23 @@ def compile_column(schema: Any):
 
 # Keywords that only annotate: they never make a value invalid.
 _ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description", "examples", "default"})
-_HANDLED = _ANNOTATIONS | {"type", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum", "properties",
-                           "required", "additionalProperties", "items", "minItems", "maxItems", "uniqueItems", "not"}
+_HANDLED = _ANNOTATIONS | {
+    "type",
+    "enum",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "not",
+}
 
 
 def compile_fast(schema: Any):
@@ -426,12 +453,12 @@ def all_valid(name: str, records: list) -> bool:
     return check is not None and check(records)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _records_check(name: str):
     return compile_column(inlined_schema(name))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fast(name: str, column: str | None = None):
     schema = inlined_schema(name)
     return compile_fast(schema["properties"][column] if column else schema)

@@ -8,8 +8,8 @@ Everything is written with safetensors, exactly as a Hub checkpoint would be.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 # A LLaVA-1.5-style template: content parts in message order, images as the processor's
 # image token, so several images land where the message puts them.

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
 
@@ -48,7 +48,11 @@ def train_clip_tokenizer(texts: Iterable[str], vocab_size: int = 600):
         special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))],
     )
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+        tokenizer_object=tok,
+        unk_token="<unk>",
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
         model_max_length=64,
     )
 
@@ -172,8 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("kind", choices=("llava", "clip"), help="llava: random LLaVA (generative); clip: dual encoder")
     parser.add_argument("--out", required=True, type=Path, help="Folder to write the model into.")
-    parser.add_argument("--fit-pool", type=Path, default=None,
-                        help="clip only: fit the CLIP to this pool's manifest topics (e.g. image_pool).")
+    parser.add_argument(
+        "--fit-pool",
+        type=Path,
+        default=None,
+        help="clip only: fit the CLIP to this pool's manifest topics (e.g. image_pool).",
+    )
     parser.add_argument("--steps", type=int, default=150, help="clip --fit-pool: optimiser steps (default 150).")
     parser.add_argument("--seed", type=int, default=0, help="Weight seed (default 0).")
     args = parser.parse_args(argv)
@@ -187,8 +195,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote a random-weight CLIP to {args.out}")
     if args.fit_pool is not None:
         stats = fit_tiny_clip(args.out, args.fit_pool, steps=args.steps, seed=args.seed)
-        print(f"fitted to {args.fit_pool}: {stats['steps']} steps, loss {stats['loss']:.4f}, "
-              f"train accuracy {stats['train_accuracy']:.3f} over {stats['images']} images")
+        print(
+            f"fitted to {args.fit_pool}: {stats['steps']} steps, loss {stats['loss']:.4f}, "
+            f"train accuracy {stats['train_accuracy']:.3f} over {stats['images']} images"
+        )
     return 0
 
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 from mvlsib.workdir import BUNDLED_POOL
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
+    pass
 
 N_OPTIONS = 4
 CORPUS_LEVEL = "-"  # instance_id used for violations that belong to no single instance
@@ -62,16 +63,26 @@ class ValidationResult:
         return dict(sorted(Counter(v.rule for v in self.violations).items()))
 
     def to_json(self) -> str:
-        payload = {"ok": self.ok, "summary": self.summary, "counts": self.counts(),
-                   "violations": [asdict(v) for v in self.violations]}
+        payload = {
+            "ok": self.ok,
+            "summary": self.summary,
+            "counts": self.counts(),
+            "violations": [asdict(v) for v in self.violations],
+        }
         return json.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
 # --------------------------------------------------------------------------- entry point
 
 
-def validate_workdir(workdir: str | Path, pool: str | Path = BUNDLED_POOL, schemas: bool = True, *,
-                     corpus=None, instances: Sequence[dict] | None = None) -> ValidationResult:
+def validate_workdir(
+    workdir: str | Path,
+    pool: str | Path = BUNDLED_POOL,
+    schemas: bool = True,
+    *,
+    corpus=None,
+    instances: Sequence[dict] | None = None,
+) -> ValidationResult:
     """Validate ``WORK/corpus.parquet`` + ``WORK/instances.jsonl`` against the pool's manifest.
 
     ``corpus`` (a ``workdir.corpus.Corpus``) and ``instances`` (the records of the instances file)
@@ -84,8 +95,13 @@ def validate_workdir(workdir: str | Path, pool: str | Path = BUNDLED_POOL, schem
     corpus = load_corpus(workdir) if corpus is None else corpus
     instances = read_instances(workdir) if instances is None else instances
     manifest = read_manifest(pool)
-    return validate(corpus, instances, {r.image_id: r.topic for r in manifest},
-                    manifest_rows=[r.as_dict() for r in manifest] if schemas else None, schemas=schemas)
+    return validate(
+        corpus,
+        instances,
+        {r.image_id: r.topic for r in manifest},
+        manifest_rows=[r.as_dict() for r in manifest] if schemas else None,
+        schemas=schemas,
+    )
 
 
 def validate(
@@ -195,15 +211,24 @@ def check_corpus(corpus) -> tuple[list[Violation], dict[int, str]]:
             if len(lang_columns[0]) != len(rows):
                 dup = Counter(int(i) for i in lang_columns[0])
                 ids = sorted(i for i, c in dup.items() if c > 1)[:5]
-                out.append(Violation(CORPUS_LEVEL, "corpus-parallel", f"{lang}: index_id(s) {ids} occur more than once"))
+                out.append(
+                    Violation(CORPUS_LEVEL, "corpus-parallel", f"{lang}: index_id(s) {ids} occur more than once")
+                )
             if rows != ref_rows:
                 extra, lacking = sorted(rows - ref_rows)[:3], sorted(ref_rows - rows)[:3]
-                out.append(Violation(CORPUS_LEVEL, "corpus-parallel",
-                                     f"{lang} differs from {ref_lang}: has {extra} not in {ref_lang}, lacks {lacking}"))
+                out.append(
+                    Violation(
+                        CORPUS_LEVEL,
+                        "corpus-parallel",
+                        f"{lang} differs from {ref_lang}: has {extra} not in {ref_lang}, lacks {lacking}",
+                    )
+                )
         if not all_full:
             empty = [n for n in rows_of[lang] if not isinstance(texts[n], str) or not texts[n].strip()]
             for n in empty[:5]:
-                out.append(Violation(CORPUS_LEVEL, "corpus-empty-text", f"{lang}: sentence {int(index_ids[n])} is empty"))
+                out.append(
+                    Violation(CORPUS_LEVEL, "corpus-empty-text", f"{lang}: sentence {int(index_ids[n])} is empty")
+                )
     return out, {i: t for i, t, _ in sorted(ref_rows)}
 
 
@@ -215,7 +240,9 @@ def check_count(instances: Sequence[dict], topics_by_id: Mapping[int, str]) -> l
     ids = [inst.get("instance_id") if isinstance(inst, dict) else None for inst in instances]
     expected = [f"{i}-{r}" for i in sorted(topics_by_id) for r in range(3)]
     if len(instances) != len(expected):
-        out.append(Violation(CORPUS_LEVEL, "count", f"{len(instances)} instances; expected {len(expected)} (3 per sentence)"))
+        out.append(
+            Violation(CORPUS_LEVEL, "count", f"{len(instances)} instances; expected {len(expected)} (3 per sentence)")
+        )
     counts = Counter(ids)
     for iid, c in sorted(counts.items(), key=lambda kv: str(kv[0])):
         if c > 1:
@@ -280,10 +307,16 @@ def check_structure(
         # Sentence options: own sentence at the label, one sentence of each negative topic elsewhere.
         s_opts, s_label = inst["sentence_option_ids"], inst["sentence_label"]
         if s_opts[s_label] != inst["index_id"]:
-            v("options", f"sentence_option_ids[{s_label}] is {s_opts[s_label]}, not the instance's sentence {inst['index_id']}")
+            v(
+                "options",
+                f"sentence_option_ids[{s_label}] is {s_opts[s_label]}, not the instance's sentence {inst['index_id']}",
+            )
         neg_s = [s for j, s in enumerate(s_opts) if j != s_label]
         if sorted(topics_by_id[s] for s in neg_s) != sorted(negs):
-            v("negatives", f"negative sentences {neg_s} have topics {[topics_by_id[s] for s in neg_s]}, expected one each of {negs}")
+            v(
+                "negatives",
+                f"negative sentences {neg_s} have topics {[topics_by_id[s] for s in neg_s]}, expected one each of {negs}",
+            )
         if inst["index_id"] in neg_s:
             v("negatives", "the instance's own sentence appears as a negative option")
         # Image options: a positive image at the label, one image of each negative topic elsewhere.
@@ -292,7 +325,10 @@ def check_structure(
             v("options", f"image_option_ids[{i_label}] = {i_opts[i_label]!r} is not of topic {topic!r}")
         neg_i = [i for j, i in enumerate(i_opts) if j != i_label]
         if sorted(image_topics[i] for i in neg_i) != sorted(negs):
-            v("negatives", f"negative images {neg_i} have topics {[image_topics[i] for i in neg_i]}, expected one each of {negs}")
+            v(
+                "negatives",
+                f"negative images {neg_i} have topics {[image_topics[i] for i in neg_i]}, expected one each of {negs}",
+            )
         if [image_topics[i] for i in i_opts] != t_opts:
             v("options", f"topic_options {t_opts} are not the topics of image_option_ids {i_opts}")
         if t_opts[i_label] != topic:
@@ -301,8 +337,13 @@ def check_structure(
 
 
 def _signature(inst: dict) -> tuple:
-    return (tuple(sorted(inst["ref_image_ids"])), tuple(inst["ref_sentence_ids"]), tuple(inst["neg_topics"]),
-            tuple(inst["sentence_option_ids"]), tuple(inst["image_option_ids"]))
+    return (
+        tuple(sorted(inst["ref_image_ids"])),
+        tuple(inst["ref_sentence_ids"]),
+        tuple(inst["neg_topics"]),
+        tuple(inst["sentence_option_ids"]),
+        tuple(inst["image_option_ids"]),
+    )
 
 
 def check_siblings(instances: Iterable[dict]) -> list[Violation]:
@@ -311,7 +352,11 @@ def check_siblings(instances: Iterable[dict]) -> list[Violation]:
     for inst in instances:
         key = (inst["index_id"], _signature(inst))
         if key in seen:
-            out.append(Violation(inst["instance_id"], "siblings", f"identical to {seen[key]} (same images, sentences and options)"))
+            out.append(
+                Violation(
+                    inst["instance_id"], "siblings", f"identical to {seen[key]} (same images, sentences and options)"
+                )
+            )
         else:
             seen[key] = inst["instance_id"]
     return out
@@ -373,9 +418,11 @@ def check_answerable(corpus, instances: Sequence[dict]) -> list[Violation]:
 def check_label_balance(instances: Sequence[dict]) -> tuple[list[Violation], dict[str, dict[str, int]]]:
     out: list[Violation] = []
     counts: dict[str, dict[str, int]] = {}
-    from mvlsib.tasks import TASK_TABLE
+    from mvlsib.release_format.mvl_sib import TASK_TABLE
 
-    families = {f: "/".join(t.name for t in TASK_TABLE if t.label == f) for f in dict.fromkeys(t.label for t in TASK_TABLE)}
+    families = {
+        f: "/".join(t.name for t in TASK_TABLE if t.label == f) for f in dict.fromkeys(t.label for t in TASK_TABLE)
+    }
     for field_name, family in families.items():
         c = Counter(inst[field_name] for inst in instances)
         counts[field_name] = {"ABCD"[k]: c.get(k, 0) for k in range(N_OPTIONS)}
@@ -383,12 +430,23 @@ def check_label_balance(instances: Sequence[dict]) -> tuple[list[Violation], dic
             want = len(instances) // N_OPTIONS
             bad = {k: v for k, v in counts[field_name].items() if v != want}
             if bad:
-                out.append(Violation(CORPUS_LEVEL, "label-balance",
-                                     f"{field_name} ({family}): {counts[field_name]}; each letter must be the answer {want} times"))
+                out.append(
+                    Violation(
+                        CORPUS_LEVEL,
+                        "label-balance",
+                        f"{field_name} ({family}): {counts[field_name]}; each letter must be the answer {want} times",
+                    )
+                )
         elif instances:
             spread = max(counts[field_name].values()) - min(counts[field_name].values())
             if spread > 1:
-                out.append(Violation(CORPUS_LEVEL, "label-balance", f"{field_name} ({family}): {counts[field_name]} (spread {spread} > 1)"))
+                out.append(
+                    Violation(
+                        CORPUS_LEVEL,
+                        "label-balance",
+                        f"{field_name} ({family}): {counts[field_name]} (spread {spread} > 1)",
+                    )
+                )
     return out, counts
 
 
@@ -414,7 +472,12 @@ def check_image_balance(
         mean = sum(use.values()) / len(use)
         if spread[topic] > image_spread_tolerance(mean):
             lo, hi = min(use, key=lambda i: (use[i], i)), max(use, key=lambda i: (use[i], i))
-            out.append(Violation(CORPUS_LEVEL, "image-balance",
-                                 f"{topic}: {hi} is a positive {use[hi]} times but {lo} only {use[lo]} "
-                                 f"(spread {spread[topic]} > {image_spread_tolerance(mean)})"))
+            out.append(
+                Violation(
+                    CORPUS_LEVEL,
+                    "image-balance",
+                    f"{topic}: {hi} is a positive {use[hi]} times but {lo} only {use[lo]} "
+                    f"(spread {spread[topic]} > {image_spread_tolerance(mean)})",
+                )
+            )
     return out, spread

@@ -19,16 +19,17 @@ import gc
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from mvlsib.atomic import atomic_open
 from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends.hf_reuse import DEFAULT_FEATURE_CACHE_MB
 from mvlsib.limits import MAX_PIXELS
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 
 from .rotations import LETTERS, required_correct, rotate, rotation_shifts
 
@@ -47,7 +48,7 @@ class ModelSpec:
     backend: str
 
     @classmethod
-    def parse(cls, text: str, default_backend: str = "hf") -> "ModelSpec":
+    def parse(cls, text: str, default_backend: str = "hf") -> ModelSpec:
         """``M`` uses the default backend; ``hf:M`` or ``openai:M`` picks one for this model."""
         from mvlsib.evaluation.backends import BACKENDS as BACKEND_NAMES
 
@@ -232,7 +233,9 @@ class Ask:
     names: tuple[str, ...]  # the names shown, in presented order
 
 
-def plan_asks(image_ids: Sequence[str], names_by_language: dict[str, tuple[str, ...]], shifts: Sequence[int]) -> list[Ask]:
+def plan_asks(
+    image_ids: Sequence[str], names_by_language: dict[str, tuple[str, ...]], shifts: Sequence[int]
+) -> list[Ask]:
     return [
         Ask(image_id, lang, shift, tuple(rotate(TOPICS, shift)), tuple(rotate(names, shift)))
         for image_id in image_ids
@@ -288,15 +291,17 @@ def run_generative(backend, entries, names_by_language, opts: VerifyOptions, des
         predicted = ask.order[LETTERS.index(letter)] if letter is not None else None
         own = topic_of[ask.image_id]
         res = results.setdefault(ask.image_id, {"predictions": []})
-        res["predictions"].append({
-            "language": ask.language,
-            "shift": ask.shift,
-            "options": list(ask.names),
-            "response": response,
-            "letter": letter,
-            "predicted_topic": predicted,
-            "correct": predicted == own,
-        })
+        res["predictions"].append(
+            {
+                "language": ask.language,
+                "shift": ask.shift,
+                "options": list(ask.names),
+                "response": response,
+                "letter": letter,
+                "predicted_topic": predicted,
+                "correct": predicted == own,
+            }
+        )
     for res in results.values():
         languages = {}
         for lang in names_by_language:
@@ -330,21 +335,25 @@ def run_dual(encoder, entries, names_by_language, opts: VerifyOptions, desc: str
             top = int(torch.argmax(s))
             others = torch.cat([s[:own], s[own + 1 :]])
             margin = float(s[own] - others.max())
-            preds.append({
-                "language": lang,
-                "similarities": {t: round(float(v), 4) for t, v in zip(TOPICS, s)},
-                "predicted_topic": TOPICS[top],
-                "margin": round(margin, 4),
-                "correct": top == own,
-            })
+            preds.append(
+                {
+                    "language": lang,
+                    "similarities": {t: round(float(v), 4) for t, v in zip(TOPICS, s)},
+                    "predicted_topic": TOPICS[top],
+                    "margin": round(margin, 4),
+                    "correct": top == own,
+                }
+            )
             languages[lang] = {"passed": top == own, "margin": round(margin, 4)}
-        results[row.image_id] = _ordered({
-            "kind": "dual",
-            "passed": all(v["passed"] for v in languages.values()),
-            "margin": min(v["margin"] for v in languages.values()),
-            "languages": languages,
-            "predictions": preds,
-        })
+        results[row.image_id] = _ordered(
+            {
+                "kind": "dual",
+                "passed": all(v["passed"] for v in languages.values()),
+                "margin": min(v["margin"] for v in languages.values()),
+                "languages": languages,
+                "predictions": preds,
+            }
+        )
     return results
 
 
@@ -360,8 +369,9 @@ def _generative_backend(spec: ModelSpec, opts: VerifyOptions):
     from mvlsib.evaluation.backends import make_backend, options_for
 
     values = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts) if f.init}
-    return make_backend(spec.backend, model=spec.model, max_new_tokens=opts.max_new_tokens,
-                        **options_for(spec.backend, values))
+    return make_backend(
+        spec.backend, model=spec.model, max_new_tokens=opts.max_new_tokens, **options_for(spec.backend, values)
+    )
 
 
 def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -388,8 +398,13 @@ def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None)
         started = time.perf_counter()
         if kind == "dual":
             runner = DualEncoder(
-                spec.model, revision=opts.revision, batch_size=opts.batch_size, device=opts.device,
-                dtype=opts.dtype, trust_remote_code=opts.trust_remote_code, threads=opts.threads,
+                spec.model,
+                revision=opts.revision,
+                batch_size=opts.batch_size,
+                device=opts.device,
+                dtype=opts.dtype,
+                trust_remote_code=opts.trust_remote_code,
+                threads=opts.threads,
             )
             try:
                 per_model[spec.name] = run_dual(runner, entries, names_by_language, opts, spec.name)
@@ -408,8 +423,10 @@ def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None)
         del runner
         _free_memory()
         n_failed = sum(not r["passed"] for r in per_model[spec.name].values())
-        log(f"{spec.name}: {len(entries) - n_failed}/{len(entries)} images pass "
-            f"({timings[spec.name]:.1f} s, {len(entries) / max(timings[spec.name], 1e-9):.1f} images/s)")
+        log(
+            f"{spec.name}: {len(entries) - n_failed}/{len(entries)} images pass "
+            f"({timings[spec.name]:.1f} s, {len(entries) / max(timings[spec.name], 1e-9):.1f} images/s)"
+        )
     report = build_report(opts, entries, names_by_language, shifts, per_model, model_info)
     write_report(report, opts.out)
     report["timings_s"] = timings  # for the caller only; not written (outputs stay byte-identical)
@@ -437,13 +454,15 @@ def build_report(opts, entries, names_by_language, shifts, per_model, model_info
     images = []
     for row, _ in entries:
         results = {m: per_model[m][row.image_id] for m in models}
-        images.append({
-            "image_id": row.image_id,
-            "topic": row.topic,
-            "file": row.file,
-            "passed": all(r["passed"] for r in results.values()),
-            "results": results,
-        })
+        images.append(
+            {
+                "image_id": row.image_id,
+                "topic": row.topic,
+                "file": row.file,
+                "passed": all(r["passed"] for r in results.values()),
+                "results": results,
+            }
+        )
     summary = {}
     for m in models:
         res = [per_model[m][row.image_id] for row, _ in entries]
@@ -501,7 +520,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"Pool `{report['pool']}`, {len(report['images'])} images, {len(models)} model(s); "
         f"generative models asked in {len(s['rotations'])} option order(s), passing with at least "
         f"{s['required_correct']} correct; dual encoders pass on a top-1 match. Languages: "
-        + ", ".join(s["languages"]) + ".",
+        + ", ".join(s["languages"])
+        + ".",
         "",
         "| model | kind | passed | failed | format errors |",
         "|---|---|---:|---:|---:|",
@@ -532,6 +552,16 @@ def write_report(report: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
 
 
 __all__ = [
-    "ModelSpec", "VerifyOptions", "read_topic_names", "load_pool_images", "question_text", "plan_asks",
-    "run_generative", "run_dual", "verify_images", "build_report", "render_markdown", "write_report",
+    "ModelSpec",
+    "VerifyOptions",
+    "read_topic_names",
+    "load_pool_images",
+    "question_text",
+    "plan_asks",
+    "run_generative",
+    "run_dual",
+    "verify_images",
+    "build_report",
+    "render_markdown",
+    "write_report",
 ]

@@ -10,11 +10,17 @@ own topic's similarity minus the best other topic's (positive when the image pas
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.backends.hf import (apply_threads, is_image_text_to_text, load_config, move_inputs,
-                                          resolve_runtime)
+from mvlsib.evaluation.backends.hf import (
+    apply_threads,
+    is_image_text_to_text,
+    load_config,
+    move_inputs,
+    resolve_runtime,
+)
 
 # Short, topic-neutral templates; English, also used with translated topic names.
 TEMPLATES: tuple[str, ...] = (
@@ -69,8 +75,9 @@ def text_defaults(model: str, common: dict[str, Any], model_class: str) -> dict[
     if processor is not None and hasattr(processor, "tokenizer"):
         # What processor(text=...) itself would use: its declared defaults merged as it merges them.
         try:
-            merged = processor._merge_kwargs(processor.valid_processor_kwargs,
-                                             tokenizer_init_kwargs=processor.tokenizer.init_kwargs)
+            merged = processor._merge_kwargs(
+                processor.valid_processor_kwargs, tokenizer_init_kwargs=processor.tokenizer.init_kwargs
+            )
             defaults = dict(merged["text_kwargs"])
         except Exception:  # an older processor API: the class-level declarations
             declared = getattr(type(processor), "text_kwargs", None)

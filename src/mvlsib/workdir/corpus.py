@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE as REPORT_FILE
+from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE
+from mvlsib.workdir import INGEST_REPORT_FILE as REPORT_FILE
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 
-def read_corpus(workdir: str | os.PathLike[str]) -> "pd.DataFrame":
+def read_corpus(workdir: str | os.PathLike[str]) -> pd.DataFrame:
     """``WORK/corpus.parquet`` as a DataFrame: language, index_id, split, topic, text (string/int64 dtypes)."""
     import pandas as pd
     import pyarrow as pa
@@ -42,7 +43,7 @@ class Corpus:
         self._from_table: set[str] = set()  # columns made from the table by column()
 
     @classmethod
-    def from_frame(cls, frame) -> "Corpus":
+    def from_frame(cls, frame) -> Corpus:
         """From a DataFrame with the corpus columns (missing values become None)."""
         columns = {}
         for name in CORPUS_COLUMNS:
@@ -84,7 +85,7 @@ class Corpus:
         self._blocks = out
         return out
 
-    def language_rows(self) -> dict[str, "range | list[int]"]:
+    def language_rows(self) -> dict[str, range | list[int]]:
         """language -> its row positions in row order (a ``range`` when its rows are one run)."""
         blocks = self.language_blocks()
         if len({lang for lang, _, _ in blocks}) == len(blocks):
@@ -105,16 +106,19 @@ class Corpus:
             # The table's text column lets normalize_many find the texts to collapse in one arrow
             # pass; only when the text list was not given separately (it could differ).
             given = "text" in self._columns and "text" not in self._from_table
-            arrow = None if given or self._table is None or "text" not in self._table.column_names \
+            arrow = (
+                None
+                if given or self._table is None or "text" not in self._table.column_names
                 else self._table.column("text")
+            )
             self._norm = normalize_many(self.column("text"), arrow)
         return self._norm
 
 
-def take(values: list, rows: "range | list[int]") -> list:
+def take(values: list, rows: range | list[int]) -> list:
     """``values`` at ``rows`` (a slice when ``rows`` is a range)."""
     if isinstance(rows, range) and rows.step == 1:
-        return values[rows.start:rows.stop]
+        return values[rows.start : rows.stop]
     return [values[n] for n in rows]
 
 
@@ -174,7 +178,9 @@ def read_corpus_texts(workdir: Path, table=None) -> tuple[list[int], dict[str, o
         try:
             table = pq.read_table(path, columns=["language", "index_id", "text"])
         except Exception as exc:
-            raise MvlsibError(f"{path}: cannot be read as the corpus (columns language, index_id, text): {exc}") from exc
+            raise MvlsibError(
+                f"{path}: cannot be read as the corpus (columns language, index_id, text): {exc}"
+            ) from exc
     table = table.sort_by([("language", "ascending"), ("index_id", "ascending")])
     if not table.num_rows:
         raise MvlsibError(f"{path}: the corpus is empty; re-run `mvlsib-build ingest`")

@@ -23,5 +23,7 @@ def read_instances(workdir: str | Path) -> list[dict]:
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise MvlsibError(f"{path}, line {lineno}: not valid JSON ({exc.msg}); re-run `mvlsib-build sample`") from None
+                raise MvlsibError(
+                    f"{path}, line {lineno}: not valid JSON ({exc.msg}); re-run `mvlsib-build sample`"
+                ) from None
     return out

@@ -7,8 +7,8 @@ curator's notes survive a round trip through the toolkit.
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
 import re
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mvlsib.atomic import atomic_open
@@ -54,7 +54,9 @@ def read_manifest(pool: str | Path) -> list[ManifestRow]:
     try:
         return _read_rows(path)
     except UnicodeDecodeError as exc:
-        raise MvlsibError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the manifest as UTF-8") from None
+        raise MvlsibError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the manifest as UTF-8"
+        ) from None
     except csv.Error as exc:
         raise MvlsibError(f"{path}: malformed CSV ({exc}); check the quoting") from None
 
@@ -68,7 +70,9 @@ def _read_rows(path: Path) -> list[ManifestRow]:
         rows = []
         for lineno, rec in enumerate(reader, start=2):
             if None in rec:
-                raise MvlsibError(f"{path}, line {lineno}: more fields than header columns; quote fields that contain commas")
+                raise MvlsibError(
+                    f"{path}, line {lineno}: more fields than header columns; quote fields that contain commas"
+                )
             values = {c: (rec.get(c) or "").strip() for c in COLUMNS}
             if not values["image_id"]:
                 raise MvlsibError(f"{path}, line {lineno}: empty image_id")
@@ -77,7 +81,9 @@ def _read_rows(path: Path) -> list[ManifestRow]:
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
         if row.image_id in seen:
-            raise MvlsibError(f"{path}: image_id {row.image_id!r} appears twice (rows {seen[row.image_id] + 2} and {i + 2})")
+            raise MvlsibError(
+                f"{path}: image_id {row.image_id!r} appears twice (rows {seen[row.image_id] + 2} and {i + 2})"
+            )
         seen[row.image_id] = i
     return rows
 

@@ -10,7 +10,8 @@ new backend is one module, one ``REGISTRY`` row, its docs and its tests
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .._compat import MvlsibError
 from .base import Backend, BackendOption, Request
@@ -53,5 +54,14 @@ def make_backend(name: str, **options: Any) -> Backend:
     return backend_class(name)(**options)
 
 
-__all__ = ["Backend", "BackendOption", "Request", "BACKENDS", "REGISTRY", "backend_class", "backend_options",
-           "options_for", "make_backend"]
+__all__ = [
+    "Backend",
+    "BackendOption",
+    "Request",
+    "BACKENDS",
+    "REGISTRY",
+    "backend_class",
+    "backend_options",
+    "options_for",
+    "make_backend",
+]

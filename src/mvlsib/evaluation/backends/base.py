@@ -10,8 +10,9 @@ image once and reuse it for every prompt that shows it.
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,13 @@ class BackendOption:
 
 # Options more than one backend owns (one flag, one meaning, wherever it is used).
 CHAT_TEMPLATE_KWARGS = BackendOption(
-    "chat-template-kwargs", "chat_template_kwargs", str, None,
+    "chat-template-kwargs",
+    "chat_template_kwargs",
+    str,
+    None,
     "JSON object for the model's chat template (hf: passed to apply_chat_template; openai: sent as "
-    "chat_template_kwargs, which vLLM and SGLang pass on), e.g. '{\"enable_thinking\": false}'.")
+    "chat_template_kwargs, which vLLM and SGLang pass on), e.g. '{\"enable_thinking\": false}'.",
+)
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,10 @@ def load_config(model: str, revision: str | None, trust_remote_code: bool):
         return AutoConfig.from_pretrained(model, revision=revision or "main", trust_remote_code=trust_remote_code)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         where = f"{model!r}{f' at revision {revision}' if revision else ''}"
-        raise MvlsibError(f"cannot load the config of {where}: {_one_line(exc)}. The model must be a local "
-                          "folder or Hub id; models with custom code need --trust-remote-code.") from None
+        raise MvlsibError(
+            f"cannot load the config of {where}: {_one_line(exc)}. The model must be a local "
+            "folder or Hub id; models with custom code need --trust-remote-code."
+        ) from None
 
 
 def is_image_text_to_text(config) -> bool:
@@ -179,6 +181,7 @@ class _MemoImageProcessor:
             if name is None:
                 raise KeyError
             return name
+
         return walk(images), repr(sorted(kwargs.items()))
 
     def __call__(self, images: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -229,9 +232,13 @@ def apply_threads(threads: int, device: str) -> int:
 
 
 THREADS_OPTION = BackendOption(
-    "threads", "threads", int, 0,
+    "threads",
+    "threads",
+    int,
+    0,
     "hf: torch CPU threads (CPU runs only); 0 = OMP_NUM_THREADS if set, else half the CPUs, at least 1 "
-    "(torch's all-cores default slows down badly on a busy machine).")
+    "(torch's all-cores default slows down badly on a busy machine).",
+)
 
 
 def _flat(x: Any):
@@ -247,37 +254,73 @@ class HFBackend(Backend):
     OPTIONS = (
         BackendOption("revision", "revision", str, None, "hf: model branch, tag or commit (all hf models)."),
         BackendOption("batch-size", "batch_size", int, 8, "hf: prompts (dual encoders: images) per forward pass."),
-        BackendOption("device", "device", str, "auto",
-                      "hf: auto (CUDA when present, the rank's own GPU under torchrun/accelerate, else CPU), "
-                      "cpu, cuda or cuda:N."),
-        BackendOption("dtype", "dtype", str, "auto", "hf: weights dtype; auto = bfloat16 on CUDA, float32 on CPU.",
-                      choices=DTYPES),
+        BackendOption(
+            "device",
+            "device",
+            str,
+            "auto",
+            "hf: auto (CUDA when present, the rank's own GPU under torchrun/accelerate, else CPU), "
+            "cpu, cuda or cuda:N.",
+        ),
+        BackendOption(
+            "dtype", "dtype", str, "auto", "hf: weights dtype; auto = bfloat16 on CUDA, float32 on CPU.", choices=DTYPES
+        ),
         THREADS_OPTION,
-        BackendOption("trust-remote-code", "trust_remote_code", bool, False,
-                      "hf: allow the model's own Python code from its repo to run (off by default: it is "
-                      "arbitrary code; only for models you trust)."),
-        BackendOption("chat-template", "chat_template", str, None,
-                      "hf: a Jinja chat-template file to use instead of the model's own (e.g. for a model "
-                      "without one, or whose template moves images)."),
+        BackendOption(
+            "trust-remote-code",
+            "trust_remote_code",
+            bool,
+            False,
+            "hf: allow the model's own Python code from its repo to run (off by default: it is "
+            "arbitrary code; only for models you trust).",
+        ),
+        BackendOption(
+            "chat-template",
+            "chat_template",
+            str,
+            None,
+            "hf: a Jinja chat-template file to use instead of the model's own (e.g. for a model "
+            "without one, or whose template moves images).",
+        ),
         CHAT_TEMPLATE_KWARGS,
-        BackendOption("processor-kwargs", "processor_kwargs", str, None,
-                      "hf: JSON object passed to every processor call, e.g. '{\"max_pixels\": 401408}' (Qwen), "
-                      "'{\"do_image_splitting\": false}' (Idefics3/SmolVLM), '{\"do_pan_and_scan\": true}' "
-                      "(Gemma 3). Recorded in config.json and part of the resume fingerprint."),
-        BackendOption("feature-cache-mb", "feature_cache_mb", int, DEFAULT_FEATURE_CACHE_MB,
-                      "hf: memory (MB, on the model's device) for image features computed once per image and "
-                      "reused for every prompt showing it (least recently used dropped first); 0 turns the "
-                      "cache off. Used where the family allows it, after a self-check against the plain path."),
-        BackendOption("kv-prefix", "kv_prefix", bool, False,
-                      "hf: compute the prefix every prompt of a batch starts with once per run and reuse its KV "
-                      "cache in every batch (padding moved between prefix and suffix): the template and "
-                      "instruction, and through the images when the batch's prompts show the same images and "
-                      "none after the shared part (an i2s reference set in every language: such prompts are "
-                      "batched together). Each kind is self-checked against the plain path. Off by default: on "
-                      "CPU with small models it does not pay (docs/performance.md)."),
-        BackendOption("thinking-max-new-tokens", "thinking_max_new_tokens", int, 2048,
-                      "hf: new-token budget when the chat template opens a thinking block (reasoning models "
-                      "think before answering); 0 refuses such models instead."),
+        BackendOption(
+            "processor-kwargs",
+            "processor_kwargs",
+            str,
+            None,
+            "hf: JSON object passed to every processor call, e.g. '{\"max_pixels\": 401408}' (Qwen), "
+            "'{\"do_image_splitting\": false}' (Idefics3/SmolVLM), '{\"do_pan_and_scan\": true}' "
+            "(Gemma 3). Recorded in config.json and part of the resume fingerprint.",
+        ),
+        BackendOption(
+            "feature-cache-mb",
+            "feature_cache_mb",
+            int,
+            DEFAULT_FEATURE_CACHE_MB,
+            "hf: memory (MB, on the model's device) for image features computed once per image and "
+            "reused for every prompt showing it (least recently used dropped first); 0 turns the "
+            "cache off. Used where the family allows it, after a self-check against the plain path.",
+        ),
+        BackendOption(
+            "kv-prefix",
+            "kv_prefix",
+            bool,
+            False,
+            "hf: compute the prefix every prompt of a batch starts with once per run and reuse its KV "
+            "cache in every batch (padding moved between prefix and suffix): the template and "
+            "instruction, and through the images when the batch's prompts show the same images and "
+            "none after the shared part (an i2s reference set in every language: such prompts are "
+            "batched together). Each kind is self-checked against the plain path. Off by default: on "
+            "CPU with small models it does not pay (docs/performance.md).",
+        ),
+        BackendOption(
+            "thinking-max-new-tokens",
+            "thinking_max_new_tokens",
+            int,
+            2048,
+            "hf: new-token budget when the chat template opens a thinking block (reasoning models "
+            "think before answering); 0 refuses such models instead.",
+        ),
     )
 
     @classmethod
@@ -356,8 +399,7 @@ class HFBackend(Backend):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.renderer = Renderer(self.processor, self.template_kwargs)
         self.images: dict[str, Any] = {}
-        self.stats = {"images_preprocessed": 0, "image_cache_hits": 0, "generate_calls": 0,
-                      "unbatched_prompts": 0}
+        self.stats = {"images_preprocessed": 0, "image_cache_hits": 0, "generate_calls": 0, "unbatched_prompts": 0}
         self._layout: dict[bool, dict[str, str] | None] = {}
         # per kind of prompt (with images or not): "collate" (our collation of per-prompt inputs),
         # "processor" (the processor's own batches) or False (one prompt at a time)
@@ -387,15 +429,20 @@ class HFBackend(Backend):
         if mb == 0:
             self.feature_cache_mode = "off (--feature-cache-mb 0)"
         elif adapter is None:
-            self.feature_cache_mode = (f"off (no per-image feature split known for model type "
-                                       f"{getattr(self.model.config, 'model_type', '?')!r}; plain path)")
+            self.feature_cache_mode = (
+                f"off (no per-image feature split known for model type "
+                f"{getattr(self.model.config, 'model_type', '?')!r}; plain path)"
+            )
         else:
             self.feature_cache = FeatureCache(self.model, adapter, mb * 2**20, self.stats)
             self.feature_cache_mode = f"checking ({adapter.name} units)"
 
     def _feature_check_due(self, inputs: dict[str, Any]) -> bool:
-        return (self.feature_cache is not None and self.feature_cache_mode.startswith("checking")
-                and any(k.startswith("pixel_values") for k in inputs))
+        return (
+            self.feature_cache is not None
+            and self.feature_cache_mode.startswith("checking")
+            and any(k.startswith("pixel_values") for k in inputs)
+        )
 
     def _difference(self, plain: Any, plain_width: int, ours: Any, our_width: int) -> str | None:
         """What differs between two ``generate`` outputs (``return_dict_in_generate``, ``output_logits``)
@@ -430,8 +477,11 @@ class HFBackend(Backend):
             cache.enabled = False
             cache.clear()
             self.feature_cache_mode = f"off (self-check: {problem} with cached image features)"
-            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with cached image features; the "
-                  "feature cache is off for this run (every image goes through the vision tower)", file=sys.stderr)
+            print(
+                f"mvlsib-eval: {type(self.model).__name__}: {problem} with cached image features; the "
+                "feature cache is off for this run (every image goes through the vision tower)",
+                file=sys.stderr,
+            )
             return plain.sequences
         if cache.last_call_hits or self._feature_checks >= self.FEATURE_CHECK_BATCHES:
             self.feature_cache_mode = f"on ({cache.adapter.name} units)"
@@ -452,9 +502,11 @@ class HFBackend(Backend):
                 f"installed; install it (pip install {package or '...'}) and run again"
             ) from None
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise MvlsibError(f"cannot load the processor of {where}: {_one_line(exc)}. The model must be a local "
-                              "folder or Hub id with a processor; models with custom code need "
-                              "--trust-remote-code.") from None
+            raise MvlsibError(
+                f"cannot load the processor of {where}: {_one_line(exc)}. The model must be a local "
+                "folder or Hub id with a processor; models with custom code need "
+                "--trust-remote-code."
+            ) from None
 
     @staticmethod
     def _load_model(model: str, revision: str | None, trust_remote_code: bool, dtype: str):
@@ -465,11 +517,14 @@ class HFBackend(Backend):
         where = f"{model!r}{f' at revision {revision}' if revision else ''}"
         try:
             net = AutoModelForImageTextToText.from_pretrained(
-                model, use_safetensors=True, dtype=getattr(torch, dtype), **common)
+                model, use_safetensors=True, dtype=getattr(torch, dtype), **common
+            )
         except ImportError as exc:
             package = _missing_package(exc)
-            raise MvlsibError(f"cannot load model {where}: it needs the {package or 'missing'} package; "
-                              f"install it (pip install {package or '...'}) and run again") from None
+            raise MvlsibError(
+                f"cannot load model {where}: it needs the {package or 'missing'} package; "
+                f"install it (pip install {package or '...'}) and run again"
+            ) from None
         except (OSError, ValueError, TypeError, KeyError) as exc:
             message = _one_line(exc)
             if "Unrecognized configuration class" in message:
@@ -495,8 +550,13 @@ class HFBackend(Backend):
         self._prefix_checks_left = {False: 2, True: 2}
         self._image_prefixes_on = self.prefix_cache is not None
         self.kv_prefix_images_mode = "checking" if self._image_prefixes_on else "off"
-        self.kv_prefix_mode = ("off (--kv-prefix not given)" if not on else "checking" if allowed else
-                               f"off (model type {model_type!r} cannot continue from a shared prefix cache here)")
+        self.kv_prefix_mode = (
+            "off (--kv-prefix not given)"
+            if not on
+            else "checking"
+            if allowed
+            else f"off (model type {model_type!r} cannot continue from a shared prefix cache here)"
+        )
         config = self.model.config
         self._window = sliding_window(config)
         self._image_token_id = getattr(config, "image_token_id", None)
@@ -514,8 +574,9 @@ class HFBackend(Backend):
             return 0
         if self._window is not None and inputs["input_ids"].shape[1] + self._new_token_budget() > self._window:
             return 0  # see hf_reuse.sliding_window
-        return shared_prefix(inputs, self._image_token_id if has_images else None,
-                                  through_images=same_images and self._image_prefixes_on)
+        return shared_prefix(
+            inputs, self._image_token_id if has_images else None, through_images=same_images and self._image_prefixes_on
+        )
 
     def _prefix_has_images(self, inputs: dict[str, Any], length: int) -> bool:
         if self._image_token_id is None:
@@ -523,8 +584,15 @@ class HFBackend(Backend):
         row = inputs["input_ids"][0][inputs["attention_mask"][0].bool()]
         return bool((row[:length] == self._image_token_id).any())
 
-    def _prefix_generate(self, inputs: dict[str, Any], length: int, has_images: bool, settings: dict[str, Any],
-                         image_ids: tuple[str, ...] = (), with_images: bool | None = None):
+    def _prefix_generate(
+        self,
+        inputs: dict[str, Any],
+        length: int,
+        has_images: bool,
+        settings: dict[str, Any],
+        image_ids: tuple[str, ...] = (),
+        with_images: bool | None = None,
+    ):
         """generate() continuing from the shared prefix's cache; returns (output, input width).
         ``image_ids``: the images of the first row (all rows show the same when the prefix has images);
         ``with_images``: whether the prefix holds images (found out here when not given)."""
@@ -536,8 +604,9 @@ class HFBackend(Backend):
             with_images = has_images and self._prefix_has_images(inputs, length)
         image_layout = {k: how for k, how in layout.items() if how != "sequence"} if with_images else None
         prefix, batch = split_at_prefix(inputs, length, keys, self.tokenizer.pad_token_id, image_layout)
-        cache = self.prefix_cache.for_batch(self.model, prefix, batch["input_ids"].shape[0],
-                                            tuple(image_ids) if with_images else ())
+        cache = self.prefix_cache.for_batch(
+            self.model, prefix, batch["input_ids"].shape[0], tuple(image_ids) if with_images else ()
+        )
         if with_images:
             self.stats["kv_prefix_image_batches"] = self.stats.get("kv_prefix_image_batches", 0) + 1
         return self.model.generate(**batch, cache=cache, **settings), batch["input_ids"].shape[1]
@@ -566,8 +635,11 @@ class HFBackend(Backend):
                 self.kv_prefix_images_mode = mode
             else:
                 self.kv_prefix_mode = mode
-            print(f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused {what} cache; KV-prefix "
-                  f"{scope} is off for this run", file=sys.stderr)
+            print(
+                f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused {what} cache; KV-prefix "
+                f"{scope} is off for this run",
+                file=sys.stderr,
+            )
         elif self._prefix_checks_left[with_images] <= 0:
             if with_images:
                 self.kv_prefix_images_mode = "on"
@@ -599,8 +671,7 @@ class HFBackend(Backend):
     def _call_processor(self, texts: list[str], image_lists: list[list[Any]] | None) -> dict[str, Any]:
         from .hf_inputs import starts_with_bos
 
-        kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt",
-                                  **self.processor_kwargs}
+        kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt", **self.processor_kwargs}
         # The template already wrote BOS: the tokenizer must not add a second one.
         if all(starts_with_bos(t, self.tokenizer) for t in texts):
             kwargs["add_special_tokens"] = False
@@ -609,14 +680,17 @@ class HFBackend(Backend):
         try:
             return dict(self.processor(**kwargs))
         except (TypeError, ValueError) as exc:
-            raise MvlsibError(f"{type(self.processor).__name__} refused the prompt inputs: {_one_line(exc)}"
-                              + (" (check --processor-kwargs)" if self.processor_kwargs else "")) from None
+            raise MvlsibError(
+                f"{type(self.processor).__name__} refused the prompt inputs: {_one_line(exc)}"
+                + (" (check --processor-kwargs)" if self.processor_kwargs else "")
+            ) from None
 
     def _single(self, text: str, request: Request) -> dict[str, Any]:
         return self._call_processor([text], [self._images_of(request)] if request.image_ids else None)
 
-    def _check_batching(self, texts: list[str], requests: list[Request], singles: list[dict[str, Any]],
-                        has_images: bool) -> None:
+    def _check_batching(
+        self, texts: list[str], requests: list[Request], singles: list[dict[str, Any]], has_images: bool
+    ) -> None:
         """The first batch of each modality: does collating per-prompt inputs equal the processor's
         own batched call (one image list per prompt)? If not, prompts of that kind run one by one."""
         from .hf_inputs import ambiguous_keys, compare_batched, differences_beyond_padding, infer_layout
@@ -642,12 +716,18 @@ class HFBackend(Backend):
         elif batched is not None and not differences_beyond_padding(singles, batched, layout):
             # The processor pads its own way (e.g. Mllama's aspect_ratio_mask); its batches
             # carry each prompt's values unchanged, so use them as they come.
-            print(f"mvlsib-eval: {type(self.processor).__name__}: {kind} prompts are batched by the processor "
-                  f"itself ({'; '.join(problems)} only in its padding)", file=sys.stderr)
+            print(
+                f"mvlsib-eval: {type(self.processor).__name__}: {kind} prompts are batched by the processor "
+                f"itself ({'; '.join(problems)} only in its padding)",
+                file=sys.stderr,
+            )
             self._batched_ok[has_images] = "processor"
         else:
-            print(f"mvlsib-eval: {type(self.processor).__name__}: batched inputs differ from per-prompt inputs "
-                  f"({'; '.join(problems)}); {kind} prompts run one at a time", file=sys.stderr)
+            print(
+                f"mvlsib-eval: {type(self.processor).__name__}: batched inputs differ from per-prompt inputs "
+                f"({'; '.join(problems)}); {kind} prompts run one at a time",
+                file=sys.stderr,
+            )
             self._batched_ok[has_images] = False
         self._layout[has_images] = layout
 
@@ -700,22 +780,35 @@ class HFBackend(Backend):
             several = any(len(requests[i].image_ids) > 1 for i in idx)
             if has_images not in self._batched_ok or (self._ambiguous.get(has_images) and several):
                 probe = self._probe(idx, requests)
-                self._check_batching([texts[i] for i in probe], [requests[i] for i in probe],
-                                     [single(i) for i in probe], has_images)
+                self._check_batching(
+                    [texts[i] for i in probe], [requests[i] for i in probe], [single(i) for i in probe], has_images
+                )
             size = self.batch_size if self._batched_ok.get(has_images, True) else 1
-            parts = [group[start: start + size] for group in (parts_of or [idx]) for start in range(0, len(group), size)]
+            parts = [
+                group[start : start + size] for group in (parts_of or [idx]) for start in range(0, len(group), size)
+            ]
             for part in parts:
                 if len(part) == 1:
                     batches.append((part, single(part[0])))
                     if size == 1 and self.batch_size > 1:  # batching refused by the self-check
                         self.stats["unbatched_prompts"] += 1
                 elif self._batched_ok.get(has_images) == "processor":
-                    batches.append((part, self._call_processor(
-                        [texts[i] for i in part],
-                        [self._images_of(requests[i]) for i in part] if has_images else None)))
+                    batches.append(
+                        (
+                            part,
+                            self._call_processor(
+                                [texts[i] for i in part],
+                                [self._images_of(requests[i]) for i in part] if has_images else None,
+                            ),
+                        )
+                    )
                 else:
-                    batches.append((part, collate([single(i) for i in part], self._layout[has_images],
-                                                  self.tokenizer.pad_token_id)))
+                    batches.append(
+                        (
+                            part,
+                            collate([single(i) for i in part], self._layout[has_images], self.tokenizer.pad_token_id),
+                        )
+                    )
         return batches
 
     # ------------------------------------------------------------------ generation
@@ -725,8 +818,9 @@ class HFBackend(Backend):
         answers and needs a budget for it; with none (``--thinking-max-new-tokens 0``) it is refused."""
         probe = [{"role": "user", "content": [{"type": "text", "text": "Answer with the letter."}]}]
         try:
-            text = self.processor.apply_chat_template(probe, add_generation_prompt=True, tokenize=False,
-                                                      **self.template_kwargs)
+            text = self.processor.apply_chat_template(
+                probe, add_generation_prompt=True, tokenize=False, **self.template_kwargs
+            )
         except Exception as exc:  # a template error is the user's to fix: say which
             raise MvlsibError(f"the chat template cannot be rendered: {_one_line(exc)}") from None
         opens = text.rstrip().endswith(THINKING_OPENERS)
@@ -749,15 +843,21 @@ class HFBackend(Backend):
         eos = getattr(gen, "eos_token_id", None)
         if eos is None:
             eos = self.tokenizer.eos_token_id
-        return {**NEUTRAL_DECODING, "max_new_tokens": budget, "pad_token_id": self.tokenizer.pad_token_id,
-                "eos_token_id": eos}
+        return {
+            **NEUTRAL_DECODING,
+            "max_new_tokens": budget,
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "eos_token_id": eos,
+        }
 
     def _decode(self, token_ids) -> str:
         if self._dropped_ids is None:
             # Special tokens are dropped, except reasoning markers a tokenizer may have made special.
             self._dropped_ids = frozenset(
-                i for i in (getattr(self.tokenizer, "all_special_ids", None) or [])
-                if self.tokenizer.convert_ids_to_tokens(i) not in REASONING_TOKENS)
+                i
+                for i in (getattr(self.tokenizer, "all_special_ids", None) or [])
+                if self.tokenizer.convert_ids_to_tokens(i) not in REASONING_TOKENS
+            )
         ids = [int(t) for t in token_ids if int(t) not in self._dropped_ids]
         return self.tokenizer.decode(ids, skip_special_tokens=False)
 
@@ -778,20 +878,22 @@ class HFBackend(Backend):
             with torch.inference_mode():
                 if self._feature_check_due(inputs):
                     out = self._checked_generate(inputs, settings)
-                    new_tokens = out[:, inputs["input_ids"].shape[1]:]
+                    new_tokens = out[:, inputs["input_ids"].shape[1] :]
                 elif length := self._prefix_length(inputs, has_images, same_images):
                     with_images = has_images and self._prefix_has_images(inputs, length)
                     if self._prefix_checks_left[with_images] > 0:
-                        new_tokens = self._checked_prefix_generate(inputs, length, has_images, settings,
-                                                                   first_images, with_images)
+                        new_tokens = self._checked_prefix_generate(
+                            inputs, length, has_images, settings, first_images, with_images
+                        )
                     else:
-                        out, width = self._prefix_generate(inputs, length, has_images, settings, first_images,
-                                                           with_images)
+                        out, width = self._prefix_generate(
+                            inputs, length, has_images, settings, first_images, with_images
+                        )
                         self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
                         new_tokens = out[:, width:]
                 else:
                     out = self.model.generate(**inputs, **settings)
-                    new_tokens = out[:, inputs["input_ids"].shape[1]:]
+                    new_tokens = out[:, inputs["input_ids"].shape[1] :]
             self.stats["generate_calls"] += 1
             if "attention_mask" in inputs:  # what the KV-prefix share is measured against
                 self.stats["prompt_tokens"] = self.stats.get("prompt_tokens", 0) + int(inputs["attention_mask"].sum())
@@ -822,10 +924,12 @@ class HFBackend(Backend):
             "opens_thinking": bool(self._opens_thinking),
             "trust_remote_code": self.trust_remote_code,
             "image_feature_cache": {"mode": self._described_feature_mode(), "max_mb": self.feature_cache_mb},
-            "kv_prefix": self.kv_prefix_mode if self.kv_prefix_mode != "checking" else
-            "unused (no batch shared a text prefix within the limits: several prompts, 8+ tokens, the attention window)",
-            "kv_prefix_images": self.kv_prefix_images_mode if self.kv_prefix_images_mode != "checking" else
-            "unused (no batch of prompts showing the same images, all of them in the shared prefix)",
+            "kv_prefix": self.kv_prefix_mode
+            if self.kv_prefix_mode != "checking"
+            else "unused (no batch shared a text prefix within the limits: several prompts, 8+ tokens, the attention window)",
+            "kv_prefix_images": self.kv_prefix_images_mode
+            if self.kv_prefix_images_mode != "checking"
+            else "unused (no batch of prompts showing the same images, all of them in the shared prefix)",
         }
 
     def _described_feature_mode(self) -> str:

@@ -22,8 +22,9 @@ Three things go wrong when one evaluator meets many families, and this module ow
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from .._compat import MvlsibError
 
@@ -38,8 +39,10 @@ def hf_content(messages: Sequence[dict[str, Any]], inline_placeholder: str | Non
     out = []
     for message in messages:
         if inline_placeholder is None:
-            parts = [{"type": "image"} if p["type"] == "image" else {"type": "text", "text": p["text"]}
-                     for p in message["content"]]
+            parts = [
+                {"type": "image"} if p["type"] == "image" else {"type": "text", "text": p["text"]}
+                for p in message["content"]
+            ]
         else:
             text = "".join(inline_placeholder if p["type"] == "image" else p["text"] for p in message["content"])
             parts = [{"type": "text", "text": text}]
@@ -55,6 +58,7 @@ def find_image_placeholder(render) -> str:
     Both probes have images, so what a template does only when a turn has images (Mllama
     drops its system block) is the same in both and stays out of the difference.
     """
+
     def turn(n_images: int) -> list[dict[str, Any]]:
         parts = [{"type": "text", "text": _PROBE_A}] + [{"type": "image"}] * n_images
         parts.append({"type": "text", "text": _PROBE_B})
@@ -67,7 +71,7 @@ def find_image_placeholder(render) -> str:
     end = 0
     while end < min(len(two), len(one)) - start and two[len(two) - 1 - end] == one[len(one) - 1 - end]:
         end += 1
-    inserted = two[start: len(two) - end]
+    inserted = two[start : len(two) - end]
     if _PROBE_A in inserted or _PROBE_B in inserted:  # the template moved the texts: no clean difference
         return ""
     return inserted.strip()
@@ -126,15 +130,19 @@ class Renderer:
         text = self._render(hf_content(messages, self.placeholder if self.mode == "inline" else None))
         errors = placement_errors(text, self.placeholder, messages)
         if errors:
-            raise MvlsibError(f"the chat template moved images away from their place ({errors[0]}); "
-                              "pass --chat-template FILE with a template that keeps content parts in order")
+            raise MvlsibError(
+                f"the chat template moved images away from their place ({errors[0]}); "
+                "pass --chat-template FILE with a template that keeps content parts in order"
+            )
         return text
 
     def _choose_mode(self, messages: Sequence[dict[str, Any]]) -> None:
         self.placeholder = find_image_placeholder(self._render)
         if not self.placeholder:
-            raise MvlsibError("the chat template writes nothing for an image part, so the model would never "
-                              "see the images; pass --chat-template FILE with a template for image parts")
+            raise MvlsibError(
+                "the chat template writes nothing for an image part, so the model would never "
+                "see the images; pass --chat-template FILE with a template for image parts"
+            )
         native = self._render(hf_content(messages))
         if not placement_errors(native, self.placeholder, messages):
             self.mode = "native"
@@ -166,8 +174,7 @@ def _is_tensor(value: Any) -> bool:
 def sequence_keys(single: dict[str, Any]) -> set[str]:
     """Keys whose tensors run along the token sequence of one prompt (shape (1, L, ...))."""
     length = single["input_ids"].shape[1]
-    return {k for k, v in single.items()
-            if _is_tensor(v) and v.dim() >= 2 and v.shape[0] == 1 and v.shape[1] == length}
+    return {k for k, v in single.items() if _is_tensor(v) and v.dim() >= 2 and v.shape[0] == 1 and v.shape[1] == length}
 
 
 def _pad_to(tensor, shape, value, left_dim: int | None = None):
@@ -213,9 +220,15 @@ def ambiguous_keys(singles: list[dict[str, Any]], batched: dict[str, Any]) -> se
     each), so "a row per image" and "a row per prompt" look alike. For such a batch both
     collate the same; a later batch with several images in a prompt must be checked again."""
     n = len(singles)
-    return {k for k, v in batched.items() if _is_tensor(v) and v.dim() >= 1 and v.shape[0] == n
-            and k not in set.intersection(*(sequence_keys(s) for s in singles))
-            and all(_is_tensor(s.get(k)) and s[k].shape[0] == 1 for s in singles)}
+    return {
+        k
+        for k, v in batched.items()
+        if _is_tensor(v)
+        and v.dim() >= 1
+        and v.shape[0] == n
+        and k not in set.intersection(*(sequence_keys(s) for s in singles))
+        and all(_is_tensor(s.get(k)) and s[k].shape[0] == 1 for s in singles)
+    }
 
 
 def infer_layout(singles: list[dict[str, Any]], batched: dict[str, Any]) -> dict[str, str]:
@@ -235,7 +248,11 @@ def infer_layout(singles: list[dict[str, Any]], batched: dict[str, Any]) -> dict
             layout[key] = "list"
         elif _is_tensor(value) and value.dim() >= 1:
             rows = [s[key].shape[0] for s in singles if _is_tensor(s.get(key))]
-            if len(rows) == n and value.shape[0] == sum(rows) and not (all(r == 1 for r in rows) and value.shape[0] == n):
+            if (
+                len(rows) == n
+                and value.shape[0] == sum(rows)
+                and not (all(r == 1 for r in rows) and value.shape[0] == n)
+            ):
                 layout[key] = "image"
             else:
                 layout[key] = "prompt"
@@ -244,8 +261,9 @@ def infer_layout(singles: list[dict[str, Any]], batched: dict[str, Any]) -> dict
     return layout
 
 
-def compare_batched(singles: list[dict[str, Any]], batched: dict[str, Any], layout: dict[str, str],
-                    pad_token_id: int) -> list[str]:
+def compare_batched(
+    singles: list[dict[str, Any]], batched: dict[str, Any], layout: dict[str, str], pad_token_id: int
+) -> list[str]:
     """Differences between a batch and its prompts processed one by one (empty: equal).
 
     Token ids and every sequence tensor are compared after removing the batch's left
@@ -263,19 +281,24 @@ def compare_batched(singles: list[dict[str, Any]], batched: dict[str, Any], layo
         if how == "list":
             same = ours == theirs
         else:
-            same = (_is_tensor(theirs) and tuple(ours.shape) == tuple(theirs.shape)
-                    and torch.equal(ours.to(theirs.dtype), theirs))
+            same = (
+                _is_tensor(theirs)
+                and tuple(ours.shape) == tuple(theirs.shape)
+                and torch.equal(ours.to(theirs.dtype), theirs)
+            )
             if not same and how == "sequence" and key == "input_ids" and _is_tensor(theirs):
                 mask = batched.get("attention_mask")
                 same = mask is not None and all(
-                    torch.equal(theirs[i][mask[i].bool()], s["input_ids"][0]) for i, s in enumerate(singles))
+                    torch.equal(theirs[i][mask[i].bool()], s["input_ids"][0]) for i, s in enumerate(singles)
+                )
         if not same:
             problems.append(f"{key} ({how}) differs")
     return problems
 
 
-def differences_beyond_padding(singles: list[dict[str, Any]], batched: dict[str, Any],
-                               layout: dict[str, str]) -> list[str]:
+def differences_beyond_padding(
+    singles: list[dict[str, Any]], batched: dict[str, Any], layout: dict[str, str]
+) -> list[str]:
     """Differences between a processor's own batch and its prompts processed one by one,
     ignoring what the processor padded (and how: Mllama marks a padded image's first tile as
     valid in ``aspect_ratio_mask``). Each prompt's values must sit unchanged in its row(s)."""
@@ -296,12 +319,12 @@ def differences_beyond_padding(singles: list[dict[str, Any]], batched: dict[str,
                 break
             mine = single[key]
             if how == "sequence":
-                got = theirs[i: i + 1, theirs.shape[1] - mine.shape[1]:]
+                got = theirs[i : i + 1, theirs.shape[1] - mine.shape[1] :]
                 got = got[tuple([slice(None), slice(None)] + [slice(0, d) for d in mine.shape[2:]])]
             elif how == "prompt":
-                got = theirs[i: i + 1][tuple([slice(None)] + [slice(0, d) for d in mine.shape[1:]])]
+                got = theirs[i : i + 1][tuple([slice(None)] + [slice(0, d) for d in mine.shape[1:]])]
             else:
-                got = theirs[row: row + mine.shape[0]][tuple([slice(None)] + [slice(0, d) for d in mine.shape[1:]])]
+                got = theirs[row : row + mine.shape[0]][tuple([slice(None)] + [slice(0, d) for d in mine.shape[1:]])]
                 row += mine.shape[0]
             ok = tuple(got.shape) == tuple(mine.shape) and torch.equal(got.to(mine.dtype), mine)
         if not ok:

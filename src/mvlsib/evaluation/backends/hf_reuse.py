@@ -35,7 +35,8 @@ import functools
 import hashlib
 import inspect
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # A few hundred images' features of a 7B model (LLaVA-1.5: 576 x 4096 x 2 bytes = 4.7 MB an
 # image); MVL-SIB has 70 images, so the default holds all of them for most families.
@@ -124,8 +125,11 @@ class _Anyres(_Adapter):
 
     def _num_patches(self, size: Any) -> int:
         # The model's own count (it keeps pixel_values[i][:n] of each image).
-        return self._count(image_size=size, grid_pinpoints=self.config.image_grid_pinpoints,
-                                         patch_size=self.config.vision_config.image_size)
+        return self._count(
+            image_size=size,
+            grid_pinpoints=self.config.image_grid_pinpoints,
+            patch_size=self.config.vision_config.image_size,
+        )
 
     def units(self, args):
         pv, sizes = args.get("pixel_values"), args.get("image_sizes")
@@ -157,13 +161,19 @@ class _Anyres(_Adapter):
             # one is sent twice (as a two-image prompt) and the second copy dropped.
             rows = idx if patched or len(idx) > 1 else idx * 2
             most = max(inputs[i]["patches"].shape[0] for i in rows)
-            pv = torch.stack([torch.nn.functional.pad(inputs[i]["patches"],
-                                                      (0, 0, 0, 0, 0, 0, 0, most - inputs[i]["patches"].shape[0]))
-                              for i in rows])
+            pv = torch.stack(
+                [
+                    torch.nn.functional.pad(
+                        inputs[i]["patches"], (0, 0, 0, 0, 0, 0, 0, most - inputs[i]["patches"].shape[0])
+                    )
+                    for i in rows
+                ]
+            )
             call = {**args, "pixel_values": pv, "image_sizes": torch.stack([inputs[i]["size"] for i in rows])}
             if accepts_counts:
-                call["batch_num_images"] = (torch.ones(len(rows), dtype=torch.long) if patched
-                                            else torch.tensor([len(rows)], dtype=torch.long))
+                call["batch_num_images"] = (
+                    torch.ones(len(rows), dtype=torch.long) if patched else torch.tensor([len(rows)], dtype=torch.long)
+                )
             out = fn(**call)
             template = type(out)
             for i, f in zip(idx, out.pooler_output):
@@ -214,10 +224,11 @@ class _Tiles(_Adapter):
         cls, width, dtype, device = template
         out, start = [], 0
         for n in grouping:
-            part = [f[0] for f in features[start: start + n]]
+            part = [f[0] for f in features[start : start + n]]
             start += n
-            out.append(torch.cat(part).reshape(-1, width) if part else torch.zeros(0, width, dtype=dtype,
-                                                                                   device=device))
+            out.append(
+                torch.cat(part).reshape(-1, width) if part else torch.zeros(0, width, dtype=dtype, device=device)
+            )
         return cls(pooler_output=out)
 
 
@@ -232,7 +243,7 @@ class _Grid(_Adapter):
         keys, inputs, start = [], [], 0
         for g in grid:
             n = int(g.prod())
-            rows = pv[start: start + n]
+            rows = pv[start : start + n]
             start += n
             keys.append(_key(settings, rows, [int(x) for x in g]))
             inputs.append({"rows": rows, "grid": g})
@@ -241,8 +252,13 @@ class _Grid(_Adapter):
     def encode(self, fn, args, inputs):
         import torch
 
-        out = fn(**{**args, "pixel_values": torch.cat([u["rows"] for u in inputs]),
-                    "image_grid_thw": torch.stack([u["grid"] for u in inputs])})
+        out = fn(
+            **{
+                **args,
+                "pixel_values": torch.cat([u["rows"] for u in inputs]),
+                "image_grid_thw": torch.stack([u["grid"] for u in inputs]),
+            }
+        )
         deep = getattr(out, "deepstack_features", None)
         feats = []
         for i, p in enumerate(out.pooler_output):
@@ -275,10 +291,17 @@ def adapter_for(model: Any) -> _Adapter | None:
 # model_type -> unit kind. Only families whose get_image_features was read in transformers 5.x and
 # whose features per unit depend on that unit alone.
 ADAPTERS = {
-    "llava": "rows", "gemma3": "rows", "internvl": "rows", "aya_vision": "rows",
-    "llava_next": "anyres", "llava_onevision": "anyres",
-    "idefics3": "tiles", "smolvlm": "tiles",
-    "qwen2_vl": "grid", "qwen2_5_vl": "grid", "qwen3_vl": "grid",
+    "llava": "rows",
+    "gemma3": "rows",
+    "internvl": "rows",
+    "aya_vision": "rows",
+    "llava_next": "anyres",
+    "llava_onevision": "anyres",
+    "idefics3": "tiles",
+    "smolvlm": "tiles",
+    "qwen2_vl": "grid",
+    "qwen2_5_vl": "grid",
+    "qwen3_vl": "grid",
 }
 
 
@@ -379,8 +402,11 @@ class FeatureCache:
 # are left out: their mrope positions, when a cache is given, come from rope_deltas the model keeps
 # from its previous call (a batch after the self-check failed with a shape error); Mllama's image
 # batches are its processor's own, so only its text prompts get here.
-KV_PREFIX_TYPES = frozenset({"llava", "llava_next", "llava_onevision", "gemma3", "internvl", "idefics3", "smolvlm",
-                             "mllama", "aya_vision"})
+KV_PREFIX_TYPES = frozenset(
+    {"llava", "llava_next", "llava_onevision", "gemma3", "internvl", "idefics3", "smolvlm", "mllama", "aya_vision"}
+)
+
+
 def sliding_window(config: Any) -> int | None:
     """The text model's attention window when some layer uses one (Gemma 3: sliding layers), else None.
 
@@ -418,9 +444,9 @@ def shared_prefix(inputs: dict[str, Any], image_token_id: int | None, through_im
     for row, m in zip(ids, mask):
         m = m.bool()
         n = int(m.sum())
-        if n == 0 or not bool(m[ids.shape[1] - n:].all()):  # left padding only
+        if n == 0 or not bool(m[ids.shape[1] - n :].all()):  # left padding only
             return 0
-        rows.append(row[ids.shape[1] - n:])
+        rows.append(row[ids.shape[1] - n :])
     shortest = min(len(r) for r in rows)
     first = rows[0][:shortest]
     where = _differs(rows, first, shortest).nonzero()
@@ -440,8 +466,13 @@ def _differs(rows: list, first: Any, shortest: int) -> Any:
     return (torch.stack([r[:shortest] for r in rows]) != first).any(dim=0)
 
 
-def split_at_prefix(inputs: dict[str, Any], length: int, sequence_keys: set[str],
-                    pad_token_id: int, image_layout: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_at_prefix(
+    inputs: dict[str, Any],
+    length: int,
+    sequence_keys: set[str],
+    pad_token_id: int,
+    image_layout: dict[str, str] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the one-row prefix inputs, the batch with its padding moved between prefix and suffix).
 
     Each row becomes prefix + padding + its own suffix, so all rows share the prefix's positions
@@ -457,7 +488,7 @@ def split_at_prefix(inputs: dict[str, Any], length: int, sequence_keys: set[str]
     width = ids.shape[1]
     starts = [width - int(m.sum()) for m in mask]
     suffix = max(width - s - length for s in starts)
-    prefix = {k: inputs[k][:1, starts[0]: starts[0] + length] for k in sequence_keys}
+    prefix = {k: inputs[k][:1, starts[0] : starts[0] + length] for k in sequence_keys}
     prefix["attention_mask"] = torch.ones_like(prefix["attention_mask"])
     batch = dict(inputs)
     for key in sequence_keys:
@@ -465,13 +496,13 @@ def split_at_prefix(inputs: dict[str, Any], length: int, sequence_keys: set[str]
         fill = pad_token_id if key == "input_ids" else 0
         rows = []
         for i, s in enumerate(starts):
-            own = value[i, s + length:]
+            own = value[i, s + length :]
             gap = value.new_full((suffix - own.shape[0],) + tuple(value.shape[2:]), fill)
-            rows.append(torch.cat([value[i, s: s + length], gap, own]))
+            rows.append(torch.cat([value[i, s : s + length], gap, own]))
         batch[key] = torch.stack(rows)
     for i, s in enumerate(starts):
         own = width - s - length
-        batch["attention_mask"][i, length: length + suffix - own] = 0
+        batch["attention_mask"][i, length : length + suffix - own] = 0
     for key, how in (image_layout or {}).items():
         value = batch.pop(key)
         # "image"/"list": the rows of all prompts one after another, as many per prompt (the same images)

@@ -45,8 +45,9 @@ def _chat_json(body: bytes) -> dict[str, Any]:
         return answer  # _one names what is missing
     if content is not None and not isinstance(content, (str, list)):
         raise _Malformed(f"choices[0].message.content is a {type(content).__name__}, not text")
-    if isinstance(content, list) and any(isinstance(p, dict) and not isinstance(p.get("text", ""), str)
-                                         for p in content):
+    if isinstance(content, list) and any(
+        isinstance(p, dict) and not isinstance(p.get("text", ""), str) for p in content
+    ):
         raise _Malformed("choices[0].message.content has a part whose text is not a string")
     return answer
 
@@ -66,20 +67,40 @@ def encode_image(image) -> str:
 class OpenAIBackend(Backend):
     name = "openai"
     OPTIONS = (
-        BackendOption("base-url", "base_url", str, None,
-                      "openai: server base URL, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang) or "
-                      "https://api.openai.com/v1; no default, so prompts go only where you say. Key: OPENAI_API_KEY."),
+        BackendOption(
+            "base-url",
+            "base_url",
+            str,
+            None,
+            "openai: server base URL, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang) or "
+            "https://api.openai.com/v1; no default, so prompts go only where you say. Key: OPENAI_API_KEY.",
+        ),
         BackendOption("concurrency", "concurrency", int, 8, "openai: requests in flight at once."),
-        BackendOption("max-retries", "max_retries", int, 6,
-                      "openai: retries per request on HTTP 429/5xx, timeouts and dropped connections."),
-        BackendOption("retry-backoff", "backoff", float, 1.0,
-                      "openai: first retry delay in seconds, doubled per retry (Retry-After wins)."),
+        BackendOption(
+            "max-retries",
+            "max_retries",
+            int,
+            6,
+            "openai: retries per request on HTTP 429/5xx, timeouts and dropped connections.",
+        ),
+        BackendOption(
+            "retry-backoff",
+            "backoff",
+            float,
+            1.0,
+            "openai: first retry delay in seconds, doubled per retry (Retry-After wins).",
+        ),
         BackendOption("request-timeout", "timeout", float, 120.0, "openai: seconds to wait for one response."),
-        BackendOption("request-style", "request_style", str, "chat",
-                      "openai: 'chat' sends max_tokens with neutral sampling (temperature 0, top_p 1, no "
-                      "penalties: vLLM, SGLang, most APIs); 'reasoning' sends max_completion_tokens and no "
-                      "sampling fields (hosted reasoning models, which fix them).",
-                      choices=REQUEST_STYLES),
+        BackendOption(
+            "request-style",
+            "request_style",
+            str,
+            "chat",
+            "openai: 'chat' sends max_tokens with neutral sampling (temperature 0, top_p 1, no "
+            "penalties: vLLM, SGLang, most APIs); 'reasoning' sends max_completion_tokens and no "
+            "sampling fields (hosted reasoning models, which fix them).",
+            choices=REQUEST_STYLES,
+        ),
         CHAT_TEMPLATE_KWARGS,
     )
 
@@ -107,11 +128,15 @@ class OpenAIBackend(Backend):
         if concurrency < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
         if not timeout > 0 or max_retries < 0 or not backoff >= 0:
-            raise MvlsibError(f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
-                              f"{timeout:g}, {max_retries} and {backoff:g}")
+            raise MvlsibError(
+                f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
+                f"{timeout:g}, {max_retries} and {backoff:g}"
+            )
         if not base_url:
-            raise MvlsibError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
-                              "https://api.openai.com/v1 for OpenAI)")
+            raise MvlsibError(
+                "the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
+                "https://api.openai.com/v1 for OpenAI)"
+            )
         self.model_id = model
         self.base_url = base_url.rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
@@ -178,8 +203,9 @@ class OpenAIBackend(Backend):
                     detail = resp.body[:300].decode("utf-8", "replace")
                     last = f"HTTP {resp.status}: {detail}"
                     if resp.status not in RETRY_STATUS:
-                        raise MvlsibError(self._redact(
-                            f"{url} answered {last}; not retrying (check --model and --base-url)"))
+                        raise MvlsibError(
+                            self._redact(f"{url} answered {last}; not retrying (check --model and --base-url)")
+                        )
                     retry_after = resp.header("retry-after")
                     if retry_after:  # the server knows best when to come back
                         try:
@@ -210,10 +236,12 @@ class OpenAIBackend(Backend):
             message = choice["message"]
             content = message.get("content")
         except (KeyError, IndexError, TypeError, AttributeError):
-            raise MvlsibError(self._redact(
-                f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
-                f"{json.dumps(answer)[:300]}"
-            )) from None
+            raise MvlsibError(
+                self._redact(
+                    f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
+                    f"{json.dumps(answer)[:300]}"
+                )
+            ) from None
         if isinstance(content, list):  # some servers answer with content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         content = content if isinstance(content, str) else ""
@@ -222,8 +250,11 @@ class OpenAIBackend(Backend):
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             content = f"<think>{reasoning}</think>{content}"
-        if choice.get("finish_reason") == "length" and strip_reasoning(content) == "" and (
-                reasoning or "<think>" in content):
+        if (
+            choice.get("finish_reason") == "length"
+            and strip_reasoning(content) == ""
+            and (reasoning or "<think>" in content)
+        ):
             raise MvlsibError(
                 f"{request.key}: the model was still thinking when its {self.max_new_tokens} new tokens ran "
                 "out, so it never answered; give a reasoning model room with --max-new-tokens (e.g. 4096), "

@@ -11,13 +11,12 @@ from __future__ import annotations
 import re
 import string
 import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Sequence
 
 from mvlsib.release.stats import LETTERS, ReleaseStats
-from mvlsib.tasks import DEFAULT_K_VALUES, TASK_TABLE, TASKS
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import DEFAULT_K_VALUES, TASK_TABLE, TASKS, TOPICS
 
 TEMPLATE = "README.md.tmpl"
 
@@ -238,7 +237,7 @@ def provenance_markdown(ctx: CardContext) -> str:
 # punctuation be backslash-escaped, and GFM tables honour `\|`.
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>|~&!])")
 # Percent-encoded in a link destination: what could end the `(...)` or the table cell, or open HTML.
-_URL_SAFE = "".join(c for c in string.punctuation if c not in "()<>|`\\\"{}^ ") + "%"
+_URL_SAFE = "".join(c for c in string.punctuation if c not in '()<>|`\\"{}^ ') + "%"
 
 
 def _cell(text: str) -> str:
@@ -271,9 +270,12 @@ def statistics_markdown(stats: ReleaseStats) -> str:
         "",
         "| label column | " + " | ".join(LETTERS) + " |",
         "|---|" + "---|" * len(LETTERS),
-        *(f"| `{column}` ({', '.join(t.name for t in TASK_TABLE if t.label == column)}) | "
-          + " | ".join(f"{counts[c]:,}" for c in LETTERS) + " |"
-          for column, counts in (("sentence_label", stats.sentence_labels), ("image_label", stats.image_labels))),
+        *(
+            f"| `{column}` ({', '.join(t.name for t in TASK_TABLE if t.label == column)}) | "
+            + " | ".join(f"{counts[c]:,}" for c in LETTERS)
+            + " |"
+            for column, counts in (("sentence_label", stats.sentence_labels), ("image_label", stats.image_labels))
+        ),
         "",
         "Image use: how often each image is one of the 5 positive references (`ref_image_ids`) and one of the 4",
         "image options (`image_option_ids`), with the spread of the reference counts within each topic:",
@@ -282,7 +284,13 @@ def statistics_markdown(stats: ReleaseStats) -> str:
         "|---|---|",
     ]
     out += [f"| {t} | {lo:,}-{hi:,} |" for t, (lo, hi) in stats.reference_spread().items()]
-    out += ["", "<details><summary>Per image</summary>", "", "| image | topic | as reference | as option |", "|---|---|---|---|"]
+    out += [
+        "",
+        "<details><summary>Per image</summary>",
+        "",
+        "| image | topic | as reference | as option |",
+        "|---|---|---|---|",
+    ]
     out += [f"| `{u.image_id}` | {u.topic} | {u.as_reference:,} | {u.as_option:,} |" for u in stats.images]
     out += ["", "</details>"]
     return "\n".join(out)
@@ -318,7 +326,9 @@ def language_table(languages: Sequence[str]) -> str:
     ]
     for r in rows:
         script = f"{_cell(r['script_name'])} (`{r['script']}`)" if r["script_name"] != "unknown" else f"`{r['script']}`"
-        out.append(f"| `{r['language']}` | {_cell(r['name'])} | {script} | {_cell(r['family'])} | {_cell(r['joshi_class'])} |")
+        out.append(
+            f"| `{r['language']}` | {_cell(r['name'])} | {script} | {_cell(r['family'])} | {_cell(r['joshi_class'])} |"
+        )
     return "\n".join(out)
 
 
@@ -352,7 +362,7 @@ def build_table(ctx: CardContext) -> str:
 
 def tasks_markdown() -> str:
     """The card's task section, from the task table."""
-    from mvlsib.tasks import DEFAULT_K_VALUES, TASK_BY_NAME, TASK_TABLE
+    from mvlsib.release_format.mvl_sib import DEFAULT_K_VALUES, TASK_BY_NAME, TASK_TABLE
 
     def code(names):
         names = [f"`{n}`" for n in names]
@@ -386,7 +396,9 @@ def _prompts(ctx: CardContext) -> str:
 
 
 def render_card(ctx: CardContext) -> str:
-    template = string.Template(resources.files("mvlsib.release.card").joinpath("templates", TEMPLATE).read_text("utf-8"))
+    template = string.Template(
+        resources.files("mvlsib.release.card").joinpath("templates", TEMPLATE).read_text("utf-8")
+    )
     topics_per = {im.topic for im in ctx.images}
     per_topic = len(ctx.images) // len(topics_per) if topics_per else 0
     text = template.substitute(
@@ -414,8 +426,9 @@ def render_card(ctx: CardContext) -> str:
         build_table=build_table(ctx),
         provenance=provenance_markdown(ctx),
         demo_notice=(
-            "\n> **Demo build**: the images of this release are drawn pictograms, not photographs. See "
-            "*Provenance*.\n" if ctx.pool_kind != "curated" else ""
+            "\n> **Demo build**: the images of this release are drawn pictograms, not photographs. See *Provenance*.\n"
+            if ctx.pool_kind != "curated"
+            else ""
         ),
     )
     return text.rstrip("\n") + "\n"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from mvlsib.atomic import staged_folder
 from mvlsib.errors import MvlsibError
@@ -55,9 +55,16 @@ def _split(values: str | Sequence[str] | None) -> list[str] | None:
     return out or None
 
 
-def select(release: str | os.PathLike[str], *, languages=None, tasks=None, ks=None, revision: str | None = None,
-           allowed: Callable[[str, int], bool] = lambda task, k: True,
-           default_ks: Sequence[int] = mvl_sib.DEFAULT_K_VALUES) -> Selection:
+def select(
+    release: str | os.PathLike[str],
+    *,
+    languages=None,
+    tasks=None,
+    ks=None,
+    revision: str | None = None,
+    allowed: Callable[[str, int], bool] = lambda task, k: True,
+    default_ks: Sequence[int] = mvl_sib.DEFAULT_K_VALUES,
+) -> Selection:
     """Resolve the user's choice against the release and the task table.
 
     ``allowed`` restricts (task, k) pairs to those a format can express; pairs the user
@@ -82,8 +89,10 @@ def select(release: str | os.PathLike[str], *, languages=None, tasks=None, ks=No
     elif available is not None:
         missing = [lang for lang in langs if lang not in available]
         if missing:
-            raise MvlsibError(f"not in {source}: {', '.join(missing)}; languages here: {', '.join(available[:8])}"
-                              f"{' ...' if len(available) > 8 else ''}")
+            raise MvlsibError(
+                f"not in {source}: {', '.join(missing)}; languages here: {', '.join(available[:8])}"
+                f"{' ...' if len(available) > 8 else ''}"
+            )
     if not langs:
         raise MvlsibError(f"{source}: the release holds no language")
     task_names = _split(tasks)
@@ -118,15 +127,18 @@ def staging(out: str | os.PathLike[str]) -> Iterator[Path]:
     if out.exists() and not out.is_dir():
         raise MvlsibError(f"{out}: exists and is not a folder; choose another --out")
     if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_INFO).is_file():
-        raise MvlsibError(f"{out}: exists, is not empty and holds no export ({EXPORT_INFO}); "
-                          "refusing to replace it, choose another --out or remove it")
+        raise MvlsibError(
+            f"{out}: exists, is not empty and holds no export ({EXPORT_INFO}); "
+            "refusing to replace it, choose another --out or remove it"
+        )
     with staged_folder(out) as stage:
         yield stage
 
 
 def write_info(stage: Path, info: dict) -> None:
-    (stage / EXPORT_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8",
-                                     newline="\n")
+    (stage / EXPORT_INFO).write_text(
+        json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n"
+    )
 
 
 def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[dict]:
@@ -153,8 +165,10 @@ def load_image_bytes(sel: Selection) -> dict[str, tuple[bytes, str]]:
     if sel.local:
         import pyarrow.parquet as pq
 
-        table = pq.read_table(Path(sel.source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet",
-                              columns=["image_id", "topic", "image"])
+        table = pq.read_table(
+            Path(sel.source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet",
+            columns=["image_id", "topic", "image"],
+        )
         ids = table.column("image_id").to_pylist()
         topics = table.column("topic").to_pylist()
         blobs = table.column("image").combine_chunks().field("bytes").to_pylist()
@@ -175,5 +189,3 @@ def image_suffix(data: bytes) -> str:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return ".webp"
     return ".img"
-
-

@@ -61,15 +61,24 @@ def _features(columns: dict[str, str]) -> dict:
 def _write(path: Path, columns: dict[str, str], data: dict[str, list], image: bool = False) -> str:
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int32": pa.int32(), "list<string>": pa.list_(pa.string()),
-             "image": pa.struct([("bytes", pa.binary()), ("path", pa.string())])}
+    types = {
+        "string": pa.string(),
+        "int32": pa.int32(),
+        "list<string>": pa.list_(pa.string()),
+        "image": pa.struct([("bytes", pa.binary()), ("path", pa.string())]),
+    }
     meta = json.dumps({"info": {"features": _features(columns)}}, ensure_ascii=False, separators=(",", ":"))
-    schema = pa.schema([(name, types[kind]) for name, kind in columns.items()],
-                       metadata={b"huggingface": meta.encode("utf-8")})
+    schema = pa.schema(
+        [(name, types[kind]) for name, kind in columns.items()], metadata={b"huggingface": meta.encode("utf-8")}
+    )
     table = pa.table({name: data[name] for name in columns}, schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_table(table, path, row_group_size=IMAGE_ROW_GROUP if image else None,
-                no_stats=[n for n, k in columns.items() if k == "image"])
+    write_table(
+        table,
+        path,
+        row_group_size=IMAGE_ROW_GROUP if image else None,
+        no_stats=[n for n, k in columns.items() if k == "image"],
+    )
     return path.as_posix()
 
 
@@ -86,20 +95,29 @@ def _card(task: str, sel: Selection, configs: dict[str, str], counts: dict) -> s
     lines = ["---", "configs:"]
     for name, path in configs.items():
         lines += [f"- config_name: {name}", "  data_files:", f"  - split: {SPLIT}", f"    path: {path}"]
-    lines += ["---", "", f"# MVL-SIB {task} (k=1) in MTEB's retrieval layout", "",
-              f"{spec.title}: for each of the 3,012 MVL-SIB instances, rank the instance's 4 candidates "
-              f"({'images' if corpus_kind(spec) == IMAGE else 'sentences'}) for its "
-              f"{'reference image' if query_kind(spec) == IMAGE else 'sentence'}; exactly one is relevant. "
-              "Subsets are the languages (`hf_subset`): "
-              + ", ".join(sel.languages) + ".", "",
-              "**A different instance set from MTEB's `MVLSIBSent2Img`.** That task pins a dataset built from the "
-              "upstream release's load-time instances (WueNLP/mvl-sib). This export holds the instances of the "
-              "mvlsib-build release it was made from (its `manifest.json` names the instance-file hash and seed), "
-              "with that release's images. Register it as a new task (or a new version of the task), never as a "
-              "replacement of the old one: scores on the two instance sets are not comparable.", "",
-              f"Exported by mvlsib-build {sel.info(FORMAT)['mvlsib_build']} from `{sel.source}`"
-              + (f" (revision {sel.revision})" if sel.revision else "") + ".", "",
-              "| config | rows |", "|---|---|"]
+    lines += [
+        "---",
+        "",
+        f"# MVL-SIB {task} (k=1) in MTEB's retrieval layout",
+        "",
+        f"{spec.title}: for each of the 3,012 MVL-SIB instances, rank the instance's 4 candidates "
+        f"({'images' if corpus_kind(spec) == IMAGE else 'sentences'}) for its "
+        f"{'reference image' if query_kind(spec) == IMAGE else 'sentence'}; exactly one is relevant. "
+        "Subsets are the languages (`hf_subset`): " + ", ".join(sel.languages) + ".",
+        "",
+        "**A different instance set from MTEB's `MVLSIBSent2Img`.** That task pins a dataset built from the "
+        "upstream release's load-time instances (WueNLP/mvl-sib). This export holds the instances of the "
+        "mvlsib-build release it was made from (its `manifest.json` names the instance-file hash and seed), "
+        "with that release's images. Register it as a new task (or a new version of the task), never as a "
+        "replacement of the old one: scores on the two instance sets are not comparable.",
+        "",
+        f"Exported by mvlsib-build {sel.info(FORMAT)['mvlsib_build']} from `{sel.source}`"
+        + (f" (revision {sel.revision})" if sel.revision else "")
+        + ".",
+        "",
+        "| config | rows |",
+        "|---|---|",
+    ]
     lines += [f"| {name} | {counts[name]} |" for name in configs]
     lines += ["", "See docs/exports.md of mvlsib-build for the task class that loads it.", ""]
     return "\n".join(lines)
@@ -107,8 +125,15 @@ def _card(task: str, sel: Selection, configs: dict[str, str], counts: dict) -> s
 
 def export_mteb(release, out, *, languages=None, tasks=None, ks=None, revision=None) -> dict:
     """Write ``out/s2i`` and ``out/i2s`` (those asked for); returns what ``export.json`` records."""
-    sel = select(release, languages=languages, tasks=tasks, ks=ks, revision=revision, default_ks=(1,),
-                 allowed=lambda task, k: task in TASKS and k == 1)
+    sel = select(
+        release,
+        languages=languages,
+        tasks=tasks,
+        ks=ks,
+        revision=revision,
+        default_ks=(1,),
+        allowed=lambda task, k: task in TASKS and k == 1,
+    )
     task_names = [t for t, _k in sel.task_ks]
     images = load_image_bytes(sel)
     rows = {lang: load_rows(sel, lang, all_columns=True) for lang in sel.languages}
@@ -130,23 +155,34 @@ def export_mteb(release, out, *, languages=None, tasks=None, ks=None, revision=N
                 qrels["score"].append(1)
                 top["query-id"].append(row["instance_id"])
                 top["corpus-ids"].append(ids)
-            shared["qrels"] = _write(root / "data" / "qrels.parquet",
-                                     {"query-id": "string", "corpus-id": "string", "score": "int32"}, qrels)
-            shared["top_ranked"] = _write(root / "data" / "top_ranked.parquet",
-                                          {"query-id": "string", "corpus-ids": "list<string>"}, top)
+            shared["qrels"] = _write(
+                root / "data" / "qrels.parquet", {"query-id": "string", "corpus-id": "string", "score": "int32"}, qrels
+            )
+            shared["top_ranked"] = _write(
+                root / "data" / "top_ranked.parquet", {"query-id": "string", "corpus-ids": "list<string>"}, top
+            )
             image_ids = list(images)
             image_col = [{"bytes": images[i][0], "path": None} for i in image_ids]
             spec = mvl_sib.TASK_BY_NAME[task]
             if corpus_kind(spec) == IMAGE:
-                shared["corpus"] = _write(root / "data" / "corpus.parquet", {"id": "string", "image": "image"},
-                                          {"id": image_ids, "image": image_col}, image=True)
+                shared["corpus"] = _write(
+                    root / "data" / "corpus.parquet",
+                    {"id": "string", "image": "image"},
+                    {"id": image_ids, "image": image_col},
+                    image=True,
+                )
                 n_shared = {"corpus": len(image_ids)}
             else:
                 refs = [row[spec.references][0] for row in first]
-                shared["queries"] = _write(root / "data" / "queries.parquet", {"id": "string", "image": "image"},
-                                           {"id": [row["instance_id"] for row in first],
-                                            "image": [{"bytes": images[i][0], "path": None} for i in refs]},
-                                           image=True)
+                shared["queries"] = _write(
+                    root / "data" / "queries.parquet",
+                    {"id": "string", "image": "image"},
+                    {
+                        "id": [row["instance_id"] for row in first],
+                        "image": [{"bytes": images[i][0], "path": None} for i in refs],
+                    },
+                    image=True,
+                )
                 n_shared = {"queries": len(refs)}
             n_shared.update(qrels=len(qrels["query-id"]), top_ranked=len(top["query-id"]))
             for lang in sel.languages:
@@ -154,16 +190,28 @@ def export_mteb(release, out, *, languages=None, tasks=None, ks=None, revision=N
                 if [r["instance_id"] for r in lang_rows] != qrels["query-id"]:
                     raise MvlsibError(f"{lang}: its instances differ from {sel.languages[0]}'s; not one release")
                 if corpus_kind(spec) == IMAGE:
-                    own = {"queries": _write(root / "data" / lang / "queries.parquet", {"id": "string", "text": "string"},
-                                             {"id": [r["instance_id"] for r in lang_rows],
-                                              "text": [r[spec.references][0] for r in lang_rows]})}
+                    own = {
+                        "queries": _write(
+                            root / "data" / lang / "queries.parquet",
+                            {"id": "string", "text": "string"},
+                            {
+                                "id": [r["instance_id"] for r in lang_rows],
+                                "text": [r[spec.references][0] for r in lang_rows],
+                            },
+                        )
+                    }
                     n_own = {"queries": len(lang_rows)}
                 else:
                     # Every SIB-200 sentence is some instance's own sentence: the corpus is all of them.
                     texts = {int(r["index_id"]): r["sentence"] for r in lang_rows}
                     ids = sorted(texts)
-                    own = {"corpus": _write(root / "data" / lang / "corpus.parquet", {"id": "string", "text": "string"},
-                                            {"id": [str(i) for i in ids], "text": [texts[i] for i in ids]})}
+                    own = {
+                        "corpus": _write(
+                            root / "data" / lang / "corpus.parquet",
+                            {"id": "string", "text": "string"},
+                            {"id": [str(i) for i in ids], "text": [texts[i] for i in ids]},
+                        )
+                    }
                     n_own = {"corpus": len(ids)}
                 for kind in ("corpus", "queries", "qrels", "top_ranked"):
                     path = own.get(kind) or shared[kind]

@@ -21,7 +21,15 @@ import json
 from pathlib import Path
 
 from mvlsib.evaluation.prompts import LETTERS, prompt_for_example
-from mvlsib.release.exports.common import Selection, image_suffix, load_image_bytes, load_rows, select, staging, write_info
+from mvlsib.release.exports.common import (
+    Selection,
+    image_suffix,
+    load_image_bytes,
+    load_rows,
+    select,
+    staging,
+    write_info,
+)
 from mvlsib.release_format import mvl_sib
 
 FORMAT = "vlmevalkit"
@@ -48,9 +56,15 @@ def rows_for(sel: Selection, task: str, k: int, language: str, rows: list[dict],
         prompt = prompt_for_example(ex)
         row = {"index": index, "question": prompt.text()}
         row.update(zip(LETTERS, ex["options"]))
-        row.update({"answer": LETTERS[ex["label"]], "category": f"{task}_k{k}", "l2-category": language,
-                    "image_path": json.dumps([paths[i] for i in prompt.image_ids]) if prompt.image_ids else "",
-                    "instance_id": ex["instance_id"]})
+        row.update(
+            {
+                "answer": LETTERS[ex["label"]],
+                "category": f"{task}_k{k}",
+                "l2-category": language,
+                "image_path": json.dumps([paths[i] for i in prompt.image_ids]) if prompt.image_ids else "",
+                "instance_id": ex["instance_id"],
+            }
+        )
         out.append(row)
     return out
 
@@ -63,8 +77,9 @@ def columns_of(task: str) -> tuple[str, ...]:
 
 def _tsv(task: str, rows: list[dict]) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns_of(task), delimiter="\t", lineterminator="\n",
-                            extrasaction="ignore")
+    writer = csv.DictWriter(
+        buf, fieldnames=columns_of(task), delimiter="\t", lineterminator="\n", extrasaction="ignore"
+    )
     writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()
@@ -95,10 +110,16 @@ def export_vlmevalkit(release, out, *, languages=None, tasks=None, ks=None, revi
                 files[name] = len(rows)
                 tsv_bytes += len(text.encode("utf-8"))
                 # What the same TSV would weigh with every image inlined as base64 (VLMEvalKit's `image`).
-                base64_bytes += sum(sum(b64_len[i] for i in json.loads(r["image_path"])) if r["image_path"] else 0
-                                    for r in rows)
-        info.update({"files": files, "tsv_bytes": tsv_bytes,
-                     "images_bytes": sum(len(d) for d, _t in images.values()),
-                     "base64_image_bytes_if_inlined": base64_bytes})
+                base64_bytes += sum(
+                    sum(b64_len[i] for i in json.loads(r["image_path"])) if r["image_path"] else 0 for r in rows
+                )
+        info.update(
+            {
+                "files": files,
+                "tsv_bytes": tsv_bytes,
+                "images_bytes": sum(len(d) for d, _t in images.values()),
+                "base64_image_bytes_if_inlined": base64_bytes,
+            }
+        )
         write_info(stage, info)
     return info

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
-from mvlsib.topics import TOPICS
+from mvlsib.release_format.mvl_sib import TOPICS
 
 # The English prompt scaffolding of the evaluator and verify-images, so that its words are cheap to encode.
 SCAFFOLD = [
@@ -61,10 +61,21 @@ TINY_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, nu
 
 def tiny_llama_text(tokenizer, **overrides) -> dict:
     """A Llama-style text config (hidden size 64, 2 layers) with the tokenizer's special-token ids."""
-    return {**dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                   num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=4096,
-                   bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                   pad_token_id=tokenizer.pad_token_id), **overrides}
+    return {
+        **dict(
+            vocab_size=len(tokenizer),
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            max_position_embeddings=4096,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        ),
+        **overrides,
+    }
 
 
 def finish(model, tokenizer, eos=None) -> None:

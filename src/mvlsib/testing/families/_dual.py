@@ -14,13 +14,29 @@ SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<bos>", "<eos>"]
 def tokenizer_for(texts: list[str], *, model_max_length: int):
     from mvlsib.testing.families._common import train_fast_tokenizer
 
-    return train_fast_tokenizer(texts, SPECIAL_TOKENS, vocab_size=600, pad_token="<pad>", eos_token="</s>",
-                                unk_token="<unk>", model_max_length=model_max_length)
+    return train_fast_tokenizer(
+        texts,
+        SPECIAL_TOKENS,
+        vocab_size=600,
+        pad_token="<pad>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        model_max_length=model_max_length,
+    )
 
 
 def towers(vocab: int, pad_id: int, eos_id: int) -> tuple[dict, dict]:
-    text = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                max_position_embeddings=TEXT_LENGTH, pad_token_id=pad_id, eos_token_id=eos_id, bos_token_id=None)
+    text = dict(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        max_position_embeddings=TEXT_LENGTH,
+        pad_token_id=pad_id,
+        eos_token_id=eos_id,
+        bos_token_id=None,
+    )
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
     return text, vision
 

@@ -49,7 +49,18 @@ DOWNSAMPLE = 0.5
 IMAGE_SEQ_LENGTH = int((TILE // PATCH) ** 2 * DOWNSAMPLE**2)  # 4 tokens per tile
 MAX_PATCHES = 3
 # The converter adds these after the Qwen2 tokens (InternVL3 is Qwen2.5-based).
-INTERNVL_TOKENS = ["<img>", "</img>", "<IMG_CONTEXT>", "<quad>", "</quad>", "<ref>", "</ref>", "<box>", "</box>", "<video>"]
+INTERNVL_TOKENS = [
+    "<img>",
+    "</img>",
+    "<IMG_CONTEXT>",
+    "<quad>",
+    "</quad>",
+    "<ref>",
+    "</ref>",
+    "<box>",
+    "</box>",
+    "<video>",
+]
 
 
 def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
@@ -75,7 +86,11 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     text = _qwen.text_kwargs(tokenizer)
     config = InternVLConfig(
-        text_config={"model_type": "qwen2", **text, "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}},
+        text_config={
+            "model_type": "qwen2",
+            **text,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+        },
         vision_config={
             "hidden_size": 32,
             "intermediate_size": 64,

@@ -102,8 +102,14 @@ def doc_to_target(doc):
 def process_results(doc, results):
     """One record per metric; the aggregations below score them with the evaluator's scorer."""
     ex = example(doc)
-    record = {"language": ex["language"], "task": ex["task"], "k": ex["k"], "label": ex["label"],
-              "instance_id": ex["instance_id"], "response": results[0] if results else ""}
+    record = {
+        "language": ex["language"],
+        "task": ex["task"],
+        "k": ex["k"],
+        "label": ex["label"],
+        "instance_id": ex["instance_id"],
+        "response": results[0] if results else "",
+    }
     return {metric: record for metric in METRICS}
 
 
