@@ -20,25 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
+from mvlsib.workdir.provenance import DEMO_AUTHOR, DEMO_LICENSE, DEMO_SOURCE_URL
 
 WIDTH, HEIGHT = 640, 480
 SCALE = 2  # drawn at 2x, downsampled with LANCZOS for smooth edges
-LICENSE = "CC0-1.0"
-AUTHOR = "mvlsib-build contributors"
-SOURCE_URL = "https://github.com/mvlsib/mvlsib-build/blob/main/src/mvlsib/image_pool/demo.py"
-
-
-def demo_image_count(source_urls) -> int:
-    """How many of these images are drawn demo pictograms: `write_demo_pool` gives each this
-    module's SOURCE_URL, which no curated photograph has."""
-    return sum(str(url).strip() == SOURCE_URL for url in source_urls)
-
-
-def pool_kind(source_urls) -> str:
-    """``demo`` (all drawn pictograms), ``mixed`` or ``curated`` (none drawn)."""
-    urls = list(source_urls)
-    n = demo_image_count(urls)
-    return "demo" if urls and n == len(urls) else ("mixed" if n else "curated")
+LICENSE = DEMO_LICENSE
+AUTHOR = DEMO_AUTHOR
+SOURCE_URL = DEMO_SOURCE_URL
 
 
 Color = tuple[int, int, int]

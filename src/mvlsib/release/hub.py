@@ -108,9 +108,9 @@ def demo_images_in(release: Path) -> int:
     """Drawn demo pictograms in the release's images table (whose bytes verify_release has checked)."""
     import pyarrow.parquet as pq
 
-    from mvlsib.image_pool.demo import demo_image_count
     from mvlsib.release.tables import config_path
     from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
+    from mvlsib.workdir.provenance import demo_image_count
 
     path = config_path(release, IMAGES_CONFIG)
     if not path.is_file():

@@ -239,7 +239,6 @@ def publish(
     import mvlsib
     from mvlsib.atomic import sha256_file
     from mvlsib.image_pool.credits import title_of
-    from mvlsib.image_pool.demo import demo_image_count, pool_kind
     from mvlsib.release import tables as rt
     from mvlsib.release.bundle import write_evaluate_script
     from mvlsib.release.card.render import CardContext, CardImage, render_card
@@ -249,6 +248,7 @@ def publish(
     from mvlsib.release_format import mvl_sib
     from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
     from mvlsib.workdir.pool_manifest import manifest_path, read_manifest
+    from mvlsib.workdir.provenance import demo_image_count, pool_kind
 
     workdir, pool = Path(workdir), Path(pool)
     instances = read_instances(workdir) if instances is None else instances
