@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
 # Create the virtual environments in which the export tests run the real harnesses
-# (tests/release/test_exports.py; docs/exports.md). Usage: scripts/harness-venvs.sh [DIR]  (default $MVLSIB_HARNESS_VENVS or ~/.cache/mvlsib/harness-venvs)
+# (tests/release/test_exports.py; docs/exports.md). Usage: scripts/harness-venvs.sh [DIR]
+# (default $MVLSIB_HARNESS_VENVS or ~/.cache/mvlsib/harness-venvs)
 #
-# Each venv sees the system site-packages (torch, transformers, datasets, pyarrow) but installs
-# into itself only: the harness with --no-deps (lmms-eval's dependencies include a torchvision that
-# breaks the CPU torch here) plus the few pure-Python packages task discovery and scoring import.
-# Nothing is installed into the system python. Idempotent: an existing venv is left as it is.
+# Each venv is self-contained: it sees no other interpreter's site-packages (inside a user's
+# virtualenv, --system-site-packages would mean the *base* interpreter's packages, not the user's),
+# and it installs exactly the pinned set in scripts/harness/<name>.txt with --no-deps, after
+# torch==2.13.0 (which this machine's pip configuration takes from its local CPU wheel). A fresh
+# resolve next month therefore installs the same thing. Idempotent: a venv whose stamp matches its
+# requirement file is left as it is; one built from another requirement file is rebuilt.
 set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
 dir="${1:-${MVLSIB_HARNESS_VENVS:-$HOME/.cache/mvlsib/harness-venvs}}"
+python="${PYTHON:-python3}"
 mkdir -p "$dir"
-make_venv() {  # name, harness requirement, its extra packages...
-  local name="$1" harness="$2"; shift 2
-  if [ -x "$dir/$name/bin/python" ] && "$dir/$name/bin/python" -c "import ${name/lmms/lmms_eval}" 2>/dev/null; then
+
+make_venv() {  # name, module to import, requirement file
+  local name="$1" module="$2" requirements="$3"
+  local venv="$dir/$name" stamp
+  stamp="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.mvlsib-stamp" 2>/dev/null)" = "$stamp" ] \
+      && "$venv/bin/python" -c "import $module" 2>/dev/null; then
     return
   fi
-  python3 -m venv --system-site-packages "$dir/$name"
-  "$dir/$name/bin/pip" install -q --no-deps "$harness"
-  "$dir/$name/bin/pip" install -q "$@"
+  echo "harness-venvs: creating $venv (pinned in ${requirements#"$here"/})" >&2
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q torch==2.13.0
+  "$venv/bin/python" -m pip install -q --no-deps -r "$requirements"
+  "$venv/bin/python" -c "import $module"
+  echo "$stamp" > "$venv/.mvlsib-stamp"
 }
-make_venv lmms lmms-eval==0.7.3 loguru pytz accelerate tenacity evaluate sacrebleu openai python-dotenv pytablewriter
-make_venv mteb mteb==2.26.24 polars scikit-learn pytrec-eval-terrier
+
+make_venv lmms lmms_eval "$here/harness/lmms-eval.txt"
+make_venv mteb mteb "$here/harness/mteb.txt"
