@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib import locks
+from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
 from mvlsib.image_pool.licenses import has_value, judge_license
@@ -103,8 +104,6 @@ def _rows(pool: Path, create: bool) -> list[ManifestRow]:
 
 
 def _add_locked(pool: Path, req: AddRequest, norm, create: bool) -> ManifestRow:
-    from mvlsib.atomic import atomic_path
-
     rows = _rows(pool, create)
     image_id = _validate(req, rows)
     sha = hashlib.sha256(norm.data).hexdigest()
