@@ -84,7 +84,7 @@ def add_image(pool: str | Path, req: AddRequest, *, create: bool = True) -> Mani
             f"{req.source}: {norm.width}x{norm.height} after fitting into {req.box[0]}x{req.box[1]} "
             f"has a shorter side under {req.min_side} px; use a larger image"
         )
-    # Read, choose the id, write: one process at a time, or two adds lose a manifest row (#11).
+    # Read, choose the id, write: one process at a time, or two adds lose a manifest row.
     try:
         with locks.exclusive(pool, POOL_LOCK, wait=POOL_LOCK_WAIT_S):
             return _add_locked(pool, req, norm, create)

@@ -1,34 +1,31 @@
-"""Tiny models for trying ``verify-images`` without downloads: a random LLaVA and a (fitted) CLIP.
+"""A tiny CLIP for ``verify-images`` without downloads, and a fitter that makes it separate the topics.
 
-The LLaVA comes from the evaluator (:func:`mvlsib.testing.tiny_llava.build_tiny_llava`);
-this module adds a tiny CLIP (vision + text tower, locally trained byte-level tokenizer,
-safetensors weights) and a fitter that trains it on an image pool against the very prompts
-that ``verify-images`` uses for zero-shot classification. A fitted CLIP therefore
-separates the pool's topics: every image passes, and an image whose manifest topic is
-wrong fails. That makes the end-to-end check of the command meaningful on a CPU.
+The CLIP has a vision and a text tower, a locally trained byte-level tokenizer and
+safetensors weights. :func:`fit_tiny_clip` trains it on an image pool against the very
+prompts that ``verify-images`` uses for zero-shot classification, so a fitted CLIP passes
+every image and fails one whose manifest topic is wrong: the end-to-end check of the command
+means something on a CPU. The generative model for the same purpose is the random LLaVA of
+:mod:`tiny_models.llava`, trained on :func:`_tokenizer_texts`.
 
-From the shell::
-
-    python -m mvlsib.testing.tiny_verify llava --out /tmp/tiny-llava
-    python -m mvlsib.testing.tiny_verify clip --out /tmp/tiny-clip --fit-pool src/mvlsib/data/image_pool
+From a checkout: ``python tools/tiny_verify_models.py clip --out DIR --fit-pool POOL``.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mvlsib.release_format.mvl_sib import TOPICS
+from mvlsib.verify_images.verify import load_pool_images, question_text
+from mvlsib.verify_images.zero_shot import TEMPLATES, features
+
+from .llava import train_bpe
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>", "<pad>"]
 
 
 def _tokenizer_texts(extra: Iterable[str] = ()) -> list[str]:
-    from mvlsib.verify_images.verify import question_text
-    from mvlsib.verify_images.zero_shot import TEMPLATES
-
+    """What the verify-images prompts say (zero-shot templates and the generative question)."""
     texts = [t.format(name) for t in TEMPLATES for name in TOPICS]
     texts.append(question_text(TOPICS))
     texts.extend(extra)
@@ -39,8 +36,6 @@ def train_clip_tokenizer(texts: Iterable[str], vocab_size: int = 600):
     """Byte-level BPE tokenizer that wraps every text as ``<s> ... </s>`` (CLIP pools at the EOS)."""
     from tokenizers import processors
     from transformers import PreTrainedTokenizerFast
-
-    from mvlsib.testing.tiny_llava import train_bpe
 
     tok = train_bpe(texts, vocab_size, SPECIAL_TOKENS)
     tok.post_processor = processors.TemplateProcessing(
@@ -121,9 +116,6 @@ def fit_tiny_clip(
     import torch
     from transformers import AutoImageProcessor, AutoTokenizer, CLIPModel
 
-    from mvlsib.verify_images.verify import load_pool_images
-    from mvlsib.verify_images.zero_shot import TEMPLATES
-
     model_dir = Path(model_dir)
     torch.manual_seed(seed)
     model = CLIPModel.from_pretrained(model_dir, use_safetensors=True)
@@ -154,8 +146,6 @@ def fit_tiny_clip(
 def _fit_steps(model, optimiser, pixels, text_inputs, labels, n_classes: int, steps: int):
     import torch
 
-    from mvlsib.verify_images.zero_shot import TEMPLATES, features
-
     logits = None
     for _ in range(steps):
         optimiser.zero_grad()
@@ -167,40 +157,3 @@ def _fit_steps(model, optimiser, pixels, text_inputs, labels, n_classes: int, st
         loss.backward()
         optimiser.step()
     return logits.detach()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m mvlsib.testing.tiny_verify",
-        description="Write a tiny random-weight model for trying `mvlsib-build verify-images` offline.",
-    )
-    parser.add_argument("kind", choices=("llava", "clip"), help="llava: random LLaVA (generative); clip: dual encoder")
-    parser.add_argument("--out", required=True, type=Path, help="Folder to write the model into.")
-    parser.add_argument(
-        "--fit-pool",
-        type=Path,
-        default=None,
-        help="clip only: fit the CLIP to this pool's manifest topics (e.g. image_pool).",
-    )
-    parser.add_argument("--steps", type=int, default=150, help="clip --fit-pool: optimiser steps (default 150).")
-    parser.add_argument("--seed", type=int, default=0, help="Weight seed (default 0).")
-    args = parser.parse_args(argv)
-    if args.kind == "llava":
-        from mvlsib.testing.tiny_llava import build_tiny_llava
-
-        build_tiny_llava(args.out, _tokenizer_texts(), seed=args.seed, letter_scale=3.0)
-        print(f"wrote a random-weight LLaVA to {args.out}")
-        return 0
-    build_tiny_clip(args.out, seed=args.seed)
-    print(f"wrote a random-weight CLIP to {args.out}")
-    if args.fit_pool is not None:
-        stats = fit_tiny_clip(args.out, args.fit_pool, steps=args.steps, seed=args.seed)
-        print(
-            f"fitted to {args.fit_pool}: {stats['steps']} steps, loss {stats['loss']:.4f}, "
-            f"train accuracy {stats['train_accuracy']:.3f} over {stats['images']} images"
-        )
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import TINY_VISION, finish, save, train_fast_tokenizer
+
 FAMILY = "gemma3"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -91,8 +93,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         SiglipVisionConfig,
     )
     from transformers.image_utils import PILImageResampling
-
-    from mvlsib.testing.families._common import TINY_VISION, finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,

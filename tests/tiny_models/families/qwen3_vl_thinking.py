@@ -12,6 +12,8 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
+from .qwen3_vl import build_with_template
+
 FAMILY = "qwen3_vl_thinking"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -24,6 +26,4 @@ CHAT_TEMPLATE = files(__package__).joinpath("qwen3_vl_thinking.jinja").read_text
 
 
 def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
-    from mvlsib.testing.families.qwen3_vl import build_with_template
-
     return build_with_template(out_dir, texts, CHAT_TEMPLATE, seed=seed)

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import _qwen
+from ._common import finish, train_fast_tokenizer
+from ._processor_files import write_processor
+
 FAMILY = "internvl"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -67,10 +71,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     import torch
     from transformers import InternVLConfig, InternVLForConditionalGeneration
     from transformers.models.got_ocr2.image_processing_pil_got_ocr2 import GotOcr2ImageProcessorPil
-
-    from mvlsib.testing.families import _qwen
-    from mvlsib.testing.families._common import finish, train_fast_tokenizer
-    from mvlsib.testing.families._processor_files import write_processor
 
     tokenizer = train_fast_tokenizer(
         texts,

@@ -13,6 +13,8 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
+from . import _qwen
+
 FAMILY = "qwen3_vl"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -32,8 +34,6 @@ def build_with_template(out_dir: Path, texts: list[str], chat_template: str, *, 
     """The Qwen3-VL architecture with the given template (Instruct and Thinking share the architecture)."""
     import torch
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
-
-    from mvlsib.testing.families import _qwen
 
     tokenizer = _qwen.qwen_tokenizer(texts)
     text = _qwen.text_kwargs(tokenizer)

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import TINY_VISION, finish, tiny_llama_text, train_fast_tokenizer
+from ._processor_files import save_processor_files
+
 FAMILY = "smolvlm"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -57,9 +60,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     # The real class (not the top-level dummy that stands for it without torchvision): building and
     # saving its config needs no torchvision, only processing videos does.
     from transformers.models.smolvlm.video_processing_smolvlm import SmolVLMVideoProcessor
-
-    from mvlsib.testing.families._common import TINY_VISION, finish, tiny_llama_text, train_fast_tokenizer
-    from mvlsib.testing.families._processor_files import save_processor_files
 
     tokenizer = train_fast_tokenizer(
         texts,

@@ -8,6 +8,7 @@ evaluator's two-image turn; they are the facts the evaluator's ``hf`` backend re
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 from PIL import Image
-from support import subprocess_env
-
-from mvlsib.testing.families import build_family, family, family_names
-from mvlsib.testing.tiny_llava import sib_sentences
+from support import REPO, subprocess_env
+from tiny_models.families import build_family, family, family_names
+from tiny_models.llava import sib_sentences
 
 TWO_IMAGE_TURN = [
     {
@@ -90,12 +90,17 @@ def test_family_modules_declare_their_source_and_import_light(repo_root):
     # Importing the modules (e.g. to list families) must not pull in torch or transformers.
     code = (
         "import sys\n"
-        "from mvlsib.testing.families import family\n"
+        "from tiny_models.families import family\n"
         f"for name in {FAMILIES_B!r}: family(name)\n"
         "print(sorted(m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", code],
+        env=subprocess_env(PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")])),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert done.stdout.strip() == "[]"
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
+
 FAMILY = "idefics3"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -56,8 +58,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         Idefics3VisionConfig,
         LlamaConfig,
     )
-
-    from mvlsib.testing.families._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,

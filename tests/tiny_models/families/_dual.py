@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import train_fast_tokenizer
+
 # Facts of the real checkpoints (google/siglip-base-patch16-224, google/siglip2-base-patch16-naflex):
 # texts are padded to 64 tokens, the pad token is also the EOS-less filler, the text tower has no
 # attention mask, so the padding length changes the embedding.
@@ -12,8 +14,6 @@ SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<bos>", "<eos>"]
 
 
 def tokenizer_for(texts: list[str], *, model_max_length: int):
-    from mvlsib.testing.families._common import train_fast_tokenizer
-
     return train_fast_tokenizer(
         texts,
         SPECIAL_TOKENS,

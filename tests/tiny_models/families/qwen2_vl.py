@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import _qwen
+
 FAMILY = "qwen2_vl"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -28,8 +30,6 @@ MERGE_SIZE = 2
 def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     import torch
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
-
-    from mvlsib.testing.families import _qwen
 
     tokenizer = _qwen.qwen_tokenizer(texts)
     text = _qwen.text_kwargs(tokenizer)

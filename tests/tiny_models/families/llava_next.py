@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import TINY_VISION, finish, save, train_fast_tokenizer
+
 FAMILY = "llava_next"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -49,8 +51,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         LlavaNextProcessor,
         MistralConfig,
     )
-
-    from mvlsib.testing.families._common import TINY_VISION, finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import finish, save, train_fast_tokenizer
+
 FAMILY = "mllama"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -174,8 +176,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         MllamaTextConfig,
         MllamaVisionConfig,
     )
-
-    from mvlsib.testing.families._common import finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import finish, save, train_fast_tokenizer
+
 FAMILY = "paligemma"
 KIND = "generative"
 TEMPLATE_SOURCE = "none: PaliGemma checkpoints ship no chat template (prefix-LM prompt built by PaliGemmaProcessor)"
@@ -29,8 +31,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     import torch
     from transformers import PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor
     from transformers.models.siglip.image_processing_pil_siglip import SiglipImageProcessorPil
-
-    from mvlsib.testing.families._common import finish, save, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,

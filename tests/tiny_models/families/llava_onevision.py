@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import TINY_VISION, finish, train_fast_tokenizer
+from ._processor_files import save_processor_files
+
 FAMILY = "llava_onevision"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -55,9 +58,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     # The real class, not the top-level dummy that stands for it without torchvision: building and
     # serialising its config needs no torchvision, only processing videos does.
     from transformers.models.llava_onevision.video_processing_llava_onevision import LlavaOnevisionVideoProcessor
-
-    from mvlsib.testing.families._common import TINY_VISION, finish, train_fast_tokenizer
-    from mvlsib.testing.families._processor_files import save_processor_files
 
     tokenizer = train_fast_tokenizer(
         texts,

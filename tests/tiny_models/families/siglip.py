@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._dual import TEXT_LENGTH, save, tokenizer_for, towers
+
 FAMILY = "siglip"
 KIND = "dual_encoder"
 TEMPLATE_SOURCE = "none (a dual encoder has no chat template)"
@@ -18,8 +20,6 @@ CHAT_TEMPLATE = ""
 def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     import torch
     from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
-
-    from mvlsib.testing.families._dual import TEXT_LENGTH, save, tokenizer_for, towers
 
     tokenizer = tokenizer_for(texts, model_max_length=TEXT_LENGTH)
     text, vision = towers(len(tokenizer), tokenizer.pad_token_id, tokenizer.eos_token_id)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
+
 FAMILY = "llava_1_5"
 KIND = "generative"
 TEMPLATE_SOURCE = (
@@ -45,8 +47,6 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         LlavaForConditionalGeneration,
         LlavaProcessor,
     )
-
-    from mvlsib.testing.families._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,

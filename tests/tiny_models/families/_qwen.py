@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import _common
+from ._common import train_fast_tokenizer
+from ._processor_files import write_processor
+
 # The Qwen2 special tokens in the real checkpoints' order (<|endoftext|> first, as id 151643 is).
 SPECIAL_TOKENS = [
     "<|endoftext|>",
@@ -29,8 +33,6 @@ PLAIN_ADDED_TOKENS = ["<tool_call>", "</tool_call>", "<think>", "</think>"]
 def qwen_tokenizer(texts: list[str], special_tokens: list[str] = SPECIAL_TOKENS):
     """A Qwen-style tokenizer: no BOS, ``<|im_end|>`` ends a turn, ``<|endoftext|>`` pads."""
     from tokenizers import AddedToken
-
-    from mvlsib.testing.families._common import train_fast_tokenizer
 
     tokenizer = train_fast_tokenizer(
         texts,
@@ -87,12 +89,9 @@ def image_processor(patch_size: int, merge_size: int = 2, max_merged: int = 4):
 
 def finish(model, tokenizer, out: Path, *, processor_class: str, image_processor, chat_template: str) -> Path:
     """Favour letters, set generation ids, save weights and the processor files."""
-    from mvlsib.testing.families._common import finish as finish_model
-    from mvlsib.testing.families._processor_files import write_processor
-
     model.eval()
     # The real generation_config.json stops on both <|im_end|> and <|endoftext|>.
-    finish_model(model, tokenizer, eos=[tokenizer.eos_token_id, tokenizer.pad_token_id])
+    _common.finish(model, tokenizer, eos=[tokenizer.eos_token_id, tokenizer.pad_token_id])
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     write_processor(

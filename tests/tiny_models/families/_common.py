@@ -7,6 +7,8 @@ from pathlib import Path
 
 from mvlsib.release_format.mvl_sib import TOPICS
 
+from ..llava import train_bpe
+
 # The English prompt scaffolding of the evaluator and verify-images, so that its words are cheap to encode.
 SCAFFOLD = [
     "Each image and each sentence is about one of these topics: " + ", ".join(TOPICS) + ".",
@@ -32,8 +34,6 @@ def train_fast_tokenizer(
     ``PreTrainedTokenizerFast``; pass the family's own fast class where its processor checks it.
     """
     from transformers import PreTrainedTokenizerFast
-
-    from mvlsib.testing.tiny_llava import train_bpe
 
     tok = train_bpe(list(texts) + SCAFFOLD, vocab_size, list(special_tokens))
     cls = tokenizer_class or PreTrainedTokenizerFast

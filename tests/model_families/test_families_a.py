@@ -1,4 +1,4 @@
-"""Tiny models of the Qwen-VL, InternVL, Aya Vision and PaliGemma families (issue #10).
+"""Tiny models of the Qwen-VL, InternVL, Aya Vision and PaliGemma families.
 
 Each family is built from configs with its real chat template, loaded back the way a user
 loads a Hub checkpoint, fed a two-image turn with two real photos, and made to generate.
@@ -105,7 +105,7 @@ FAMILIES = {
 
 @pytest.fixture(scope="module")
 def texts(sib_dir: Path) -> list[str]:
-    from mvlsib.testing.tiny_llava import sib_sentences
+    from tiny_models.llava import sib_sentences
 
     return sib_sentences(sib_dir, ["eng_Latn", "arb_Arab", "zho_Hans"], limit=50)
 
@@ -123,9 +123,8 @@ def photos(topic_photos_dir: Path):
 @pytest.fixture(scope="module")
 def load(texts, tmp_path_factory):
     """``load(name)``: the family built once into tmp and loaded like a Hub checkpoint."""
+    from tiny_models.families import build_family, family
     from transformers import AutoModelForImageTextToText, AutoProcessor
-
-    from mvlsib.testing.families import build_family, family
 
     cache: dict = {}
 
@@ -217,7 +216,7 @@ def test_a_batch_of_two_prompts_with_nested_image_lists(built, photos):
 
 
 def test_build_is_deterministic(any_built, texts, tmp_path):
-    from mvlsib.testing.families import build_family
+    from tiny_models.families import build_family
 
     name, _, out, _, _ = any_built
     again = build_family(name, tmp_path / name, texts, seed=0)
@@ -319,7 +318,7 @@ def test_family_modules_import_nothing_heavy():
     names = sorted(FAMILIES) + NO_TEMPLATE
     script = (
         "import sys\n"
-        "from mvlsib.testing.families import family\n"
+        "from tiny_models.families import family\n"
         f"for name in {names!r}:\n"
         "    family(name).TEMPLATE_SOURCE\n"
         "print(sorted(m for m in ('torch', 'transformers', 'PIL') if m in sys.modules))\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mvlsib.testing.families.qwen2_vl import CHAT_TEMPLATE as _QWEN2_VL_TEMPLATE
+from . import _qwen, qwen2_vl
 
 FAMILY = "qwen2_5_vl"
 KIND = "generative"
@@ -19,7 +19,7 @@ TEMPLATE_SOURCE = (
     "template (see qwen2_vl.TEMPLATE_SOURCE); public copy: the Hub API dump of a Qwen2.5-VL-7B checkpoint "
     "(mit-han-lab/StreamingVLM, processor_config.chat_template == tokenizer_config.chat_template)"
 )
-CHAT_TEMPLATE = _QWEN2_VL_TEMPLATE
+CHAT_TEMPLATE = qwen2_vl.CHAT_TEMPLATE
 
 PATCH_SIZE = 14
 MERGE_SIZE = 2
@@ -28,8 +28,6 @@ MERGE_SIZE = 2
 def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     import torch
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
-
-    from mvlsib.testing.families import _qwen
 
     tokenizer = _qwen.qwen_tokenizer(texts)
     text = _qwen.text_kwargs(tokenizer)

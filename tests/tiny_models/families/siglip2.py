@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._dual import save, tokenizer_for, towers
+
 FAMILY = "siglip2"
 KIND = "dual_encoder"
 TEMPLATE_SOURCE = "none (a dual encoder has no chat template)"
@@ -19,8 +21,6 @@ TOKENIZER_MAX_LENGTH = 1024  # as large as in real checkpoints' tokenizer config
 def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     import torch
     from transformers import Siglip2Config, Siglip2ImageProcessor, Siglip2Model, Siglip2Processor
-
-    from mvlsib.testing.families._dual import save, tokenizer_for, towers
 
     tokenizer = tokenizer_for(texts, model_max_length=TOKENIZER_MAX_LENGTH)
     text, vision = towers(len(tokenizer), tokenizer.pad_token_id, tokenizer.eos_token_id)
