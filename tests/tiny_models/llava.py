@@ -142,17 +142,24 @@ def build_tiny_llava(
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config).eval()
     if letter_scale:
-        head = model.get_output_embeddings().weight
-        typical = head.norm(dim=1).mean()
-        with torch.no_grad():
-            for letter in "ABCD":
-                row = head[tokenizer.convert_tokens_to_ids(letter)]
-                row *= letter_scale * typical / row.norm()
+        _favour_letters(model, tokenizer, letter_scale)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.save_pretrained(out, safe_serialization=True)
     processor.save_pretrained(out)
     return out
+
+
+def _favour_letters(model, tokenizer, scale: float) -> None:
+    """Scale the output rows of the tokens ``A``-``D`` to ``scale`` times a typical row's norm."""
+    import torch
+
+    head = model.get_output_embeddings().weight
+    typical = head.norm(dim=1).mean()
+    with torch.no_grad():
+        for letter in "ABCD":
+            row = head[tokenizer.convert_tokens_to_ids(letter)]
+            row *= scale * typical / row.norm()
 
 
 def sib_sentences(sib_dir: str | Path, languages: Iterable[str], limit: int = 200) -> list[str]:
