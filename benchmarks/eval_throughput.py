@@ -291,8 +291,8 @@ def main() -> None:
 
     hf_logging.disable_progress_bar()  # a "Loading weights" bar per model would break up the table
 
-    from mvlsib.testing.families import build_family, family, family_names
-    from mvlsib.testing.tiny_llava import sib_sentences
+    from tiny_models.families import build_family, family, family_names
+    from tiny_models.llava import sib_sentences
 
     torch.set_num_threads(args.threads)
     import fakes.video_processor  # noqa: F401  (a no-op where torchvision works)

@@ -83,10 +83,10 @@ def naive_clip(model_dir: Path, entries, device: str):
 
 def main() -> None:
     import torch
+    from tiny_models.clip import _tokenizer_texts, build_tiny_clip, fit_tiny_clip
+    from tiny_models.llava import build_tiny_llava
 
     from mvlsib.release_format.mvl_sib import TOPICS
-    from mvlsib.testing.tiny_llava import build_tiny_llava
-    from mvlsib.testing.tiny_verify import _tokenizer_texts, build_tiny_clip, fit_tiny_clip
     from mvlsib.verify_images.rotations import rotation_shifts
     from mvlsib.verify_images.verify import VerifyOptions, load_pool_images, run_dual, run_generative
     from mvlsib.verify_images.zero_shot import DualEncoder

@@ -7,20 +7,19 @@ from pathlib import Path
 
 # One torch (OpenMP/MKL) thread per test worker: xdist runs a worker per core, and torch's
 # all-cores default then oversubscribes the CI machine (2 threads under load ran 7-10x slower
-# than 1, issue #15). Set before anything imports torch; subprocesses inherit it, and the hf
+# than 1). Set before anything imports torch; subprocesses inherit it, and the hf
 # backend's --threads default follows OMP_NUM_THREADS.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import settings
+from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS
 
 # CI runs the property tests with a fixed seed, so a red build is reproducible; locally they explore.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
-
-from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS
 
 
 def _require(path: Path, what: str) -> Path:
@@ -85,7 +84,7 @@ def full_instances(full_workdir: Path) -> list[dict]:
 def tiny_llava(tmp_path_factory, sib_dir) -> Path:
     """A random-weight LLaVA whose output layer favours the letters A-D (answers are letters
     or garbage, so parsing, scoring and format errors all get exercised)."""
-    from mvlsib.testing.tiny_llava import build_tiny_llava, sib_sentences
+    from tiny_models.llava import build_tiny_llava, sib_sentences
 
     out = tmp_path_factory.mktemp("tiny-llava")
     return build_tiny_llava(out, sib_sentences(sib_dir, EVAL_LANGUAGES, limit=150), letter_scale=3.0)

@@ -24,6 +24,8 @@ import torch
 from click.testing import CliRunner
 from PIL import Image
 from support import EVAL_LANGUAGES, POOL_DIR
+from tiny_models.families import family, family_names
+from tiny_models.llava import sib_sentences
 
 from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.backends.hf_inputs import (
@@ -33,8 +35,6 @@ from mvlsib.evaluation.backends.hf_inputs import (
     placement_errors,
 )
 from mvlsib.evaluation.prompts import build_prompt
-from mvlsib.testing.families import family, family_names
-from mvlsib.testing.tiny_llava import sib_sentences
 
 # Chat models; PaliGemma (no chat template: a prefix LM) is refused with a message instead.
 GENERATIVE = [

@@ -335,8 +335,7 @@ def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir,
     """A real thinking template (its generation prompt opens <think>): the budget is raised,
     the raw response keeps the thinking, the letter after </think> is what is scored."""
     import fakes.video_processor  # noqa: F401  (Qwen3-VL's processor insists on a video processor)
-
-    from mvlsib.testing.families import build_family
+    from tiny_models.families import build_family
 
     base = build_family("qwen3_vl_thinking", tmp_path / "base", SENTENCES, seed=0)
     model = _thinking_model_that_answers(base, tmp_path / "answers-b")

@@ -193,7 +193,7 @@ def test_download_size_cap_without_content_length_is_enforced(server):
 
 
 def test_timeout_is_a_deadline_for_the_whole_download(pool_copy: Path, server):
-    """Issue #11 defect 7: a server dripping a byte at a time must not outlive --timeout."""
+    """A server dripping a byte at a time must not outlive --timeout."""
     base, _ = server
     before = _snapshot(pool_copy)
     start = time.monotonic()
@@ -300,7 +300,7 @@ def test_add_is_byte_identical_across_processes(tmp_path: Path, repo_root: Path,
 
 
 def test_two_adds_at_once_keep_both_rows(pool_copy: Path, topic_photos_dir, monkeypatch):
-    """Issue #11 defect 9: both adds read the manifest before either writes it; one row was lost."""
+    """Two adds that both read the manifest before either writes it must not lose a row."""
     real_write = add_mod.write_manifest
 
     def slow_write(pool, rows):  # widen the read-modify-write window so the race always happens
@@ -334,7 +334,7 @@ def test_two_adds_at_once_keep_both_rows(pool_copy: Path, topic_photos_dir, monk
 
 
 def test_oversized_icc_profile_is_a_message(tmp_path: Path, pool_copy: Path):
-    """Issue #11 defect 12: an 8 MB ICC profile in a PNG made Pillow raise ValueError (a traceback)."""
+    """An 8 MB ICC profile in a PNG made Pillow raise ValueError (a traceback)."""
     import os
 
     src = tmp_path / "icc.png"

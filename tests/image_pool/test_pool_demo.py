@@ -1,13 +1,20 @@
-"""The bundled pool: drawn deterministically, committed as drawn, distinct, and passing `images check`."""
+"""The bundled pool: drawn deterministically by tools/demo_pool.py, committed as drawn, distinct, and
+passing `images check`."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
-from mvlsib.image_pool.demo import LICENSE, PICTOGRAMS, png_bytes, render, write_demo_pool
+from PIL import Image
+from support import REPO
+
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.workdir.pool_manifest import read_manifest
+from mvlsib.workdir.provenance import DEMO_LICENSE, DEMO_SOURCE_URL
+from tools.pictograms import PICTOGRAMS, png_bytes, render, write_demo_pool
 
 
 def test_committed_pool_is_exactly_what_demo_pool_draws(tmp_path: Path, pool_dir: Path):
@@ -32,7 +39,7 @@ def test_manifest_follows_the_contract(pool_dir: Path):
         assert ids == sorted(f"{topic_slug(t)}_{n}" for n in range(10))
         assert len(PICTOGRAMS[t]) == 10
     for r in rows:
-        assert r.license == LICENSE and r.author and r.source_url.startswith("https://")
+        assert r.license == DEMO_LICENSE and r.author and r.source_url == DEMO_SOURCE_URL
         assert r.file == f"{topic_slug(r.topic)}/{r.image_id}.png"
         assert hashlib.sha256((pool_dir / r.file).read_bytes()).hexdigest() == r.sha256
         assert r.extra["title"]
@@ -51,11 +58,22 @@ def test_bundled_pool_passes_check(demo_report):
 
 def test_each_topic_uses_varied_backgrounds(pool_dir: Path):
     """The 10 pictograms of a topic differ in their dominant colours, not just in the drawn object."""
-    from PIL import Image
-
     for t in TOPICS:
         corners = set()
         for n in range(10):
             im = Image.open(pool_dir / topic_slug(t) / f"{topic_slug(t)}_{n}.png").convert("RGB")
             corners.add(tuple(v // 24 for v in im.resize((1, 1), Image.Resampling.BOX).getpixel((0, 0))))
         assert len(corners) >= 8, (t, corners)
+
+
+def test_the_drawer_runs_from_a_checkout(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "demo_pool.py"), "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "--out" in done.stdout, done.stderr
+    file = tmp_path / "file.txt"
+    file.write_text("x")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "demo_pool.py"), "--out", str(file)], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "not a folder" in done.stderr

@@ -3,7 +3,8 @@
 The wheel is built from a copy of the project files (no network: ``--no-build-isolation``,
 ``--no-index``) and installed with ``--no-deps`` into a fresh venv that sees the system
 site-packages for the dependencies. The wheel's build runs with torch, transformers and
-matplotlib made unimportable, which proves the core install covers ``build``.
+matplotlib made unimportable, which proves the core install covers ``build``. The wheel holds
+the package with its data (bundled pool, schemas, card templates) and nothing of tests/ or tools/.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from support import REPO
+from support import POOL_DIR, REPO
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +59,9 @@ def wheel(tmp_path_factory) -> Path:
     src = tmp_path_factory.mktemp("project")
     shutil.copy(REPO / "pyproject.toml", src)
     shutil.copy(REPO / "README.md", src)
-    shutil.copytree(REPO / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    # tests/ and tools/ come along, so that the check that none of them lands in the wheel means something.
+    for folder in ("src", "tests", "tools"):
+        shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     out = tmp_path_factory.mktemp("dist")
     _run(
         [
@@ -85,7 +88,6 @@ def test_core_requirements_have_no_torch(wheel: Path):
     with zipfile.ZipFile(wheel) as zf:
         meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         meta = email.message_from_bytes(zf.read(meta_name))
-        names = zf.namelist()
     requires = meta.get_all("Requires-Dist")
     core = [r for r in requires if "extra ==" not in r]
     eval_extra = [r for r in requires if 'extra == "eval"' in r]
@@ -93,10 +95,27 @@ def test_core_requirements_have_no_torch(wheel: Path):
     assert not [r for r in core if r.split(">")[0].split("=")[0].strip() in heavy], core
     assert {r.split(">")[0] for r in eval_extra} >= {"torch", "transformers", "matplotlib"}
     assert not [r for r in requires if r.startswith(("pydantic", "safetensors")) and "extra" not in r]
-    # The default pool and the card's files ship as package data.
-    assert sum(n.startswith("mvlsib/data/image_pool/") and n.endswith(".png") for n in names) == 70
-    assert "mvlsib/data/image_pool/manifest.csv" in names
+
+
+def test_wheel_ships_the_product_and_its_data_but_no_tools_or_fixtures(wheel: Path):
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    # The default pool (byte for byte as in the checkout), the schemas and the card's files ship as package data.
+    pool_files = sorted(p for p in POOL_DIR.rglob("*") if p.is_file() and p.suffix in (".png", ".csv"))
+    assert len(pool_files) == 71  # 70 pictograms and manifest.csv
+    with zipfile.ZipFile(wheel) as zf:
+        for path in pool_files:
+            assert zf.read(f"mvlsib/data/image_pool/{path.relative_to(POOL_DIR).as_posix()}") == path.read_bytes()
+    assert {"mvlsib/schema/" + p.name for p in (REPO / "src/mvlsib/schema").glob("*.json")} <= set(names)
+    templates = REPO / "src/mvlsib/release/card/templates"
+    assert {f"mvlsib/release/card/templates/{p.name}" for p in templates.iterdir() if p.is_file()} <= set(names)
     assert "mvlsib/release/card/templates/sampling.md" in names
+    # Test fixtures, their chat templates and the pictogram drawer live in tests/ and tools/, outside the wheel.
+    assert not [n for n in names if n.startswith(("mvlsib/testing/", "tests/", "tools/", "tiny_models/"))]
+    assert not [n for n in names if n.endswith(".jinja")]
+    assert not [n for n in names if n.rsplit("/", 1)[-1] in ("demo.py", "demo_pool.py") or "pictograms" in n]
+    tops = {n.split("/", 1)[0] for n in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"mvlsib"}
 
 
 def test_wheel_build_equals_checkout_build(wheel: Path, tmp_path: Path, sib_dir: Path):

@@ -35,22 +35,22 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def tiny_llava(tmp_path_factory) -> Path:
-    from mvlsib.testing.tiny_llava import build_tiny_llava
-    from mvlsib.testing.tiny_verify import _tokenizer_texts
+    from tiny_models.clip import _tokenizer_texts
+    from tiny_models.llava import build_tiny_llava
 
     return build_tiny_llava(tmp_path_factory.mktemp("llava"), _tokenizer_texts(), letter_scale=3.0)
 
 
 @pytest.fixture(scope="module")
 def random_clip(tmp_path_factory) -> Path:
-    from mvlsib.testing.tiny_verify import build_tiny_clip
+    from tiny_models.clip import build_tiny_clip
 
     return build_tiny_clip(tmp_path_factory.mktemp("clip-random"), seed=1)
 
 
 @pytest.fixture(scope="module")
 def fitted_clip(tmp_path_factory, pool_dir) -> Path:
-    from mvlsib.testing.tiny_verify import build_tiny_clip, fit_tiny_clip
+    from tiny_models.clip import build_tiny_clip, fit_tiny_clip
 
     out = build_tiny_clip(tmp_path_factory.mktemp("clip-fitted"), seed=0)
     stats = fit_tiny_clip(out, pool_dir, steps=150, seed=0)
@@ -232,8 +232,8 @@ def test_swapped_topics_flag_exactly_those_two(tmp_path, pool_dir, fitted_clip, 
 
 
 def test_tiny_models_command_writes_a_loadable_clip(tmp_path, pool_dir, capsys):
-    from mvlsib.testing.tiny_verify import main
     from mvlsib.verify_images.zero_shot import DualEncoder, model_kind
+    from tools.tiny_verify_models import main
 
     assert main(["clip", "--out", str(tmp_path / "clip"), "--fit-pool", str(pool_dir), "--steps", "3"]) == 0
     assert "fitted to" in capsys.readouterr().out

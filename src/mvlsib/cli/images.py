@@ -8,35 +8,16 @@ from pathlib import Path
 import click
 
 from mvlsib import limits
+from mvlsib.atomic import atomic_open
 from mvlsib.cli.groups import build_cli, pool_option
+from mvlsib.evaluation.commands import friendly_errors
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
-from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
 
 
 @build_cli.group("images")
 def images_group() -> None:
-    """Curate the topic-image pool: draw the demo pool, add, check, gallery, credits, import."""
-
-
-@images_group.command("demo-pool")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default="image_pool",
-    show_default=True,
-    help="Folder to write the drawn pictograms and manifest.csv into.",
-)
-@_friendly_errors
-def images_demo_pool(out: Path) -> None:
-    """Draw the bundled demo pool (10 CC0 pictograms per topic) into OUT.
-
-    Deterministic: the same toolkit and Pillow version give byte-identical files.
-    """
-    from mvlsib.image_pool.demo import write_demo_pool
-
-    path = write_demo_pool(out)
-    click.echo(f"wrote {path}")
+    """Curate the topic-image pool: add, check, gallery, credits, import."""
 
 
 def _box(value: str) -> tuple[int, int]:
@@ -49,37 +30,8 @@ def _box(value: str) -> tuple[int, int]:
     return w, h
 
 
-def _check_options(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max):
-    from mvlsib.image_pool.check import CheckOptions
-    from mvlsib.image_pool.hashes import NearDupPolicy
-    from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, read_allow_list
-
-    allowed = read_allow_list(allow_list) if allow_list else DEFAULT_ALLOWED
-    return CheckOptions(
-        allowed_licenses=tuple(dict.fromkeys([*allowed, *allow_license])),
-        min_side=min_side,
-        max_pixels=max_pixels,
-        expected_per_topic=expected_per_topic or None,
-        policy=NearDupPolicy(phash_max=phash_max, dhash_max=dhash_max),
-    )
-
-
-def _load_cache(path):
-    if not path:
-        return {}
-    from mvlsib.image_pool.hashes import load_hash_cache
-
-    cache, note = load_hash_cache(path)
-    if note:
-        click.echo(f"warning: {note}", err=True)
-    return cache
-
-
-def _save_cache(path, cache) -> None:
-    if path:
-        from mvlsib.image_pool.hashes import save_hash_cache
-
-        save_hash_cache(path, cache)
+def _warn(note: str) -> None:
+    click.echo(f"warning: {note}", err=True)
 
 
 def check_options(fn):
@@ -200,7 +152,7 @@ def check_options(fn):
     show_default=True,
     help="Seconds to wait for a URL to answer.",
 )
-@_friendly_errors
+@friendly_errors
 def images_add(
     source,
     pool,
@@ -253,7 +205,7 @@ def images_add(
     show_default=True,
     help="How many closest image pairs to list (even when they pass).",
 )
-@_friendly_errors
+@friendly_errors
 def images_check(
     pool,
     allow_license,
@@ -269,14 +221,14 @@ def images_check(
     closest,
 ) -> None:
     """Check licences, attribution, files, hashes, duplicates and topic counts; exit 1 naming every problem."""
-    import dataclasses
+    from mvlsib.image_pool.check import check_pool, options_from, write_report
+    from mvlsib.image_pool.hashes import hash_cache_file
 
-    from mvlsib.image_pool.check import check_pool, write_report
-
-    opts = _check_options(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
-    cache = _load_cache(hash_cache)
-    report = check_pool(pool, dataclasses.replace(opts, closest=closest), hash_cache=cache, progress=True)
-    _save_cache(hash_cache, cache)
+    opts = options_from(
+        allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max, closest=closest
+    )
+    with hash_cache_file(hash_cache, warn=_warn) as cache:
+        report = check_pool(pool, opts, hash_cache=cache, progress=True)
     if json_out:
         write_report(report, json_out)
     click.echo(report.to_json() if as_json else report.to_text(), nl=False)
@@ -299,7 +251,7 @@ def images_check(
     help="JSON report from `verify-images` to show each model's verdict per image.",
 )
 @check_options
-@_friendly_errors
+@friendly_errors
 def images_gallery(
     pool,
     out,
@@ -314,12 +266,13 @@ def images_gallery(
     hash_cache,
 ) -> None:
     """Write a single-file HTML gallery (and contact sheets) for reviewing the pool."""
+    from mvlsib.image_pool.check import options_from
     from mvlsib.image_pool.gallery import build_gallery
+    from mvlsib.image_pool.hashes import hash_cache_file
 
-    opts = _check_options(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
-    cache = _load_cache(hash_cache)
-    res = build_gallery(pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=True)
-    _save_cache(hash_cache, cache)
+    opts = options_from(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
+    with hash_cache_file(hash_cache, warn=_warn) as cache:
+        res = build_gallery(pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=True)
     click.echo(f"wrote {res.html} and {len(res.contact_sheets)} contact sheet(s)")
     if not res.report.ok:
         click.echo(
@@ -332,15 +285,13 @@ def images_gallery(
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here (default: stdout)."
 )
-@_friendly_errors
+@friendly_errors
 def images_credits(pool, out) -> None:
     """Print the attribution list in Markdown: one line per image (title, author, licence link, source)."""
     from mvlsib.image_pool.credits import pool_credits
 
     text = pool_credits(pool)
     if out:
-        from mvlsib.atomic import atomic_open
-
         with atomic_open(out) as fh:
             fh.write(text)
         click.echo(f"wrote {out}")
@@ -372,7 +323,7 @@ def images_credits(pool, out) -> None:
     show_default=True,
     help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.",
 )
-@_friendly_errors
+@friendly_errors
 def images_import_release(release, licences_csv, pool, box, fmt) -> None:
     """Import RELEASE's data/images/sib200/<category>_<i>.jpg with licence facts into a new pool."""
     from mvlsib.image_pool.import_release import import_release

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib import locks
+from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
 from mvlsib.image_pool.licenses import has_value, judge_license
@@ -83,7 +84,7 @@ def add_image(pool: str | Path, req: AddRequest, *, create: bool = True) -> Mani
             f"{req.source}: {norm.width}x{norm.height} after fitting into {req.box[0]}x{req.box[1]} "
             f"has a shorter side under {req.min_side} px; use a larger image"
         )
-    # Read, choose the id, write: one process at a time, or two adds lose a manifest row (#11).
+    # Read, choose the id, write: one process at a time, or two adds lose a manifest row.
     try:
         with locks.exclusive(pool, POOL_LOCK, wait=POOL_LOCK_WAIT_S):
             return _add_locked(pool, req, norm, create)
@@ -103,8 +104,6 @@ def _rows(pool: Path, create: bool) -> list[ManifestRow]:
 
 
 def _add_locked(pool: Path, req: AddRequest, norm, create: bool) -> ManifestRow:
-    from mvlsib.atomic import atomic_path
-
     rows = _rows(pool, create)
     image_id = _validate(req, rows)
     sha = hashlib.sha256(norm.data).hexdigest()

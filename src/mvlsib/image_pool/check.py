@@ -6,9 +6,14 @@ import hashlib
 import io
 import json
 import re
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from PIL import Image, UnidentifiedImageError
+from tqdm import tqdm
+
+from mvlsib.atomic import atomic_open
 from mvlsib.image_pool.hashes import (
     ImageHashes,
     NearDupPolicy,
@@ -17,7 +22,7 @@ from mvlsib.image_pool.hashes import (
     compute_hashes,
     nearest_neighbours,
 )
-from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license
+from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license, read_allow_list
 from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
 from mvlsib.limits import IMAGES_PER_TOPIC, MIN_SIDE
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
@@ -44,6 +49,30 @@ class CheckOptions:
     expected_per_topic: int | None = DEFAULT_EXPECTED_PER_TOPIC  # None or 0: do not check counts
     policy: NearDupPolicy = NearDupPolicy()
     closest: int = 10  # closest pairs listed even when they pass
+
+
+def options_from(
+    extra_licenses: tuple[str, ...],
+    allow_list: str | Path | None,
+    min_side: int,
+    max_pixels: int,
+    expected_per_topic: int,
+    phash_max: int,
+    dhash_max: int,
+    *,
+    closest: int = 10,
+) -> CheckOptions:
+    """The options as a curator states them: the licences of ``allow_list`` (a file; default the
+    built-in list) plus ``extra_licenses``, and 0 images per topic for "do not count"."""
+    allowed = read_allow_list(allow_list) if allow_list else DEFAULT_ALLOWED
+    return CheckOptions(
+        allowed_licenses=tuple(dict.fromkeys([*allowed, *extra_licenses])),
+        min_side=min_side,
+        max_pixels=max_pixels,
+        expected_per_topic=expected_per_topic or None,
+        policy=NearDupPolicy(phash_max=phash_max, dhash_max=dhash_max),
+        closest=closest,
+    )
 
 
 @dataclass
@@ -151,9 +180,6 @@ def _end_marker_problem(data: bytes, fmt: str) -> str:
 
 def _inspect(image_id: str, topic: str, data: bytes, opts: CheckOptions, findings: list[Finding]):
     """Decode fully; append findings; return the image when it is usable for hashing."""
-    import warnings
-
-    from PIL import Image, UnidentifiedImageError
 
     def bad(code: str, msg: str):
         findings.append(Finding(image_id, topic, code, msg))
@@ -200,54 +226,84 @@ def check_pool(
     progress: bool = False,
 ) -> CheckReport:
     """Run every check on ``pool``. ``hash_cache`` (sha256 of file bytes -> hashes) is read and filled."""
-    from tqdm import tqdm
-
     root = pool_root(pool)
     rows = read_manifest(pool)
-    findings: list[Finding] = []
-    info: dict[str, ImageInfo] = {}
-    hashes: dict[str, ImageHashes] = {}
-    cache = hash_cache if hash_cache is not None else {}
+    scan = _Scan(hash_cache if hash_cache is not None else {})
     allowed = frozenset(options.allowed_licenses)
-    by_sha: dict[str, list[str]] = {}
-
     for row in tqdm(rows, desc="checking images", unit="img", disable=not progress):
-        rid, topic = row.image_id, row.topic
-        _check_row_metadata(row, allowed, findings)
-        path, why = resolve_in_pool(root, row.file)
-        if path is None:
-            findings.append(Finding(rid, topic, "path", why))
-            continue
-        if not path.is_file():
-            findings.append(Finding(rid, topic, "missing", f"file {row.file!r} does not exist in {root}"))
-            continue
-        data = path.read_bytes()
-        sha = hashlib.sha256(data).hexdigest()
-        info[rid] = ImageInfo(sha256=sha)
-        if row.sha256.lower() != sha:
-            findings.append(
-                Finding(
-                    rid,
-                    topic,
-                    "sha256",
-                    f"manifest sha256 {row.sha256 or '(empty)'} does not match "
-                    f"the file ({sha}); the file changed or the row is stale",
-                )
-            )
-        by_sha.setdefault(sha, []).append(rid)
-        im = _inspect(rid, topic, data, options, findings)
-        if im is None:
-            continue
-        info[rid] = ImageInfo(im.format, im.size[0], im.size[1], sha)
-        if sha not in cache:
-            cache[sha] = compute_hashes(im)
-        hashes[rid] = cache[sha]
+        _check_row_metadata(row, allowed, scan.findings)
+        _check_file(root, row, options, scan)
+    _check_duplicates(rows, scan)
+    pairs = all_pairs(scan.hashes, options.policy)
+    _check_near_duplicates(rows, pairs, scan)
+    _check_topics(rows, options, scan.findings)
+    _check_orphans(root, rows, scan.findings)
+    order = {r.image_id: i for i, r in enumerate(rows)}
+    findings = sorted(
+        scan.findings, key=lambda f: (f.image_id == "", order.get(f.image_id, 0), f.topic, f.code, f.message)
+    )
+    return CheckReport(
+        str(root),
+        len(rows),
+        findings,
+        pairs[: max(options.closest, 0)],
+        nearest_neighbours(pairs),
+        scan.info,
+        options,
+        scan.hashes,
+    )
 
-    for sha, ids in sorted(by_sha.items()):
+
+@dataclass
+class _Scan:
+    """What reading the pool's files gathers, image by image."""
+
+    cache: dict[str, ImageHashes]  # sha256 of file bytes -> hashes, shared across checks
+    findings: list[Finding] = field(default_factory=list)
+    info: dict[str, ImageInfo] = field(default_factory=dict)
+    hashes: dict[str, ImageHashes] = field(default_factory=dict)
+    by_sha: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _check_file(root: Path, row: ManifestRow, options: CheckOptions, scan: _Scan) -> None:
+    """The row's file: inside the pool, present, as the manifest's sha256 says, decodable; hashed."""
+    rid, topic = row.image_id, row.topic
+    path, why = resolve_in_pool(root, row.file)
+    if path is None:
+        scan.findings.append(Finding(rid, topic, "path", why))
+        return
+    if not path.is_file():
+        scan.findings.append(Finding(rid, topic, "missing", f"file {row.file!r} does not exist in {root}"))
+        return
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    scan.info[rid] = ImageInfo(sha256=sha)
+    if row.sha256.lower() != sha:
+        scan.findings.append(
+            Finding(
+                rid,
+                topic,
+                "sha256",
+                f"manifest sha256 {row.sha256 or '(empty)'} does not match "
+                f"the file ({sha}); the file changed or the row is stale",
+            )
+        )
+    scan.by_sha.setdefault(sha, []).append(rid)
+    im = _inspect(rid, topic, data, options, scan.findings)
+    if im is None:
+        return
+    scan.info[rid] = ImageInfo(im.format, im.size[0], im.size[1], sha)
+    if sha not in scan.cache:
+        scan.cache[sha] = compute_hashes(im)
+    scan.hashes[rid] = scan.cache[sha]
+
+
+def _check_duplicates(rows: list[ManifestRow], scan: _Scan) -> None:
+    for _sha, ids in sorted(scan.by_sha.items()):
         if len(ids) > 1:
             for rid in ids:
                 others = ", ".join(i for i in ids if i != rid)
-                findings.append(
+                scan.findings.append(
                     Finding(
                         rid,
                         _topic_of(rows, rid),
@@ -256,31 +312,17 @@ def check_pool(
                     )
                 )
 
-    pairs = all_pairs(hashes, options.policy)
+
+def _check_near_duplicates(rows: list[ManifestRow], pairs: list[PairDistance], scan: _Scan) -> None:
     for p in pairs:
-        if not p.near_duplicate or info[p.a].sha256 == info[p.b].sha256:  # exact duplicates reported above
+        if not p.near_duplicate or scan.info[p.a].sha256 == scan.info[p.b].sha256:  # exact duplicates: above
             continue
         for x, y in ((p.a, p.b), (p.b, p.a)):
-            findings.append(
+            scan.findings.append(
                 Finding(
                     x, _topic_of(rows, x), "near-duplicate", f"near-duplicate of {y} ({_topic_of(rows, y)}): {p.reason}"
                 )
             )
-
-    _check_topics(rows, options, findings)
-    _check_orphans(root, rows, findings)
-    order = {r.image_id: i for i, r in enumerate(rows)}
-    findings.sort(key=lambda f: (f.image_id == "", order.get(f.image_id, 0), f.topic, f.code, f.message))
-    return CheckReport(
-        str(root),
-        len(rows),
-        findings,
-        pairs[: max(options.closest, 0)],
-        nearest_neighbours(pairs),
-        info,
-        options,
-        hashes,
-    )
 
 
 def _topic_of(rows: list[ManifestRow], image_id: str) -> str:
@@ -371,14 +413,13 @@ def _check_topics(rows: list[ManifestRow], options: CheckOptions, findings: list
 
 
 def write_report(report: CheckReport, path: str | Path) -> None:
-    from mvlsib.atomic import atomic_open
-
     with atomic_open(path) as fh:
         fh.write(report.to_json())
 
 
 __all__ = [
     "CheckOptions",
+    "options_from",
     "CheckReport",
     "Finding",
     "check_pool",

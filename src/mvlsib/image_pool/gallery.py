@@ -12,9 +12,14 @@ import base64
 import html
 import io
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
+from PIL import Image, ImageDraw, ImageFont, ImageOps
+
+from mvlsib.atomic import atomic_open, atomic_path
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.check import CheckOptions, CheckReport, check_pool
 from mvlsib.image_pool.credits import title_of
@@ -57,8 +62,6 @@ def read_verification(path: str | Path) -> dict:
 
 
 def _thumb(path: Path, size: tuple[int, int]):
-    from PIL import Image, ImageOps
-
     with Image.open(path) as im:
         im = ImageOps.exif_transpose(im).convert("RGB")
         im.thumbnail(size, Image.Resampling.LANCZOS)
@@ -72,8 +75,6 @@ def _data_uri(im) -> str:
 
 
 def _font(size: int):
-    from PIL import ImageFont
-
     for name in ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
         try:
             return ImageFont.truetype(name, size)
@@ -84,10 +85,6 @@ def _font(size: int):
 
 def contact_sheet(rows: list[ManifestRow], root: Path, topic: str, out: Path) -> Path:
     """A grid of the topic's images with their ids (and licence) under each."""
-    from PIL import Image, ImageDraw
-
-    from mvlsib.atomic import atomic_path
-
     tw, th = SHEET_THUMB
     label_h = 40
     cols = SHEET_COLS
@@ -143,8 +140,6 @@ a{color:#1a56b0;word-break:break-all}
 
 def _short_url(url: str) -> str:
     """host/…/last-part: enough to recognise the source; the link keeps the full address."""
-    from urllib.parse import unquote, urlparse
-
     u = urlparse(url)
     parts = [p for p in u.path.split("/") if p]
     if len(parts) <= 2:
@@ -218,8 +213,6 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
 
 def _prediction_summary(predictions: list, margin: object = None) -> str:
     """Readable summary of verify-images predictions: topic counts over the orders, plus the margin."""
-    from collections import Counter
-
     topics = [
         p.get("predicted_topic") or p.get("letter") or "unreadable" if isinstance(p, dict) else str(p)
         for p in predictions
@@ -290,16 +283,14 @@ def build_gallery(
     out: str | Path,
     *,
     verification_report: str | Path | None = None,
-    options: CheckOptions = CheckOptions(),
+    options: CheckOptions | None = None,
     hash_cache: dict | None = None,
     progress: bool = False,
 ) -> GalleryResult:
-    from mvlsib.atomic import atomic_open
-
     root = pool_root(pool)
     rows = read_manifest(pool)
     verification = read_verification(verification_report) if verification_report else None
-    report = check_pool(pool, options, hash_cache=hash_cache, progress=progress)
+    report = check_pool(pool, options or CheckOptions(), hash_cache=hash_cache, progress=progress)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     html_path = out / "gallery.html"

@@ -21,10 +21,20 @@ re-encoded copies are 0-2/0-3 bits from their original; 88 % of 60-85 % crops ar
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
+
+import imagehash
+import numpy as np
+from PIL import Image
+
+from mvlsib.atomic import atomic_open
 
 WINDOW_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6)
 WINDOW_STEP = 0.05
@@ -48,11 +58,11 @@ class NearDupPolicy:
 
 @dataclass
 class ImageHashes:
-    phash: object  # imagehash.ImageHash
-    dhash: object
-    crop: object  # imagehash.ImageMultiHash
-    win_phash: object = field(repr=False)  # numpy uint64 array, index 0 = whole image
-    win_dhash: object = field(repr=False)
+    phash: imagehash.ImageHash
+    dhash: imagehash.ImageHash
+    crop: imagehash.ImageMultiHash
+    win_phash: np.ndarray = field(repr=False)  # uint64 per window, index 0 = whole image
+    win_dhash: np.ndarray = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -112,8 +122,6 @@ def _windows() -> tuple[tuple[float, float, float, float], ...]:
 
 @lru_cache(maxsize=1)
 def _dct_matrix():
-    import numpy as np
-
     n = 32
     k = np.arange(n)[:, None]
     i = np.arange(n)[None, :]
@@ -123,8 +131,6 @@ def _dct_matrix():
 
 
 def _pack(bits):
-    import numpy as np
-
     return np.packbits(bits.reshape(bits.shape[0], -1), axis=1, bitorder="little").view(np.uint64)[:, 0].copy()
 
 
@@ -135,8 +141,6 @@ def _cell_means(integral, xs, ys):
     step of both hashes; doing it with integral images for all windows at once is ~10x
     faster than cropping and resizing each window with PIL.
     """
-    import numpy as np
-
     corners = integral[ys[:, :, None], xs[:, None, :]]  # (w, ny+1, nx+1)
     sums = corners[:, 1:, 1:] - corners[:, :-1, 1:] - corners[:, 1:, :-1] + corners[:, :-1, :-1]
     areas = (ys[:, 1:] - ys[:, :-1])[:, :, None] * (xs[:, 1:] - xs[:, :-1])[:, None, :]
@@ -144,9 +148,6 @@ def _cell_means(integral, xs, ys):
 
 
 def _window_hashes(im):
-    import numpy as np
-    from PIL import Image
-
     grey = im.convert("L")
     size = WORK_SIZE if grey.width >= grey.height else WORK_SIZE[::-1]
     g = np.asarray(grey.resize(size, Image.Resampling.LANCZOS), dtype=np.float64)
@@ -170,8 +171,6 @@ def _window_hashes(im):
 
 def compute_hashes(im) -> ImageHashes:
     """All hashes of a decoded PIL image."""
-    import imagehash
-
     rgb = im.convert("RGB")
     wp, wd = _window_hashes(rgb)
     return ImageHashes(
@@ -184,31 +183,29 @@ def compute_hashes(im) -> ImageHashes:
 
 
 def hashes_of_bytes(data: bytes) -> ImageHashes:
-    from PIL import Image
-
     return compute_hashes(Image.open(io.BytesIO(data)))
 
 
 def _popcount(x):
-    import numpy as np
-
     if hasattr(np, "bitwise_count"):
         return np.bitwise_count(x)
     return np.unpackbits(x.view(np.uint8).reshape(len(x), 8), axis=1).sum(axis=1)  # numpy < 2
+
+
+def _best_window(x: ImageHashes, y: ImageHashes) -> tuple[int, tuple[int, int]]:
+    """The window of ``y`` closest to the whole of ``x``: (pHash + dHash bits, (pHash, dHash))."""
+    pd = _popcount(y.win_phash ^ x.win_phash[0])
+    dd = _popcount(y.win_dhash ^ x.win_dhash[0])
+    i = int((pd + dd).argmin())
+    cand = (int(pd[i]), int(dd[i]))
+    return sum(cand), cand
 
 
 def compare(
     a_id: str, ha: ImageHashes, b_id: str, hb: ImageHashes, policy: NearDupPolicy = NearDupPolicy()
 ) -> PairDistance:
     """Distances of one pair and the verdict under ``policy``."""
-    best = None
-    for x, y in ((ha, hb), (hb, ha)):
-        pd = _popcount(y.win_phash ^ x.win_phash[0])
-        dd = _popcount(y.win_dhash ^ x.win_dhash[0])
-        i = int((pd + dd).argmin())
-        cand = (int(pd[i]), int(dd[i]))
-        if best is None or (sum(cand), cand) < (sum(best), best):
-            best = cand
+    best = min(_best_window(x, y) for x, y in ((ha, hb), (hb, ha)))[1]
     m1, _ = ha.crop.hash_diff(hb.crop, hamming_cutoff=policy.crop_segment_bits)
     m2, _ = hb.crop.hash_diff(ha.crop, hamming_cutoff=policy.crop_segment_bits)
     segs = max(m1, m2)
@@ -268,9 +265,6 @@ def _to_record(h: ImageHashes) -> dict[str, str]:
 
 
 def _from_record(rec: dict[str, str]) -> ImageHashes:
-    import imagehash
-    import numpy as np
-
     return ImageHashes(
         phash=imagehash.hex_to_hash(rec["phash"]),
         dhash=imagehash.hex_to_hash(rec["dhash"]),
@@ -282,9 +276,6 @@ def _from_record(rec: dict[str, str]) -> ImageHashes:
 
 def load_hash_cache(path) -> tuple[dict[str, ImageHashes], str]:
     """Hashes keyed by sha256 of the file bytes, and a note when the file was unusable (then empty)."""
-    import json
-    from pathlib import Path
-
     p = Path(path)
     if not p.is_file():
         return {}, ""
@@ -298,9 +289,22 @@ def load_hash_cache(path) -> tuple[dict[str, ImageHashes], str]:
 
 
 def save_hash_cache(path, cache: dict[str, ImageHashes]) -> None:
-    import json
-
-    from mvlsib.atomic import atomic_open
-
     with atomic_open(path) as fh:
         json.dump({"format": CACHE_FORMAT, "hashes": {k: _to_record(cache[k]) for k in sorted(cache)}}, fh)
+
+
+@contextlib.contextmanager
+def hash_cache_file(path: str | Path | None, *, warn: Callable[[str], None]) -> Iterator[dict[str, ImageHashes]]:
+    """The hash cache kept in ``path`` (none when ``path`` is None) for the duration of the block.
+
+    Loaded on entry (``warn`` hears why an unusable file was ignored) and saved when the block
+    completes without an error (after one, the file is left as it was).
+    """
+    if path is None:
+        yield {}
+        return
+    cache, note = load_hash_cache(path)
+    if note:
+        warn(note)
+    yield cache
+    save_hash_cache(path, cache)

@@ -16,6 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tqdm import tqdm
+
 from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.licenses import judge_license
@@ -86,20 +88,16 @@ def import_release(
     progress: bool = True,
 ) -> list[ManifestRow]:
     """Build a new pool at ``pool`` from ``release``; the folder appears only when complete."""
-    from tqdm import tqdm
-
     release, pool = Path(release), Path(pool)
     if pool.exists() and any(pool.iterdir()):
         raise MvlsibError(f"{pool}: exists and is not empty; import into a new folder")
     src_dir = find_image_dir(release)
     facts = read_licence_facts(Path(licences_csv))
-    files = sorted(
-        (p for p in src_dir.iterdir() if _NAME_RE.fullmatch(p.name)),
-        key=lambda p: (p.name.split("_")[0], int(_NAME_RE.fullmatch(p.name).group("i"))),
-    )
+    named = {p: m for p in src_dir.iterdir() if (m := _NAME_RE.fullmatch(p.name))}
+    files = sorted(named, key=lambda p: (p.name.split("_")[0], int(named[p].group("i"))))
     problems = []
     for p in files:
-        cat = _NAME_RE.fullmatch(p.name).group("cat").lower()
+        cat = named[p].group("cat").lower()
         if cat not in CATEGORY_TO_TOPIC:
             problems.append(f"{p.name}: unknown category {cat!r} (expected {', '.join(CATEGORY_TO_TOPIC)})")
         if p.name not in facts:
@@ -114,7 +112,7 @@ def import_release(
     try:
         rows = []
         for p in tqdm(files, desc="importing images", unit="img", disable=not progress):
-            m = _NAME_RE.fullmatch(p.name)
+            m = named[p]
             topic = CATEGORY_TO_TOPIC[m.group("cat").lower()]
             image_id = f"{topic_slug(topic)}_{int(m.group('i'))}"
             norm = normalize_image(p, box=box, fmt=fmt, max_pixels=max_pixels)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from license_expression import AND, OR, ExpressionError, LicenseSymbol, get_spdx_licensing
+
 from mvlsib.errors import MvlsibError
 
 DEFAULT_ALLOWED: tuple[str, ...] = (
@@ -100,8 +102,6 @@ class LicenceVerdict:
 
 @lru_cache(maxsize=1)
 def _licensing():
-    from license_expression import get_spdx_licensing
-
     return get_spdx_licensing()
 
 
@@ -152,8 +152,6 @@ def _judge_once(text: str, allowed: frozenset[str] | None) -> LicenceVerdict:
 
 
 def _judge(text: str, allowed) -> LicenceVerdict:
-    from license_expression import AND, OR, ExpressionError, LicenseSymbol
-
     allowed_keys = frozenset(_canonical(k) for k in (allowed if allowed is not None else DEFAULT_ALLOWED))
     allowed_low = {k.lower() for k in allowed_keys}
     expr_text = normalize_license(text)

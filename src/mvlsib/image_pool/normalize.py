@@ -8,8 +8,12 @@ and encoded with fixed settings so the same input always gives the same bytes.
 from __future__ import annotations
 
 import io
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import IMAGE_BOX, MAX_PIXELS
@@ -18,8 +22,14 @@ DEFAULT_BOX: tuple[int, int] = IMAGE_BOX
 DEFAULT_MAX_PIXELS = MAX_PIXELS
 POOL_FORMATS = ("JPEG", "PNG", "WEBP")  # formats a pool file may have
 INPUT_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "TIFF", "BMP", "MPO")  # formats `images add` accepts
-JPEG_SAVE_OPTIONS = {"format": "JPEG", "quality": 90, "subsampling": "4:2:0", "optimize": False, "progressive": False}
-PNG_SAVE_OPTIONS = {"format": "PNG", "optimize": False, "compress_level": 9}
+JPEG_SAVE_OPTIONS: dict[str, Any] = {
+    "format": "JPEG",
+    "quality": 90,
+    "subsampling": "4:2:0",
+    "optimize": False,
+    "progressive": False,
+}
+PNG_SAVE_OPTIONS: dict[str, Any] = {"format": "PNG", "optimize": False, "compress_level": 9}
 EXTENSIONS = {"JPEG": ".jpg", "PNG": ".png"}
 
 
@@ -48,10 +58,6 @@ def open_image(
     The pixel count is checked from the header before any pixel is decoded, so a
     decompression bomb costs nothing. Raises MvlsibError naming ``what`` (file or URL).
     """
-    import warnings
-
-    from PIL import Image, UnidentifiedImageError
-
     label = what or (str(source) if not isinstance(source, bytes) else "image data")
     try:
         fp = io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb")
@@ -111,8 +117,6 @@ def _draft_size(size: tuple[int, int], box: tuple[int, int]) -> tuple[int, int] 
 
 def to_srgb_rgb(im):
     """Upright RGB pixels in sRGB: EXIF rotation, ICC conversion, alpha flattened on white."""
-    from PIL import Image, ImageOps
-
     im = ImageOps.exif_transpose(im)
     icc = im.info.get("icc_profile")
     if im.mode in ("I;16", "I;16L", "I;16B", "I;16N", "I"):
@@ -136,8 +140,6 @@ def to_srgb_rgb(im):
 
 
 def _icc_to_srgb(im, icc: bytes):
-    from PIL import ImageCms
-
     try:
         src = ImageCms.ImageCmsProfile(io.BytesIO(icc))
     except (OSError, ImageCms.PyCMSError):
@@ -151,6 +153,8 @@ def _icc_to_srgb(im, icc: bytes):
         out = ImageCms.profileToProfile(im, src, dst, renderingIntent=ImageCms.Intent.PERCEPTUAL, outputMode="RGB")
     except ImageCms.PyCMSError:
         return im if alpha is None else im.convert("RGBA")
+    if out is None:  # profileToProfile returns None only when converting in place
+        return im
     if alpha is not None:
         out.putalpha(alpha)
     return out
@@ -158,8 +162,6 @@ def _icc_to_srgb(im, icc: bytes):
 
 def fit_box(im, box: tuple[int, int] = DEFAULT_BOX):
     """Shrink (never enlarge) to fit inside ``box`` keeping the aspect ratio."""
-    from PIL import Image
-
     w, h = im.size
     scale = min(1.0, box[0] / w, box[1] / h)
     if scale >= 1.0:
@@ -170,8 +172,6 @@ def fit_box(im, box: tuple[int, int] = DEFAULT_BOX):
 
 def encode(im, fmt: str) -> bytes:
     """Encode with fixed settings from a fresh image so no metadata can leak through."""
-    from PIL import Image
-
     clean = Image.frombytes("RGB", im.size, im.tobytes())
     buf = io.BytesIO()
     clean.save(buf, **(JPEG_SAVE_OPTIONS if fmt == "JPEG" else PNG_SAVE_OPTIONS))

@@ -1,1 +1,0 @@
-"""Tiny random-weight models built from configs, for tests and benchmarks. Never shipped in a release."""
