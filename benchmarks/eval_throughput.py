@@ -8,7 +8,7 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
 - **no feat**: with the image-processor memo (each prompt's image tuple preprocessed once per
   run: a tuple repeats in every language), feature cache off;
 - **ours**: ``HFBackend`` as shipped: also each image's vision-tower features computed once per
-  run (``hf_reuse.FeatureCache``, behind its self-check); the "tower" column counts the units the
+  run (``hf.feature_cache.FeatureCache``, behind its self-check); the "tower" column counts the units the
   vision tower encoded (an image; a tile for Idefics3/SmolVLM; the self-check's plain runs
   included), the units shown in all (what runs without the cache), and the distinct images;
 - **ours+kv**: also ``--kv-prefix`` (the prefix a batch shares computed once per run, its KV
@@ -144,8 +144,8 @@ def measure(model: str, requests, images, args) -> dict:
     settings = plain.decoding(args.max_new_tokens)
 
     def naive_one(req) -> str:
-        text = plain._chat_text(req)
-        inputs = plain._call_processor([text], [[images[i] for i in req.image_ids]] if req.image_ids else None)
+        text = plain.batcher.chat_text(req)
+        inputs = plain.batcher.call_processor([text], [[images[i] for i in req.image_ids]] if req.image_ids else None)
         inputs = {
             k: (v.to(args.device, dtype=net.dtype) if torch.is_floating_point(v) else v.to(args.device))
             if hasattr(v, "to")
@@ -154,7 +154,7 @@ def measure(model: str, requests, images, args) -> dict:
         }
         with torch.inference_mode():
             out = net.generate(**inputs, **settings)
-        return plain._decode(out[0, inputs["input_ids"].shape[1] :])
+        return plain.decode(out[0, inputs["input_ids"].shape[1] :])
 
     pipe, pipe_error = None, None
     try:
@@ -254,10 +254,10 @@ def measure(model: str, requests, images, args) -> dict:
         # self-check's plain runs included) vs. every unit shown; distinct images for reference
         "tower": ours.stats["image_features_computed"] + ours.stats["image_features_plain"],
         "tower without": ours.stats["image_features_computed"] + ours.stats["image_features_reused"]
-        if ours.feature_cache is not None and ours.feature_cache.enabled
+        if ours.features.cache is not None and ours.features.cache.enabled
         else None,
         "distinct images": len({i for r in requests for i in r.image_ids}),
-        "feature cache": ours.feature_cache_mode.split(" (")[0],
+        "feature cache": ours.features.mode.split(" (")[0],
         "rendering": ours.renderer.mode,
     }
 

@@ -35,7 +35,7 @@ def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
 
     from mvlsib.release_format.mvl_sib import TOPICS
     from mvlsib.verify_images.rotations import rotate
-    from mvlsib.verify_images.verify import question_text
+    from mvlsib.verify_images.prompts import question_text
 
     processor = AutoProcessor.from_pretrained(model_dir)
     model = AutoModelForImageTextToText.from_pretrained(model_dir, use_safetensors=True).to(device).eval()
@@ -88,7 +88,8 @@ def main() -> None:
     from mvlsib.testing.tiny_llava import build_tiny_llava
     from mvlsib.testing.tiny_verify import _tokenizer_texts, build_tiny_clip, fit_tiny_clip
     from mvlsib.verify_images.rotations import rotation_shifts
-    from mvlsib.verify_images.verify import VerifyOptions, load_pool_images, run_dual, run_generative
+    from mvlsib.verify_images.inputs import load_pool_images
+    from mvlsib.verify_images.verify import VerifyOptions, run_dual, run_generative
     from mvlsib.verify_images.zero_shot import DualEncoder
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -1,4 +1,4 @@
-"""Image features computed once per image (issue #15): a bounded cache in front of the vision tower.
+"""Image features computed once per image: how each family's image inputs split into units.
 
 An i2s reference image is shown in every language, an s2i option image in many prompts; the
 vision tower's output for it is the same every time. transformers 5 routes every image of a
@@ -25,22 +25,17 @@ key sees that. Units per family (``ADAPTERS``, by the base model's ``model_type`
   (``image_grid_thw`` rows; Qwen3-VL's deepstack features kept per unit too).
 
 Families not listed (Mllama: cross-attention, its tower is not behind ``get_image_features``)
-run the plain path. The backend's self-check (``hf.py``) compares the first batches with the
-plain path and switches the cache off on any difference.
+run the plain path. The cache itself and its self-check against the plain path are in
+``feature_cache``.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
+import importlib
 import inspect
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
-
-# A few hundred images' features of a 7B model (LLaVA-1.5: 576 x 4096 x 2 bytes = 4.7 MB an
-# image); MVL-SIB has 70 images, so the default holds all of them for most families.
-DEFAULT_FEATURE_CACHE_MB = 1024
 
 
 def _tensor_digest(h: Any, t: Any) -> None:
@@ -64,7 +59,7 @@ def _key(*parts: Any) -> bytes:
     return h.digest()
 
 
-class _Adapter:
+class Adapter:
     """How one family's ``get_image_features`` inputs split into units and its output regroups."""
 
     name = "adapter"
@@ -90,7 +85,7 @@ def _settings(args: dict[str, Any], *names: str) -> str:
     return repr(sorted((k, v) for k, v in _rest(args, *names).items() if not hasattr(v, "shape")))
 
 
-class _Rows(_Adapter):
+class _Rows(Adapter):
     name = "rows"
 
     def units(self, args):
@@ -116,7 +111,7 @@ class _Rows(_Adapter):
         return cls(pooler_output=list(pooled) if kind == "list" else torch.stack(pooled))
 
 
-class _Anyres(_Adapter):
+class _Anyres(Adapter):
     name = "anyres"
 
     def __init__(self, config: Any, model_module: Any) -> None:
@@ -184,7 +179,7 @@ class _Anyres(_Adapter):
         return template(pooler_output=[f[0] for f in features])
 
 
-class _Tiles(_Adapter):
+class _Tiles(Adapter):
     name = "tiles"
 
     def units(self, args):
@@ -232,7 +227,7 @@ class _Tiles(_Adapter):
         return cls(pooler_output=out)
 
 
-class _Grid(_Adapter):
+class _Grid(Adapter):
     name = "grid"
 
     def units(self, args):
@@ -274,15 +269,13 @@ class _Grid(_Adapter):
         return cls(pooler_output=tuple(f[0] for f in features), **extra)
 
 
-def adapter_for(model: Any) -> _Adapter | None:
+def adapter_for(model: Any) -> Adapter | None:
     """The unit splitter for this model's family, or None when it has none (the plain path)."""
     config = getattr(model, "config", None)
     kind = ADAPTERS.get(getattr(config, "model_type", ""))
     if kind is None or not callable(getattr(getattr(model, "base_model", None), "get_image_features", None)):
         return None
     if kind == "anyres":
-        import importlib
-
         module = importlib.import_module(type(model.base_model).__module__)
         return _Anyres(config, module) if hasattr(module, "image_size_to_num_patches") else None
     return {"rows": _Rows, "tiles": _Tiles, "grid": _Grid}[kind]()
@@ -303,247 +296,3 @@ ADAPTERS = {
     "qwen2_5_vl": "grid",
     "qwen3_vl": "grid",
 }
-
-
-class FeatureCache:
-    """LRU cache of per-unit image features (bounded in bytes), wrapped around
-    ``model.base_model.get_image_features``. ``enabled`` False passes every call through."""
-
-    def __init__(self, model: Any, adapter: _Adapter, max_bytes: int, stats: dict[str, int]) -> None:
-        self.adapter, self.max_bytes, self.stats = adapter, max_bytes, stats
-        self.enabled = True
-        self.last_call_hits = 0  # distinct units of the last call found in the cache (from earlier calls)
-        self._entries: OrderedDict[bytes, tuple] = OrderedDict()
-        self._bytes = 0
-        self._template: Any = None  # what the adapter needs to rebuild an output, from the first encoding
-        self._owner = model.base_model
-        self._original = self._owner.get_image_features
-        self._signature = inspect.signature(self._original)
-        for name in ("image_features_computed", "image_features_reused", "image_features_plain"):
-            stats.setdefault(name, 0)
-
-        @functools.wraps(self._original)  # keeps the signature generate() inspects
-        def get_image_features(*args: Any, **kwargs: Any) -> Any:
-            return self._call(args, kwargs)
-
-        self._owner.get_image_features = get_image_features
-
-    def remove(self) -> None:
-        """Give the model its own method back and free the features."""
-        if self._owner.__dict__.get("get_image_features") is not None:
-            del self._owner.get_image_features
-        self.clear()
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self._bytes = 0
-
-    @property
-    def size_bytes(self) -> int:
-        return self._bytes
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def _call(self, args: tuple, kwargs: dict[str, Any]) -> Any:
-        try:
-            bound = self._signature.bind(*args, **kwargs)
-        except TypeError:
-            return self._original(*args, **kwargs)
-        named = dict(bound.arguments)
-        named.update(named.pop("kwargs", {}) or {})
-        split = self.adapter.units(named) if named.get("return_dict", True) else None
-        if split is None:
-            return self._original(*args, **kwargs)
-        keys, inputs, grouping = split
-        if not keys:
-            return self._original(*args, **kwargs)
-        if not self.enabled:
-            self.stats["image_features_plain"] += len(keys)
-            return self._original(*args, **kwargs)
-        found: dict[bytes, tuple] = {}
-        missing: dict[bytes, int] = {}  # key -> its first unit in this call
-        for i, key in enumerate(keys):
-            if key in found or key in missing:
-                continue
-            hit = self._entries.get(key)
-            if hit is None:
-                missing[key] = i
-            else:
-                self._entries.move_to_end(key)
-                found[key] = hit
-        self.last_call_hits = len(found)
-        if missing:
-            todo = list(missing.values())
-            computed, self._template = self.adapter.encode(self._original, named, [inputs[i] for i in todo])
-            for i, feats in zip(todo, computed):
-                feats = tuple(f.detach() for f in feats)
-                found[keys[i]] = feats
-                self._store(keys[i], feats)
-            self.stats["image_features_computed"] += len(todo)
-        self.stats["image_features_reused"] += len(keys) - len(missing)
-        return self.adapter.assemble([found[k] for k in keys], grouping, self._template)
-
-    def _store(self, key: bytes, feats: tuple) -> None:
-        size = sum(f.numel() * f.element_size() for f in feats)
-        if size > self.max_bytes:
-            return
-        self._entries[key] = feats
-        self._bytes += size
-        while self._bytes > self.max_bytes:
-            _, old = self._entries.popitem(last=False)
-            self._bytes -= sum(f.numel() * f.element_size() for f in old)
-
-
-# ---------------------------------------------------------------------------- KV-prefix reuse
-
-# Model types whose forward continues from a copied prefix cache with padding between prefix and
-# suffix: 1-D positions derived from the attention mask, no state kept between calls. Qwen2/2.5/3-VL
-# are left out: their mrope positions, when a cache is given, come from rope_deltas the model keeps
-# from its previous call (a batch after the self-check failed with a shape error); Mllama's image
-# batches are its processor's own, so only its text prompts get here.
-KV_PREFIX_TYPES = frozenset(
-    {"llava", "llava_next", "llava_onevision", "gemma3", "internvl", "idefics3", "smolvlm", "mllama", "aya_vision"}
-)
-
-
-def sliding_window(config: Any) -> int | None:
-    """The text model's attention window when some layer uses one (Gemma 3: sliding layers), else None.
-
-    A window counts cache positions, not position ids: moving the padding between prefix and
-    suffix lengthens the distance from a suffix token to the prefix, so a batch may use a reused
-    prefix only while it fits in the window whole (found by a differing answer on tiny Gemma 3,
-    window 64, after the self-check had passed)."""
-    text = getattr(config, "text_config", None) or config
-    window = getattr(text, "sliding_window", None)
-    if not isinstance(window, int) or window <= 0 or getattr(text, "use_sliding_window", None) is False:
-        return None
-    kinds = getattr(text, "layer_types", None)
-    if kinds and all(kind == "full_attention" for kind in kinds):
-        return None
-    return window
-
-
-# Below this many shared tokens a batch runs the plain way: the copy costs more than it saves.
-MIN_PREFIX_TOKENS = 8
-# Prefix caches kept (one per distinct shared prefix: in MVL-SIB about one per task and k for text
-# prefixes, one per i2s reference set for prefixes with images; prefix order sends each set's batches together).
-PREFIX_CACHE_ENTRIES = 16
-
-
-def shared_prefix(inputs: dict[str, Any], image_token_id: int | None, through_images: bool = False) -> int:
-    """Tokens every row of a left-padded batch starts with (0: none worth sharing), up to its first
-    image token, or past the images when ``through_images`` (every row shows the same images) and
-    every image token of every row lies in the shared part: each suffix is then text only (an
-    i2s batch of one instance's reference images in several languages, as the prefix order sends
-    them), so generate continues from the prefix cache without any image input."""
-    ids, mask = inputs["input_ids"], inputs.get("attention_mask")
-    if mask is None or ids.shape[0] < 2:
-        return 0
-    rows = []
-    for row, m in zip(ids, mask):
-        m = m.bool()
-        n = int(m.sum())
-        if n == 0 or not bool(m[ids.shape[1] - n :].all()):  # left padding only
-            return 0
-        rows.append(row[ids.shape[1] - n :])
-    shortest = min(len(r) for r in rows)
-    first = rows[0][:shortest]
-    where = _differs(rows, first, shortest).nonzero()
-    length = int(where[0]) if len(where) else shortest
-    length = min(length, shortest - 1)  # every row keeps at least one token of its own
-    if image_token_id is not None:
-        images = (first[:length] == image_token_id).nonzero()
-        if len(images) and (not through_images or any(bool((r[length:] == image_token_id).any()) for r in rows)):
-            length = int(images[0])
-    return length if length >= MIN_PREFIX_TOKENS else 0
-
-
-def _differs(rows: list, first: Any, shortest: int) -> Any:
-    """Positions (of the first ``shortest``) where some row differs from the first row."""
-    import torch
-
-    return (torch.stack([r[:shortest] for r in rows]) != first).any(dim=0)
-
-
-def split_at_prefix(
-    inputs: dict[str, Any],
-    length: int,
-    sequence_keys: set[str],
-    pad_token_id: int,
-    image_layout: dict[str, str] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the one-row prefix inputs, the batch with its padding moved between prefix and suffix).
-
-    Each row becomes prefix + padding + its own suffix, so all rows share the prefix's positions
-    and cache; the attention mask marks the padding, and generate derives position ids from the
-    mask, so every suffix token keeps the position it has in the row alone.
-
-    ``image_layout`` (key -> how ``hf_inputs.collate`` batched it), when the prefix holds every
-    image of every row (the same in each): the first row's image inputs go with the prefix and
-    the batch keeps none, its suffixes being text."""
-    import torch
-
-    ids, mask = inputs["input_ids"], inputs["attention_mask"]
-    width = ids.shape[1]
-    starts = [width - int(m.sum()) for m in mask]
-    suffix = max(width - s - length for s in starts)
-    prefix = {k: inputs[k][:1, starts[0] : starts[0] + length] for k in sequence_keys}
-    prefix["attention_mask"] = torch.ones_like(prefix["attention_mask"])
-    batch = dict(inputs)
-    for key in sequence_keys:
-        value = inputs[key]
-        fill = pad_token_id if key == "input_ids" else 0
-        rows = []
-        for i, s in enumerate(starts):
-            own = value[i, s + length :]
-            gap = value.new_full((suffix - own.shape[0],) + tuple(value.shape[2:]), fill)
-            rows.append(torch.cat([value[i, s : s + length], gap, own]))
-        batch[key] = torch.stack(rows)
-    for i, s in enumerate(starts):
-        own = width - s - length
-        batch["attention_mask"][i, length : length + suffix - own] = 0
-    for key, how in (image_layout or {}).items():
-        value = batch.pop(key)
-        # "image"/"list": the rows of all prompts one after another, as many per prompt (the same images)
-        per = len(value) // len(starts) if how in ("image", "list") else 1
-        prefix[key] = value[:per]
-    return prefix, batch
-
-
-class PrefixCache:
-    """The KV cache of each shared text prefix, computed once and copied for every batch that starts with it."""
-
-    def __init__(self, stats: dict[str, int]) -> None:
-        self.stats = stats
-        self._entries: OrderedDict[tuple, Any] = OrderedDict()
-        for name in ("prefix_tokens_reused", "prefix_tokens_computed"):
-            stats.setdefault(name, 0)
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-    def for_batch(self, model: Any, prefix: dict[str, Any], rows: int, image_ids: tuple[str, ...] = ()) -> Any:
-        """``image_ids``: the images the prefix shows (their placeholder tokens are alike for any image)."""
-        import copy
-
-        import torch
-
-        tokens = tuple(int(t) for t in prefix["input_ids"][0])
-        key = (tokens, tuple(image_ids))
-        cache = self._entries.get(key)
-        if cache is None:
-            with torch.inference_mode():
-                out = model(**prefix, use_cache=True)
-            cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
-            self._entries[key] = cache
-            if len(self._entries) > PREFIX_CACHE_ENTRIES:
-                self._entries.popitem(last=False)
-            self.stats["prefix_tokens_computed"] += len(tokens)
-        else:
-            self._entries.move_to_end(key)
-        self.stats["prefix_tokens_reused"] += len(tokens) * rows
-        batch = copy.deepcopy(cache)
-        for layer in batch.layers:
-            layer.batch_repeat_interleave(rows)
-        return batch
