@@ -33,7 +33,7 @@ __all__ = [
 
 
 if not BUNDLED:
-    from mvlsib import __version__ as TOOLKIT_VERSION
+    import mvlsib
     from mvlsib import httpio, locks
     from mvlsib.atomic import atomic_open
     from mvlsib.csvio import open_csv
@@ -44,13 +44,16 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     # evaluate.py puts its own folder (the release, with its mvl_sib.py) on sys.path first.
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
-    from ._bundle_info import VERSION as TOOLKIT_VERSION
+    from . import _bundle_info
     from ._shared import httpio, locks
     from ._shared.atomic import atomic_open
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions
 
+
+# The toolkit's version: installed, the package's own; bundled, the one that wrote the bundle.
+TOOLKIT_VERSION = mvlsib.__version__ if not BUNDLED else _bundle_info.VERSION
 
 # The task table, read from the release format's reader (the toolkit's copy, or the release's own).
 TASK_TABLE = _loader_module.TASK_TABLE

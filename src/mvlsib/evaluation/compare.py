@@ -14,6 +14,7 @@ from pathlib import Path
 from ._compat import TASKS, MvlsibError, atomic_open
 from .parsing import parse_letter
 from .prompts import LETTERS
+from .report_format import coverage
 from .stats import (
     CONFIDENCE,
     N_PERMUTATIONS,
@@ -84,8 +85,6 @@ def compare_runs(run_a: str | Path, run_b: str | Path, mode: str = "relaxed") ->
         runs.append((run, config, records))
     result = compare_outcomes(outcomes(runs[0][2], mode), outcomes(runs[1][2], mode))
     overall = result.pop("overall")
-    from .report import coverage
-
     cov = [coverage(config, records) for _, config, records in runs]
     out = {
         "run_a": str(run_a),

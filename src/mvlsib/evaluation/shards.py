@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._compat import MvlsibError, atomic_open
+from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _FILE_RE = re.compile(r"^predictions\.shard-(\d+)-of-(\d+)\.jsonl$")
@@ -92,8 +93,6 @@ def find_shards(sources: list[Path]) -> dict[Shard, Path]:
 
 def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False) -> dict:
     """Merge shard files into ``out`` (predictions.jsonl, config.json, metrics.json)."""
-    from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
-
     found = find_shards(sources)
     counts = {s.count for s in found}
     if len(counts) != 1:
