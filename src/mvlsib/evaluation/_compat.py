@@ -9,6 +9,8 @@ release's own loader.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 # Bundled copies live in a package with another name; never reach for `mvlsib` there,
 # even when some other version of it happens to be installed.
 BUNDLED = not __name__.startswith("mvlsib.evaluation")
@@ -32,7 +34,8 @@ __all__ = [
 ]
 
 
-if not BUNDLED:
+# Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
+if TYPE_CHECKING or not BUNDLED:
     import mvlsib
     from mvlsib import httpio, locks
     from mvlsib.atomic import atomic_open
@@ -40,6 +43,8 @@ if not BUNDLED:
     from mvlsib.errors import MvlsibError
     from mvlsib.release_format import mvl_sib as _loader_module
     from mvlsib.versions import library_versions
+
+    TOOLKIT_VERSION = mvlsib.__version__
 else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess test
     # evaluate.py puts its own folder (the release, with its mvl_sib.py) on sys.path first.
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
@@ -51,9 +56,8 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions
 
+    TOOLKIT_VERSION = _bundle_info.VERSION
 
-# The toolkit's version: installed, the package's own; bundled, the one that wrote the bundle.
-TOOLKIT_VERSION = mvlsib.__version__ if not BUNDLED else _bundle_info.VERSION
 
 # The task table, read from the release format's reader (the toolkit's copy, or the release's own).
 TASK_TABLE = _loader_module.TASK_TABLE

@@ -21,6 +21,7 @@ import csv
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from ._compat import TASK_BY_NAME, TASKS, MvlsibError, atomic_open, loader
 from .parsing import parse_letter
@@ -117,7 +118,7 @@ def _image_errors(loaded) -> list[dict]:
                 gold = r["image_ids"][-4:][int(r["label"])]  # the 4 option images come last in a prompt
                 img[gold][2] += 1
                 img[gold][3] += not r["_ok"]
-    images = [
+    images: list[dict[str, Any]] = [
         {
             "image_id": i,
             "n_prompts": v[0],
@@ -148,7 +149,7 @@ def _letter_bias(label: str, records) -> list[dict]:
         answered = Counter(r["_letter"] or "none" for r in recs)
         gold = Counter(LETTERS[int(r["label"])] for r in recs)
         n = len(recs)
-        row = {
+        row: dict[str, Any] = {
             "run": label,
             "label_column": column,
             "tasks": ",".join(sorted({r["task"] for r in recs}, key=_task_rank)),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from ._compat import TASKS, MvlsibError, atomic_open
 from .parsing import parse_letter
@@ -48,7 +49,7 @@ def compare_outcomes(a: dict[tuple, bool], b: dict[tuple, bool], **kw) -> dict:
     by_lang: dict[str, list] = defaultdict(list)
     for (lang, _, _, _), pairs in grouped.items():
         by_lang[lang] += pairs
-    langs = []
+    langs: list[dict[str, Any]] = []
     for lang in sorted(by_lang):
         c = PairedCell(lang, "all", 0, by_lang[lang])
         lo, hi = paired_cell_interval(c, **{k: v for k, v in kw.items() if k != "n_perm"})

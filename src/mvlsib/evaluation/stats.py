@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -183,7 +184,7 @@ def compare_cells(
     confidence: float = CONFIDENCE,
 ) -> dict:
     """Overall, per task x k (macro over languages) and per cell: difference, interval, p-values."""
-    per_cell = []
+    per_cell: list[dict[str, Any]] = []
     for c in cells:
         lo, hi = paired_cell_interval(c, seed=seed, n_boot=n_boot, confidence=confidence)
         per_cell.append(

@@ -116,8 +116,8 @@ class OpenAIBackend(Backend):
     @classmethod
     def check_options(cls, options: Mapping[str, Any]) -> None:
         defaults = {opt.param: opt.default for opt in cls.OPTIONS}
-        get = {**defaults, **{k: v for k, v in options.items() if v is not None}}.get
-        base_url = get("base_url")
+        values: dict[str, Any] = {**defaults, **{k: v for k, v in options.items() if v is not None}}
+        base_url = values["base_url"]
         if not base_url:
             raise MvlsibError(
                 "the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
@@ -129,13 +129,13 @@ class OpenAIBackend(Backend):
             httpio.check_url(base_url.rstrip("/"))
         except httpio.InvalidURL as exc:
             raise MvlsibError(f"--base-url: {exc}") from None
-        if get("request_style") not in REQUEST_STYLES:
+        if values["request_style"] not in REQUEST_STYLES:
             raise MvlsibError(
-                f"--request-style must be one of {', '.join(REQUEST_STYLES)}, got {get('request_style')!r}"
+                f"--request-style must be one of {', '.join(REQUEST_STYLES)}, got {values['request_style']!r}"
             )
-        if get("concurrency") < 1:
-            raise MvlsibError(f"--concurrency must be at least 1, got {get('concurrency')}")
-        timeout, max_retries, backoff = get("timeout"), get("max_retries"), get("backoff")
+        if values["concurrency"] < 1:
+            raise MvlsibError(f"--concurrency must be at least 1, got {values['concurrency']}")
+        timeout, max_retries, backoff = values["timeout"], values["max_retries"], values["backoff"]
         if not timeout > 0 or max_retries < 0 or not backoff >= 0:
             raise MvlsibError(
                 f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "

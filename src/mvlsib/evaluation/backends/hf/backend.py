@@ -139,11 +139,11 @@ class HFBackend(Backend):
     @classmethod
     def check_options(cls, options: Mapping[str, Any]) -> None:
         defaults = {opt.param: opt.default for opt in cls.OPTIONS}
-        get = {**defaults, **{k: v for k, v in options.items() if v is not None}}.get
-        check_runtime(get("batch_size"), get("device"), get("dtype"))
-        check_threads(get("threads"))
-        if get("feature_cache_mb") < 0:
-            raise MvlsibError(f"--feature-cache-mb must be 0 (off) or more, got {get('feature_cache_mb')}")
+        values: dict[str, Any] = {**defaults, **{k: v for k, v in options.items() if v is not None}}
+        check_runtime(values["batch_size"], values["device"], values["dtype"])
+        check_threads(values["threads"])
+        if values["feature_cache_mb"] < 0:
+            raise MvlsibError(f"--feature-cache-mb must be 0 (off) or more, got {values['feature_cache_mb']}")
         for param in JSON_OPTIONS:
             parse_json_option(param.replace("_", "-"), options.get(param))
 

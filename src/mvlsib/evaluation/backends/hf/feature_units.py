@@ -145,7 +145,7 @@ class _Anyres(Adapter):
     def encode(self, fn, args, inputs):
         import torch
 
-        features: list[tuple | None] = [None] * len(inputs)
+        features = [None] * len(inputs)  # one per unit, filled per kind below
         template = None
         accepts_counts = "batch_num_images" in inspect.signature(fn).parameters
         for patched in (True, False):

@@ -130,8 +130,9 @@ class Renderer:
             return self._render(hf_content(messages))
         if self.mode is None:
             self._choose_mode(messages)
-        text = self._render(hf_content(messages, self.placeholder if self.mode == "inline" else None))
-        errors = placement_errors(text, self.placeholder, messages)
+        placeholder = self.placeholder or ""  # set with the mode
+        text = self._render(hf_content(messages, placeholder if self.mode == "inline" else None))
+        errors = placement_errors(text, placeholder, messages)
         if errors:
             raise MvlsibError(
                 f"the chat template moved images away from their place ({errors[0]}); "
@@ -164,7 +165,7 @@ class Renderer:
 def starts_with_bos(text: str, tokenizer: Any) -> bool:
     """Does the rendered text already begin with the tokenizer's BOS (so none must be added)?"""
     bos = getattr(tokenizer, "bos_token", None)
-    return bool(bos) and text.startswith(bos)
+    return isinstance(bos, str) and bool(bos) and text.startswith(bos)
 
 
 # ---------------------------------------------------------------------------- collation
@@ -280,7 +281,8 @@ def compare_batched(
         problems.append(f"keys differ: batch {sorted(batched)} vs per prompt {sorted(singles[0])}")
     expected = collate(singles, layout, pad_token_id)
     for key, how in layout.items():
-        ours, theirs = expected.get(key), batched.get(key)
+        ours: Any = expected.get(key)
+        theirs: Any = batched.get(key)
         if how == "list":
             same = ours == theirs
         else:
@@ -310,7 +312,7 @@ def differences_beyond_padding(
     problems = []
     row = 0
     for key, how in layout.items():
-        theirs = batched.get(key)
+        theirs: Any = batched.get(key)
         if how == "list":
             if theirs != [x for s in singles for x in s[key]]:
                 problems.append(f"{key} (list) differs")

@@ -151,7 +151,7 @@ class PrefixCache:
 
         tokens = tuple(int(t) for t in prefix["input_ids"][0])
         key = (tokens, tuple(image_ids))
-        cache = self._entries.get(key)
+        cache: Any = self._entries.get(key)
         if cache is None:
             with torch.inference_mode():
                 out = model(**prefix, use_cache=True)

@@ -211,5 +211,5 @@ def load_model(model: str, revision: str | None, trust_remote_code: bool, dtype:
             f"cannot load model {where}: {message}. The model must be a local folder or Hub id with "
             "safetensors weights and a processor; models with custom code need --trust-remote-code."
         ) from None
-    net.to(device).eval()
+    net.to(device).eval()  # type: ignore[arg-type]  # transformers types .to() as a wrapped PreTrainedModel method
     return net
