@@ -16,7 +16,7 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
   batch shows the same images and no image follows the shared part, as in an i2s reference set
   sent in several languages; optional, off by default). "kv tok" is the share of prompt tokens
   taken from a reused cache, net of computing each prefix once;
-- **pipeline**: what a user would write instead with transformers alone (issue #15): the same
+- **pipeline**: what a user would write instead with transformers alone: the same
   chat messages (PIL images in place of the ids) through ``pipeline("image-text-to-text")`` with
   ``batch_size`` and the same greedy settings, ``return_full_text=False``. Its answers are compared
   with ours; where the pipeline cannot run a family the column says why.

@@ -34,15 +34,15 @@ def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from mvlsib.release_format.mvl_sib import TOPICS
-    from mvlsib.verify_images.rotations import rotate
     from mvlsib.verify_images.prompts import question_text
+    from mvlsib.verify_images.rotations import rotate
 
     processor = AutoProcessor.from_pretrained(model_dir)
     model = AutoModelForImageTextToText.from_pretrained(model_dir, use_safetensors=True).to(device).eval()
     tok = processor.tokenizer
     out = []
     t0 = time.perf_counter()
-    for row, image in entries:
+    for _row, image in entries:
         for shift in shifts:
             messages = [
                 {
@@ -70,7 +70,7 @@ def naive_clip(model_dir: Path, entries, device: str):
     model = AutoModel.from_pretrained(model_dir, use_safetensors=True).to(device).eval()
     preds = []
     t0 = time.perf_counter()
-    for row, image in entries:
+    for _row, image in entries:
         with torch.inference_mode():
             text = tok([t.format(n) for n in TOPICS for t in TEMPLATES], padding=True, return_tensors="pt").to(device)
             te = torch.nn.functional.normalize(features(model.get_text_features(**text)), dim=-1)
@@ -87,8 +87,8 @@ def main() -> None:
     from mvlsib.release_format.mvl_sib import TOPICS
     from mvlsib.testing.tiny_llava import build_tiny_llava
     from mvlsib.testing.tiny_verify import _tokenizer_texts, build_tiny_clip, fit_tiny_clip
-    from mvlsib.verify_images.rotations import rotation_shifts
     from mvlsib.verify_images.inputs import load_pool_images
+    from mvlsib.verify_images.rotations import rotation_shifts
     from mvlsib.verify_images.verify import VerifyOptions, run_dual, run_generative
     from mvlsib.verify_images.zero_shot import DualEncoder
 

@@ -156,7 +156,9 @@ def test_inputs_are_right(name, model_dir, photos):
     processor.image_processor = inner
     singles = []
     for text, req in zip(texts, reqs):
-        singles.append(backend.batcher.call_processor([text], [[photos[i] for i in req.image_ids]] if req.image_ids else None))
+        singles.append(
+            backend.batcher.call_processor([text], [[photos[i] for i in req.image_ids]] if req.image_ids else None)
+        )
     processor.image_processor = inner  # build_batches re-installs nothing: the memo was swapped out above
     image_token = _image_token_id(processor)
     bos = processor.tokenizer.bos_token_id
@@ -338,7 +340,7 @@ def test_every_chat_family_has_its_image_marker_listed():
 
 
 def test_family_matrix_covers_the_issue(tmp_path):
-    """The families issue #10 names (Aya Vision aside: see docs/evaluation.md)."""
+    """The families the evaluator supports (Aya Vision aside: see docs/evaluation.md)."""
     wanted = {
         "qwen2_vl",
         "qwen2_5_vl",

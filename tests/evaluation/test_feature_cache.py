@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
+import test_families
 import torch
 from click.testing import CliRunner
 from support import release_requests
-from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
+from test_families import GENERATIVE
 
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import make_backend
-from mvlsib.evaluation.backends.hf.loading import move_inputs
 from mvlsib.evaluation.backends.hf.feature_units import ADAPTERS
+from mvlsib.evaluation.backends.hf.loading import move_inputs
+
+# The tiny family models and their texts: test_families' fixtures (built once per process there).
+model_dir = test_families.model_dir
+texts = test_families.texts
 
 # Chat families whose model type has a feature split (the thinking variant is Qwen3-VL again).
 MODEL_TYPE = {"llava_1_5": "llava"}  # the others' family name is their config's model_type

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
+import test_families
 import torch
 from support import release_requests
-from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
+from test_families import GENERATIVE
 
 from mvlsib.evaluation.backends import make_backend
-from mvlsib.evaluation.backends.hf.loading import move_inputs
 from mvlsib.evaluation.backends.hf.kv_prefix import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
+from mvlsib.evaluation.backends.hf.loading import move_inputs
 from mvlsib.evaluation.schedule import prefix_order
+
+# The tiny family models and their texts: test_families' fixtures (built once per process there).
+model_dir = test_families.model_dir
+texts = test_families.texts
 
 MODEL_TYPE = {"llava_1_5": "llava"}
 # Tiny Gemma 3's attention window (64 tokens) is shorter than every prompt: it never reuses (tested below).
@@ -170,9 +175,7 @@ def test_a_prefix_through_the_shared_images_gives_the_plain_answers_and_logits(n
     # batched by image set (length order alone would pair prompts of different instances)
     assert all(len({reqs[i].image_ids for i in idx}) == 1 for idx, _ in backend.build_batches(reqs))
     # First-step logits of a batch continued from a prefix cache holding the images equal the plain batch's.
-    for idx, inputs in backend.build_batches(reqs):
-        if len({reqs[i].image_ids for i in idx}) == 1:
-            break
+    idx, inputs = next((idx, x) for idx, x in backend.build_batches(reqs) if len({reqs[i].image_ids for i in idx}) == 1)
     inputs = move_inputs(inputs, "cpu", torch.float32)
     length = backend.prefixes.length(inputs, True, same_images=True)
     assert backend.prefixes.has_images(inputs, length)

@@ -1,4 +1,4 @@
-"""--threads (issue #15): one torch thread per test worker, and a default that follows
+"""--threads: one torch thread per test worker, and a default that follows
 OMP_NUM_THREADS or takes half the CPUs."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import os
 import click
 
 from ._compat import MvlsibError
-from .backends import BACKENDS, backend_options
+from .backends import BACKENDS, backend_options, backends_help
 
 
 class InputError(click.ClickException):
@@ -61,8 +61,7 @@ def with_backend_options(fn):
             type=click.Choice(list(BACKENDS)),
             default=BACKENDS[0],
             show_default=True,
-            help="hf: a transformers model run here; openai: an OpenAI-compatible chat-completions "
-            "server (vLLM, SGLang, hosted APIs).",
+            help=backends_help("DESCRIPTION"),
         )
     ]
     for _, opt in backend_options():

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
-from .backends import options_for
+from .backends import backends_help, options_for
 from .command_options import friendly_errors, with_backend_options
 from .schedule import MAX_PROMPTS, ORDERS
 
@@ -49,7 +49,7 @@ def _groups(paths) -> dict[str, dict[str, str]]:
     "--model",
     required=True,
     metavar="PATH|ID|NAME",
-    help="hf: local model folder or Hub model id; openai: the served model name.",
+    help=backends_help("MODEL_HELP"),
 )
 @click.option(
     "--tasks",

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from . import _compat
 from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atomic_open
-from .backends import Backend, Request, backend_class, make_backend
+from .backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .schedule import MAX_PROMPTS, order_items
@@ -51,7 +51,7 @@ class RunOptions:
     tasks: tuple[str, ...] = TASKS
     ks: tuple[int, ...] = (1, 3, 5)
     languages: tuple[str, ...] | str = "all"
-    backend: str = "hf"
+    backend: str = BACKENDS[0]
     limit: int | None = None
     limit_mode: str = "stratified"
     shard: Shard | None = None

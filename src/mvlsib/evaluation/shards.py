@@ -148,7 +148,7 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     config = dict(configs[reference_shard])
     config.pop("shard", None)
     # The whole run's size comes from the shards themselves (each knows it), never from the shards
-    # that happen to be present: a merge with a shard missing must not look complete (#11).
+    # that happen to be present: a merge with a shard missing must not look complete.
     totals = {c["n_expected_run"] for c in configs.values() if "n_expected_run" in c}
     if len(totals) > 1:
         raise MvlsibError(f"the shards disagree on the size of the run ({sorted(totals)} predictions)")

@@ -105,6 +105,10 @@ class Backend(abc.ABC):
     """Subclass and implement ``generate``; ``describe`` goes into config.json."""
 
     name: str = "backend"
+    #: what the backend runs, for --backend's help
+    DESCRIPTION: str = ""
+    #: what --model names for this backend, for --model's help
+    MODEL_HELP: str = ""
     #: the command-line options this backend owns (see BackendOption)
     OPTIONS: tuple[BackendOption, ...] = ()
     #: how many requests the runner should hand over at once (results are saved per call)

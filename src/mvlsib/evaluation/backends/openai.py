@@ -75,6 +75,8 @@ def encode_image(image) -> str:
 
 class OpenAIBackend(Backend):
     name = "openai"
+    DESCRIPTION = "an OpenAI-compatible chat-completions server (vLLM, SGLang, hosted APIs)"
+    MODEL_HELP = "the served model name"
     OPTIONS = (
         BackendOption(
             "base-url",

@@ -57,6 +57,8 @@ JSON_OPTIONS = ("chat_template_kwargs", "processor_kwargs")
 
 class HFBackend(Backend):
     name = "hf"
+    DESCRIPTION = "a transformers model run here"
+    MODEL_HELP = "local model folder or Hub model id"
     OPTIONS = (
         BackendOption("revision", "revision", str, None, "hf: model branch, tag or commit (all hf models)."),
         BackendOption("batch-size", "batch_size", int, 8, "hf: prompts (dual encoders: images) per forward pass."),
