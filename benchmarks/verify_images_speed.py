@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO)]
 
 
 def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
