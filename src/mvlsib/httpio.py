@@ -146,6 +146,7 @@ def request(
 
 def _proxy_for(url: str) -> tuple[str, int, dict[str, str]] | None:
     """(host, port, Proxy-Authorization header) of the proxy the environment names for ``url``, if any."""
+    # here, not at the top: urllib.request imports http.client (see _once)
     import base64
     import urllib.parse
     import urllib.request

@@ -13,6 +13,7 @@ from pathlib import Path
 from mvlsib import httpio
 from mvlsib.builder.tsv import SPLITS
 from mvlsib.errors import MvlsibError
+from mvlsib.progress import tqdm_class
 from mvlsib.release_format.mvl_sib import is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
@@ -30,8 +31,6 @@ class SibSource:
 
 
 def _SilentTqdm():
-    from mvlsib.progress import tqdm_class
-
     tqdm = tqdm_class()
 
     class Silent(tqdm):

@@ -180,27 +180,32 @@ def column_errors(
     return errors
 
 
-def first_column_error(name: str, column: str, values: Sequence[Any]) -> tuple[int, str] | None:
-    """The first row of ``values`` that property ``column`` of schema ``name`` rejects, and why."""
-    return next(iter(_bad_rows(name, column, values, range(len(values)))), None)
-
-
 def _bad_rows(name: str, column: str, values: Sequence[Any], rows: Iterable[int]) -> Iterator[tuple[int, str]]:
     """(row, message) of every row among ``rows`` whose value the column's rule rejects; each
-    distinct value is validated once."""
+    distinct value is validated once, and rows are looked at only for the values rejected."""
     check = _column_validator(name, column)
-    verdicts: dict[Any, str | None] = {}
-    for n in rows:
-        value = values[n]
-        key = _key(value)
-        if key not in verdicts:
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                verdicts[key] = "missing value"
-            else:
-                error = next(iter(check.iter_errors(value)), None)
-                verdicts[key] = None if error is None else error.message
-        if verdicts[key] is not None:
-            yield n, str(verdicts[key])
+    rows = list(rows)
+    picked = values if len(rows) == len(values) else [values[n] for n in rows]
+    keys: Sequence[Any]
+    if set(map(type, picked)) <= {str, int}:  # the usual column: each value its own key (bool is not int here)
+        keys = picked
+        distinct: dict[Any, Any] = {v: v for v in dict.fromkeys(picked)}
+    else:  # lists, dicts, floats, None: distinct by their _key
+        keys = [_key(v) for v in picked]
+        distinct = dict(zip(keys, picked))
+    bad: dict[Any, str] = {}
+    for key, value in distinct.items():
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            bad[key] = "missing value"
+        else:
+            error = next(iter(check.iter_errors(value)), None)
+            if error is not None:
+                bad[key] = str(error.message)
+    if not bad:
+        return
+    for n, key in zip(rows, keys):
+        if key in bad:
+            yield n, bad[key]
 
 
 def _key(value: Any) -> Any:
