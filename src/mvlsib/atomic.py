@@ -53,7 +53,7 @@ def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
     What a command killed mid-write (``kill -9``, power loss) leaves behind; the next run of the
     same command cleans it. Entries of live processes (a concurrent writer) are kept.
     """
-    removed = []
+    removed: list[Path] = []
     pattern = re.compile(re.escape(prefix) + r"(\d+)(?:[.-].*)?" + re.escape(suffix) + "$", re.S)
     try:
         entries = list(Path(folder).iterdir())

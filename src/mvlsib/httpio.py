@@ -177,12 +177,12 @@ def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
         path += "?" + parts.query
     proxy = _proxy_for(url)
     if proxy is None:
-        conn = cls(parts.hostname, parts.port, timeout=remaining)
+        conn = cls(parts.hostname or "", parts.port, timeout=remaining)
     else:  # as urllib would: the *_proxy / no_proxy environment
         proxy_host, proxy_port, proxy_headers = proxy
         if scheme == "https":  # a CONNECT tunnel: the proxy never sees the request or its headers
             conn = cls(proxy_host, proxy_port, timeout=remaining)
-            conn.set_tunnel(parts.hostname, parts.port or 443, headers=proxy_headers)
+            conn.set_tunnel(parts.hostname or "", parts.port or 443, headers=proxy_headers)
         else:
             conn = http.client.HTTPConnection(proxy_host, proxy_port, timeout=remaining)
             path = url

@@ -185,7 +185,7 @@ def duplicate_groups(
         counts = Counter(keys)
         candidates = [n for n, key in enumerate(keys) if counts[key] > 1]
     else:
-        candidates = range(len(texts))
+        candidates = list(range(len(texts)))
     by_text: dict[str, list[int]] = {}
     for n in candidates:
         by_text.setdefault(collapse_whitespace(texts[n]), []).append(n)

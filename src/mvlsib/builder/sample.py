@@ -7,6 +7,7 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from mvlsib.builder.sampler import Instance, sample_instances
 from mvlsib.errors import MvlsibError
@@ -98,7 +99,7 @@ def sample(
     """The instances of ``corpus`` with the images of ``pool`` (its manifest) and ``seed``."""
     return sample_instances(
         sentence_topics(corpus),
-        images_by_topic(read_manifest(pool)),
+        images_by_topic(read_manifest(Path(pool))),
         seed=seed,
         partners=duplicate_partners(corpus),
         progress=progress,
@@ -111,7 +112,7 @@ def sample_report(
     """What ``sample_report.json`` says about ``instances`` (label and image use, duplicates)."""
     return build_report(
         instances,
-        images_by_topic(read_manifest(pool)),
+        images_by_topic(read_manifest(Path(pool))),
         seed,
         instances_sha256([inst.as_dict() for inst in instances]),
         duplicate_partners(corpus),

@@ -149,23 +149,9 @@ def sample_instances(
             refs = [index_id] + _pick_sentences(
                 candidates[topic], N_REF_SENTENCES - 1, [index_id], partners, seed, "ref-sentence", iid
             )
-            # Invariant 3: the three instances of a sentence must differ; distinct negatives guarantee it.
-            for attempt in range(MAX_NEGATIVE_RETRIES):
-                others = [t for t in topics if t != topic]
-                ctx = (iid,) if attempt == 0 else (iid, attempt)
-                neg_topics = hash_sorted(others, seed, "neg-topic", *ctx)[:N_NEG_TOPICS]
-                taken = list(refs)
-                neg_sents = []
-                for nt in neg_topics:
-                    got = _pick_sentences(candidates[nt], 1, taken, partners, seed, "neg-sentence", iid, attempt)[0]
-                    neg_sents.append(got)
-                    taken.append(got)
-                signature = (tuple(neg_topics), tuple(neg_sents))
-                if signature not in negatives_seen[index_id]:
-                    break
-            else:  # pragma: no cover - needs a corpus with a single sentence per topic
-                raise MvlsibError(f"instance {iid}: could not find negatives different from its sibling instances")
-            negatives_seen[index_id].append(signature)
+            neg_topics, neg_sents = _pick_negatives(
+                topics, topic, refs, candidates, partners, seed, iid, negatives_seen[index_id]
+            )
             neg_images = [neg_use[nt].pick(images[nt], 1, seed, "neg-image", iid)[0] for nt in neg_topics]
             draft[iid] = dict(
                 index_id=index_id,
@@ -179,8 +165,47 @@ def sample_instances(
             bar.update(1)
     bar.close()
 
-    sentence_labels = _balanced_labels(draft, seed, "sentence-label")
-    image_labels = _balanced_labels(draft, seed, "image-label")
+    return _assemble(
+        draft, _balanced_labels(draft, seed, "sentence-label"), _balanced_labels(draft, seed, "image-label")
+    )
+
+
+def _pick_negatives(
+    topics: list[str],
+    topic: str,
+    refs: list[int],
+    candidates: Mapping[str, _Candidates],
+    partners: Mapping[int, frozenset[int]],
+    seed: int,
+    iid: str,
+    seen: list[tuple],
+) -> tuple[list[str], list[int]]:
+    """The negative topics and one sentence of each; ``seen`` holds the sibling instances' choices.
+
+    Invariant 3: the three instances of a sentence must differ; distinct negatives guarantee it.
+    """
+    for attempt in range(MAX_NEGATIVE_RETRIES):
+        others = [t for t in topics if t != topic]
+        ctx = (iid,) if attempt == 0 else (iid, attempt)
+        neg_topics = hash_sorted(others, seed, "neg-topic", *ctx)[:N_NEG_TOPICS]
+        taken = list(refs)
+        neg_sents = []
+        for nt in neg_topics:
+            got = _pick_sentences(candidates[nt], 1, taken, partners, seed, "neg-sentence", iid, attempt)[0]
+            neg_sents.append(got)
+            taken.append(got)
+        signature = (tuple(neg_topics), tuple(neg_sents))
+        if signature not in seen:
+            seen.append(signature)
+            return neg_topics, neg_sents
+    # only a corpus with a single sentence per topic gets here
+    raise MvlsibError(f"instance {iid}: could not find negatives different from its sibling instances")
+
+
+def _assemble(
+    draft: Mapping[str, dict], sentence_labels: Mapping[str, int], image_labels: Mapping[str, int]
+) -> list[Instance]:
+    """The instances in id order, each correct option inserted at its dealt label."""
     out = []
     for iid in sorted(draft, key=_iid_key):
         d = draft[iid]

@@ -180,7 +180,9 @@ def _remote_files(api, repo_id: str, revision: str) -> dict | None:
 def plan_upload(release: Path, manifest: dict, remote: dict | None) -> UploadPlan:
     remote = remote or {}
     local = sorted([*manifest["files"], "manifest.json"])
-    added, changed, unchanged = [], [], []
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
     for rel in local:
         item = remote.get(rel)
         if item is None:

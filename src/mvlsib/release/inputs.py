@@ -48,13 +48,13 @@ def gather(
         raise MvlsibError("no instances; re-run `mvlsib-build sample`")
     index_ids, texts = corpus_texts(corpus)
     langs = _languages(sorted(texts), languages)
-    manifest = read_manifest(pool)
+    manifest = read_manifest(Path(pool))
     known = {r.image_id for r in manifest}
     used = sorted({i for inst in instances for i in (*inst["ref_image_ids"], *inst["image_option_ids"])})
     missing = [i for i in used if i not in known]
     if missing:
         raise MvlsibError(
-            f"{manifest_path(pool)}: image id(s) {', '.join(missing[:5])} used by instances.jsonl are not in this pool; "
+            f"{manifest_path(Path(pool))}: image id(s) {', '.join(missing[:5])} used by instances.jsonl are not in this pool; "
             "pass the --pool the instances were sampled with, or re-run `mvlsib-build sample`"
         )
     urls = [r.source_url for r in manifest]
@@ -67,7 +67,7 @@ def gather(
         plan=plan_instances(list(instances), index_ids),
         manifest=manifest,
         images=[read_image_record(Path(pool), r) for r in manifest],
-        pool_manifest_sha256=sha256_file(manifest_path(pool)),
+        pool_manifest_sha256=sha256_file(manifest_path(Path(pool))),
         pool_kind=pool_kind(urls),
         demo_images=demo_image_count(urls),
         source=source_info(corpus.report),

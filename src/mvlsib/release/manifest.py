@@ -24,7 +24,7 @@ FORMAT = "mvl-sib-release/1"
 _LIBRARIES = ("pyarrow", "datasets", "pillow", "huggingface_hub", "pandas")
 
 
-def library_versions() -> dict[str, str]:
+def library_versions() -> dict[str, str | None]:
     """Versions on this machine; they go into manifest.json only, never into data files."""
     return versions.library_versions(_LIBRARIES, missing="not installed")
 

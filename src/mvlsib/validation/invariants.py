@@ -252,7 +252,7 @@ def check_count(instances: Sequence[dict], topics_by_id: Mapping[int, str]) -> l
         iid, index_id = inst.get("instance_id"), inst.get("index_id")
         if isinstance(iid, str) and "-" in iid and iid.split("-")[0] != str(index_id):
             out.append(Violation(iid, "count", f"instance_id does not start with its index_id {index_id}"))
-    if ids == sorted(ids, key=_iid_sort) or not all(isinstance(i, str) for i in ids):
+    if not all(isinstance(i, str) for i in ids) or ids == sorted(ids, key=_iid_sort):  # type: ignore[arg-type]
         return out
     out.append(Violation(CORPUS_LEVEL, "count", "instances are not ordered by index_id then r"))
     return out

@@ -115,7 +115,7 @@ class Corpus:
         rows: dict[str, list[int]] = {}
         for lang, start, end in blocks:
             rows.setdefault(lang, []).extend(range(start, end))
-        return rows
+        return {lang: ids for lang, ids in rows.items()}
 
     def __len__(self) -> int:
         return self._table.num_rows if self._table is not None else len(next(iter(self._columns.values()), []))

@@ -169,7 +169,7 @@ def card_data(ctx: CardContext):
         task_categories=["visual-question-answering", "image-text-to-text", "text-classification"],
         size_categories=[size_category(ctx.stats.num_instances)],
         source_datasets=["Davlan/sib200"],
-        **extra,
+        **extra,  # type: ignore[arg-type]  # DatasetCardData types its **kwargs by its first keyword
         # every variant exactly as SIB-200 names it (ISO 639-3 + ISO 15924 script), one config each
         language_details=list(langs),
         tags=["multilingual", "vision-language", "topic-classification", "benchmark"],
@@ -399,7 +399,7 @@ def _prompts(ctx: CardContext) -> str:
 
 def render_card(ctx: CardContext) -> str:
     template = string.Template(
-        resources.files("mvlsib.release.card").joinpath("templates", TEMPLATE).read_text("utf-8")
+        resources.files("mvlsib.release.card").joinpath("templates").joinpath(TEMPLATE).read_text("utf-8")
     )
     topics_per = {im.topic for im in ctx.images}
     per_topic = len(ctx.images) // len(topics_per) if topics_per else 0

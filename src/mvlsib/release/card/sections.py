@@ -83,7 +83,9 @@ def sampling_markdown() -> str:
         "`PYTHONHASHSEED`, so the instances can be re-implemented and re-derived exactly from the description "
         "in the toolkit's `docs/sampling.md`"
     )
-    body = resources.files("mvlsib.release.card").joinpath("templates", "sampling.md").read_text("utf-8").strip()
+    body = (
+        resources.files("mvlsib.release.card").joinpath("templates").joinpath("sampling.md").read_text("utf-8").strip()
+    )
     return (
         intro
         + ", reproduced here:\n\n<details><summary>Sampling procedure</summary>\n\n"
