@@ -74,10 +74,10 @@ class CardContext:
     source_location: str = ""
     source_revision: str = ""
     pool_manifest_sha256: str = ""
-    prompts_markdown: str = ""  # the evaluator's prompt templates (publish.prompts_markdown)
+    prompts_markdown: str = ""  # the evaluator's prompt templates (card.sections.prompts_markdown)
     sampling_markdown: str = ""
     repo_hint: str = "ORG/mvl-sib"
-    # `demo`, `mixed` or `curated` (image_pool.demo.pool_kind) and how many images are drawn pictograms
+    # `demo`, `mixed` or `curated` (workdir.provenance.pool_kind) and how many images are drawn pictograms
     pool_kind: str = "curated"
     demo_images: int = 0
     extra_build: dict[str, str] = field(default_factory=dict)
