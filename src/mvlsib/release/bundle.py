@@ -29,7 +29,7 @@ _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same bytes on
 
 def bundle_files() -> list[tuple[str, bytes]]:
     """``(path inside mvlsib_evaluate/, bytes)`` of every file of the release's evaluator package, sorted."""
-    # Exactly the evaluator package: test fixtures live in mvlsib.testing, never in here.
+    # Exactly the evaluator package: test fixtures live in tests/tiny_models, never in here.
     root = Path(mvlsib.evaluation.__file__).resolve().parent
     # Package data read through pkgutil.get_data (which zipimport serves) ships too: the language table.
     files = sorted(
