@@ -128,7 +128,7 @@ def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
     (the parquet file's bytes) is kept: the `datasets` cache key of a local folder hashes the
     card, not the files' contents or times, so it is what makes a release rebuilt in the same
     folder load afresh. The split sizes `datasets` does not need; parsing them once per config
-    made the YAML parse the main cost of a `load_dataset` call (issue #15, docs/performance.md).
+    made the YAML parse the main cost of a `load_dataset` call (docs/performance.md).
     """
     features = {
         "language": card_features(LANGUAGE_COLUMNS),
