@@ -12,18 +12,24 @@ redirects to any host, turning a POST into a body-less GET and re-sending the
   ever followed for GET;
 - the body is capped at ``max_bytes``; a body cut short raises ``TruncatedBody``;
 - ``redact`` removes credentials from any text built from what a server sent back;
-- proxies come from the environment (``https_proxy``, ``http_proxy``, ``no_proxy``) as with urllib.
+- proxies come from the environment (``https_proxy``, ``http_proxy``, ``no_proxy``) as with urllib;
+- ``retry_after`` reads a ``Retry-After`` header into a bounded delay (or None for garbage);
+- ``env_credential`` reads a key or token from the environment and refuses one that a header
+  cannot carry (a pasted newline, a control character), naming the variable, never the value.
 
 This module imports nothing from mvlsib: the bundled evaluator ships it in ``_shared/``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
 
 # The largest response body read from an inference server (a chat completion is a few KB).
@@ -37,6 +43,10 @@ _TOKEN_PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{8,}"),
 )
+
+
+class CredentialError(ValueError):
+    """A credential variable holds something no HTTP header can carry; the message names the variable only."""
 
 
 class TransportError(Exception):
@@ -88,6 +98,68 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
     for pattern in _TOKEN_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) + " ***") if m.lastindex else "***", text)
     return text
+
+
+def env_credential(name: str, environ=None) -> str | None:
+    """The value of the environment variable ``name`` (None when unset or empty), checked before any use.
+
+    A key is sent in a header: a newline or any other character outside printable ASCII either
+    splits the header or makes the HTTP library fail with a message (and a traceback) quoting
+    the header, key included. Refused here instead, by the variable's name; the value is never
+    part of the message.
+    """
+    value = (os.environ if environ is None else environ).get(name)
+    if not value:
+        return None
+    bad = next((ch for ch in value if not "\x21" <= ch <= "\x7e"), None)
+    if bad is not None:
+        what = unicodedata.name(bad, "") or ("a control character" if unicodedata.category(bad) == "Cc" else "")
+        kind = "a space" if bad == " " else f"U+{ord(bad):04X}{f' ({what})' if what else ''}"
+        raise CredentialError(
+            f"the environment variable {name} holds {kind}, which no key or token contains (a paste that took "
+            f"a line break or quote with it?); set {name} again to the bare key"
+        )
+    return value
+
+
+# The longest wait a server may ask for; a longer (or unreadable) Retry-After falls back to our own backoff.
+MAX_RETRY_AFTER_S = 60.0
+
+
+def retry_after(value: str | None, *, cap: float = MAX_RETRY_AFTER_S, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date), within [0, cap].
+
+    None when the header is absent or unreadable (``nan``, ``inf``, ``-5``, a date that is not
+    one): the caller keeps its own backoff. A wait over ``cap`` is cut to ``cap``.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text or len(text) > 64:
+        return None
+    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):  # digits only: no nan, inf, sign or exponent
+        return min(float(text), cap)  # at most 64 digits: always finite
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    try:
+        delta = when.timestamp() - (time.time() if now is None else now)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return min(max(delta, 0.0), cap)
+
+
+def content_length(value: str | None) -> int | None:
+    """A ``Content-Length`` header as a number, or None when absent or not a plain decimal number."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not (0 < len(text) <= 19 and text.isascii() and text.isdigit()):
+        return None  # never int() a header of thousands of digits
+    return int(text)
 
 
 def check_url(url: str) -> str:
@@ -204,9 +276,9 @@ def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
     try:
         conn.request(method, path, body=body, headers=headers)
         resp = conn.getresponse()
-        length = resp.getheader("Content-Length")
-        if length and length.strip().isdigit() and int(length) > max_bytes:
-            raise BodyTooLarge(f"{url}: the response is {int(length):,} bytes, over the {max_bytes:,}-byte limit")
+        length = content_length(resp.getheader("Content-Length"))
+        if length is not None and length > max_bytes:
+            raise BodyTooLarge(f"{url}: the response is {length:,} bytes, over the {max_bytes:,}-byte limit")
         chunks, total = [], 0
         while True:
             # read1 returns after one socket read, so the size cap and the deadline are checked often.
@@ -221,8 +293,8 @@ def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
                 break
         if expired.is_set():
             raise DeadlineExceeded(f"{url}: no complete answer within {timeout:g} s")
-        if length and length.strip().isdigit() and total < int(length):
-            raise TruncatedBody(f"{url}: connection closed after {total:,} of {int(length):,} bytes")
+        if length is not None and total < length:
+            raise TruncatedBody(f"{url}: connection closed after {total:,} of {length:,} bytes")
         return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, b"".join(chunks), url)
     except TransportError:
         raise

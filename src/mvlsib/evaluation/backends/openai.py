@@ -12,13 +12,12 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .._compat import MvlsibError, httpio
+from .._compat import MvlsibError, httpio, jsonio
 from ..parsing import strip_reasoning
 from .base import (
     CHAT_TEMPLATE_KWARGS,
@@ -40,25 +39,48 @@ class _Malformed(ValueError):
     """A 2xx response that is not a usable chat completion (retried like a dropped connection)."""
 
 
-def _chat_json(body: bytes) -> dict[str, Any]:
-    """A chat-completion body, decoded; anything a model's answer cannot be read from is ``_Malformed``."""
+def _text_field(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # some servers answer with content parts
+        texts = []
+        for i, part in enumerate(value):
+            if not isinstance(part, dict):
+                raise _Malformed(f"{where}[{i}] is a {type(part).__name__}, not a content part")
+            text = part.get("text", "")
+            if not isinstance(text, str):
+                raise _Malformed(f"{where}[{i}].text is a {type(text).__name__}, not text")
+            texts.append(text)
+        return "".join(texts)
+    raise _Malformed(f"{where} is a {type(value).__name__}, not text")
+
+
+def _chat_answer(body: bytes) -> tuple[str, str, Any]:
+    """(content, reasoning, finish_reason) of a chat-completion body; anything else is ``_Malformed``.
+
+    The body is parsed within jsonio's bounds (nesting, number length, no NaN), so a hostile
+    server gives a message, not a RecursionError; text keeps lone surrogates recoverably
+    (``jsonio.storable``), so the predictions file can always be written.
+    """
     try:
-        answer = json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise _Malformed(f"invalid UTF-8 at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise _Malformed(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    try:
-        content = answer["choices"][0]["message"].get("content")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return answer  # _one names what is missing
-    if content is not None and not isinstance(content, (str, list)):
-        raise _Malformed(f"choices[0].message.content is a {type(content).__name__}, not text")
-    if isinstance(content, list) and any(
-        isinstance(p, dict) and not isinstance(p.get("text", ""), str) for p in content
-    ):
-        raise _Malformed("choices[0].message.content has a part whose text is not a string")
-    return answer
+        answer = jsonio.loads(body, max_bytes=httpio.MAX_RESPONSE_BYTES)
+    except jsonio.JsonLimitError as exc:
+        raise _Malformed(str(exc)) from None
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise _Malformed(f"no choices[0] in {json.dumps(answer)[:200]}")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise _Malformed(f"no choices[0].message in {json.dumps(answer)[:200]}")
+    content = _text_field(message.get("content"), "choices[0].message.content")
+    # A reasoning parser (vLLM, SGLang) or a reasoning API returns the thinking apart from the answer.
+    reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+    if not isinstance(reasoning, str):
+        raise _Malformed(f"choices[0].message.reasoning_content is a {type(reasoning).__name__}, not text")
+    return jsonio.storable(content), jsonio.storable(reasoning), choice.get("finish_reason")
 
 
 def encode_image(image) -> str:
@@ -186,7 +208,10 @@ class OpenAIBackend(Backend):
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
-        self._api_key = os.environ.get(api_key_env) or None
+        try:  # checked before any use: a pasted newline must not reach a header (nor a traceback)
+            self._api_key = httpio.env_credential(api_key_env)
+        except httpio.CredentialError as exc:
+            raise MvlsibError(str(exc)) from None
         self._encoded: dict[str, str] = {}
         self.images: dict[str, Any] = {}
         self.stats = {"requests": 0, "retries": 0}
@@ -222,7 +247,7 @@ class OpenAIBackend(Backend):
             body["chat_template_kwargs"] = self.template_kwargs
         return body
 
-    def _post(self, body: bytes) -> dict[str, Any]:
+    def _post(self, body: bytes) -> tuple[str, str, Any]:
         """POST one request; transport faults and malformed answers are retried, then a clear error."""
         headers = {"Content-Type": "application/json"}
         if self._api_key:
@@ -241,14 +266,11 @@ class OpenAIBackend(Backend):
                         raise MvlsibError(
                             self._redact(f"{url} answered {last}; not retrying (check --model and --base-url)")
                         )
-                    retry_after = resp.header("retry-after")
-                    if retry_after:  # the server knows best when to come back
-                        try:
-                            delay = min(max(float(retry_after), 0.0), 60.0)
-                        except ValueError:
-                            pass
+                    # The server knows best when to come back, if it says so readably (nan, -1, garbage: ours).
+                    wait = httpio.retry_after(resp.header("retry-after"))
+                    delay = delay if wait is None else wait
                 else:
-                    return _chat_json(resp.body)
+                    return _chat_answer(resp.body)
             except httpio.TransportError as exc:
                 if not exc.retryable:
                     raise MvlsibError(self._redact(str(exc))) from None
@@ -264,32 +286,12 @@ class OpenAIBackend(Backend):
         return httpio.redact(text, (self._api_key,))
 
     def _one(self, request: Request) -> str:
-        answer = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
+        content, reasoning, finish = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
         self.stats["requests"] += 1
-        try:
-            choice = answer["choices"][0]
-            message = choice["message"]
-            content = message.get("content")
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise MvlsibError(
-                self._redact(
-                    f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
-                    f"{json.dumps(answer)[:300]}"
-                )
-            ) from None
-        if isinstance(content, list):  # some servers answer with content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        content = content if isinstance(content, str) else ""
-        # A reasoning parser (vLLM, SGLang) or a reasoning API returns the thinking apart from the answer:
-        # keep it in the raw response, as a thinking block that parsing removes again.
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
+        # Keep the thinking in the raw response, as a thinking block that parsing removes again.
+        if reasoning:
             content = f"<think>{reasoning}</think>{content}"
-        if (
-            choice.get("finish_reason") == "length"
-            and strip_reasoning(content) == ""
-            and (reasoning or "<think>" in content)
-        ):
+        if finish == "length" and strip_reasoning(content) == "" and (reasoning or "<think>" in content):
             raise MvlsibError(
                 f"{request.key}: the model was still thinking when its {self.max_new_tokens} new tokens ran "
                 "out, so it never answered; give a reasoning model room with --max-new-tokens (e.g. 4096), "
