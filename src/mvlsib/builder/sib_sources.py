@@ -94,12 +94,25 @@ def hub_source(
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    timeout: float | None = None,
 ) -> SibSource:
     """Fetch ``data/<lang>/{train,dev,test}.tsv`` of a Hub dataset into the huggingface_hub cache.
 
     The revision is resolved to a commit first, so the listing and every file come from the same commit
     and the report can name it. ``endpoint`` (or ``HF_ENDPOINT``) points the client at another server.
+    Every request is bounded (``hubio.session``: ``timeout`` for the whole request, default
+    ``hubio.hub_timeout()``) and every answer checked; a bad one is one message naming ``--sib``.
     """
+    from mvlsib import hubio  # imports httpx2 when a session starts: not for every command
+
+    try:
+        with hubio.session(f"--sib {repo_id}", timeout):
+            return _hub_source(repo_id, revision, languages, endpoint, cache_dir, progress)
+    except hubio.HubProblem as exc:
+        raise MvlsibError(httpio.redact(str(exc), (os.environ.get("HF_TOKEN"),))) from None
+
+
+def _hub_source(repo_id, revision, languages, endpoint, cache_dir, progress) -> SibSource:
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 
@@ -138,6 +151,8 @@ def hub_source(
             "Check the network or HF_ENDPOINT, or pass a local SIB-200 folder."
         ) from None
 
+    if not commit:
+        raise MvlsibError(f"--sib {repo_id}: the Hub's answer names no commit for revision {revision or 'main'}")
     available = _hub_languages(files)
     if not available:
         raise MvlsibError(f"Hub dataset {repo_id}@{commit}: no data/<lang>/*.tsv files; is this SIB-200?")

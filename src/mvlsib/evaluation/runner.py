@@ -123,7 +123,8 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
     if languages == "all" or languages == ("all",):
         # a local folder's data/ or, for a Hub repo id, the configs its card lists
         try:
-            found = loader.languages(data, revision) if not Path(data).is_dir() else loader.languages(data)
+            with _release_errors(data):
+                found = loader.languages(data, revision) if not Path(data).is_dir() else loader.languages(data)
         except (ValueError, FileNotFoundError, ConnectionError) as exc:  # LoaderError, no such repo, no network
             if isinstance(exc, MvlsibError):
                 raise
@@ -137,9 +138,12 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
 
 @contextlib.contextmanager
 def _release_errors(data: str):
-    """The loader's LoaderError (a bad language, a broken release) as one message naming the release."""
+    """The loader's LoaderError (a bad language, a broken release) as one message naming the release;
+    for a Hub repo id, every request bounded and every answer checked (hubio.session: a HubProblem)."""
+    hub = contextlib.nullcontext() if Path(data).is_dir() else _compat.hubio.session(f"--data {data}")
     try:
-        yield
+        with hub:
+            yield
     except ValueError as exc:
         if isinstance(exc, MvlsibError):
             raise

@@ -12,7 +12,6 @@ handed to ``HfApi`` and never printed, logged or written by this module.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mvlsib import httpio
+from mvlsib import httpio, hubio
 from mvlsib.atomic import atomic_open, sha256_file
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import HUB_TIMEOUT_S
@@ -156,7 +155,10 @@ def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
 def resolve_token(token: str | None = None) -> str | None:
     if token:
         return token
-    env = os.environ.get("HF_TOKEN")
+    try:  # refused by name before any use: the value must never reach a header or a message
+        env = httpio.env_credential("HF_TOKEN")
+    except httpio.CredentialError as exc:
+        raise MvlsibError(str(exc)) from None
     if env:
         return env
     from huggingface_hub import get_token
@@ -212,35 +214,27 @@ def publish_to_hub(
     timeout: float = HUB_TIMEOUT_S,
     allow_demo_pool: bool = False,
 ) -> HubResult:
-    """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring."""
-    with _hub_timeout(timeout):
-        return _publish_to_hub(
-            release,
-            repo_id,
-            revision=revision,
-            private=private,
-            tag=tag,
-            dry_run=dry_run,
-            endpoint=endpoint,
-            token=token,
-            timeout=timeout,
-            allow_demo_pool=allow_demo_pool,
-        )
+    """Upload ``release`` to the dataset repo ``repo_id``; see the module docstring.
 
-
-@contextlib.contextmanager
-def _hub_timeout(seconds: float):
-    """Give huggingface_hub's shared HTTP client a timeout for the block (its default is none)."""
-    import httpx2
-    from huggingface_hub.utils import get_session
-
-    session = get_session()
-    old = session.timeout
-    session.timeout = httpx2.Timeout(seconds)
+    Every Hub request ends within ``timeout`` seconds in all (not per read) and every answer is
+    checked before huggingface_hub reads it (``hubio.session``); a bad one is one message.
+    """
     try:
-        yield
-    finally:
-        session.timeout = old
+        with hubio.session(f"--repo-id {repo_id}", timeout):
+            return _publish_to_hub(
+                release,
+                repo_id,
+                revision=revision,
+                private=private,
+                tag=tag,
+                dry_run=dry_run,
+                endpoint=endpoint,
+                token=token,
+                timeout=timeout,
+                allow_demo_pool=allow_demo_pool,
+            )
+    except hubio.HubProblem as exc:
+        raise MvlsibError(httpio.redact(str(exc), (token, os.environ.get("HF_TOKEN")))) from None
 
 
 def _publish_to_hub(

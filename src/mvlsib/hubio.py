@@ -1,0 +1,407 @@
+"""Every answer of the Hugging Face Hub bounded and checked before huggingface_hub or datasets reads it.
+
+huggingface_hub (2.x) sends every request through one shared httpx2 client (``get_session``;
+``datasets`` uses the same one), whose default has no timeout at all, and reads answers with
+``response.json()``: HTML where JSON belongs, ``[]`` where an object belongs, a body nested
+200,000 deep or a 6,000-digit number end as a TypeError, AttributeError, RecursionError or
+ValueError deep inside the library, and a Hub that drips bytes keeps a command alive for ever
+(httpx2's timeouts bound each read, not the request). ``session(subject, timeout)`` installs,
+for the duration of a command, a client whose
+
+- transport ends each request at a deadline for the whole request (connect, headers, body): a
+  watchdog shuts the socket down when it passes. A file download gets ``timeout`` plus one
+  second per ``MIN_RATE`` bytes it announces (a large file on a slow link is not a drip);
+- transport caps every body (API answers at ``MAX_API_BYTES``, files at ``max_file_bytes``);
+- response hook parses every API answer with ``jsonio`` (size, depth, number length, no NaN,
+  no lone surrogate) and checks its shape against ``SHAPES``, the answers of the endpoints the
+  toolkit's commands call; an error answer (4xx/5xx) that is not bounded JSON reaches the
+  library as a short note, so its error formatting cannot fail on it;
+
+and turns what still goes wrong into one ``HubProblem`` naming ``subject`` (``--sib ORG/NAME``):
+a bad answer, a deadline, a builtin exception raised inside huggingface_hub / datasets code by
+an answer the checks let through. ``HF_TOKEN`` is checked first (``httpio.env_credential``).
+
+Imports only leaves (relative, so the bundled evaluator's ``_shared`` copy works); httpx2 and
+huggingface_hub are imported when a session starts, never for ``--help``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from . import httpio, jsonio
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_API_BYTES = 32 * 1024 * 1024  # a dataset's info with every file listed is a few MB
+MAX_FILE_BYTES = 8 * 1024**3
+MIN_RATE = 128 * 1024  # bytes per second a download may extend its deadline by
+_ERROR_NOTE = b'{"error": "(the error answer was not bounded JSON; not shown)"}'
+
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+_SIBLING = {"rfilename": str, "size?": int, "lfs?": dict, "blobId?": str}
+_REPO_INFO = {
+    "id?": str,
+    "sha?": _HEX40,
+    "private?": bool,
+    "siblings?": [_SIBLING],
+    "cardData?": dict,
+    "tags?": [str],
+    "lastModified?": str,
+    "createdAt?": str,
+}
+_TREE_ENTRY = {"type": str, "path": str, "oid?": str, "size?": int, "lfs?": {"oid": str, "size": int}}
+_REF = {"name": str, "targetCommit": _HEX40, "ref?": str}
+_REPO = r"/api/(?:datasets|models|spaces)/[^/]+/[^/]+"
+# (method, path pattern, shape): the shape of a 2xx answer. A dict spec lists keys ("key?" optional,
+# may be null); a one-item list spec: a list of such items; a type: isinstance; a pattern: a full match.
+SHAPES: tuple[tuple[str, re.Pattern[str], Any], ...] = tuple(
+    (method, re.compile(pattern), shape)
+    for method, pattern, shape in (
+        ("GET", _REPO + r"(?:/revision/[^/]+)?", _REPO_INFO),
+        ("GET", _REPO + r"/tree/.*", [_TREE_ENTRY]),
+        ("POST", _REPO + r"/paths-info/.*", [_TREE_ENTRY]),
+        ("GET", _REPO + r"/refs", {"branches": [_REF], "tags": [_REF], "converts?": list}),
+        (
+            "POST",
+            _REPO + r"/preupload/.*",
+            {"files": [{"path": str, "uploadMode": str, "shouldIgnore?": bool, "oid?": str}], "commitOid?": _HEX40},
+        ),
+        ("POST", _REPO + r"/commit/.*", {"commitOid": _HEX40, "commitUrl": str}),
+        ("POST", r"/api/repos/create", {"url": str}),
+        ("POST", r".*\.git/info/lfs/objects/batch", {"objects": [{"oid": str, "size": int, "actions?": dict}]}),
+    )
+)
+
+
+def hub_timeout(environ=None) -> float:
+    """Seconds for one whole Hub request: ``MVLSIB_HUB_TIMEOUT`` when set (commands without a --timeout), else the default."""
+    value = (os.environ if environ is None else environ).get("MVLSIB_HUB_TIMEOUT")
+    if not value:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise HubProblem(f"MVLSIB_HUB_TIMEOUT={value[:40]!r}: give a number of seconds above 0")
+    return seconds
+
+
+class HubAnswerError(Exception):
+    """An answer of the Hub that the toolkit will not hand on (not an httpx2 error: nothing retries it)."""
+
+
+class HubDeadline(HubAnswerError):
+    pass
+
+
+class HubProblem(ValueError):
+    """One line for the user: what about the Hub went wrong, for which ``subject``."""
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def shape_problem(value: Any, spec: Any, where: str = "answer") -> str | None:
+    """Where ``value`` departs from ``spec`` (see ``SHAPES``), or None."""
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return f"{where} is a {_type_name(value)}, not an object"
+        for key, sub in spec.items():
+            name = key.rstrip("?")
+            if name not in value or (key.endswith("?") and value[name] is None):
+                if key.endswith("?"):
+                    continue
+                return f"{where} has no {name!r}"
+            problem = shape_problem(value[name], sub, f"{where}.{name}")
+            if problem:
+                return problem
+        return None
+    if isinstance(spec, list):
+        if not isinstance(value, list):
+            return f"{where} is a {_type_name(value)}, not a list"
+        for i, item in enumerate(value):
+            problem = shape_problem(item, spec[0], f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(spec, re.Pattern):
+        if not (isinstance(value, str) and spec.fullmatch(value)):
+            return f"{where} is {str(value)[:60]!r}, not a {spec.pattern}"
+        return None
+    if not isinstance(value, spec) or (isinstance(value, bool) and spec is int):
+        return f"{where} is a {_type_name(value)}, not a {spec.__name__}"
+    return None
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return jsonio.has_lone_surrogate(value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def check_answer(method: str, path: str, body: bytes) -> None:
+    """``HubAnswerError`` unless ``body`` is a bounded JSON answer of the shape ``SHAPES`` gives for the endpoint."""
+    try:
+        answer = jsonio.loads(body, max_bytes=MAX_API_BYTES)
+    except jsonio.JsonLimitError as exc:
+        start = body[:40].decode("utf-8", "replace").strip()
+        raise HubAnswerError(
+            f"{method} {path} answered something that is not JSON ({exc}; it starts {start!r})"
+        ) from None
+    if _has_lone_surrogate(answer):
+        raise HubAnswerError(f"{method} {path} answered text holding a lone surrogate, which no Hub answer has")
+    for m, pattern, shape in SHAPES:
+        if m == method and pattern.fullmatch(path):
+            problem = shape_problem(answer, shape)
+            if problem:
+                raise HubAnswerError(f"{method} {path}: the {problem}")
+            return
+
+
+def _is_api(path: str) -> bool:
+    return path.startswith("/api/") or path.endswith("/info/lfs/objects/batch")
+
+
+class _Watchdog:
+    """Shuts the request's sockets down at its deadline; ``extend`` moves the deadline later."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._arm()
+
+    def _arm(self) -> None:
+        self._timer = threading.Timer(max(0.0, self.deadline - time.monotonic()), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if time.monotonic() < self.deadline:  # extended meanwhile
+                self._arm()
+                return
+            self.expired = True
+            for sock in self._sockets:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+        if self.expired:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def extend(self, seconds: float) -> None:
+        with self._lock:
+            self.deadline += seconds
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+@functools.cache
+def _stream_class():
+    import httpx2
+
+    class BoundedStream(httpx2.SyncByteStream):
+        def __init__(self, inner, watchdog: _Watchdog, cap: int, what: str, timeout: float) -> None:
+            self._inner, self._watchdog, self._cap, self._what, self._timeout = inner, watchdog, cap, what, timeout
+
+        def __iter__(self) -> Iterator[bytes]:
+            total = 0
+            try:
+                for chunk in self._inner:
+                    total += len(chunk)
+                    if self._watchdog.expired:
+                        break
+                    if total > self._cap:
+                        raise HubAnswerError(f"{self._what}: the answer is over the {self._cap:,}-byte limit")
+                    yield chunk
+            except httpx2.TransportError:
+                if not self._watchdog.expired:
+                    raise
+            if self._watchdog.expired:
+                raise HubDeadline(f"{self._what}: no complete answer within {self._timeout:g} s")
+
+        def close(self) -> None:
+            self._watchdog.cancel()
+            self._inner.close()
+
+    return BoundedStream
+
+
+class BoundedTransport:
+    """An httpx2 transport (duck-typed) around the default one: whole-request deadline, size caps."""
+
+    def __init__(self, timeout: float, max_file_bytes: int) -> None:
+        import httpx2
+
+        self.timeout, self.max_file_bytes = timeout, max_file_bytes
+        # No kept-alive connections: each request's socket is its own, so the watchdog can shut it.
+        self._inner = httpx2.HTTPTransport(limits=httpx2.Limits(max_keepalive_connections=0))
+
+    def handle_request(self, request):
+        import httpx2
+
+        watchdog = _Watchdog(self.timeout)
+        what = f"{request.method} {request.url.copy_with(query=None)}"
+        previous = request.extensions.get("trace")
+
+        def trace(name: str, info: dict) -> None:
+            if name.endswith((".connect_tcp.complete", ".start_tls.complete")):
+                stream = info.get("return_value")
+                sock = stream.get_extra_info("socket") if stream is not None else None
+                if sock is not None:
+                    watchdog.watch(sock)
+            if previous is not None:
+                previous(name, info)
+
+        request.extensions = {**request.extensions, "trace": trace}
+        try:
+            response = self._inner.handle_request(request)
+        except httpx2.TransportError:
+            watchdog.cancel()
+            if watchdog.expired:
+                raise HubDeadline(f"{what}: no complete answer within {self.timeout:g} s") from None
+            raise
+        length = httpio.content_length(response.headers.get("content-length"))
+        if _is_api(request.url.path):
+            cap = MAX_API_BYTES
+        else:
+            cap = self.max_file_bytes
+            watchdog.extend(min(length or 0, cap) / MIN_RATE)
+        stream = _stream_class()(response.stream, watchdog, cap, what, self.timeout)
+        return httpx2.Response(
+            response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
+        )
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _check_response(response) -> None:
+    """The response hook: read and check every API answer before the library sees it."""
+    request = response.request
+    if not _is_api(request.url.path) or request.method == "HEAD":
+        return
+    chunks, total = [], 0
+    for chunk in response.iter_bytes():  # decoded: a compressed bomb stops at the cap too
+        total += len(chunk)
+        if total > MAX_API_BYTES:
+            response.close()
+            raise HubAnswerError(f"{request.method} {request.url.path}: over the {MAX_API_BYTES:,}-byte limit")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    # As Response.read() does: the library's response.json() / .text then read this, not the socket.
+    response._content = body
+    if response.status_code >= 400:
+        try:
+            jsonio.loads(body, max_bytes=MAX_API_BYTES)
+        except jsonio.JsonLimitError:
+            if body.strip()[:1] in (b"{", b"["):  # JSON the library would choke on; plain text is fine
+                response._content = _ERROR_NOTE
+        return
+    if 200 <= response.status_code < 300 and body.strip():
+        check_answer(request.method, request.url.path, body)
+
+
+def bounded_client(timeout: float, max_file_bytes: int = MAX_FILE_BYTES):
+    """An httpx2 client like huggingface_hub's own (its request hook, redirects) with the bounds above."""
+    import httpx2
+    from huggingface_hub.utils._http import hf_request_event_hook
+
+    return httpx2.Client(
+        event_hooks={"request": [hf_request_event_hook], "response": [_check_response]},
+        follow_redirects=True,
+        timeout=httpx2.Timeout(timeout),
+        transport=BoundedTransport(timeout, max_file_bytes),  # type: ignore[arg-type]
+    )
+
+
+def _in_chain(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return None
+
+
+_LIBRARIES = ("huggingface_hub", "datasets", "fsspec", "httpx2", "httpcore2", "json")
+
+
+def _raised_in_library(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc`` is library code reading an answer, not the toolkit's."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    return module.split(".")[0] in _LIBRARIES
+
+
+_SHAPE_ERRORS = (TypeError, KeyError, AttributeError, ValueError, IndexError, RecursionError, UnicodeError)
+
+
+@contextlib.contextmanager
+def session(subject: str, timeout: float | None = None, max_file_bytes: int = MAX_FILE_BYTES):
+    """Within the block, huggingface_hub talks to the Hub through ``bounded_client``; see the module docstring.
+
+    ``timeout``: seconds for one whole request; None: ``hub_timeout()``."""
+    timeout = hub_timeout() if timeout is None else timeout
+    try:
+        httpio.env_credential("HF_TOKEN")
+    except httpio.CredentialError as exc:
+        raise HubProblem(str(exc)) from None
+    from huggingface_hub.utils import _http
+
+    previous = _http._GLOBAL_CLIENT_FACTORY
+    _http.set_client_factory(lambda: bounded_client(timeout, max_file_bytes))
+    try:
+        yield
+    except HubProblem:
+        raise
+    except Exception as exc:
+        found = _in_chain(exc, HubAnswerError)
+        if found is not None:
+            raise HubProblem(f"{subject}: {found}") from None
+        if (
+            type(exc).__module__ in ("builtins", "json.decoder")
+            and isinstance(exc, _SHAPE_ERRORS)
+            and _raised_in_library(exc)
+        ):
+            raise HubProblem(
+                f"{subject}: the Hub answered something huggingface_hub cannot read ({type(exc).__name__}: "
+                f"{str(exc)[:160]}); is the endpoint a Hugging Face Hub?"
+            ) from None
+        raise
+    finally:
+        _http.set_client_factory(previous)
