@@ -49,7 +49,7 @@ _ERROR_NOTE = b'{"error": "(the error answer was not bounded JSON; not shown)"}'
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 _SIBLING = {"rfilename": str, "size?": int, "lfs?": dict, "blobId?": str}
 _REPO_INFO = {
-    "id?": str,
+    "id": str,
     "sha?": _HEX40,
     "private?": bool,
     "siblings?": [_SIBLING],
@@ -108,15 +108,25 @@ class HubProblem(ValueError):
     """One line for the user: what about the Hub went wrong, for which ``subject``."""
 
 
+def one_line(text: str, most: int = 400) -> str:
+    """A message from a library or a server as one line (their texts hold line breaks), cut at ``most``."""
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def _type_name(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
+    """How JSON calls the kind of ``value``, with its article."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else "true/false"
+    kinds = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}
+    return next((name for kind, name in kinds.items() if isinstance(value, kind)), type(value).__name__)
 
 
 def shape_problem(value: Any, spec: Any, where: str = "answer") -> str | None:
     """Where ``value`` departs from ``spec`` (see ``SHAPES``), or None."""
     if isinstance(spec, dict):
         if not isinstance(value, dict):
-            return f"{where} is a {_type_name(value)}, not an object"
+            return f"{where} is {_type_name(value)}, not an object"
         for key, sub in spec.items():
             name = key.rstrip("?")
             if name not in value or (key.endswith("?") and value[name] is None):
@@ -129,7 +139,7 @@ def shape_problem(value: Any, spec: Any, where: str = "answer") -> str | None:
         return None
     if isinstance(spec, list):
         if not isinstance(value, list):
-            return f"{where} is a {_type_name(value)}, not a list"
+            return f"{where} is {_type_name(value)}, not a list"
         for i, item in enumerate(value):
             problem = shape_problem(item, spec[0], f"{where}[{i}]")
             if problem:
@@ -137,10 +147,10 @@ def shape_problem(value: Any, spec: Any, where: str = "answer") -> str | None:
         return None
     if isinstance(spec, re.Pattern):
         if not (isinstance(value, str) and spec.fullmatch(value)):
-            return f"{where} is {str(value)[:60]!r}, not a {spec.pattern}"
+            return f"{where} is {str(value)[:60]!r}, not a commit id (40 hexadecimal digits)"
         return None
     if not isinstance(value, spec) or (isinstance(value, bool) and spec is int):
-        return f"{where} is a {_type_name(value)}, not a {spec.__name__}"
+        return f"{where} is {_type_name(value)}, not {_type_name(spec())}"
     return None
 
 
@@ -156,6 +166,9 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 def check_answer(method: str, path: str, body: bytes) -> None:
     """``HubAnswerError`` unless ``body`` is a bounded JSON answer of the shape ``SHAPES`` gives for the endpoint."""
+    shapes = [shape for m, pattern, shape in SHAPES if m == method and pattern.fullmatch(path)]
+    if not body.strip() and not shapes:
+        return  # an empty answer where none is read (a tag, a branch)
     try:
         answer = jsonio.loads(body, max_bytes=MAX_API_BYTES)
     except jsonio.JsonLimitError as exc:
@@ -165,12 +178,9 @@ def check_answer(method: str, path: str, body: bytes) -> None:
         ) from None
     if _has_lone_surrogate(answer):
         raise HubAnswerError(f"{method} {path} answered text holding a lone surrogate, which no Hub answer has")
-    for m, pattern, shape in SHAPES:
-        if m == method and pattern.fullmatch(path):
-            problem = shape_problem(answer, shape)
-            if problem:
-                raise HubAnswerError(f"{method} {path}: the {problem}")
-            return
+    problem = shape_problem(answer, shapes[0]) if shapes else None
+    if problem:
+        raise HubAnswerError(f"{method} {path}: the {problem}")
 
 
 def _is_api(path: str) -> bool:
@@ -224,8 +234,9 @@ def _stream_class():
     import httpx2
 
     class BoundedStream(httpx2.SyncByteStream):
-        def __init__(self, inner, watchdog: _Watchdog, cap: int, what: str, timeout: float) -> None:
+        def __init__(self, inner, watchdog: _Watchdog, cap: int, what: str, timeout: float, api: bool) -> None:
             self._inner, self._watchdog, self._cap, self._what, self._timeout = inner, watchdog, cap, what, timeout
+            self._api = api
 
         def __iter__(self) -> Iterator[bytes]:
             total = 0
@@ -237,6 +248,13 @@ def _stream_class():
                     if total > self._cap:
                         raise HubAnswerError(f"{self._what}: the answer is over the {self._cap:,}-byte limit")
                     yield chunk
+            except httpx2.RemoteProtocolError as exc:
+                if self._watchdog.expired:
+                    pass
+                elif self._api:  # an API answer cut short is not retried for ever: a message, re-run
+                    raise HubAnswerError(f"{self._what}: the answer was cut short ({exc})") from None
+                else:  # a file download: the library resumes it where it stopped
+                    raise
             except httpx2.TransportError:
                 if not self._watchdog.expired:
                     raise
@@ -277,20 +295,23 @@ class BoundedTransport:
                 previous(name, info)
 
         request.extensions = {**request.extensions, "trace": trace}
+        api = _is_api(request.url.path)
         try:
             response = self._inner.handle_request(request)
-        except httpx2.TransportError:
+        except httpx2.TransportError as exc:
             watchdog.cancel()
             if watchdog.expired:
                 raise HubDeadline(f"{what}: no complete answer within {self.timeout:g} s") from None
+            if api and isinstance(exc, httpx2.RemoteProtocolError):
+                raise HubAnswerError(f"{what}: the server sent no valid answer ({exc})") from None
             raise
         length = httpio.content_length(response.headers.get("content-length"))
-        if _is_api(request.url.path):
+        if api:
             cap = MAX_API_BYTES
         else:
             cap = self.max_file_bytes
             watchdog.extend(min(length or 0, cap) / MIN_RATE)
-        stream = _stream_class()(response.stream, watchdog, cap, what, self.timeout)
+        stream = _stream_class()(response.stream, watchdog, cap, what, self.timeout, api)
         return httpx2.Response(
             response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
         )
@@ -327,7 +348,7 @@ def _check_response(response) -> None:
             if body.strip()[:1] in (b"{", b"["):  # JSON the library would choke on; plain text is fine
                 response._content = _ERROR_NOTE
         return
-    if 200 <= response.status_code < 300 and body.strip():
+    if 200 <= response.status_code < 300 and response.status_code != 204:
         check_answer(request.method, request.url.path, body)
 
 

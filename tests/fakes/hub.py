@@ -9,6 +9,12 @@ starts it with one repository already holding a local folder's files.
 
 Uploads go through the LFS path: run clients with HF_HUB_DISABLE_XET=1 (Xet needs a CAS
 server that the stand-in does not implement).
+
+Hostile modes (``HubState.hostile``): a list of ``(method, path regex, fault)``; the first whose
+method and path match a request decides its answer. ``fault(handler, answer)`` gets the answer
+the endpoint would have sent (status, JSON value) and either writes a reply itself (``raw``,
+``drip``, ``truncated``, ...: return True) or returns a replacement value (``mutate``), sent
+as JSON, or bytes sent as they are. See ``tests/test_hub_faults.py`` for the table.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -83,6 +90,10 @@ class HubState:
         self.commit_fault: str | None = None
         self.echo_headers = False  # error bodies repeat the request headers (as some proxies do)
         self.stall_seconds = 5.0
+        # Hostile modes: (method, compiled path pattern, fault(handler, (status, value)) -> value | bytes | True).
+        self.hostile: list[tuple[str, re.Pattern, Callable]] = []
+        self.hostile_hits = 0
+        self.answers: dict[tuple[str, str], object] = {}  # (method, path) -> the last 2xx JSON answer sent
         self.lock = threading.Lock()
 
     def new_commit(self, repo: Repo, parent: str | None, summary: str, description: str, files: dict) -> Commit:
@@ -133,7 +144,14 @@ class _Handler(BaseHTTPRequestHandler):
         return b""
 
     def _send(self, status: int, payload=None, headers: dict | None = None):
-        body = b"" if payload is None else json.dumps(payload).encode()
+        fault = self._hostile_fault()
+        if fault is not None:
+            payload = fault(self, (status, payload))
+            if payload is True:  # the fault wrote its own reply
+                return
+        elif 200 <= status < 300 and payload is not None:
+            self.state.answers[(self.command, unquote(urlparse(self.path).path))] = payload
+        body = payload if isinstance(payload, bytes) else b"" if payload is None else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -141,6 +159,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(body)
+
+    def _hostile_fault(self):
+        path = unquote(urlparse(self.path).path)
+        for method, pattern, fault in self.state.hostile:
+            if method == self.command and pattern.fullmatch(path):
+                self.state.hostile_hits += 1
+                return fault
+        return None
 
     def _error(self, status: int, code: str, message: str):
         self._send(status, {"error": message}, {"X-Error-Code": code, "X-Error-Message": message})
@@ -406,6 +432,9 @@ class _Handler(BaseHTTPRequestHandler):
         stored = repo.commits[oid].files.get(path)
         if stored is None:
             return self._error(404, "EntryNotFound", f"{path} does not exist at {rev}")
+        fault = self._hostile_fault()
+        if fault is not None and fault(self, (200, stored.data)) is True:
+            return
         entry = stored.tree_entry(path)
         etag = entry["lfs"]["oid"] if stored.lfs else entry["oid"]
         data = stored.data

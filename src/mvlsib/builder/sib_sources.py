@@ -109,7 +109,9 @@ def hub_source(
         with hubio.session(f"--sib {repo_id}", timeout):
             return _hub_source(repo_id, revision, languages, endpoint, cache_dir, progress)
     except hubio.HubProblem as exc:
-        raise MvlsibError(httpio.redact(str(exc), (os.environ.get("HF_TOKEN"),))) from None
+        raise MvlsibError(httpio.redact(hubio.one_line(str(exc)), (os.environ.get("HF_TOKEN"),))) from None
+    except MvlsibError as exc:  # the messages below quote the library's, which span lines
+        raise MvlsibError(hubio.one_line(str(exc))) from None
 
 
 def _hub_source(repo_id, revision, languages, endpoint, cache_dir, progress) -> SibSource:

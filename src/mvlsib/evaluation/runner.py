@@ -147,7 +147,8 @@ def _release_errors(data: str):
     except ValueError as exc:
         if isinstance(exc, MvlsibError):
             raise
-        raise MvlsibError(f"{data}: {exc}") from None
+        local = isinstance(hub, contextlib.nullcontext)  # a library's Hub errors span lines: made one
+        raise MvlsibError(f"{data}: {exc}" if local else _compat.hubio.one_line(f"{data}: {exc}")) from None
 
 
 @dataclass

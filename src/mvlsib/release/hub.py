@@ -233,8 +233,8 @@ def publish_to_hub(
                 timeout=timeout,
                 allow_demo_pool=allow_demo_pool,
             )
-    except hubio.HubProblem as exc:
-        raise MvlsibError(httpio.redact(str(exc), (token, os.environ.get("HF_TOKEN")))) from None
+    except (hubio.HubProblem, MvlsibError) as exc:  # one line, whatever the library's messages hold
+        raise MvlsibError(httpio.redact(hubio.one_line(str(exc)), (token, os.environ.get("HF_TOKEN")))) from None
 
 
 def _publish_to_hub(
