@@ -126,12 +126,13 @@ def env_credential(name: str, environ=None) -> str | None:
 MAX_RETRY_AFTER_S = 60.0
 
 
-def retry_after(value: str | None, *, cap: float = MAX_RETRY_AFTER_S, now: float | None = None) -> float | None:
+def retry_after(value: str | None, *, cap: float | None = None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date), within [0, cap].
 
     None when the header is absent or unreadable (``nan``, ``inf``, ``-5``, a date that is not
-    one): the caller keeps its own backoff. A wait over ``cap`` is cut to ``cap``.
+    one): the caller keeps its own backoff. A wait over ``cap`` (default ``MAX_RETRY_AFTER_S``) is cut to ``cap``.
     """
+    cap = MAX_RETRY_AFTER_S if cap is None else cap
     if value is None:
         return None
     text = value.strip()

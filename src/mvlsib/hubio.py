@@ -59,6 +59,8 @@ _REPO_INFO = {
     "createdAt?": str,
 }
 _TREE_ENTRY = {"type": str, "path": str, "oid?": str, "size?": int, "lfs?": {"oid": str, "size": int}}
+_ACTION = {"href": str, "header?": dict}
+_LFS_OBJECT = {"oid": str, "size": int, "actions?": {"upload?": _ACTION, "verify?": _ACTION}, "error?": dict}
 _REF = {"name": str, "targetCommit": _HEX40, "ref?": str}
 _REPO = r"/api/(?:datasets|models|spaces)/[^/]+/[^/]+"
 # (method, path pattern, shape): the shape of a 2xx answer. A dict spec lists keys ("key?" optional,
@@ -77,7 +79,7 @@ SHAPES: tuple[tuple[str, re.Pattern[str], Any], ...] = tuple(
         ),
         ("POST", _REPO + r"/commit/.*", {"commitOid": _HEX40, "commitUrl": str}),
         ("POST", r"/api/repos/create", {"url": str}),
-        ("POST", r".*\.git/info/lfs/objects/batch", {"objects": [{"oid": str, "size": int, "actions?": dict}]}),
+        ("POST", r".*\.git/info/lfs/objects/batch", {"objects": [_LFS_OBJECT]}),
     )
 )
 
@@ -365,16 +367,6 @@ def bounded_client(timeout: float, max_file_bytes: int = MAX_FILE_BYTES):
     )
 
 
-def _in_chain(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, kind):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    return None
-
-
 _LIBRARIES = ("huggingface_hub", "datasets", "fsspec", "httpx2", "httpcore2", "json")
 
 
@@ -387,6 +379,42 @@ def _raised_in_library(exc: BaseException) -> bool:
         tb = tb.tb_next
     module = tb.tb_frame.f_globals.get("__name__", "")
     return module.split(".")[0] in _LIBRARIES
+
+
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and its causes (a context the code suppressed with ``from None`` is not followed)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        yield exc
+        seen.add(id(exc))
+        exc = exc.__cause__ if exc.__cause__ is not None or exc.__suppress_context__ else exc.__context__
+
+
+def _translated(exc: BaseException, subject: str) -> HubProblem | None:
+    """The one-line problem ``exc`` stands for, if a Hub answer (not the toolkit) caused it."""
+    import httpx2
+
+    found = next((e for e in _chain(exc) if isinstance(e, HubAnswerError)), None)
+    if found is not None:
+        return HubProblem(f"{subject}: {found}")
+    if not _raised_in_library(exc):
+        return None
+    for link in _chain(exc):
+        if type(link).__module__ in ("builtins", "json.decoder") and isinstance(link, _SHAPE_ERRORS):
+            if _raised_in_library(link):
+                return HubProblem(
+                    f"{subject}: the Hub answered something huggingface_hub cannot read ({type(link).__name__}: "
+                    f"{one_line(str(link), 160)}); is the endpoint a Hugging Face Hub?"
+                )
+    network = next(
+        (e for e in _chain(exc.__cause__ or exc.__context__) if isinstance(e, (httpx2.TransportError, OSError))), None
+    )
+    if network is not None:  # the library wrapped a connection failure (RuntimeError, ...)
+        return HubProblem(
+            f"{subject}: the connection to the Hub failed ({type(network).__name__}: {one_line(str(network), 160)}); "
+            "check the network or HF_ENDPOINT and re-run (an upload sends only what is still missing)"
+        )
+    return None
 
 
 _SHAPE_ERRORS = (TypeError, KeyError, AttributeError, ValueError, IndexError, RecursionError, UnicodeError)
@@ -411,18 +439,9 @@ def session(subject: str, timeout: float | None = None, max_file_bytes: int = MA
     except HubProblem:
         raise
     except Exception as exc:
-        found = _in_chain(exc, HubAnswerError)
-        if found is not None:
-            raise HubProblem(f"{subject}: {found}") from None
-        if (
-            type(exc).__module__ in ("builtins", "json.decoder")
-            and isinstance(exc, _SHAPE_ERRORS)
-            and _raised_in_library(exc)
-        ):
-            raise HubProblem(
-                f"{subject}: the Hub answered something huggingface_hub cannot read ({type(exc).__name__}: "
-                f"{str(exc)[:160]}); is the endpoint a Hugging Face Hub?"
-            ) from None
+        problem = _translated(exc, subject)
+        if problem is not None:
+            raise problem from None
         raise
     finally:
         _http.set_client_factory(previous)

@@ -226,13 +226,13 @@ def replaced(value, path: tuple, new):
     return copy
 
 
-def wrong_types(value) -> Iterator[tuple[str, object]]:
-    """(label, mutated answer) for every path of ``value`` and every value of another JSON type."""
+def wrong_types(value, values: tuple = WRONG_VALUES) -> Iterator[tuple[str, object]]:
+    """(label, mutated answer) for every path of ``value`` and every one of ``values`` of another JSON type."""
     for path in paths(value):
         here = value
         for step in path:
             here = here[step]
-        for new in WRONG_VALUES:
+        for new in values:
             if not _same_kind(here, new):
                 label = "/".join(map(str, path)) or "(root)"
                 yield f"{label}={json.dumps(new)}", replaced(value, path, new)
@@ -245,3 +245,25 @@ def mutate(new) -> Callable:
         return json.dumps(new).encode()
 
     return fault
+
+
+def outcome(call, baseline, capsys, secret: str, elapsed_limit: float) -> str:
+    """'ok' (the normal result) or 'message' (one MvlsibError line); anything else fails the test."""
+    from mvlsib.errors import MvlsibError
+
+    start = time.monotonic()
+    try:
+        result = call()
+    except MvlsibError as exc:
+        message = str(exc)
+        assert "\n" not in message and "Traceback" not in message, message
+        assert secret not in message
+        outcome = "message"
+    else:
+        assert result == baseline, "a wrong answer was accepted and changed the result"
+        outcome = "ok"
+    elapsed = time.monotonic() - start
+    assert elapsed < elapsed_limit, f"took {elapsed:.1f} s"
+    out, err = capsys.readouterr()
+    assert secret not in out + err and "Traceback" not in out + err
+    return outcome
