@@ -406,6 +406,11 @@ def _translated(exc: BaseException, subject: str) -> HubProblem | None:
                     f"{subject}: the Hub answered something huggingface_hub cannot read ({type(link).__name__}: "
                     f"{one_line(str(link), 160)}); is the endpoint a Hugging Face Hub?"
                 )
+    if type(exc) is OSError and exc.errno is None:  # the library's own check (a file of the wrong size), no disk error
+        return HubProblem(
+            f"{subject}: a download from the Hub is not what the Hub announced ({one_line(str(exc), 200)}); "
+            "re-run, and if it persists the Hub's copy is damaged"
+        )
     network = next(
         (e for e in _chain(exc.__cause__ or exc.__context__) if isinstance(e, (httpx2.TransportError, OSError))), None
     )
