@@ -102,7 +102,16 @@ def _inspect_eval(server, inspect_dir: Path, logs: Path, task: str, k: int) -> d
     # server's URL and key in SERVICE_BASE_URL and SERVICE_API_KEY.
     env.update(LOCAL_BASE_URL=server.base_url, LOCAL_API_KEY="unused", INSPECT_DISPLAY="plain")
     cmd = [str(_inspect_bin()), "eval", f"{inspect_dir / 'mvl_sib_inspect.py'}@{task}_k{k}"]
-    cmd += ["--model", "openai-api/local/fake", "--log-dir", str(logs), "--log-format", "json", "--max-connections", "4"]
+    cmd += [
+        "--model",
+        "openai-api/local/fake",
+        "--log-dir",
+        str(logs),
+        "--log-format",
+        "json",
+        "--max-connections",
+        "4",
+    ]
     res = subprocess.run(cmd, cwd=logs.parent, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
     (log_file,) = logs.glob("*.json")

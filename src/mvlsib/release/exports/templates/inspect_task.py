@@ -31,7 +31,7 @@ for _path in (_HERE, os.path.join(_HERE, "mvlsib_evaluate.zip")):
         sys.path.insert(0, _path)
 
 import mvl_sib  # noqa: E402
-from inspect_ai import Task, task  # noqa: E402
+from inspect_ai import Task, task  # noqa: E402, F401 (task: the generated @task functions below use it)
 from inspect_ai.dataset import MemoryDataset, Sample  # noqa: E402
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig  # noqa: E402
 from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer  # noqa: E402
