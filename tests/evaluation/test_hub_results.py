@@ -1,0 +1,174 @@
+"""Turning a finished run into the Hub's ``.eval_results`` entries, and opening the PR on a model repo.
+
+A real complete run (openai backend against the suite's OpenAI-compatible server) of the two
+text-only tasks at k=1 over the two-language release built from SIB-200; the Hub is the suite's
+stand-in on 127.0.0.1, holding the release's eval.yaml in a dataset repo and a model repo.
+The entries' required fields are those of the Hub's results format (huggingface/hub-docs,
+eval_results.yaml and docs/hub/eval-results.md), encoded as a JSON Schema below.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+from fakes.hub import HubStandIn
+from fakes.openai_compat import lettered_server
+
+from mvlsib.cli import eval_cli
+from mvlsib.errors import MvlsibError
+from mvlsib.evaluation import hub_results
+from mvlsib.release import eval_yaml
+from mvlsib.release_format import mvl_sib
+
+TOKEN = "hf_test_5e5e5e_never_print"
+DATASET = "org/mvl-sib"
+MODEL_REPO = "org/tiny-vlm"
+# huggingface/hub-docs eval_results.yaml: required dataset.id, dataset.task_id and value;
+# source.url required when source is given; date a string.
+ENTRY_SCHEMA = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "required": ["dataset", "value"],
+        "properties": {
+            "dataset": {
+                "type": "object",
+                "required": ["id", "task_id"],
+                "properties": {"id": {"type": "string"}, "task_id": {"type": "string"}, "revision": {"type": "string"}},
+            },
+            "value": {"type": "number"},
+            "date": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}"},
+            "source": {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}}},
+            "notes": {"type": "string"},
+        },
+    },
+}
+
+
+def _run(release_dir: Path, out: Path, *extra: str) -> Path:
+    args = ["run", "--backend", "openai", "--model", "fake", "--data", str(release_dir), "--tasks", "t2s,s2t"]
+    args += ["--k", "1", "--out", str(out), "--no-progress", "--concurrency", "16", *extra]
+    with lettered_server(fail_every=0) as server:
+        result = CliRunner(env={"OPENAI_API_KEY": "unused"}).invoke(eval_cli, [*args, "--base-url", server.base_url])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def full_run(release_dir, tmp_path_factory) -> Path:
+    return _run(release_dir, tmp_path_factory.mktemp("hubres") / "run")
+
+
+@pytest.fixture(scope="module")
+def eval_yaml_text(release_dir) -> str:
+    path = release_dir / eval_yaml.EVAL_YAML
+    return path.read_text("utf-8") if path.is_file() else eval_yaml.render(mvl_sib.languages(release_dir), DATASET)
+
+
+@pytest.fixture()
+def hub(tmp_path, eval_yaml_text):
+    folder = tmp_path / "dataset-repo"
+    folder.mkdir()
+    (folder / "eval.yaml").write_text(eval_yaml_text, encoding="utf-8")
+    with HubStandIn(TOKEN) as hub:
+        hub.dataset_commit = hub.seed(DATASET, folder)
+        hub.seed_model(MODEL_REPO, {"README.md": b"# tiny\n"})
+        yield hub
+
+
+def _hub_data_run(full_run: Path, tmp_path: Path) -> Path:
+    """The run as if made from the Hub release (its data is the repo id): eval.yaml comes from the Hub."""
+    run = tmp_path / "hub-run"
+    shutil.copytree(full_run, run)
+    config = json.loads((run / "config.json").read_text("utf-8"))
+    config["fingerprint"]["data"] = DATASET
+    (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return run
+
+
+def test_entries_are_the_runs_macro_accuracy_under_the_eval_yaml_task_ids(full_run, hub, tmp_path, eval_yaml_text):
+    run = _hub_data_run(full_run, tmp_path)
+    ids = hub_results.release_task_ids(DATASET, DATASET, hub.dataset_commit, endpoint=hub.endpoint)
+    assert ids == [t["id"] for t in yaml.safe_load(eval_yaml_text)["tasks"]]
+    files = hub_results.entries(
+        run, dataset=DATASET, revision=hub.dataset_commit, task_ids=ids, source_url="https://example.org/config.json"
+    )
+    # The run covers t2s and s2t at k=1: exactly their two leaderboards.
+    assert sorted(files) == ["mvl-sib_s2t_k1.yaml", "mvl-sib_t2s_k1.yaml"]
+    metrics = json.loads((full_run / "metrics.json").read_text("utf-8"))
+    macro = {f"{r['task']}_k{r['k']}": r["accuracy"] for r in metrics["macro"]}
+    written = hub_results.write(tmp_path / "out", run, files, DATASET)
+    for path in written:
+        if path.suffix != ".yaml":
+            continue
+        doc = yaml.safe_load(path.read_text("utf-8"))
+        jsonschema.validate(doc, ENTRY_SCHEMA)
+        (entry,) = doc
+        assert entry["dataset"] == {
+            "id": DATASET,
+            "task_id": path.stem.split("_", 1)[1],
+            "revision": hub.dataset_commit,
+        }
+        assert entry["value"] == macro[entry["dataset"]["task_id"]]
+        assert entry["source"]["url"] == "https://example.org/config.json"
+    config_copy = tmp_path / "out" / ".eval_results" / hub_results.config_name(DATASET)
+    assert config_copy.read_bytes() == (run / "config.json").read_bytes()
+
+
+def test_limit_and_incomplete_runs_are_refused_unless_forced(release_dir, full_run, tmp_path, eval_yaml_text):
+    ids = hub_results.parse_eval_yaml(eval_yaml_text, "eval.yaml")
+    limited = _run(release_dir, tmp_path / "limited", "--limit", "5")
+    with pytest.raises(MvlsibError, match="--limit 5"):
+        hub_results.entries(limited, dataset=DATASET, revision=None, task_ids=ids, source_url="u")
+    forced = hub_results.entries(limited, dataset=DATASET, revision=None, task_ids=ids, source_url="u", force=True)
+    assert all("NOT a full leaderboard run" in e[0]["notes"] for e in forced.values())
+
+    short = tmp_path / "short"
+    shutil.copytree(full_run, short)
+    lines = (short / "predictions.jsonl").read_text("utf-8").splitlines(keepends=True)
+    (short / "predictions.jsonl").write_text("".join(lines[:-10]), encoding="utf-8")
+    with pytest.raises(MvlsibError, match="incomplete"):
+        hub_results.entries(short, dataset=DATASET, revision=None, task_ids=ids, source_url="u")
+
+    with pytest.raises(MvlsibError, match="covers none of the eval.yaml tasks"):
+        hub_results.entries(full_run, dataset=DATASET, revision=None, task_ids=["i2s_k3"], source_url="u")
+
+
+def test_a_pull_request_is_opened_then_updated_and_a_refusal_is_one_line(full_run, hub, tmp_path):
+    run = _hub_data_run(full_run, tmp_path)
+    ids = hub_results.release_task_ids(DATASET, DATASET, None, endpoint=hub.endpoint)
+    files = hub_results.entries(run, dataset=DATASET, revision=None, task_ids=ids, source_url="https://x/c.json")
+    written = hub_results.write(tmp_path / "out", run, files, DATASET)
+    url = hub_results.open_pr(MODEL_REPO, written, DATASET, token=TOKEN, endpoint=hub.endpoint)
+    assert url.endswith(f"/{MODEL_REPO}/discussions/1")
+    state = hub.state
+    assert [d["num"] for d in state.discussions[MODEL_REPO]] == [1]
+    on_pr = state.head_files(MODEL_REPO, "refs/pr/1")
+    assert {p for p in on_pr if p.startswith(".eval_results/")} == {f".eval_results/{p.name}" for p in written}
+    assert ".eval_results/mvl-sib_t2s_k1.yaml" not in state.head_files(MODEL_REPO, "main")  # a PR, not a push
+
+    # A re-run updates the open PR: no second PR, the same files with the new values.
+    entry = files["mvl-sib_t2s_k1.yaml"][0]
+    entry["value"] = 0.5
+    written = hub_results.write(tmp_path / "out", run, files, DATASET)
+    again = hub_results.open_pr(MODEL_REPO, written, DATASET, token=TOKEN, endpoint=hub.endpoint)
+    assert again == url and len(state.discussions[MODEL_REPO]) == 1
+    updated = yaml.safe_load(state.head_files(MODEL_REPO, "refs/pr/1")[".eval_results/mvl-sib_t2s_k1.yaml"])
+    assert updated[0]["value"] == 0.5
+    assert len(state.history(MODEL_REPO, "refs/pr/1")) == 3  # initial, the PR's commit, the update
+
+    state.refused.add(MODEL_REPO)
+    entry["value"] = 0.25
+    written = hub_results.write(tmp_path / "out", run, files, DATASET)
+    with pytest.raises(MvlsibError) as err:
+        hub_results.open_pr(MODEL_REPO, written, DATASET, token=TOKEN, endpoint=hub.endpoint)
+    message = str(err.value)
+    assert "\n" not in message and "HTTP 403" in message and "not allowed" in message, message
+    assert TOKEN not in message
