@@ -137,6 +137,10 @@ def test_limit_and_incomplete_runs_are_refused_unless_forced(release_dir, full_r
     with pytest.raises(MvlsibError, match="incomplete"):
         hub_results.entries(short, dataset=DATASET, revision=None, task_ids=ids, source_url="u")
 
+    one_language = _run(release_dir, tmp_path / "eng", "--languages", "eng_Latn")
+    with pytest.raises(MvlsibError, match="leaves out 1 of the release's languages"):
+        hub_results.entries(one_language, dataset=DATASET, revision=None, task_ids=ids, source_url="u")
+
     with pytest.raises(MvlsibError, match="covers none of the eval.yaml tasks"):
         hub_results.entries(full_run, dataset=DATASET, revision=None, task_ids=["i2s_k3"], source_url="u")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from ._compat import MvlsibError, atomic_open
+from ._compat import MvlsibError, atomic_open, loader
 from .store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
@@ -85,10 +85,8 @@ def check_run(run: Path, config: dict, records: list[dict], force: bool) -> list
     if config.get("parse_mode", "relaxed") != "relaxed":
         problems.append(f"its letters were read with --parse-mode {config['parse_mode']} (leaderboards use relaxed)")
     data = fp.get("data") or ""
-    if Path(data).is_dir() and (Path(data) / "data").is_dir():
-        release_langs = sorted(p.name for p in (Path(data) / "data").iterdir() if (p / "test.parquet").is_file())
-        release_langs = [lang for lang in release_langs if lang not in ("images", "preview")]
-        missing = sorted(set(release_langs) - set(fp.get("languages") or []))
+    if Path(data).is_dir():  # a Hub release's languages would need a download: checked for folders only
+        missing = sorted(set(loader().languages(data)) - set(fp.get("languages") or []))
         if missing:
             problems.append(f"it leaves out {len(missing)} of the release's languages (e.g. {missing[0]})")
     if problems and not force:
