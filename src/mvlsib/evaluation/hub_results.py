@@ -170,6 +170,22 @@ def _date(run: Path) -> str:
     return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).date().isoformat()
 
 
+def config_url(model_repo: str, dataset: str, endpoint: str | None = None) -> str:
+    """Where the run config copied beside the entries is on the model repo once the PR is merged."""
+    base = (endpoint or "https://huggingface.co").rstrip("/")
+    return f"{base}/{model_repo}/blob/main/{RESULTS_DIR}/{config_name(dataset)}"
+
+
+def resolve_token() -> str | None:
+    """HF_TOKEN, else the stored login (`hf auth login`)."""
+    token = os.environ.get("HF_TOKEN")
+    if token:
+        return token
+    from huggingface_hub import get_token
+
+    return get_token()
+
+
 def pr_title(dataset: str) -> str:
     """The pull request's title, by which a re-run finds the PR it opened before."""
     return f"Add {dataset} evaluation results (mvlsib-eval)"
