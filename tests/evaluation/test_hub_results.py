@@ -176,3 +176,38 @@ def test_a_pull_request_is_opened_then_updated_and_a_refusal_is_one_line(full_ru
     message = str(err.value)
     assert "\n" not in message and "HTTP 403" in message and "not allowed" in message, message
     assert TOKEN not in message
+
+
+def test_the_command_writes_opens_the_pr_and_never_prints_the_token(full_run, hub, tmp_path):
+    from mvlsib.evaluation.hub_commands import hub_results_command
+
+    run = _hub_data_run(full_run, tmp_path)
+    env = {"HF_TOKEN": TOKEN, "HF_HUB_VERBOSITY": "debug", "HF_HUB_DISABLE_XET": "1"}
+    args = [str(run), "--dataset", DATASET, "--revision", hub.dataset_commit, "--out", str(tmp_path / "out")]
+    args += ["--model-repo", MODEL_REPO, "--create-pr", "--hub-endpoint", hub.endpoint]
+    runner = CliRunner(env=env)
+    first = runner.invoke(hub_results_command, args)
+    assert first.exit_code == 0, first.output
+    assert f"pull request: {hub.endpoint}/{MODEL_REPO}/discussions/1" in first.output
+    again = runner.invoke(hub_results_command, args)  # a re-run: the same PR, no second one
+    assert again.exit_code == 0, again.output
+    assert len(hub.state.discussions[MODEL_REPO]) == 1
+    entry = yaml.safe_load(hub.state.head_files(MODEL_REPO, "refs/pr/1")[".eval_results/mvl-sib_s2t_k1.yaml"])[0]
+    config_name = hub_results.config_name(DATASET)
+    assert entry["source"]["url"] == f"{hub.endpoint}/{MODEL_REPO}/blob/main/.eval_results/{config_name}"
+    assert f".eval_results/{config_name}" in hub.state.head_files(MODEL_REPO, "refs/pr/1")
+
+    hub.state.refused.add(MODEL_REPO)
+    (tmp_path / "out" / ".eval_results" / "mvl-sib_s2t_k1.yaml").unlink()  # something new to commit
+    other = run / "metrics.json"
+    other.write_text(other.read_text("utf-8").replace('"accuracy": 0.', '"accuracy": 0.0'), encoding="utf-8")
+    refused = runner.invoke(hub_results_command, args)
+    assert refused.exit_code == 2
+    (line,) = [ln for ln in refused.output.splitlines() if ln.strip()][-1:]
+    assert line.startswith("Error: ") and "org/tiny-vlm refused the pull request (HTTP 403)" in line
+    for result in (first, again, refused):
+        assert TOKEN not in result.output
+
+    # Without a place for the run config the entries would have no source: refused before any work.
+    bare = CliRunner().invoke(hub_results_command, [str(run), "--dataset", DATASET, "--out", str(tmp_path / "o")])
+    assert bare.exit_code == 2 and "--source-url" in bare.output
