@@ -24,7 +24,6 @@ from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation import hub_results
 from mvlsib.release import eval_yaml
-from mvlsib.release_format import mvl_sib
 
 TOKEN = "hf_test_5e5e5e_never_print"
 DATASET = "org/mvl-sib"
@@ -68,8 +67,8 @@ def full_run(release_dir, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def eval_yaml_text(release_dir) -> str:
-    path = release_dir / eval_yaml.EVAL_YAML
-    return path.read_text("utf-8") if path.is_file() else eval_yaml.render(mvl_sib.languages(release_dir), DATASET)
+    """The release's eval.yaml, as publish wrote it (what the dataset repo on the Hub holds)."""
+    return (release_dir / eval_yaml.EVAL_YAML).read_text("utf-8")
 
 
 @pytest.fixture()
@@ -178,18 +177,23 @@ def test_a_pull_request_is_opened_then_updated_and_a_refusal_is_one_line(full_ru
     assert TOKEN not in message
 
 
-def test_the_command_writes_opens_the_pr_and_never_prints_the_token(full_run, hub, tmp_path):
-    from mvlsib.evaluation.hub_commands import hub_results_command
+def test_a_local_release_s_own_eval_yaml_names_the_tasks(full_run, release_dir):
+    """A run of a release folder reads that folder's eval.yaml: no Hub needed to write the entries."""
+    ids = hub_results.release_task_ids(str(release_dir), DATASET, None, endpoint="http://127.0.0.1:9")
+    assert ids == [t["id"] for t in yaml.safe_load((release_dir / "eval.yaml").read_text("utf-8"))["tasks"]]
 
+
+def test_the_command_writes_opens_the_pr_and_never_prints_the_token(full_run, hub, tmp_path):
     run = _hub_data_run(full_run, tmp_path)
     env = {"HF_TOKEN": TOKEN, "HF_HUB_VERBOSITY": "debug", "HF_HUB_DISABLE_XET": "1"}
-    args = [str(run), "--dataset", DATASET, "--revision", hub.dataset_commit, "--out", str(tmp_path / "out")]
+    args = ["hub-results", str(run), "--dataset", DATASET, "--revision", hub.dataset_commit]
+    args += ["--out", str(tmp_path / "out")]
     args += ["--model-repo", MODEL_REPO, "--create-pr", "--hub-endpoint", hub.endpoint]
     runner = CliRunner(env=env)
-    first = runner.invoke(hub_results_command, args)
+    first = runner.invoke(eval_cli, args)
     assert first.exit_code == 0, first.output
     assert f"pull request: {hub.endpoint}/{MODEL_REPO}/discussions/1" in first.output
-    again = runner.invoke(hub_results_command, args)  # a re-run: the same PR, no second one
+    again = runner.invoke(eval_cli, args)  # a re-run: the same PR, no second one
     assert again.exit_code == 0, again.output
     assert len(hub.state.discussions[MODEL_REPO]) == 1
     entry = yaml.safe_load(hub.state.head_files(MODEL_REPO, "refs/pr/1")[".eval_results/mvl-sib_s2t_k1.yaml"])[0]
@@ -201,7 +205,7 @@ def test_the_command_writes_opens_the_pr_and_never_prints_the_token(full_run, hu
     (tmp_path / "out" / ".eval_results" / "mvl-sib_s2t_k1.yaml").unlink()  # something new to commit
     other = run / "metrics.json"
     other.write_text(other.read_text("utf-8").replace('"accuracy": 0.', '"accuracy": 0.0'), encoding="utf-8")
-    refused = runner.invoke(hub_results_command, args)
+    refused = runner.invoke(eval_cli, args)
     assert refused.exit_code == 2
     (line,) = [ln for ln in refused.output.splitlines() if ln.strip()][-1:]
     assert line.startswith("Error: ") and "org/tiny-vlm refused the pull request (HTTP 403)" in line
@@ -209,5 +213,5 @@ def test_the_command_writes_opens_the_pr_and_never_prints_the_token(full_run, hu
         assert TOKEN not in result.output
 
     # Without a place for the run config the entries would have no source: refused before any work.
-    bare = CliRunner().invoke(hub_results_command, [str(run), "--dataset", DATASET, "--out", str(tmp_path / "o")])
+    bare = CliRunner().invoke(eval_cli, ["hub-results", str(run), "--dataset", DATASET, "--out", str(tmp_path / "o")])
     assert bare.exit_code == 2 and "--source-url" in bare.output

@@ -11,8 +11,10 @@ the file, in Inspect's venv.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -129,9 +131,32 @@ EVAL_YAML_SCHEMA = {
 
 @pytest.fixture(scope="module")
 def eval_yaml(release_dir) -> tuple[str, dict]:
-    path = release_dir / EVAL_YAML
-    text = path.read_text("utf-8") if path.is_file() else render(mvl_sib.languages(release_dir), "ORG/mvl-sib")
+    """The eval.yaml publish wrote into the release built from SIB-200 (ingest -> sample -> publish)."""
+    text = (release_dir / EVAL_YAML).read_text("utf-8")
     return text, yaml.safe_load(text)
+
+
+def test_publish_writes_it_from_the_task_table_and_lists_it_in_the_manifest(release_dir, eval_yaml):
+    text, _ = eval_yaml
+    assert text == render(mvl_sib.languages(release_dir), "ORG/mvl-sib")
+    manifest = json.loads((release_dir / "manifest.json").read_text("utf-8"))
+    entry = manifest["files"][EVAL_YAML]
+    assert entry["sha256"] == hashlib.sha256(text.encode("utf-8")).hexdigest() and entry["size"] == len(text.encode())
+
+
+def test_the_upload_retargets_it_like_the_card(release_dir, tmp_path):
+    from mvlsib.release.hub import retarget_card
+    from mvlsib.release.manifest import verify_release
+
+    copy = tmp_path / "rel"
+    shutil.copytree(release_dir, copy)
+    manifest = json.loads((copy / "manifest.json").read_text("utf-8"))
+    assert retarget_card(copy, manifest, "my-org/mvl-sib-v2")
+    text = (copy / EVAL_YAML).read_text("utf-8")
+    assert '"my-org/mvl-sib-v2"' in text and "ORG/mvl-sib" not in text
+    assert yaml.safe_load(text) == yaml.safe_load((release_dir / EVAL_YAML).read_text("utf-8"))
+    assert '"my-org/mvl-sib-v2"' in (copy / "README.md").read_text("utf-8")
+    verify_release(copy)  # the manifest agrees with the rewritten files
 
 
 def test_the_schema_rejects_what_the_spec_rejects():

@@ -169,3 +169,23 @@ def test_inspect_export_folder(inspect_dir, release_dir):
     # One source of truth: the evaluator's code and the loader are copied, never restated.
     assert (inspect_dir / "mvlsib_evaluate.zip").read_bytes() == bundle_zip()
     assert (inspect_dir / "mvl_sib.py").read_bytes() == Path(mvl_sib.__file__).read_bytes()
+
+
+def test_export_command_writes_the_inspect_folder_and_limit_is_for_inspect_only(release_dir, tmp_path):
+    from mvlsib.cli import build_cli
+
+    out = tmp_path / "inspect"
+    args = ["export", "inspect", "--release", str(release_dir), "--out", str(out), "--tasks", "s2t", "--k", "3"]
+    result = CliRunner().invoke(build_cli, [*args, "--limit", "4"])
+    assert result.exit_code == 0, result.output
+    info = json.loads((out / "export.json").read_text("utf-8"))
+    assert info["inspect_tasks"] == ["s2t_k3"] and info["limit"] == 4
+    assert "def s2t_k3():" in (out / "mvl_sib_inspect.py").read_text("utf-8")
+
+    other = CliRunner().invoke(
+        build_cli, ["export", "lmms-eval", "--release", str(release_dir), "--out", str(tmp_path / "l"), "--limit", "4"]
+    )
+    assert other.exit_code == 2 and "--limit applies to inspect only" in other.output
+    assert not (tmp_path / "l").exists()
+    zero = CliRunner().invoke(build_cli, [*args, "--limit", "0"])
+    assert zero.exit_code == 2 and "--limit" in zero.output

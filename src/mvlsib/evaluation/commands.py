@@ -1,4 +1,4 @@
-"""The ``mvlsib-eval`` commands (run, merge, report), shared by the toolkit's CLI and the
+"""The ``mvlsib-eval`` commands (run, merge, report, ...; ``hub-results`` in ``hub_commands``), shared by the toolkit's CLI and the
 standalone ``evaluate.py`` of every release. Only option parsing lives here (the options and
 error handling shared with ``mvlsib-build``'s commands in ``command_options``); the work is in
 ``runner``, ``shards``, ``report`` and the analysis modules, imported inside each command so
@@ -17,6 +17,7 @@ import click
 from ._compat import TASK_TABLE, TASKS, MvlsibError
 from .backends import backends_help, options_for
 from .command_options import friendly_errors, with_backend_options
+from .hub_commands import hub_results_command
 from .schedule import MAX_PROMPTS, ORDERS
 
 
@@ -421,7 +422,15 @@ def correlate_command(runs, scores, names, out_csv, parse_mode):
         click.echo(f"wrote {write_correlations(rows, out_csv)}")
 
 
-COMMANDS = (run_command, merge_command, report_command, compare_command, items_command, correlate_command)
+COMMANDS = (
+    run_command,
+    merge_command,
+    report_command,
+    compare_command,
+    items_command,
+    correlate_command,
+    hub_results_command,
+)
 
 
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .commands import friendly_errors
+from .command_options import friendly_errors
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 

@@ -19,8 +19,10 @@ MVL-SIB, and what the file therefore promises, is in docs/release.md.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import yaml
 
@@ -94,3 +96,15 @@ def render(languages: Sequence[str], repo_hint: str) -> str:
     )
     body = yaml.safe_dump(eval_yaml_dict(languages), sort_keys=False, allow_unicode=True, width=100)
     return header + body
+
+
+def write_eval_yaml(folder: str | os.PathLike[str], languages: Sequence[str], repo_hint: str) -> Path:
+    """Write ``folder/eval.yaml`` (publish's step; the folder is its staging folder)."""
+    path = Path(folder) / EVAL_YAML
+    path.write_text(render(languages, repo_hint), encoding="utf-8", newline="\n")
+    return path
+
+
+def retarget(text: str, old: str, new: str) -> str:
+    """``text`` naming repo ``new`` instead of ``old`` (the JSON-quoted id ``render`` writes)."""
+    return text.replace(json.dumps(old), json.dumps(new))
