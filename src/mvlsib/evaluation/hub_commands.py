@@ -86,8 +86,6 @@ def hub_results_command(run, dataset, revision, out, model_repo, create_pr, sour
 
     The token for --create-pr comes from HF_TOKEN or `hf auth login`; it is never printed.
     """
-    import json
-
     from . import hub_results
 
     if create_pr and model_repo is None:
@@ -100,11 +98,12 @@ def hub_results_command(run, dataset, revision, out, model_repo, create_pr, sour
                 "entries there) or --source-url URL (where you published the run folder)"
             )
         source_url = hub_results.config_url(model_repo, dataset, hub_endpoint)
-    config = json.loads((run / "config.json").read_text("utf-8")) if (run / "config.json").is_file() else {}
-    data = (config.get("fingerprint") or {}).get("data") or ""
-    ids = hub_results.release_task_ids(data, dataset, revision, token=token, endpoint=hub_endpoint)
+
+    def task_ids(data: str) -> list[str]:
+        return hub_results.release_task_ids(data, dataset, revision, token=token, endpoint=hub_endpoint)
+
     files = hub_results.entries(
-        run, dataset=dataset, revision=revision, task_ids=ids, source_url=source_url, force=force
+        run, dataset=dataset, revision=revision, task_ids=task_ids, source_url=source_url, force=force
     )
     written = hub_results.write(out, run, files, dataset)
     for path in written:

@@ -21,6 +21,7 @@ import datetime
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -102,14 +103,18 @@ def entries(
     *,
     dataset: str,
     revision: str | None,
-    task_ids: list[str],
+    task_ids: list[str] | Callable[[str], list[str]],
     source_url: str,
     force: bool = False,
 ) -> dict[str, list[dict]]:
-    """``{file name: [entry]}``, one file per eval.yaml task the run covers."""
+    """``{file name: [entry]}``, one file per eval.yaml task the run covers. ``task_ids`` may be a
+    function of the run's data source (``release_task_ids`` bound to the dataset), called once the
+    run has been read and accepted."""
     run = Path(run)
     config, records, metrics = load_run(run)
     problems = check_run(run, config, records, force)
+    if callable(task_ids):
+        task_ids = task_ids(str((config.get("fingerprint") or {}).get("data") or ""))
     macro = {(row["task"], int(row["k"])): row for row in metrics.get("macro") or []}
     if not macro:
         raise MvlsibError(f"{run}: no metrics.json with macro figures; finish the run (rerun the same command)")
