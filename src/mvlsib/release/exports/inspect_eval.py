@@ -14,6 +14,7 @@ from pathlib import Path
 
 from mvlsib.errors import MvlsibError
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_zip
+from mvlsib.release.eval_yaml import task_id
 from mvlsib.release.exports.common import select, staging, write_info
 from mvlsib.release_format import mvl_sib
 
@@ -24,12 +25,8 @@ TASK_FILE = "mvl_sib_inspect.py"
 MAX_NEW_TOKENS = 8
 
 
-def task_id(task: str, k: int) -> str:
-    """The Inspect task's name, which is also its Hub task id in eval.yaml."""
-    return f"{task}_k{k}"
-
-
 def _task_functions(task_ks) -> str:
+    # Each Inspect task is named by its Hub task id in eval.yaml (eval_yaml.task_id).
     out = []
     for task, k in task_ks:
         title = mvl_sib.TASK_BY_NAME[task].title
