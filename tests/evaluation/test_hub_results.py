@@ -215,3 +215,20 @@ def test_the_command_writes_opens_the_pr_and_never_prints_the_token(full_run, hu
     # Without a place for the run config the entries would have no source: refused before any work.
     bare = CliRunner().invoke(eval_cli, ["hub-results", str(run), "--dataset", DATASET, "--out", str(tmp_path / "o")])
     assert bare.exit_code == 2 and "--source-url" in bare.output
+
+
+def test_a_dataset_without_or_with_a_huge_eval_yaml_is_refused(hub, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "README.md").write_text("# not a benchmark\n", encoding="utf-8")
+    hub.seed("org/plain", plain)
+    with pytest.raises(MvlsibError, match="has no eval.yaml, so it is not a Benchmark"):
+        hub_results.release_task_ids("org/plain", "org/plain", None, endpoint=hub.endpoint)
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    (huge / "eval.yaml").write_text("tasks:\n" + "  - id: x\n" * 200_000, encoding="utf-8")
+    hub.seed("org/huge", huge)
+    with pytest.raises(MvlsibError, match="larger than"):
+        hub_results.release_task_ids("org/huge", "org/huge", None, endpoint=hub.endpoint)
+    with pytest.raises(MvlsibError, match="could not read eval.yaml of org/missing"):
+        hub_results.release_task_ids("org/missing", "org/missing", None, endpoint=hub.endpoint)

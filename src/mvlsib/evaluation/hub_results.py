@@ -55,22 +55,26 @@ def release_task_ids(
     local = Path(data) / EVAL_YAML
     if local.is_file():
         return parse_eval_yaml(local.read_text("utf-8"), str(local))
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
 
+    from ._compat import httpio
+
+    api = HfApi(endpoint=endpoint, token=token)
     try:
-        path = hf_hub_download(
-            dataset, EVAL_YAML, repo_type="dataset", revision=revision, token=token, endpoint=endpoint
-        )
-    except EntryNotFoundError:
-        raise MvlsibError(
-            f"{dataset}: has no {EVAL_YAML}, so it is not a Benchmark on the Hub; upload a release made by "
-            "this toolkit's publish (it writes eval.yaml)"
-        ) from None
-    except (RepositoryNotFoundError, HfHubHTTPError, OSError) as exc:
-        raise MvlsibError(f"could not read {EVAL_YAML} of {dataset} ({type(exc).__name__}): {exc}") from None
-    if os.path.getsize(path) > MAX_EVAL_YAML_BYTES:
-        raise MvlsibError(f"{dataset}/{EVAL_YAML}: larger than {MAX_EVAL_YAML_BYTES} bytes; not an eval.yaml")
+        # Its size first, so a wrong or hostile repo cannot make us download something large.
+        info = api.get_paths_info(dataset, [EVAL_YAML], repo_type="dataset", revision=revision)
+        if not info:
+            raise MvlsibError(
+                f"{dataset}: has no {EVAL_YAML}, so it is not a Benchmark on the Hub; upload a release made "
+                "by this toolkit's publish (it writes eval.yaml)"
+            )
+        if (getattr(info[0], "size", None) or 0) > MAX_EVAL_YAML_BYTES:
+            raise MvlsibError(f"{dataset}/{EVAL_YAML}: larger than {MAX_EVAL_YAML_BYTES} bytes; not an eval.yaml")
+        path = api.hf_hub_download(dataset, EVAL_YAML, repo_type="dataset", revision=revision)
+    except (HfHubHTTPError, OSError) as exc:
+        message = f"could not read {EVAL_YAML} of {dataset} ({type(exc).__name__}): {exc}"
+        raise MvlsibError(httpio.redact(" ".join(message.split()), (token,) if token else ())) from None
     return parse_eval_yaml(Path(path).read_text("utf-8"), f"{dataset}/{EVAL_YAML}")
 
 
