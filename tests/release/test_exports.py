@@ -367,12 +367,10 @@ def test_mteb_layout_holds_the_instances_candidates_and_gold(release, images, tm
     out = tmp_path / "mteb"
     export("mteb", release, out, languages="eng_Latn,arb_Arab")
     cache = str(tmp_path / "hf")
-    load = lambda task, config: datasets.load_dataset(
-        str(out / task),
-        name=config,
-        split="test",  # noqa: E731
-        cache_dir=cache,
-    )
+
+    def load(task, config):
+        return datasets.load_dataset(str(out / task), name=config, split="test", cache_dir=cache)
+
     for lang in ("eng_Latn", "arb_Arab"):
         rows = mvl_sib.load_rows(lang, release)
         for task in ("s2i", "i2s"):

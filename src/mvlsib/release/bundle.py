@@ -18,12 +18,12 @@ from pathlib import Path
 
 import mvlsib
 import mvlsib.evaluation
-from mvlsib import __version__ as TOOLKIT_VERSION
 from mvlsib.atomic import atomic_open, atomic_path
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
 # Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
 SHARED_LEAVES = ("atomic", "csvio", "errors", "httpio", "locks", "versions")
+TOOLKIT_VERSION = mvlsib.__version__
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same bytes on every build
 
 
