@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "limits",
         "csvio",
         "httpio",
+        "jsonio",
         "locks",
         "workdir",
         "release_format",

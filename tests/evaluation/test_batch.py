@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.batch_runner import run_batch
-from fakes.openai_compat import ChatServer, content_server
+from fakes.openai_compat import content_server
 from support import POOL_DIR, SIB_DIR
 
 from mvlsib.cli import eval_cli
@@ -62,8 +62,19 @@ def online_run(tmp_path_factory, release, server) -> Path:
     out = tmp_path_factory.mktemp("online") / "run"
     ok(
         invoke(
-            "run", "--backend", "openai", "--base-url", server.base_url, "--model", MODEL, "--data", release,
-            *SELECTION, "--out", out, "--no-progress",
+            "run",
+            "--backend",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            MODEL,
+            "--data",
+            release,
+            *SELECTION,
+            "--out",
+            out,
+            "--no-progress",
         )
     )
     server.online_payloads = list(server.requests)
@@ -112,12 +123,29 @@ def test_round_trip_equals_the_online_run(release, prepared, online_run, server,
         if key not in ("command", "backend"):
             assert batch_cfg.get(key) == online_cfg.get(key), key
     b, o = batch_cfg["backend"], online_cfg["backend"]
-    assert {k for k in set(b) | set(o) if b.get(k) != o.get(k)} == {"base_url", "concurrency", "route",
-                                                                   "batch_manifest_sha256"}
+    assert {k for k in set(b) | set(o) if b.get(k) != o.get(k)} == {
+        "base_url",
+        "concurrency",
+        "route",
+        "batch_manifest_sha256",
+    }
     # The collected run is an ordinary run: the online runner resumes it and finds nothing to do.
     again = ok(
-        invoke("run", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", MODEL,
-               "--data", release, *SELECTION, "--out", out, "--no-progress")
+        invoke(
+            "run",
+            "--backend",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            MODEL,
+            "--data",
+            release,
+            *SELECTION,
+            "--out",
+            out,
+            "--no-progress",
+        )
     )
     assert f"0 new predictions ({N_PROMPTS} already done)" in again.output
 
@@ -128,8 +156,9 @@ def test_request_lines_validate_with_the_openai_sdk(prepared):
     from openai.types.batch_create_params import BatchCreateParams
     from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
-    endpoints = typing.get_args(typing.get_args(typing.get_type_hints(BatchCreateParams, include_extras=True)[
-        "endpoint"])[0])
+    endpoints = typing.get_args(
+        typing.get_args(typing.get_type_hints(BatchCreateParams, include_extras=True)["endpoint"])[0]
+    )
     adapter = pydantic.TypeAdapter(CompletionCreateParamsNonStreaming)
     known = set(typing.get_type_hints(CompletionCreateParamsNonStreaming))
     for line in lines_of(request_files(prepared)):
@@ -195,8 +224,11 @@ def test_faults_are_named_and_the_retry_completes_the_run(prepared, online_run, 
     retry_lines = lines_of(retry / f["name"] for f in report["files"])
     assert sorted(x["custom_id"] for x in retry_lines) == sorted(failed_ids + [lost["custom_id"], other["custom_id"]])
     # The retry lines are the original request lines, byte for byte.
-    originals = {json.loads(line)["custom_id"]: line for p in request_files(prepared)
-                 for line in p.read_text("utf-8").splitlines()}
+    originals = {
+        json.loads(line)["custom_id"]: line
+        for p in request_files(prepared)
+        for line in p.read_text("utf-8").splitlines()
+    }
     for p in (retry / f["name"] for f in report["files"]):
         for line in p.read_text("utf-8").splitlines():
             assert line == originals[json.loads(line)["custom_id"]]
@@ -265,8 +297,20 @@ def test_a_slurm_array_and_merge_give_the_one_process_run(release, online_run, s
         env = slurm(task + 3, minimum=3)  # --array=3-6: the offset is taken off
         ok(
             invoke(
-                "run", "--backend", "openai", "--base-url", server.base_url, "--model", MODEL, "--data", release,
-                *SELECTION, "--out", out, "--no-progress", env=env,
+                "run",
+                "--backend",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--model",
+                MODEL,
+                "--data",
+                release,
+                *SELECTION,
+                "--out",
+                out,
+                "--no-progress",
+                env=env,
             )
         )
     assert sorted(p.name for p in out.glob("predictions.shard-*")) == [
@@ -284,8 +328,20 @@ def test_a_slurm_array_and_merge_give_the_one_process_run(release, online_run, s
 def test_plan_counts_prompts_and_writes_an_array_script(release, tmp_path):
     script = tmp_path / "eval.sbatch"
     result = ok(
-        invoke("plan", "--data", release, *SELECTION, "--gpus", 4, "--model", MODEL, "--out", tmp_path / "run",
-               "--script", script)
+        invoke(
+            "plan",
+            "--data",
+            release,
+            *SELECTION,
+            "--gpus",
+            4,
+            "--model",
+            MODEL,
+            "--out",
+            tmp_path / "run",
+            "--script",
+            script,
+        )
     )
     text = result.output
     assert f"{N_PROMPTS} prompts" in text

@@ -31,9 +31,7 @@ def _post(base_url: str, url: str, body: dict, timeout: float) -> tuple[int, dic
         conn.close()
 
 
-def run_batch(
-    request_files: Iterable[Path], output: Path, base_url: str, *, timeout: float = 30.0
-) -> dict[str, int]:
+def run_batch(request_files: Iterable[Path], output: Path, base_url: str, *, timeout: float = 30.0) -> dict[str, int]:
     """Execute every request line of ``request_files`` against the server; write ``output``.
 
     Returns counts: ``requests``, ``ok`` (HTTP 200) and ``failed``.

@@ -22,7 +22,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import _compat
 from ._compat import MvlsibError
@@ -81,7 +81,7 @@ class FileSplitter:
     def __init__(self, folder: Path, max_requests: int, max_bytes: int, stem: str = "requests") -> None:
         self.folder, self.max_requests, self.max_bytes, self.stem = folder, max_requests, max_bytes, stem
         self.files: list[dict[str, Any]] = []
-        self._fh = None
+        self._fh: BinaryIO | None = None
         self._sha = hashlib.sha256()
         self._n = self._bytes = 0
 
@@ -206,7 +206,10 @@ def options_from(settings: dict[str, Any], out: Path, **extra: Any) -> RunOption
 
 
 def prepare(
-    opts: RunOptions, out: Path, *, max_requests: int = DEFAULT_LIMITS.max_requests,
+    opts: RunOptions,
+    out: Path,
+    *,
+    max_requests: int = DEFAULT_LIMITS.max_requests,
     max_bytes: int = DEFAULT_LIMITS.max_bytes,
 ) -> dict[str, Any]:
     """Write the request files and the manifest of ``opts``'s run into ``out``; returns the manifest."""

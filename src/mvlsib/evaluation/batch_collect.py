@@ -153,7 +153,7 @@ class ResultsBackend(Backend):
         self.description = description
         self.asked: set[str] = set()
 
-    def generate(self, requests: list[Request]) -> list[str | None]:  # type: ignore[override]
+    def generate(self, requests: list[Request]) -> list[str | None]:
         self.asked.update(r.key for r in requests)
         return [self.results.answers.get(r.key) for r in requests]
 
@@ -161,8 +161,15 @@ class ResultsBackend(Backend):
         return dict(self.description)
 
 
-def collect(folder: Path, result_files: list[Path], out: Path, *, parse_mode: str = "relaxed",
-            groups: dict | None = None, progress: bool = False) -> dict[str, Any]:
+def collect(
+    folder: Path,
+    result_files: list[Path],
+    out: Path,
+    *,
+    parse_mode: str = "relaxed",
+    groups: dict | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
     """Collect ``result_files`` of the batch in ``folder`` into the run folder ``out``; returns a summary."""
     folder, out = Path(folder), Path(out)
     manifest = read_manifest(folder)
@@ -179,8 +186,9 @@ def collect(folder: Path, result_files: list[Path], out: Path, *, parse_mode: st
     results = read_results(result_files, opts.max_new_tokens)
     options = dict(opts.backend_options)
     description = {
-        **settings_description(opts.model, options.get("request_style", "chat"), options.get("chat_template_kwargs"),
-                               opts.max_new_tokens),
+        **settings_description(
+            opts.model, options.get("request_style", "chat"), options.get("chat_template_kwargs"), opts.max_new_tokens
+        ),
         "route": "batch",
         "batch_manifest_sha256": hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest(),
     }

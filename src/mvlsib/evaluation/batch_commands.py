@@ -11,6 +11,7 @@ import click
 from ._compat import atomic_open
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
+from .report_format import macro_table
 from .selection import max_new_tokens_option, read_groups, run_options, selection_options
 
 # The openai backend's options that shape a request body (the rest are about the connection).
@@ -20,8 +21,14 @@ BODY_OPTIONS = ("request-style", "chat-template-kwargs")
 def _body_options(fn):
     for opt in reversed([o for o in OpenAIBackend.OPTIONS if o.flag in BODY_OPTIONS]):
         kind = click.Choice(list(opt.choices)) if opt.choices else opt.kind
-        fn = click.option(f"--{opt.flag}", opt.param, type=kind, default=opt.default,
-                          show_default=opt.default is not None, help=opt.help)(fn)
+        fn = click.option(
+            f"--{opt.flag}",
+            opt.param,
+            type=kind,
+            default=opt.default,
+            show_default=opt.default is not None,
+            help=opt.help,
+        )(fn)
     return fn
 
 
@@ -33,7 +40,9 @@ def batch_group():
 
 @batch_group.command("prepare")
 @selection_options
-@click.option("--model", required=True, metavar="NAME", help="The model name the requests name (as for the openai backend).")
+@click.option(
+    "--model", required=True, metavar="NAME", help="The model name the requests name (as for the openai backend)."
+)
 @click.option(
     "--out",
     required=True,
@@ -59,13 +68,19 @@ def prepare_command(out, model, max_requests, max_bytes, request_style, chat_tem
     """Write the run's prompts as OpenAI batch request files (one line per prompt, the body the openai
     backend would send) and a manifest."""
     from .batch import DEFAULT_LIMITS, prepare
+    from .runner import RunOptions
 
-    opts = run_options(
-        selection, model=model, out=out, backend="openai",
+    opts = RunOptions(
+        **run_options(selection),
+        model=model,
+        out=out,
+        backend="openai",
         backend_options={"request_style": request_style, "chat_template_kwargs": chat_template_kwargs},
     )
     manifest = prepare(
-        opts, out, max_requests=max_requests or DEFAULT_LIMITS.max_requests,
+        opts,
+        out,
+        max_requests=max_requests or DEFAULT_LIMITS.max_requests,
         max_bytes=max_bytes or DEFAULT_LIMITS.max_bytes,
     )
     size = sum(f["bytes"] for f in manifest["files"])
@@ -111,12 +126,14 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
     OUT, naming every missing, failed, duplicated and foreign custom_id; the prompts without an answer
     go into FOLDER/retry/ as a new request file."""
     from .batch_collect import collect
-    from .commands import _macro_table
 
-    summary = collect(folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv),
-                      progress=progress)
+    summary = collect(
+        folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv), progress=progress
+    )
     report = summary["report"]
-    click.echo(f"{summary['n_new']} new predictions ({summary['n_done_before']} already done) of {summary['n_expected']}")
+    click.echo(
+        f"{summary['n_new']} new predictions ({summary['n_done_before']} already done) of {summary['n_expected']}"
+    )
     for label in ("missing", "failed", "duplicated", "foreign"):
         if report[label]:
             click.echo(_names(label, report[label]), err=True)
@@ -124,10 +141,11 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
         click.echo(f"retry: {summary['retry']} (submit it, then collect its results into {out})", err=True)
     if summary["complete"]:
         click.echo("complete")
-        click.echo(_macro_table(summary["metrics"]))
+        click.echo(macro_table(summary["metrics"]))
     else:
-        click.echo(f"INCOMPLETE: {summary['n_expected'] - summary['n_done_before'] - summary['n_new']} prompts to go",
-                   err=True)
+        click.echo(
+            f"INCOMPLETE: {summary['n_expected'] - summary['n_done_before'] - summary['n_new']} prompts to go", err=True
+        )
 
 
 @click.command("plan")
@@ -152,8 +170,9 @@ def plan_command(gpus, model, out, prompts_per_second, script, **selection):
     """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
     one shard per GPU (then `mvlsib-eval merge`)."""
     from .plan import count, describe, run_args, slurm_script
+    from .runner import RunOptions
 
-    opts = run_options(selection, model=model, out=Path(out))
+    opts = RunOptions(**run_options(selection), model=model, out=Path(out))
     plan = count(opts, gpus)
     click.echo(describe(plan, prompts_per_second))
     text = slurm_script(plan, run_args(opts, _given(selection)), out, prompts_per_second=prompts_per_second)
@@ -168,8 +187,14 @@ def plan_command(gpus, model, out, prompts_per_second, script, **selection):
 
 def _given(selection: dict) -> dict[str, object]:
     """The selection options as `mvlsib-eval run` flags, defaults left out."""
-    flags = {"tasks": "--tasks", "ks": "--k", "languages": "--languages", "limit": "--limit",
-             "limit_mode": "--limit-mode", "order": "--order", "data_revision": "--data-revision"}
+    flags = {
+        "tasks": "--tasks",
+        "ks": "--k",
+        "languages": "--languages",
+        "limit": "--limit",
+        "limit_mode": "--limit-mode",
+        "order": "--order",
+        "data_revision": "--data-revision",
+    }
     defaults = {"limit_mode": "stratified", "order": "prefix", "languages": "all"}
     return {flags[k]: v for k, v in selection.items() if k in flags and v is not None and defaults.get(k) != v}
-

@@ -1,6 +1,6 @@
 """The options that choose a run's prompts (release, tasks, k, languages, subset, order), written once
 for every command that plans a run: ``run``, ``batch prepare`` and ``plan``; and ``run_options``,
-which turns their values into the runner's ``RunOptions``."""
+which turns their values into the runner's ``RunOptions`` keywords."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
-from .runner import RunOptions
 from .schedule import MAX_PROMPTS, ORDERS
 
 
@@ -112,23 +111,20 @@ def selection_options(fn):
     return fn
 
 
-def run_options(selection: dict[str, Any], **fields: Any) -> RunOptions:
-    """``RunOptions`` from the selection options' values (and ``max_new_tokens`` when given) plus ``fields``."""
+def run_options(selection: dict[str, Any]) -> dict[str, Any]:
+    """The ``RunOptions`` keywords of the selection options' values (and ``--max-new-tokens`` when given)."""
     values = dict(selection)
     raw_ks = values.pop("ks")
     try:
         ks = tuple(int(k) for k in csv_list(raw_ks))
     except ValueError:
         raise MvlsibError(f"--k must be comma-separated integers, got {raw_ks!r}") from None
-    limit = values.pop("limit")
-    if limit is not None and limit < 1:
-        raise MvlsibError(f"--limit must be at least 1, got {limit}")
-    languages = values.pop("languages")
-    return RunOptions(
-        tasks=tuple(csv_list(values.pop("tasks"))),
-        ks=ks,
-        languages="all" if languages.strip() == "all" else tuple(csv_list(languages)),
-        limit=limit,
+    if values["limit"] is not None and values["limit"] < 1:
+        raise MvlsibError(f"--limit must be at least 1, got {values['limit']}")
+    languages, tasks = values.pop("languages"), values.pop("tasks")
+    return {
         **values,
-        **fields,
-    )
+        "tasks": tuple(csv_list(tasks)),
+        "ks": ks,
+        "languages": "all" if languages.strip() == "all" else tuple(csv_list(languages)),
+    }
