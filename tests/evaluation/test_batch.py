@@ -85,7 +85,22 @@ def online_run(tmp_path_factory, release, server) -> Path:
 def prepared(tmp_path_factory, release) -> Path:
     out = tmp_path_factory.mktemp("batch") / "batch"
     # 20 requests a file: the split is exercised on a small run.
-    ok(invoke("batch", "prepare", "--data", release, "--model", MODEL, *SELECTION, "--out", out, "--max-requests", 20))
+    ok(
+        invoke(
+            "batch",
+            "prepare",
+            "--data",
+            release,
+            "--model",
+            MODEL,
+            *SELECTION,
+            "--out",
+            out,
+            "--max-requests",
+            20,
+            "--no-progress",
+        )
+    )
     return out
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tqdm import tqdm
+
 from . import _compat
 from ._compat import MvlsibError
 from .backends.openai import chat_body, check_body_options, encode_image
@@ -266,12 +268,14 @@ def _write_requests(opts, pairs, languages, splitter: FileSplitter, body_options
         return urls[image_id]
 
     n = 0
-    for wave in range(plan.waves):
-        part = plan if plan.waves == 1 else plan_items(opts, pairs, languages, wave=Shard(wave, plan.waves))
-        pending = order_items(part.pending, opts.order)
-        part.pending = []
-        for item in pending:
-            body = chat_body(item.request, opts.model, data_url, **body_options)
-            splitter.add(request_line(item.request.key, body), item.request.key)
-            n += 1
+    with tqdm(total=plan.n_run, desc="batch prepare", unit="prompt", disable=not opts.progress, file=sys.stderr) as bar:
+        for wave in range(plan.waves):
+            part = plan if plan.waves == 1 else plan_items(opts, pairs, languages, wave=Shard(wave, plan.waves))
+            pending = order_items(part.pending, opts.order)
+            part.pending = []
+            for item in pending:
+                body = chat_body(item.request, opts.model, data_url, **body_options)
+                splitter.add(request_line(item.request.key, body), item.request.key)
+                n += 1
+            bar.update(len(pending))
     return n

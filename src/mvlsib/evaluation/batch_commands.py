@@ -63,8 +63,9 @@ def batch_group():
     default=None,
     help="Bytes per file (default: the hosted batch API's limit, 200 MB; raise it for vllm run-batch).",
 )
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
-def prepare_command(out, model, max_requests, max_bytes, request_style, chat_template_kwargs, **selection):
+def prepare_command(out, model, max_requests, max_bytes, request_style, chat_template_kwargs, progress, **selection):
     """Write the run's prompts as OpenAI batch request files (one line per prompt, the body the openai
     backend would send) and a manifest."""
     from .batch import DEFAULT_LIMITS, prepare
@@ -76,6 +77,7 @@ def prepare_command(out, model, max_requests, max_bytes, request_style, chat_tem
         out=out,
         backend="openai",
         backend_options={"request_style": request_style, "chat_template_kwargs": chat_template_kwargs},
+        progress=progress,
     )
     manifest = prepare(
         opts,
