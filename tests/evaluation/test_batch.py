@@ -367,3 +367,33 @@ def test_plan_counts_prompts_and_writes_an_array_script(release, tmp_path):
     assert "#SBATCH --array=0-3" in body and "mvlsib-eval run" in body and "--model served-vlm" in body
     assert "mvlsib-eval merge" in body
     subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+def test_decoding_options_reach_the_body_as_the_backend_sends_them(release, tmp_path):
+    """--request-style reasoning, --max-new-tokens and --chat-template-kwargs: the prepared bodies equal
+    what the openai backend sends with the same options (the server records both)."""
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    options = [
+        "--request-style", "reasoning", "--max-new-tokens", "64",
+        "--chat-template-kwargs", '{"enable_thinking": false}',
+    ]  # fmt: skip
+    selection = ["--tasks", "i2s,s2t", "--k", "3", "--languages", "arb_Arab", "--limit", "2"]
+    with content_server() as server:
+        ok(
+            invoke(
+                "run", "--backend", "openai", "--base-url", server.base_url, "--model", MODEL, "--data", release,
+                *selection, *options, "--out", tmp_path / "run", "--no-progress",
+            )
+        )  # fmt: skip
+        sent = sorted(json.dumps(p, sort_keys=True) for p in server.requests)
+    out = tmp_path / "batch"
+    ok(invoke("batch", "prepare", "--data", release, "--model", MODEL, *selection, *options, "--out", out))
+    bodies = [line["body"] for line in lines_of(request_files(out))]
+    assert sorted(json.dumps(b, sort_keys=True) for b in bodies) == sent
+    known = set(typing.get_type_hints(CompletionCreateParamsNonStreaming))
+    for body in bodies:
+        assert body["max_completion_tokens"] == 64 and "max_tokens" not in body and "temperature" not in body
+        assert body["chat_template_kwargs"] == {"enable_thinking": False}
+        # chat_template_kwargs is vLLM's and SGLang's extension, not an OpenAI field: send it only to them.
+        assert set(body) - known == {"chat_template_kwargs"}
