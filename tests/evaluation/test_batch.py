@@ -7,6 +7,7 @@ SLURM array shards and ``plan``."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import typing
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from fakes.batch_runner import run_batch
 from fakes.openai_compat import content_server
-from support import POOL_DIR, SIB_DIR
+from support import POOL_DIR, SIB_DIR, subprocess_env
 
 from mvlsib.cli import eval_cli
 
@@ -340,33 +341,33 @@ def test_a_slurm_array_and_merge_give_the_one_process_run(release, online_run, s
         assert (tmp_path / "merged" / name).read_bytes() == (online_run / name).read_bytes(), name
 
 
-def test_plan_counts_prompts_and_writes_an_array_script(release, tmp_path):
+def test_plan_counts_prompts_and_writes_an_array_script_that_runs(release, online_run, server, tmp_path):
     script = tmp_path / "eval.sbatch"
+    run = tmp_path / "run"
     result = ok(
-        invoke(
-            "plan",
-            "--data",
-            release,
-            *SELECTION,
-            "--gpus",
-            4,
-            "--model",
-            MODEL,
-            "--out",
-            tmp_path / "run",
-            "--script",
-            script,
-        )
-    )
+        invoke("plan", "--data", release, *SELECTION, "--gpus", 4, "--model", MODEL, "--out", run,
+               "--script", script, "--prompts-per-second", "0.01")
+    )  # fmt: skip
     text = result.output
-    assert f"{N_PROMPTS} prompts" in text
-    assert "i2s" in text and "s2t" in text
-    per_shard = N_PROMPTS // 4
-    assert f"shard 0/4: {per_shard}" in text
+    assert f"= {N_PROMPTS} prompts" in text
+    for task, k in (("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2i", 3), ("t2s", 1), ("s2t", 1), ("s2t", 3)):
+        assert f"{task:<5} {k:>2} {len(LANGUAGES) * 3:>12,}" in text
+    assert [f"shard {i}/4: {N_PROMPTS // 4} prompts (~0.6 h)" in text for i in range(4)] == [True] * 4
     body = script.read_text("utf-8")
-    assert "#SBATCH --array=0-3" in body and "mvlsib-eval run" in body and "--model served-vlm" in body
-    assert "mvlsib-eval merge" in body
-    subprocess.run(["bash", "-n", str(script)], check=True)
+    assert "#SBATCH --array=0-3" in body and "#SBATCH --time=1:00:00" in body
+    # The script as SLURM would run it: each array task (here --array=0-3) a process of its own.
+    for task in range(4):
+        subprocess.run(
+            ["bash", str(script), "--backend", "openai", "--base-url", server.base_url],
+            check=True,
+            capture_output=True,
+            env=subprocess_env(**slurm(task)),
+            timeout=120,
+        )
+    merge = re.search(r"#   (mvlsib-eval merge .*)", body).group(1)
+    subprocess.run(["bash", "-c", merge], check=True, capture_output=True, env=subprocess_env(), timeout=120)
+    for name in ("predictions.jsonl", "metrics.json"):
+        assert (run / name).read_bytes() == (online_run / name).read_bytes(), name
 
 
 def test_decoding_options_reach_the_body_as_the_backend_sends_them(release, tmp_path):
