@@ -398,3 +398,17 @@ def test_decoding_options_reach_the_body_as_the_backend_sends_them(release, tmp_
         assert body["chat_template_kwargs"] == {"enable_thinking": False}
         # chat_template_kwargs is vLLM's and SGLang's extension, not an OpenAI field: send it only to them.
         assert set(body) - known == {"chat_template_kwargs"}
+
+
+def test_waves_and_a_second_prepare_give_the_same_requests(release, prepared, tmp_path):
+    """--max-prompts 10 plans the run in waves (as run does): the same request lines; preparing again
+    into a folder of its own replaces it whole."""
+    out = tmp_path / "waves"
+    for _ in range(2):
+        ok(invoke("batch", "prepare", "--data", release, "--model", MODEL, *SELECTION, "--out", out,
+                  "--max-prompts", 10, "--no-progress"))  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "requests-00001.jsonl"]
+    ours = sorted(line for p in request_files(out) for line in p.read_text("utf-8").splitlines())
+    theirs = sorted(line for p in request_files(prepared) for line in p.read_text("utf-8").splitlines())
+    assert ours == theirs
+    assert not list(tmp_path.glob(".waves.*")), "no staging folder left behind"
