@@ -52,14 +52,11 @@ sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO / "benchmarks")
 
 
 def build_release(tmp: Path, languages: str) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
+    from mvlsib.pipeline import build
 
     sib = REPO.parent / "shared" / "sib-200"
-    ingest(tmp / "work", sib=sib, languages=languages, progress=False)
-    sample(tmp / "work", seed=0, pool=REPO / "src/mvlsib/data/image_pool", progress=False)
-    publish(tmp / "work", tmp / "rel", REPO / "src/mvlsib/data/image_pool", progress=False)
+    pool = REPO / "src/mvlsib/data/image_pool"
+    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, languages=languages, progress=False)
     return tmp / "rel"
 
 

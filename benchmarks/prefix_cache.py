@@ -46,13 +46,9 @@ sys.path.insert(0, str(REPO / "src"))
 
 
 def build_release(sib: Path, pool: Path, tmp: Path) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
+    from mvlsib.pipeline import build
 
-    ingest(tmp / "work", sib=sib, progress=False)
-    sample(tmp / "work", seed=0, pool=pool, progress=False)
-    publish(tmp / "work", tmp / "rel", pool, progress=False)
+    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, progress=False)
     return tmp / "rel"
 
 

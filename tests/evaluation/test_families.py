@@ -1,5 +1,5 @@
 """Every popular VLM family gets correct inputs: a tiny random-weight model of each family,
-built here from configs with the family's real chat template (``mvlsib.testing.families``).
+built here from configs with the family's real chat template (``tiny_models.families`` in tests/).
 
 Per family: a batch equals its prompts processed one by one (one image list per prompt);
 image tokens per row are the prompt's images' tokens, in prompt order; s2i images follow

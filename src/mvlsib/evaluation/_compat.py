@@ -30,6 +30,7 @@ __all__ = [
     "CROSS_MODAL",
     "loader",
     "httpio",
+    "jsonio",
     "locks",
 ]
 
@@ -37,7 +38,7 @@ __all__ = [
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import httpio, locks
+    from mvlsib import httpio, jsonio, locks
     from mvlsib.atomic import atomic_open
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
@@ -50,7 +51,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import httpio, locks
+    from ._shared import httpio, jsonio, locks
     from ._shared.atomic import atomic_open
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
