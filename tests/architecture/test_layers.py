@@ -29,7 +29,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "limits",
         "csvio",
         "httpio",
-        "jsonio",
         "locks",
         "workdir",
         "release_format",

@@ -19,6 +19,7 @@ from fakes.openai_compat import content_server
 from support import POOL_DIR, SIB_DIR, subprocess_env
 
 from mvlsib.cli import eval_cli
+from mvlsib.pipeline import build
 
 # Four scripts, one right-to-left: the release every test here uses.
 LANGUAGES = ("eng_Latn", "arb_Arab", "zho_Hans", "hin_Deva")
@@ -39,15 +40,9 @@ def ok(result):
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
-
+    """A release of four languages made by the real pipeline."""
     base = tmp_path_factory.mktemp("batch-release")
-    work = base / "work"
-    ingest(work, sib=SIB_DIR, languages=",".join(LANGUAGES), progress=False)
-    sample(work, seed=0, pool=POOL_DIR, progress=False)
-    publish(work, base / "rel", POOL_DIR, progress=False)
+    build(str(SIB_DIR), base / "rel", workdir=base / "work", pool=POOL_DIR, languages=LANGUAGES, progress=False)
     return base / "rel"
 
 
