@@ -12,6 +12,7 @@ from ._compat import atomic_open
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
 from .report_format import macro_table
+from .schedule import MAX_PROMPTS
 from .selection import max_new_tokens_option, read_groups, run_options, selection_options
 
 # The openai backend's options that shape a request body (the rest are about the connection).
@@ -197,6 +198,7 @@ def _given(selection: dict) -> dict[str, object]:
         "limit_mode": "--limit-mode",
         "order": "--order",
         "data_revision": "--data-revision",
+        "max_prompts": "--max-prompts",
     }
-    defaults = {"limit_mode": "stratified", "order": "prefix", "languages": "all"}
+    defaults = {"limit_mode": "stratified", "order": "prefix", "languages": "all", "max_prompts": MAX_PROMPTS}
     return {flags[k]: v for k, v in selection.items() if k in flags and v is not None and defaults.get(k) != v}
