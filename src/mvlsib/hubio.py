@@ -425,6 +425,11 @@ def _translated(exc: BaseException, subject: str) -> HubProblem | None:
 _SHAPE_ERRORS = (TypeError, KeyError, AttributeError, ValueError, IndexError, RecursionError, UnicodeError)
 
 
+def session_for(source: str, flag: str):
+    """``session`` for a Hub repo id; nothing for an existing local folder (a release read from disk)."""
+    return contextlib.nullcontext() if os.path.isdir(source) else session(f"{flag} {source}")
+
+
 @contextlib.contextmanager
 def session(subject: str, timeout: float | None = None, max_file_bytes: int = MAX_FILE_BYTES):
     """Within the block, huggingface_hub talks to the Hub through ``bounded_client``; see the module docstring.

@@ -127,12 +127,10 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
     loader = _compat.loader(data)
     if languages == "all" or languages == ("all",):
         # a local folder's data/ or, for a Hub repo id, the configs its card lists
-        try:
+        try:  # _release_errors: a LoaderError or a bad Hub answer is one message already
             with _release_errors(data):
                 found = loader.languages(data, revision) if not Path(data).is_dir() else loader.languages(data)
-        except (ValueError, FileNotFoundError, ConnectionError) as exc:  # LoaderError, no such repo, no network
-            if isinstance(exc, MvlsibError):
-                raise
+        except (FileNotFoundError, ConnectionError) as exc:  # no such repo, no network
             raise MvlsibError(f"--data {data}: cannot list its languages ({exc})") from None
         if not found:
             where = "no language configs under data/" if Path(data).is_dir() else "no language configs in its card"
@@ -143,17 +141,14 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
 
 @contextlib.contextmanager
 def _release_errors(data: str):
-    """The loader's LoaderError (a bad language, a broken release) as one message naming the release;
-    for a Hub repo id, every request bounded and every answer checked (hubio.session: a HubProblem)."""
-    hub = contextlib.nullcontext() if Path(data).is_dir() else _compat.hubio.session(f"--data {data}")
+    """A LoaderError (a bad language, a broken release) or a bad Hub answer (hubio) as one line naming the release."""
     try:
-        with hub:
+        with _compat.hubio.session_for(data, "--data"):  # a Hub repo id: requests bounded, answers checked
             yield
     except ValueError as exc:
         if isinstance(exc, MvlsibError):
             raise
-        local = isinstance(hub, contextlib.nullcontext)  # a library's Hub errors span lines: made one
-        raise MvlsibError(f"{data}: {exc}" if local else _compat.hubio.one_line(f"{data}: {exc}")) from None
+        raise MvlsibError(_compat.hubio.one_line(f"{data}: {exc}", 4000)) from None
 
 
 @dataclass
