@@ -60,12 +60,12 @@ def _chat_json(body: bytes) -> dict[str, Any]:
 
 
 def check_answer(answer: Any) -> None:
-    """Refuse (``Malformed``) a decoded chat completion whose message content is not text; a missing
-    ``choices[0].message`` is left to ``answer_text``, which names it."""
+    """Refuse (``Malformed``) a decoded chat completion without ``choices[0].message`` or whose message
+    content is not text (a gateway's ``{}`` or ``[]`` is retried like a dropped connection)."""
     try:
         content = answer["choices"][0]["message"].get("content")
     except (KeyError, IndexError, TypeError, AttributeError):
-        return
+        raise Malformed(f"no choices[0].message in {json.dumps(answer)[:200]}") from None
     if content is not None and not isinstance(content, (str, list)):
         raise Malformed(f"choices[0].message.content is a {type(content).__name__}, not text")
     if isinstance(content, list) and any(
