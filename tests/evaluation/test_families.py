@@ -91,6 +91,7 @@ IMAGE_MARKER = {
     "qwen2_5_vl": "<|vision_start|><|image_pad|><|vision_end|>",
     "qwen3_vl": "<|vision_start|><|image_pad|><|vision_end|>",
     "qwen3_vl_thinking": "<|vision_start|><|image_pad|><|vision_end|>",
+    "qwen3_5": "<|vision_start|><|image_pad|><|vision_end|>",
     "gemma3": "<start_of_image>",
     "idefics3": "<image>",
     "smolvlm": "<image>",
