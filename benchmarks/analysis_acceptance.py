@@ -31,17 +31,15 @@ sys.path.insert(0, str(REPO / "tests"))
 
 
 def build_release(base: Path) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
+    from mvlsib.pipeline import build
 
     sib = REPO.parent / "shared" / "sib-200"
     rel = base / "rel"
     if not (rel / "manifest.json").exists():
         work = base / "work"
-        ingest(work, sib=sib, flores=sib / "data" / "nko_flores", annotation=sib / "data" / "eng", progress=False)
-        sample(work, seed=0, pool=REPO / "src" / "mvlsib" / "data" / "image_pool", progress=False)
-        publish(work, rel, REPO / "src" / "mvlsib" / "data" / "image_pool", progress=False)
+        pool = REPO / "src" / "mvlsib" / "data" / "image_pool"
+        flores, annotation = sib / "data" / "nko_flores", sib / "data" / "eng"
+        build(str(sib), rel, workdir=work, pool=pool, flores=flores, annotation=annotation, progress=False)
     return rel
 
 

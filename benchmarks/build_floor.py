@@ -23,7 +23,7 @@ compute at least once for the instances of that file: every candidate's key of e
 sentences of the instance's topic and of each negative topic, the topic's and each negative
 topic's images, the positives, the other topics, every instance for the order and both label
 deals), hashed as fast as this machine's hashlib allows (the shared prefix hashed once and copied).
-``build_speed.py`` prints build / (floor + keys) beside build / floor, for reference.
+``build_speed.py`` prints build / (floor + keys), the figure the build goal is set on.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the dataset card's YAML header costs a `datasets.load_dataset` call (issue #15 item 5).
+"""What the dataset card's YAML header costs a `datasets.load_dataset` call .
 
     python benchmarks/card_speed.py RELEASE [RELEASE ...] [--rounds 15] [--config eng_Latn]
 

@@ -1,6 +1,6 @@
 """Evaluator throughput per VLM family: the naive loop vs. the ``hf`` backend, same prompts, one run.
 
-For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``--model``):
+For each family (tiny random-weight models of ``tiny_models.families`` in tests/, or ``--model``):
 
 - **naive**: what harnesses without batching do: per prompt one ``processor(text, images)``
   call and one ``generate`` (every image preprocessed again for every prompt);
@@ -8,7 +8,7 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
 - **no feat**: with the image-processor memo (each prompt's image tuple preprocessed once per
   run: a tuple repeats in every language), feature cache off;
 - **ours**: ``HFBackend`` as shipped: also each image's vision-tower features computed once per
-  run (``hf_reuse.FeatureCache``, behind its self-check); the "tower" column counts the units the
+  run (``hf.feature_cache.FeatureCache``, behind its self-check); the "tower" column counts the units the
   vision tower encoded (an image; a tile for Idefics3/SmolVLM; the self-check's plain runs
   included), the units shown in all (what runs without the cache), and the distinct images;
 - **ours+kv**: also ``--kv-prefix`` (the prefix a batch shares computed once per run, its KV
@@ -16,7 +16,7 @@ For each family (tiny random-weight models of ``mvlsib.testing.families``, or ``
   batch shows the same images and no image follows the shared part, as in an i2s reference set
   sent in several languages; optional, off by default). "kv tok" is the share of prompt tokens
   taken from a reused cache, net of computing each prefix once;
-- **pipeline**: what a user would write instead with transformers alone (issue #15): the same
+- **pipeline**: what a user would write instead with transformers alone: the same
   chat messages (PIL images in place of the ids) through ``pipeline("image-text-to-text")`` with
   ``batch_size`` and the same greedy settings, ``return_full_text=False``. Its answers are compared
   with ours; where the pipeline cannot run a family the column says why.
@@ -52,14 +52,11 @@ sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO / "benchmarks")
 
 
 def build_release(tmp: Path, languages: str) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
+    from mvlsib.pipeline import build
 
     sib = REPO.parent / "shared" / "sib-200"
-    ingest(tmp / "work", sib=sib, languages=languages, progress=False)
-    sample(tmp / "work", seed=0, pool=REPO / "src/mvlsib/data/image_pool", progress=False)
-    publish(tmp / "work", tmp / "rel", REPO / "src/mvlsib/data/image_pool", progress=False)
+    pool = REPO / "src/mvlsib/data/image_pool"
+    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, languages=languages, progress=False)
     return tmp / "rel"
 
 
@@ -144,8 +141,8 @@ def measure(model: str, requests, images, args) -> dict:
     settings = plain.decoding(args.max_new_tokens)
 
     def naive_one(req) -> str:
-        text = plain._chat_text(req)
-        inputs = plain._call_processor([text], [[images[i] for i in req.image_ids]] if req.image_ids else None)
+        text = plain.batcher.chat_text(req)
+        inputs = plain.batcher.call_processor([text], [[images[i] for i in req.image_ids]] if req.image_ids else None)
         inputs = {
             k: (v.to(args.device, dtype=net.dtype) if torch.is_floating_point(v) else v.to(args.device))
             if hasattr(v, "to")
@@ -154,7 +151,7 @@ def measure(model: str, requests, images, args) -> dict:
         }
         with torch.inference_mode():
             out = net.generate(**inputs, **settings)
-        return plain._decode(out[0, inputs["input_ids"].shape[1] :])
+        return plain.decode(out[0, inputs["input_ids"].shape[1] :])
 
     pipe, pipe_error = None, None
     try:
@@ -254,10 +251,10 @@ def measure(model: str, requests, images, args) -> dict:
         # self-check's plain runs included) vs. every unit shown; distinct images for reference
         "tower": ours.stats["image_features_computed"] + ours.stats["image_features_plain"],
         "tower without": ours.stats["image_features_computed"] + ours.stats["image_features_reused"]
-        if ours.feature_cache is not None and ours.feature_cache.enabled
+        if ours.features.cache is not None and ours.features.cache.enabled
         else None,
         "distinct images": len({i for r in requests for i in r.image_ids}),
-        "feature cache": ours.feature_cache_mode.split(" (")[0],
+        "feature cache": ours.features.mode.split(" (")[0],
         "rendering": ours.renderer.mode,
     }
 

@@ -21,8 +21,10 @@ REPO = Path(__file__).resolve().parents[1]
 OURS = """
 import sys
 from mvlsib.builder.ingest import ingest
-r = ingest(sys.argv[2], sib=sys.argv[1], progress=False)
-print(r.n_rows)
+from mvlsib.workdir.corpus import save_corpus
+corpus = ingest(sys.argv[1], progress=False)
+save_corpus(sys.argv[2], corpus)
+print(corpus.report["n_rows"])
 """
 
 # What one would write without the toolkit: pandas with default parsing (NaN conversion, no checks).

@@ -1,5 +1,5 @@
 """``mvl_sib.load_task`` over every language of a full release: images decoded once per
-language (before issue #15) vs once per release (the loader's image cache).
+language (as the loader once did) vs once per release (the loader's image cache).
 
     python benchmarks/loader_speed.py [--release DIR] [--task i2s] [--k 1] [--rounds 3]
 

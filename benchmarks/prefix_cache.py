@@ -1,5 +1,5 @@
 """How much prefill a server's prefix cache saves on the full benchmark, in today's order and in
-the evaluator's prefix order (issue #15). No model needed.
+the evaluator's prefix order. No model needed.
 
     python benchmarks/prefix_cache.py [--release DIR] [--sib ../shared/sib-200] [--pool image_pool]
                                       [--cache-tokens 16000,110000,inf] [--image-tokens 576]
@@ -26,7 +26,7 @@ The model (documented in docs/performance.md):
   ``inf`` capacity gives the ceiling: every prefix shared with an earlier prompt.
 
 The two orders are the canonical one (language, task, k, instance: what the evaluator sent
-before issue #15) and ``--order prefix`` (sorted by ``prefix_key``, exactly the order of
+before the prefix order existed) and ``--order prefix`` (sorted by ``prefix_key``, exactly the order of
 ``schedule.prefix_order``: units are ranked by their text, and a unit never is a proper prefix of
 another, so sorting unit ranks sorts the keys).
 """
@@ -46,13 +46,9 @@ sys.path.insert(0, str(REPO / "src"))
 
 
 def build_release(sib: Path, pool: Path, tmp: Path) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
+    from mvlsib.pipeline import build
 
-    ingest(tmp / "work", sib=sib, progress=False)
-    sample(tmp / "work", seed=0, pool=pool, progress=False)
-    publish(tmp / "work", tmp / "rel", pool, progress=False)
+    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, progress=False)
     return tmp / "rel"
 
 

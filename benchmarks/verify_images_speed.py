@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/verify_images_speed.py [--pool src/mvlsib/data/image_pool] [--threads 1,2] [--batch-size 16]
 
-Builds a random-weight tiny LLaVA and a tiny CLIP (mvlsib.testing.tiny_verify) in a
+Builds a random-weight tiny LLaVA and a tiny CLIP (tests/tiny_models) in a
 temporary folder and times, over every pool image (70 x 7 option orders for the LLaVA):
 
 - ``ours``: what ``verify-images`` does (``run_generative`` through the evaluator's hf
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO)]
 
 
 def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
@@ -34,15 +34,15 @@ def naive_llava(model_dir: Path, entries, shifts, device: str) -> list[str]:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     from mvlsib.release_format.mvl_sib import TOPICS
+    from mvlsib.verify_images.prompts import question_text
     from mvlsib.verify_images.rotations import rotate
-    from mvlsib.verify_images.verify import question_text
 
     processor = AutoProcessor.from_pretrained(model_dir)
     model = AutoModelForImageTextToText.from_pretrained(model_dir, use_safetensors=True).to(device).eval()
     tok = processor.tokenizer
     out = []
     t0 = time.perf_counter()
-    for row, image in entries:
+    for _row, image in entries:
         for shift in shifts:
             messages = [
                 {
@@ -70,7 +70,7 @@ def naive_clip(model_dir: Path, entries, device: str):
     model = AutoModel.from_pretrained(model_dir, use_safetensors=True).to(device).eval()
     preds = []
     t0 = time.perf_counter()
-    for row, image in entries:
+    for _row, image in entries:
         with torch.inference_mode():
             text = tok([t.format(n) for n in TOPICS for t in TEMPLATES], padding=True, return_tensors="pt").to(device)
             te = torch.nn.functional.normalize(features(model.get_text_features(**text)), dim=-1)
@@ -87,8 +87,9 @@ def main() -> None:
     from tiny_models.llava import build_tiny_llava
 
     from mvlsib.release_format.mvl_sib import TOPICS
+    from mvlsib.verify_images.inputs import load_pool_images
     from mvlsib.verify_images.rotations import rotation_shifts
-    from mvlsib.verify_images.verify import VerifyOptions, load_pool_images, run_dual, run_generative
+    from mvlsib.verify_images.verify import VerifyOptions, run_dual, run_generative
     from mvlsib.verify_images.zero_shot import DualEncoder
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

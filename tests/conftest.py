@@ -14,7 +14,11 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import settings
-from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS
+from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, write_workdir
+
+from mvlsib.pipeline import build
+from mvlsib.workdir.corpus import read_corpus
+from mvlsib.workdir.instances import load_instances
 
 # CI runs the property tests with a fixed seed, so a red build is reproducible; locally they explore.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
@@ -56,27 +60,17 @@ def pool_dir() -> Path:
 # A full work folder (all languages of ../shared/sib-200, seed 0, bundled pool), built once per session.
 @pytest.fixture(scope="session")
 def full_workdir(sib_dir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-
-    work = tmp_path_factory.mktemp("work-full")
-    ingest(work, sib=sib_dir, progress=False)
-    sample(work, seed=0, pool=pool_dir)
-    return work
+    return write_workdir(tmp_path_factory.mktemp("work-full"), sib_dir, pool_dir)
 
 
 @pytest.fixture(scope="session")
 def full_corpus(full_workdir: Path):
-    from mvlsib.workdir.corpus import read_corpus
-
     return read_corpus(full_workdir)
 
 
 @pytest.fixture(scope="session")
 def full_instances(full_workdir: Path) -> list[dict]:
-    from mvlsib.workdir.instances import read_instances
-
-    return read_instances(full_workdir)
+    return load_instances(full_workdir)
 
 
 # The evaluator's fixtures: a tiny random-weight LLaVA and a real two-language release, built once.
@@ -92,14 +86,7 @@ def tiny_llava(tmp_path_factory, sib_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def release_dir(tmp_path_factory, sib_dir, pool_dir) -> Path:
-    """A release folder made by the real pipeline (ingest -> sample -> publish) for two languages."""
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
-
+    """A release folder made by the real pipeline (ingest -> sample -> validate -> publish) for two languages."""
     base = tmp_path_factory.mktemp("release")
-    work = base / "work"
-    ingest(work, sib=sib_dir, languages=",".join(EVAL_LANGUAGES), progress=False)
-    sample(work, seed=0, pool=pool_dir, progress=False)
-    publish(work, base / "rel", pool_dir, progress=False)
+    build(str(sib_dir), base / "rel", workdir=base / "work", pool=pool_dir, languages=EVAL_LANGUAGES, progress=False)
     return base / "rel"

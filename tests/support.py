@@ -9,6 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mvlsib.builder.ingest import ingest
+from mvlsib.builder.sample import sample, sample_report
+from mvlsib.workdir.corpus import save_corpus
+from mvlsib.workdir.instances import save_instances, save_sample_report
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SIB_DIR = SHARED / "sib-200"
@@ -59,3 +64,13 @@ except ImportError:
 else:
     raise SystemExit("mvlsib is importable; the test would prove nothing")
 """
+
+
+def write_workdir(work: Path, sib: Path, pool: Path, *, languages=None, seed: int = 0) -> Path:
+    """A work folder as `mvlsib-build ingest` then `sample` leave it: corpus, ingest report, instances, sample report."""
+    corpus = ingest(str(sib), languages=languages, progress=False)
+    save_corpus(work, corpus)
+    instances = sample(corpus, pool, seed, progress=False)
+    save_instances(work, [inst.as_dict() for inst in instances])
+    save_sample_report(work, sample_report(corpus, pool, instances, seed).to_dict())
+    return work

@@ -1,6 +1,6 @@
-"""`build` hands each stage what the previous one wrote instead of reading it back (issue #15):
-the in-memory corpus and instances must be exactly what the files hold, and a build must equal
-the stages run one by one from the files."""
+"""`build` chains the stages' values; each stage run alone from the work folder's files (load ->
+stage -> save, as the one-stage commands do) must give the same files, and the values handed on
+must be exactly what the files hold."""
 
 from __future__ import annotations
 
@@ -8,6 +8,16 @@ import filecmp
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from mvlsib.builder.ingest import ingest
+from mvlsib.builder.sample import sample
+from mvlsib.cli import build_cli
+from mvlsib.textnorm import normalize_text
+from mvlsib.validation.invariants import validate
+from mvlsib.workdir import CORPUS_COLUMNS
+from mvlsib.workdir.corpus import Corpus, load_corpus, save_corpus
+from mvlsib.workdir.instances import load_instances, save_instances
 
 LANGS = "eng_Latn,arb_Arab,zho_Hans"
 
@@ -26,125 +36,85 @@ def _same_tree(a: Path, b: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def staged(sib_dir, pool_dir, tmp_path_factory):
-    """The stages run one by one, each reading the previous stage's files."""
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
-
+    """The one-stage commands run one by one, each reading the previous stage's files."""
     base = tmp_path_factory.mktemp("staged")
-    ingest(base / "work", sib=sib_dir, languages=LANGS, progress=False)
-    sample(base / "work", seed=0, pool=pool_dir)
-    publish(base / "work", base / "rel", pool_dir, seed=0, progress=False, versions={"pinned": "1"})
+    work, runner = str(base / "work"), CliRunner()
+    steps = [
+        ["ingest", "--sib", str(sib_dir), "--languages", LANGS, "--workdir", work, "--no-progress"],
+        ["sample", "--seed", "0", "--pool", str(pool_dir), "--workdir", work, "--no-progress"],
+        ["validate", "--pool", str(pool_dir), "--workdir", work],
+        ["publish", "--workdir", work, "--pool", str(pool_dir), "--out", str(base / "rel")],
+    ]
+    for args in steps:
+        result = runner.invoke(build_cli, args)
+        assert result.exit_code == 0, (args[0], result.output)
     return base
 
 
-def test_in_memory_corpus_and_instances_equal_the_files(sib_dir, pool_dir, tmp_path):
-    from mvlsib.builder.ingest import ingest_corpus
-    from mvlsib.builder.sample import sample_corpus
-    from mvlsib.textnorm import normalize_text
-    from mvlsib.validation.invariants import validate_workdir
-    from mvlsib.workdir import CORPUS_COLUMNS
-    from mvlsib.workdir.corpus import load_corpus
-    from mvlsib.workdir.instances import read_instances
-
-    _, corpus = ingest_corpus(tmp_path, sib=sib_dir, languages=LANGS, progress=False)
+def test_stage_values_equal_the_files(sib_dir, pool_dir, tmp_path):
+    corpus = ingest(sib_dir, languages=LANGS, progress=False)
+    save_corpus(tmp_path, corpus)
     on_disk = load_corpus(tmp_path)
     assert corpus.table.equals(on_disk.table)
+    assert corpus.report == on_disk.report
     for name in CORPUS_COLUMNS:
         assert corpus.column(name) == on_disk.column(name), name
     assert corpus.normalized() == on_disk.normalized() == [normalize_text(t) for t in on_disk.column("text")]
     assert [lang for lang, _, _ in corpus.language_blocks()] == sorted(LANGS.split(","))
 
-    _, instances = sample_corpus(tmp_path, seed=0, pool=pool_dir, corpus=corpus)
+    instances = sample(corpus, pool_dir, seed=0)
     records = [inst.as_dict() for inst in instances]
-    assert records == read_instances(tmp_path)
+    save_instances(tmp_path, records)
+    assert records == load_instances(tmp_path)
     records[0]["ref_sentence_ids"].append(1)  # the records do not share lists with the instances
     assert len(instances[0].ref_sentence_ids) == 5
 
-    from_memory = validate_workdir(tmp_path, pool_dir, corpus=corpus, instances=[i.as_dict() for i in instances])
-    from_files = validate_workdir(tmp_path, pool_dir)
+    from_memory = validate(corpus, [i.as_dict() for i in instances], pool_dir)
+    from_files = validate(load_corpus(tmp_path), load_instances(tmp_path), pool_dir)
     assert from_memory.ok and from_files.ok and from_memory.summary == from_files.summary
 
 
-def test_build_equals_the_stages_run_from_files(staged, sib_dir, pool_dir, tmp_path):
-    """Also: the build runs with fewer cycle-collector passes and gives the caller's thresholds back."""
-    import gc
+def test_build_equals_the_stages_run_from_files(staged, sib_dir, pool_dir, tmp_path, monkeypatch):
+    from mvlsib.pipeline import build
 
-    import mvlsib.release.manifest as manifest
-    from mvlsib.pipeline import _GC_YOUNG_THRESHOLD, build
-
-    real = manifest.library_versions
-    manifest.library_versions = lambda: {"pinned": "1"}  # as `staged` pinned them
-    before = gc.get_threshold()
-    seen: list[int] = []
-
-    def record(phase, info):
-        if phase == "start":
-            seen.append(gc.get_threshold()[0])
-
-    gc.set_threshold(700, 10, 10)
-    gc.callbacks.append(record)
-    try:
-        build(
-            str(sib_dir),
-            tmp_path / "rel",
-            workdir=tmp_path / "work",
-            pool=pool_dir,
-            languages=LANGS.split(","),
-            progress=False,
-        )
-        gc.callbacks.remove(record)
-        assert gc.get_threshold() == (700, 10, 10)
-    finally:
-        manifest.library_versions = real
-        gc.set_threshold(*before)
-        if record in gc.callbacks:
-            gc.callbacks.remove(record)
-    # Without the raised threshold this 3-language build makes dozens of passes at 700. Once the
-    # thresholds are given back, the allocations counted so far may start one pass at once.
-    assert set(seen[:-1]) <= {_GC_YOUNG_THRESHOLD}, seen
+    build(
+        str(sib_dir),
+        tmp_path / "rel",
+        workdir=tmp_path / "work",
+        pool=pool_dir,
+        languages=LANGS.split(","),
+        progress=False,
+    )
+    # The library versions in manifest.json are the same in one process, so the trees compare whole.
     assert _same_tree(staged / "rel", tmp_path / "rel") == []
     for name in ("corpus.parquet", "instances.jsonl", "ingest_report.json"):
         assert filecmp.cmp(staged / "work" / name, tmp_path / "work" / name, shallow=False), name
 
 
-def test_validation_of_the_in_memory_corpus_still_finds_problems(sib_dir, pool_dir, tmp_path):
-    """The whole-column shortcuts give way to the detailed checks on a bad corpus."""
-    from mvlsib.builder.ingest import ingest_corpus
-    from mvlsib.builder.sample import sample_corpus
-    from mvlsib.validation.invariants import validate_workdir
-    from mvlsib.workdir.corpus import Corpus
-
-    _, corpus = ingest_corpus(tmp_path, sib=sib_dir, languages=LANGS, progress=False)
-    _, instances = sample_corpus(tmp_path, seed=0, pool=pool_dir, corpus=corpus)
+def test_validation_of_a_bad_corpus_names_the_problems(sib_dir, pool_dir):
+    """The corpus checks find what the column-wise screen lets through to jsonschema."""
+    corpus = ingest(sib_dir, languages=LANGS, progress=False)
+    instances = [inst.as_dict() for inst in sample(corpus, pool_dir, seed=0)]
     columns = {name: list(corpus.column(name)) for name in corpus.names()}
     n = columns["language"].index("zho_Hans") + 3
     columns["text"][n] = "\u3000"  # whitespace only: empty to a reader
     columns["topic"][n + 1] = "cooking"
-    bad = Corpus(columns=columns)
-    result = validate_workdir(tmp_path, pool_dir, corpus=bad, instances=[i.as_dict() for i in instances])
-    rules = {v.rule for v in result.violations}
-    assert {"schema", "corpus-empty-text", "corpus-parallel"} <= rules, rules
-    assert any("zho_Hans" in v.detail and "text" in v.detail for v in result.violations if v.rule == "schema")
+    for bad in (Corpus(columns=columns), Corpus(Corpus(columns=columns).table)):  # lists, and an arrow table
+        result = validate(bad, instances, pool_dir)
+        rules = {v.rule for v in result.violations}
+        assert {"schema", "corpus-empty-text", "corpus-parallel"} <= rules, rules
+        assert any("zho_Hans" in v.detail and "text" in v.detail for v in result.violations if v.rule == "schema")
 
 
-def test_fewer_gc_passes_keeps_a_callers_choice():
-    import gc
+def test_the_build_refuses_invalid_instances_with_one_summary(sib_dir, pool_dir, tmp_path, monkeypatch):
+    import mvlsib.pipeline as pipeline
+    from mvlsib.errors import MvlsibError
 
-    from mvlsib.pipeline import _GC_YOUNG_THRESHOLD, _fewer_gc_passes
+    def swap_labels(corpus, pool, seed, **kw):
+        out = sample(corpus, pool, seed, **kw)
+        return [type(i)(**{**i.as_dict(), "sentence_label": (i.sentence_label + 1) % 4}) for i in out[:12]] + out[12:]
 
-    before = gc.get_threshold()
-    try:
-        for given, during in [
-            ((700, 10, 10), (_GC_YOUNG_THRESHOLD, 10, 10)),
-            ((0, 10, 10), (0, 10, 10)),  # automatic passes turned off stay off
-            ((500_000, 5, 5), (500_000, 5, 5)),
-        ]:  # a higher threshold is kept
-            gc.set_threshold(*given)
-            with pytest.raises(RuntimeError):
-                with _fewer_gc_passes():
-                    assert gc.get_threshold() == during
-                    raise RuntimeError("a stage failed")
-            assert gc.get_threshold() == given
-    finally:
-        gc.set_threshold(*before)
+    monkeypatch.setattr(pipeline, "sample", swap_labels)
+    with pytest.raises(MvlsibError, match=r"validation found \d+ violation\(s\); no release was written") as err:
+        pipeline.build(str(sib_dir), tmp_path / "rel", workdir=tmp_path / "w", pool=pool_dir, languages=["eng_Latn"])
+    assert "... and" in str(err.value) and not (tmp_path / "rel").exists()

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mvlsib.arrowcols import column
 from mvlsib.textnorm import SPACES, normalize_many, normalize_text
 
 EVERY_CHARACTER = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
@@ -69,14 +68,14 @@ TEXTS = st.lists(st.lists(ALPHABET, max_size=12).map("".join), max_size=30)
 def test_every_way_gives_normalize_text(texts):
     expected = [normalize_text(t) for t in texts]
     assert normalize_many(texts) == expected
-    assert normalize_many(texts, column(texts, pa.string())) == expected
-    assert normalize_many(texts, pa.chunked_array([column(texts, pa.string())], pa.string())) == expected
+    assert normalize_many(texts, pa.array(texts, pa.string())) == expected
+    assert normalize_many(texts, pa.chunked_array([pa.array(texts, pa.string())], pa.string())) == expected
 
 
 def test_non_strings_and_a_wrong_arrow_column():
     assert normalize_many(["a  b", None, 3]) == ["a b", "", ""]
     with pytest.raises(ValueError, match="2 arrow texts for 3 texts"):
-        normalize_many(["a", "b", "c"], column(["a", "b"], pa.string()))
+        normalize_many(["a", "b", "c"], pa.array(["a", "b"], pa.string()))
 
 
 def test_a_corpus_normalises_the_texts_it_hands_out():

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,10 +53,7 @@ def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
     What a command killed mid-write (``kill -9``, power loss) leaves behind; the next run of the
     same command cleans it. Entries of live processes (a concurrent writer) are kept.
     """
-    import re
-    import shutil
-
-    removed = []
+    removed: list[Path] = []
     pattern = re.compile(re.escape(prefix) + r"(\d+)(?:[.-].*)?" + re.escape(suffix) + "$", re.S)
     try:
         entries = list(Path(folder).iterdir())
@@ -94,8 +94,6 @@ def _umask() -> int:
 
 
 def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    import hashlib
-
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
@@ -112,8 +110,6 @@ def staged_folder(out: str | os.PathLike[str]) -> Iterator[Path]:
     stage, or the old folder it had moved aside) are cleaned first; if it died between the
     two renames, the old folder is put back.
     """
-    import shutil
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(out.parent, f".{out.name}.partial-")

@@ -146,6 +146,7 @@ def request(
 
 def _proxy_for(url: str) -> tuple[str, int, dict[str, str]] | None:
     """(host, port, Proxy-Authorization header) of the proxy the environment names for ``url``, if any."""
+    # here, not at the top: urllib.request imports http.client (see _once)
     import base64
     import urllib.parse
     import urllib.request
@@ -176,12 +177,12 @@ def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
         path += "?" + parts.query
     proxy = _proxy_for(url)
     if proxy is None:
-        conn = cls(parts.hostname, parts.port, timeout=remaining)
+        conn = cls(parts.hostname or "", parts.port, timeout=remaining)
     else:  # as urllib would: the *_proxy / no_proxy environment
         proxy_host, proxy_port, proxy_headers = proxy
         if scheme == "https":  # a CONNECT tunnel: the proxy never sees the request or its headers
             conn = cls(proxy_host, proxy_port, timeout=remaining)
-            conn.set_tunnel(parts.hostname, parts.port or 443, headers=proxy_headers)
+            conn.set_tunnel(parts.hostname or "", parts.port or 443, headers=proxy_headers)
         else:
             conn = http.client.HTTPConnection(proxy_host, proxy_port, timeout=remaining)
             path = url

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import unicodedata
 
+import pyarrow.compute as pc
+
 
 def normalize_text(text: str) -> str:
     """NFC, then every run of whitespace collapsed to one space, ends stripped.
@@ -48,8 +50,6 @@ def normalize_many(texts, arrow_texts=None) -> list[str]:
         return [normalize_text(t) if type(t) is str else "" for t in texts]
     nfc = list(map(functools.partial(unicodedata.normalize, "NFC"), texts))
     if arrow_texts is not None:
-        import pyarrow.compute as pc
-
         if len(arrow_texts) != len(texts):
             raise ValueError(f"normalize_many: {len(arrow_texts)} arrow texts for {len(texts)} texts")
         mask = pc.match_substring_regex(arrow_texts, _NEEDS_COLLAPSE)

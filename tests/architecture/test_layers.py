@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "versions",
         "textnorm",
         "progress",
-        "arrowcols",
+        "jsonio",
         "limits",
         "csvio",
         "httpio",
@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("validation", "verify_images"),
     ("release",),
     ("pipeline",),
-    ("cli", "testing"),
+    ("cli",),
     ("__main__",),
 )
 RANK = {pkg: n for n, layer in enumerate(LAYERS) for pkg in layer}

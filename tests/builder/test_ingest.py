@@ -16,7 +16,15 @@ from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TOPICS
 from mvlsib.workdir import CORPUS_COLUMNS
-from mvlsib.workdir.corpus import read_corpus, read_ingest_report
+from mvlsib.workdir.corpus import load_ingest_report, read_corpus, save_corpus
+
+
+def ingest_into(work, *args, **kwargs) -> dict:
+    """Run the ingest stage and save its corpus into ``work``, as `mvlsib-build ingest` does; its report."""
+    corpus = ingest(*args, **kwargs)
+    save_corpus(work, corpus)
+    return corpus.report
+
 
 N_LANGUAGES = 199
 N_SENTENCES = 1004
@@ -43,7 +51,7 @@ KNOWN_DUPLICATES = {
 @pytest.fixture(scope="module")
 def full(tmp_path_factory, sib_dir):
     work = tmp_path_factory.mktemp("full")
-    report = ingest(work, sib=sib_dir, progress=False)
+    report = ingest_into(work, sib=sib_dir, progress=False)
     return work, report, read_corpus(work)
 
 
@@ -51,8 +59,8 @@ def test_full_ingest_shape(full):
     work, report, df = full
     assert tuple(df.columns) == CORPUS_COLUMNS
     assert [str(t) for t in df.dtypes] == ["string", "int64", "string", "string", "string"]
-    assert len(df) == N_LANGUAGES * N_SENTENCES == 199_796 == report.n_rows
-    assert df["language"].nunique() == N_LANGUAGES == report.n_languages
+    assert len(df) == N_LANGUAGES * N_SENTENCES == 199_796 == report["n_rows"]
+    assert df["language"].nunique() == N_LANGUAGES == report["n_languages"]
     assert (df.groupby("language").size() == N_SENTENCES).all()
     # sorted by language, then index_id
     keys = list(zip(df["language"], df["index_id"]))
@@ -60,21 +68,21 @@ def test_full_ingest_shape(full):
     # the same 701/99/204 split and the same topics for every language
     per_split = df.groupby(["language", "split"]).size().unstack()
     assert (per_split["train"] == 701).all() and (per_split["dev"] == 99).all() and (per_split["test"] == 204).all()
-    assert report.split_sizes == {"train": 701, "dev": 99, "test": 204}
+    assert report["split_sizes"] == {"train": 701, "dev": 99, "test": 204}
     eng = df[df.language == "eng_Latn"].set_index("index_id")
     for col in ("topic", "split"):
         per_id = df.groupby("index_id")[col].nunique()
         assert (per_id == 1).all(), f"{col} differs between languages"
         assert (df.groupby("index_id")[col].first() == eng[col]).all()
     assert set(df["topic"]) == set(TOPICS)
-    assert sum(report.topic_sizes.values()) == N_SENTENCES
-    assert report.topic_sizes == eng["topic"].value_counts().sort_index().to_dict()
+    assert sum(report["topic_sizes"].values()) == N_SENTENCES
+    assert report["topic_sizes"] == eng["topic"].value_counts().sort_index().to_dict()
     # no text lost to NaN or emptied
     assert df["text"].notna().all()
     assert (df["text"].str.len() > 0).all()
     assert (df["text"] == df["text"].str.rstrip()).all()
     on_disk = json.loads((work / "ingest_report.json").read_text(encoding="utf-8"))
-    assert on_disk == read_ingest_report(work) == report.to_dict()
+    assert on_disk == load_ingest_report(work) == report
     assert on_disk["corpus"] == "corpus.parquet"
 
 
@@ -117,38 +125,40 @@ def test_parsed_rows_rewrite_to_the_original_bytes(full, sib_dir):
 
 def test_duplicate_report_matches_the_real_duplicates(full):
     _, report, df = full
-    found = {lang: [(g.index_ids, g.cross_topic) for g in groups] for lang, groups in report.duplicates.items()}
+    found = {
+        lang: [(g["index_ids"], g["cross_topic"]) for g in groups] for lang, groups in report["duplicates"].items()
+    }
     assert found == KNOWN_DUPLICATES
-    d = report.to_dict()
+    d = report
     assert d["n_languages_with_duplicates"] == 13
     assert d["n_duplicate_groups"] == 17
     assert d["n_cross_topic_duplicate_groups"] == 4
-    hat = report.duplicates["hat_Latn"][0]
+    hat = report["duplicates"]["hat_Latn"][0]
     texts = df[(df.language == "hat_Latn") & df.index_id.isin([32, 1735])]
-    assert {" ".join(t.split()) for t in texts["text"]} == {hat.text}
-    assert hat.topics == list(texts.sort_values("index_id")["topic"])
-    assert hat.topics[0] != hat.topics[1]
+    assert {" ".join(t.split()) for t in texts["text"]} == {hat["text"]}
+    assert hat["topics"] == list(texts.sort_values("index_id")["topic"])
+    assert hat["topics"][0] != hat["topics"][1]
 
 
 @pytest.mark.parametrize("layout", ["checkout", "annotated", "data"])
 def test_local_layouts(tmp_path, sib_dir, layout):
     src = {"checkout": sib_dir, "annotated": sib_dir / "data" / "annotated", "data": sib_dir / "data"}[layout]
-    report = ingest(tmp_path, sib=src, languages="fra_Latn,eng_Latn", progress=False)
-    assert report.languages == ["eng_Latn", "fra_Latn"]
+    report = ingest_into(tmp_path, sib=src, languages="fra_Latn,eng_Latn", progress=False)
+    assert report["languages"] == ["eng_Latn", "fra_Latn"]
     df = read_corpus(tmp_path)
     assert len(df) == 2 * N_SENTENCES
 
 
 def test_languages_restricts_and_still_checks_against_english(tmp_path, sib_dir):
-    report = ingest(tmp_path, sib=sib_dir, languages=" zul_Latn , tgk_Cyrl,", progress=False)
-    assert report.languages == ["tgk_Cyrl", "zul_Latn"]
-    assert report.reference == "English (eng_Latn)"
+    report = ingest_into(tmp_path, sib=sib_dir, languages=" zul_Latn , tgk_Cyrl,", progress=False)
+    assert report["languages"] == ["tgk_Cyrl", "zul_Latn"]
+    assert report["reference"] == "English (eng_Latn)"
     assert set(read_corpus(tmp_path)["language"]) == {"tgk_Cyrl", "zul_Latn"}
 
 
 def test_unknown_language_lists_close_matches(tmp_path, sib_dir):
     with pytest.raises(MvlsibError, match=r"unknown language code\(s\): fra_latn \(close: fra_Latn"):
-        ingest(tmp_path, sib=sib_dir, languages="fra_latn", progress=False)
+        ingest_into(tmp_path, sib=sib_dir, languages="fra_latn", progress=False)
     assert not (tmp_path / "corpus.parquet").exists()
 
 

@@ -11,7 +11,15 @@ from click.testing import CliRunner
 from mvlsib.builder.ingest import ingest
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus
+from mvlsib.workdir.corpus import read_corpus, save_corpus
+
+
+def ingest_into(work, *args, **kwargs) -> dict:
+    """Run the ingest stage and save its corpus into ``work``, as `mvlsib-build ingest` does; its report."""
+    corpus = ingest(*args, **kwargs)
+    save_corpus(work, corpus)
+    return corpus.report
+
 
 LANGS = ("eng_Latn", "fra_Latn", "deu_Latn")
 
@@ -39,7 +47,7 @@ def _edit(path: Path, line_no: int, fn) -> str:
 
 def _fail(sib: Path, work: Path, pattern: str, **kw) -> None:
     with pytest.raises(MvlsibError, match=pattern):
-        ingest(work, sib=sib, progress=False, **kw)
+        ingest_into(work, sib=sib, progress=False, **kw)
     assert not (work / "corpus.parquet").exists() and not (work / "ingest_report.json").exists()
 
 
@@ -48,7 +56,7 @@ def fra(sib: Path, split: str = "train") -> Path:
 
 
 def test_clean_copy_ingests(sib, tmp_path):
-    assert ingest(tmp_path / "w", sib=sib, progress=False).n_rows == 3 * 1004
+    assert ingest_into(tmp_path / "w", sib=sib, progress=False)["n_rows"] == 3 * 1004
 
 
 def test_topic_differs_from_english(sib, tmp_path):
@@ -172,8 +180,8 @@ def test_no_english_reference(sib, tmp_path, sib_dir):
     shutil.rmtree(sib / "data" / "annotated" / "eng_Latn")
     _fail(sib, tmp_path / "w", r"no eng_Latn folder to check ids and topics against")
     # ... for which the English annotation can stand in
-    report = ingest(tmp_path / "ok", sib=sib, annotation=sib_dir / "data" / "eng", progress=False)
-    assert report.languages == ["deu_Latn", "fra_Latn"]
+    report = ingest_into(tmp_path / "ok", sib=sib, annotation=sib_dir / "data" / "eng", progress=False)
+    assert report["languages"] == ["deu_Latn", "fra_Latn"]
 
 
 def test_english_itself_is_checked_when_not_selected(sib, tmp_path):
@@ -186,7 +194,7 @@ def test_na_like_texts_stay_strings(sib, tmp_path):
     for i, word in enumerate(words):
         _edit(fra(sib), 2 + i, lambda l, w=word: "\t".join(l.split("\t")[:2] + [w]))
     _edit(fra(sib), 20, lambda l: "\t".join(l.split("\t")[:2] + ['"  padded with ""quotes"" \t "']))
-    ingest(tmp_path / "w", sib=sib, progress=False)
+    ingest_into(tmp_path / "w", sib=sib, progress=False)
     df = read_corpus(tmp_path / "w")
     fr = df[df.language == "fra_Latn"]
     ids = [int(l.split("\t")[0]) for l in _lines(fra(sib))[1:9]]
@@ -207,11 +215,11 @@ def test_cli_reports_error_without_traceback(sib, tmp_path):
 
 
 def test_failed_rerun_keeps_the_previous_corpus(sib, tmp_path):
-    ingest(tmp_path / "w", sib=sib, progress=False)
+    ingest_into(tmp_path / "w", sib=sib, progress=False)
     before = (tmp_path / "w" / "corpus.parquet").read_bytes()
     fra(sib, "dev").unlink()
     with pytest.raises(MvlsibError):
-        ingest(tmp_path / "w", sib=sib, progress=False)
+        ingest_into(tmp_path / "w", sib=sib, progress=False)
     assert (tmp_path / "w" / "corpus.parquet").read_bytes() == before
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["corpus.parquet", "ingest_report.json"]
 

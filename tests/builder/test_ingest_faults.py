@@ -12,7 +12,15 @@ import pytest
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus
+from mvlsib.workdir.corpus import read_corpus, save_corpus
+
+
+def ingest_into(work, *args, **kwargs) -> dict:
+    """Run the ingest stage and save its corpus into ``work``, as `mvlsib-build ingest` does; its report."""
+    corpus = ingest(*args, **kwargs)
+    save_corpus(work, corpus)
+    return corpus.report
+
 
 LANGS = ("eng_Latn", "fra_Latn")
 
@@ -37,7 +45,7 @@ def test_tsv_cut_inside_its_last_sentence_is_refused(sib, tmp_path):
     test.write_bytes(data[: len(data) - 25])  # the last sentence loses its end and the newline
     last_line = data[: len(data) - 25].decode("utf-8").count("\n") + 1
     with pytest.raises(MvlsibError, match=rf"fra_Latn/test\.tsv:{last_line}: the file does not end with a newline"):
-        ingest(tmp_path / "w", sib=sib, progress=False)
+        ingest_into(tmp_path / "w", sib=sib, progress=False)
     assert not (tmp_path / "w" / "corpus.parquet").exists()
 
 
@@ -45,7 +53,7 @@ def test_folders_that_are_not_languages_are_ignored(sib, tmp_path):
     root = sib / "data" / "annotated"
     shutil.copytree(root / "fra_Latn", root / "fra_Latn copy")
     shutil.copytree(root / "fra_Latn", root / "x: y")
-    ingest(tmp_path / "w", sib=sib, progress=False)
+    ingest_into(tmp_path / "w", sib=sib, progress=False)
     assert sorted(read_corpus(tmp_path / "w")["language"].unique()) == list(LANGS)
 
 
@@ -53,7 +61,7 @@ def test_language_option_must_be_a_code(sib, tmp_path):
     # the backup folder exists, but it is not a language: the close match is the real one
     shutil.copytree(sib / "data" / "annotated" / "fra_Latn", sib / "data" / "annotated" / "fra_Latn copy")
     with pytest.raises(MvlsibError, match=r"unknown language code\(s\): fra_Latn copy \(close: fra_Latn\)"):
-        ingest(tmp_path / "w", sib=sib, languages="eng_Latn,fra_Latn copy", progress=False)
+        ingest_into(tmp_path / "w", sib=sib, languages="eng_Latn,fra_Latn copy", progress=False)
 
 
 @pytest.mark.parametrize("kind", ["directory", "symlink loop"])
@@ -67,7 +75,7 @@ def test_directory_or_symlink_loop_instead_of_a_tsv(sib, tmp_path, kind):
         os.symlink(dev, dev)  # points at itself
         expected = "dev.tsv: cannot be read"
     with pytest.raises(MvlsibError, match=expected):
-        ingest(tmp_path / "w", sib=sib, progress=False)
+        ingest_into(tmp_path / "w", sib=sib, progress=False)
 
 
 def test_invalid_utf8_names_line_and_byte(sib, tmp_path):
@@ -77,7 +85,7 @@ def test_invalid_utf8_names_line_and_byte(sib, tmp_path):
     train.write_bytes(b"\n".join(lines))
     offset = sum(len(x) + 1 for x in lines[:4]) + 10
     with pytest.raises(MvlsibError, match=rf"train\.tsv:5: not valid UTF-8 at byte {offset} \(line 5, byte 11 "):
-        ingest(tmp_path / "w", sib=sib, progress=False)
+        ingest_into(tmp_path / "w", sib=sib, progress=False)
 
 
 def test_bom_on_a_raw_flores_file_is_dropped_as_in_tsv(tmp_path, sib_dir):
@@ -86,7 +94,7 @@ def test_bom_on_a_raw_flores_file_is_dropped_as_in_tsv(tmp_path, sib_dir):
     dev = folder / "nqo_Nkoo.dev"
     plain = dev.read_bytes()
     dev.write_bytes(b"\xef\xbb\xbf" + plain)
-    ingest(tmp_path / "w", flores=folder, annotation=sib_dir / "data" / "eng", progress=False)
+    ingest_into(tmp_path / "w", flores=folder, annotation=sib_dir / "data" / "eng", progress=False)
     corpus = read_corpus(tmp_path / "w")
     texts = corpus[corpus["language"] == "nqo_Nkoo"]["text"].tolist()
     assert not any(t.startswith("\ufeff") for t in texts)

@@ -13,7 +13,14 @@ from support import subprocess_env
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus
+from mvlsib.workdir.corpus import read_corpus, save_corpus
+
+
+def ingest_into(work, *args, **kwargs) -> dict:
+    """Run the ingest stage and save its corpus into ``work``, as `mvlsib-build ingest` does; its report."""
+    corpus = ingest(*args, **kwargs)
+    save_corpus(work, corpus)
+    return corpus.report
 
 
 def _raw_lines(path: Path) -> list[str]:
@@ -49,9 +56,9 @@ def _check_nko(df, annotation: Path, dev: list[str], devtest: list[str]) -> None
 def test_nko_from_raw_flores_files(tmp_path, nko, annotation):
     folder, dev, devtest = nko
     assert (len(dev), len(devtest)) == (997, 1012)
-    report = ingest(tmp_path, flores=folder, annotation=annotation, progress=False)
-    assert report.languages == ["nqo_Nkoo"] and report.n_rows == 1004
-    assert report.reference.startswith("the annotation ")
+    report = ingest_into(tmp_path, flores=folder, annotation=annotation, progress=False)
+    assert report["languages"] == ["nqo_Nkoo"] and report["n_rows"] == 1004
+    assert report["reference"].startswith("the annotation ")
     _check_nko(read_corpus(tmp_path), annotation, dev, devtest)
 
 
@@ -92,17 +99,17 @@ def test_nko_from_flores_plus_parquet(tmp_path, nko, annotation):
             pa.table({"id": list(range(1, len(lines) + 1)), "text": lines, "iso_639_3": ["nqo"] * len(lines)}),
             src / split / "nqo_Nkoo.parquet",
         )
-    ingest(tmp_path / "w", flores=src, annotation=annotation, progress=False)
+    ingest_into(tmp_path / "w", flores=src, annotation=annotation, progress=False)
     _check_nko(read_corpus(tmp_path / "w"), annotation, dev, devtest)
-    ingest(tmp_path / "t", flores=nko[0], annotation=annotation, progress=False)
+    ingest_into(tmp_path / "t", flores=nko[0], annotation=annotation, progress=False)
     assert (tmp_path / "w" / "corpus.parquet").read_bytes() == (tmp_path / "t" / "corpus.parquet").read_bytes()
 
 
 def test_flores_combined_with_sib_checked_against_the_annotation(tmp_path, sib_dir, nko, annotation):
-    report = ingest(
+    report = ingest_into(
         tmp_path, sib=sib_dir, flores=nko[0], annotation=annotation, languages="eng_Latn,nqo_Nkoo", progress=False
     )
-    assert report.languages == ["eng_Latn", "nqo_Nkoo"]
+    assert report["languages"] == ["eng_Latn", "nqo_Nkoo"]
     df = read_corpus(tmp_path)
     eng, nqo = (df[df.language == lang].reset_index(drop=True) for lang in ("eng_Latn", "nqo_Nkoo"))
     assert eng[["index_id", "split", "topic"]].equals(nqo[["index_id", "split", "topic"]])
@@ -110,7 +117,7 @@ def test_flores_combined_with_sib_checked_against_the_annotation(tmp_path, sib_d
 
 def test_flores_needs_annotation(tmp_path, nko):
     with pytest.raises(MvlsibError, match="--flores needs --annotation"):
-        ingest(tmp_path, flores=nko[0], progress=False)
+        ingest_into(tmp_path, flores=nko[0], progress=False)
 
 
 def test_flores_short_file_is_refused(tmp_path, nko, annotation):
@@ -120,7 +127,7 @@ def test_flores_short_file_is_refused(tmp_path, nko, annotation):
     (src / "nqo_Nkoo.dev").write_text("\n".join(dev[:-1]) + "\n", encoding="utf-8")
     shutil.copy(folder / "nqo_Nkoo.devtest", src)
     with pytest.raises(MvlsibError, match=r"nqo_Nkoo\.dev: has 996 sentences, expected 997"):
-        ingest(tmp_path / "w", flores=src, annotation=annotation, progress=False)
+        ingest_into(tmp_path / "w", flores=src, annotation=annotation, progress=False)
 
 
 def test_flores_empty_annotated_line_is_refused(tmp_path, nko, annotation):
@@ -135,7 +142,7 @@ def test_flores_empty_annotated_line_is_refused(tmp_path, nko, annotation):
     (src / "nqo_Nkoo.devtest").write_text("\n".join(broken) + "\n", encoding="utf-8")
     expected = rf"nqo_Nkoo\.devtest: line {victim - 997 + 1} \(index_id {victim}\) is empty"
     with pytest.raises(MvlsibError, match=expected):
-        ingest(tmp_path / "w", flores=src, annotation=annotation, progress=False)
+        ingest_into(tmp_path / "w", flores=src, annotation=annotation, progress=False)
 
 
 def test_flores_dev_without_devtest(tmp_path, nko, annotation):
@@ -143,4 +150,4 @@ def test_flores_dev_without_devtest(tmp_path, nko, annotation):
     src.mkdir()
     shutil.copy(nko[0] / "nqo_Nkoo.dev", src)
     with pytest.raises(MvlsibError, match="not its devtest partner"):
-        ingest(tmp_path / "w", flores=src, annotation=annotation, progress=False)
+        ingest_into(tmp_path / "w", flores=src, annotation=annotation, progress=False)

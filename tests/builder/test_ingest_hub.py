@@ -10,7 +10,15 @@ from fakes.hub import serve_folder
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sib_sources import is_hub_id
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus
+from mvlsib.workdir.corpus import read_corpus, save_corpus
+
+
+def ingest_into(work, *args, **kwargs) -> dict:
+    """Run the ingest stage and save its corpus into ``work``, as `mvlsib-build ingest` does; its report."""
+    corpus = ingest(*args, **kwargs)
+    save_corpus(work, corpus)
+    return corpus.report
+
 
 LANGS = ("eng_Latn", "fra_Latn", "zul_Latn")
 
@@ -26,7 +34,7 @@ def hub_repo(tmp_path_factory, sib_dir):
 
 def test_hub_download_of_selected_languages(tmp_path, hub_repo, sib_dir):
     with serve_folder("Davlan/sib200", hub_repo) as hub:
-        report = ingest(
+        report = ingest_into(
             tmp_path / "w",
             sib="Davlan/sib200",
             languages="fra_Latn",
@@ -35,8 +43,8 @@ def test_hub_download_of_selected_languages(tmp_path, hub_repo, sib_dir):
             progress=False,
         )
     COMMIT = hub.commit
-    assert report.sources == [{"kind": "hub", "location": "Davlan/sib200", "revision": COMMIT}]
-    assert report.languages == ["fra_Latn"]
+    assert report["sources"] == [{"kind": "hub", "location": "Davlan/sib200", "revision": COMMIT}]
+    assert report["languages"] == ["fra_Latn"]
     downloaded = sorted(p for m, p in hub.requests if m == "GET" and "/resolve/" in p)
     # fra_Latn plus eng_Latn as the reference, nothing else
     assert [p.rsplit("/", 2)[-2:] for p in downloaded] == [
@@ -44,13 +52,13 @@ def test_hub_download_of_selected_languages(tmp_path, hub_repo, sib_dir):
     ]
     assert all(f"/resolve/{COMMIT}/" in p for p in downloaded)
     # the same bytes as reading the real checkout
-    ingest(tmp_path / "local", sib=sib_dir, languages="fra_Latn", progress=False)
+    ingest_into(tmp_path / "local", sib=sib_dir, languages="fra_Latn", progress=False)
     assert (tmp_path / "w" / "corpus.parquet").read_bytes() == (tmp_path / "local" / "corpus.parquet").read_bytes()
 
 
 def test_hub_all_languages_and_revision(tmp_path, hub_repo):
     with serve_folder("Davlan/sib200", hub_repo) as hub:
-        report = ingest(
+        report = ingest_into(
             tmp_path / "w",
             sib="Davlan/sib200",
             revision="main",
@@ -58,10 +66,10 @@ def test_hub_all_languages_and_revision(tmp_path, hub_repo):
             cache_dir=tmp_path / "cache",
             progress=False,
         )
-        assert report.languages == list(LANGS)
+        assert report["languages"] == list(LANGS)
         assert len(read_corpus(tmp_path / "w")) == 3 * 1004
         with pytest.raises(MvlsibError, match="--revision v9: not found"):
-            ingest(
+            ingest_into(
                 tmp_path / "x",
                 sib="Davlan/sib200",
                 revision="v9",
@@ -70,7 +78,7 @@ def test_hub_all_languages_and_revision(tmp_path, hub_repo):
                 progress=False,
             )
         with pytest.raises(MvlsibError, match="no such Hub dataset"):
-            ingest(
+            ingest_into(
                 tmp_path / "x",
                 sib="Nobody/nothing",
                 endpoint=hub.endpoint,
@@ -78,7 +86,7 @@ def test_hub_all_languages_and_revision(tmp_path, hub_repo):
                 progress=False,
             )
         with pytest.raises(MvlsibError, match=r"unknown language code\(s\): deu_Latn"):
-            ingest(
+            ingest_into(
                 tmp_path / "x",
                 sib="Davlan/sib200",
                 languages="deu_Latn",
@@ -93,12 +101,12 @@ def test_hub_unreachable_is_a_clear_error(tmp_path):
     with serve_folder("Davlan/sib200", tmp_path) as hub:
         endpoint = hub.endpoint
     with pytest.raises(MvlsibError, match="cannot reach the Hub"):
-        ingest(tmp_path / "w", sib="Davlan/sib200", endpoint=endpoint, cache_dir=tmp_path / "c", progress=False)
+        ingest_into(tmp_path / "w", sib="Davlan/sib200", endpoint=endpoint, cache_dir=tmp_path / "c", progress=False)
 
 
 def test_local_folder_in_hub_layout(tmp_path, hub_repo):
-    report = ingest(tmp_path, sib=hub_repo, progress=False)
-    assert report.languages == list(LANGS) and report.sources[0]["kind"] == "local"
+    report = ingest_into(tmp_path, sib=hub_repo, progress=False)
+    assert report["languages"] == list(LANGS) and report["sources"][0]["kind"] == "local"
 
 
 def test_local_vs_hub_decision(tmp_path, monkeypatch):

@@ -14,16 +14,19 @@ import pytest
 from support import subprocess_env
 
 from mvlsib.builder.hashing import hash_sorted, hkey
-from mvlsib.builder.sample import (
-    INSTANCES_NAME,
-    duplicate_partners,
-    sample_instances,
-    sentence_topics,
-)
+from mvlsib.builder.sample import duplicate_partners, sentence_topics
+from mvlsib.builder.sampler import sample_instances
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
+from mvlsib.workdir import INSTANCES_FILE
+from mvlsib.workdir.corpus import load_corpus
 
 GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def corpus(full_workdir):
+    return load_corpus(full_workdir)
 
 
 def test_hash_key_is_pinned():
@@ -62,20 +65,21 @@ def test_full_sample_counts(full_instances, full_corpus):
 
 
 def test_full_sample_passes_every_invariant(full_workdir, pool_dir):
-    from mvlsib.validation.invariants import validate_workdir
+    from mvlsib.validation.invariants import validate
+    from mvlsib.workdir.instances import load_instances
 
-    result = validate_workdir(full_workdir, pool=pool_dir)
+    result = validate(load_corpus(full_workdir), load_instances(full_workdir), pool_dir)
     assert result.ok, [str(v) for v in result.violations[:10]]
     assert result.summary["languages"] == 199
     assert all(s <= 1 for s in result.summary["positive_image_spread"].values())
 
 
-def test_duplicate_texts_never_share_an_instance(full_corpus, full_instances):
-    partners = duplicate_partners(full_corpus)
+def test_duplicate_texts_never_share_an_instance(corpus, full_instances):
+    partners = duplicate_partners(corpus)
     # Real SIB-200 has such pairs; the test is meaningless without them.
     assert sum(len(v) for v in partners.values()) // 2 >= 10
     cross_topic = {(a, b) for a, bs in partners.items() for b in bs if a < b}
-    topics = sentence_topics(full_corpus)
+    topics = sentence_topics(corpus)
     assert any(topics[a] != topics[b] for a, b in cross_topic)
     for inst in full_instances:
         ids = {*inst["ref_sentence_ids"], *inst["sentence_option_ids"]}
@@ -113,7 +117,7 @@ def test_sentence_topics_shortcut_equals_the_pairwise_reading(full_workdir):
 
 def test_golden_records(full_workdir):
     """Any change to the sampling algorithm shows up here (and must be a deliberate decision)."""
-    data = (full_workdir / INSTANCES_NAME).read_bytes()
+    data = (full_workdir / INSTANCES_FILE).read_bytes()
     golden = json.loads((GOLDEN / "seed0.json").read_text(encoding="utf-8"))
     assert hashlib.sha256(data).hexdigest() == golden["sha256"]
     lines = {json.loads(line)["instance_id"]: line for line in data.decode("utf-8").splitlines()}
@@ -121,15 +125,10 @@ def test_golden_records(full_workdir):
         assert lines[iid] == expected
 
 
-def test_seed_changes_sample(full_corpus, full_instances, pool_dir):
-    from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
+def test_seed_changes_sample(full_workdir, full_instances, pool_dir):
+    from mvlsib.builder.sample import sample
 
-    other = sample_instances(
-        sentence_topics(full_corpus),
-        images_by_topic(read_manifest(pool_dir)),
-        seed=1,
-        partners=duplicate_partners(full_corpus),
-    )
+    other = sample(load_corpus(full_workdir), pool_dir, seed=1)
     changed = sum(a.to_json() != json.dumps(b, ensure_ascii=False) for a, b in zip(other, full_instances))
     assert changed > 2900  # nearly every instance differs
 
@@ -160,10 +159,10 @@ def test_byte_identical_across_processes_and_hash_seeds(full_workdir, pool_dir, 
             check=False,
         )
         assert proc.returncode == 0, proc.stderr
-        digest = hashlib.sha256((work / INSTANCES_NAME).read_bytes()).hexdigest()
+        digest = hashlib.sha256((work / INSTANCES_FILE).read_bytes()).hexdigest()
         assert f"sha256 {digest}" in proc.stdout
-        outputs.append((work / INSTANCES_NAME).read_bytes())
-    assert outputs[0] == outputs[1] == (full_workdir / INSTANCES_NAME).read_bytes()
+        outputs.append((work / INSTANCES_FILE).read_bytes())
+    assert outputs[0] == outputs[1] == (full_workdir / INSTANCES_FILE).read_bytes()
 
 
 # ----------------------------------------------------------------------------- small synthetic inputs
@@ -237,7 +236,7 @@ def _other_pythons() -> list[str]:
 CROSS_VERSION_SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from mvlsib.builder.sample import sample_instances
+from mvlsib.builder.sampler import sample_instances
 data = json.load(open(sys.argv[2], encoding="utf-8"))
 topics = {int(k): v for k, v in data["topics"].items()}
 partners = {int(k): frozenset(v) for k, v in data["partners"].items()}
@@ -246,7 +245,7 @@ sys.stdout.buffer.write("".join(i.to_json() + "\n" for i in out).encode("utf-8")
 """
 
 
-def test_byte_identical_across_python_versions(full_corpus, full_workdir, pool_dir, tmp_path):
+def test_byte_identical_across_python_versions(corpus, full_workdir, pool_dir, tmp_path):
     """The pure sampler (stdlib only) gives the same bytes on every other Python >= 3.10 found here."""
     from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
 
@@ -257,14 +256,14 @@ def test_byte_identical_across_python_versions(full_corpus, full_workdir, pool_d
     inputs.write_text(
         json.dumps(
             {
-                "topics": {str(k): v for k, v in sentence_topics(full_corpus).items()},
-                "partners": {str(k): sorted(v) for k, v in duplicate_partners(full_corpus).items()},
+                "topics": {str(k): v for k, v in sentence_topics(corpus).items()},
+                "partners": {str(k): sorted(v) for k, v in duplicate_partners(corpus).items()},
                 "images": images_by_topic(read_manifest(pool_dir)),
             }
         ),
         encoding="utf-8",
     )
-    expected = (full_workdir / INSTANCES_NAME).read_bytes()
+    expected = (full_workdir / INSTANCES_FILE).read_bytes()
     src = str(Path(__file__).resolve().parents[2] / "src")
     for exe in others:
         proc = subprocess.run(

@@ -69,7 +69,6 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
         ("publish", ["publish", "--release", rel, "--repo-id", "org/x", "--dry-run"]),
         ("publish", ["publish", "--release", rel, "--repo-id", "not-a-repo-id"]),
         ("build", ["build", "--sib", str(s / "missing"), "--out", str(s / "r2")]),
-        ("images demo-pool", ["images", "demo-pool", "--out", str(s / "file.txt")]),
         (
             "images add",
             [

@@ -52,10 +52,10 @@ def _requests():
 
 def test_batched_inputs_equal_per_prompt_processor_calls(backend, images):
     """A batch is exactly its prompts processed one by one (one image list per prompt), collated."""
-    from mvlsib.evaluation.backends.hf_inputs import compare_batched, infer_layout
+    from mvlsib.evaluation.backends.hf.inputs import compare_batched, infer_layout
 
     reqs = [r for r in _requests() if r.image_ids][:4]
-    texts = [backend._chat_text(r) for r in reqs]
+    texts = [backend.batcher.chat_text(r) for r in reqs]
     singles = [
         backend.processor(text=[t], images=[[images[i] for i in r.image_ids]], return_tensors="pt")
         for t, r in zip(texts, reqs)
@@ -178,13 +178,13 @@ def test_custom_code_runs_only_with_trust_remote_code(tiny_llava, tmp_path):
 def test_a_processor_whose_batches_differ_runs_prompts_one_at_a_time(tiny_llava, images, monkeypatch, capsys):
     """The self-check is the guard: when a batch would differ from its prompts processed one by
     one, that kind of prompt runs alone (same answers), and stderr says why."""
-    from mvlsib.evaluation.backends import hf_inputs
+    from mvlsib.evaluation.backends.hf import batching
 
     reqs = _requests()[:6]
     reference = make_backend("hf", model=str(tiny_llava), batch_size=1, device="cpu", max_new_tokens=4)
     reference.set_images(images)
-    monkeypatch.setattr(hf_inputs, "compare_batched", lambda *a, **k: ["pixel_values (image) differs"])
-    monkeypatch.setattr(hf_inputs, "differences_beyond_padding", lambda *a, **k: ["pixel_values (image) differs"])
+    monkeypatch.setattr(batching, "compare_batched", lambda *a, **k: ["pixel_values (image) differs"])
+    monkeypatch.setattr(batching, "differences_beyond_padding", lambda *a, **k: ["pixel_values (image) differs"])
     guarded = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4)
     guarded.set_images(images)
     assert guarded.generate(reqs) == reference.generate(reqs)

@@ -1,5 +1,5 @@
 """Every popular VLM family gets correct inputs: a tiny random-weight model of each family,
-built here from configs with the family's real chat template (``mvlsib.testing.families``).
+built here from configs with the family's real chat template (``tiny_models.families`` in tests/).
 
 Per family: a batch equals its prompts processed one by one (one image list per prompt);
 image tokens per row are the prompt's images' tokens, in prompt order; s2i images follow
@@ -28,7 +28,7 @@ from tiny_models.families import family, family_names, needs
 from tiny_models.llava import sib_sentences
 
 from mvlsib.evaluation.backends import Request, make_backend
-from mvlsib.evaluation.backends.hf_inputs import (
+from mvlsib.evaluation.backends.hf.inputs import (
     compare_batched,
     differences_beyond_padding,
     infer_layout,
@@ -154,7 +154,7 @@ def test_inputs_are_right(name, model_dir, photos):
     )
     backend.set_images(photos)
     reqs = _requests()
-    texts = [backend._chat_text(r) for r in reqs]
+    texts = [backend.batcher.chat_text(r) for r in reqs]
     placeholder = backend.renderer.placeholder
     assert placeholder == IMAGE_MARKER[name]
     assert backend.renderer.mode == ("inline" if name in IMAGES_FIRST else "native")
@@ -165,11 +165,13 @@ def test_inputs_are_right(name, model_dir, photos):
                 assert re.search(re.escape(f"{letter}.") + r"\s*" + re.escape(placeholder), text), (letter, text)
     # The inner (plain) processor, one prompt at a time: the reference.
     processor = backend.processor
-    inner = backend._inner_image_processor
+    inner = backend.batcher.inner_image_processor
     processor.image_processor = inner
     singles = []
     for text, req in zip(texts, reqs):
-        singles.append(backend._call_processor([text], [[photos[i] for i in req.image_ids]] if req.image_ids else None))
+        singles.append(
+            backend.batcher.call_processor([text], [[photos[i] for i in req.image_ids]] if req.image_ids else None)
+        )
     processor.image_processor = inner  # build_batches re-installs nothing: the memo was swapped out above
     image_token = _image_token_id(processor)
     bos = processor.tokenizer.bos_token_id
@@ -179,7 +181,7 @@ def test_inputs_are_right(name, model_dir, photos):
     for idx, inputs in batches:
         group = [singles[i] for i in idx]
         layout = infer_layout(group, inputs)
-        if backend._batched_ok[bool(reqs[idx[0]].image_ids)] == "processor":  # the processor pads its own way
+        if backend.batcher.batched[bool(reqs[idx[0]].image_ids)] == "processor":  # the processor pads its own way
             assert differences_beyond_padding(group, inputs, layout) == []
         else:
             assert compare_batched(group, inputs, layout, processor.tokenizer.pad_token_id) == []
@@ -193,9 +195,9 @@ def test_inputs_are_right(name, model_dir, photos):
                 per_image = [
                     int(
                         (
-                            backend._call_processor(
+                            backend.batcher.call_processor(
                                 [
-                                    backend._chat_text(
+                                    backend.batcher.chat_text(
                                         Request("one", tuple(build_prompt("i2s", [im], SENTENCES).messages()), (im,))
                                     )
                                 ],
@@ -351,7 +353,7 @@ def test_every_chat_family_has_its_image_marker_listed():
 
 
 def test_family_matrix_covers_the_issue(tmp_path):
-    """The families issue #10 names (Aya Vision aside: see docs/evaluation.md)."""
+    """The families the evaluator supports (Aya Vision aside: see docs/evaluation.md)."""
     wanted = {
         "qwen2_vl",
         "qwen2_5_vl",
@@ -426,12 +428,12 @@ def test_a_first_batch_of_single_image_prompts_does_not_fix_the_layout(model_dir
         p = build_prompt("i2s", [f"img{i}"], SENTENCES)
         singles.append(Request(f"one-{i}", tuple(p.messages()), p.image_ids))
     backend.generate(singles)
-    assert backend._ambiguous[True] is True
+    assert backend.batcher.ambiguous[True] is True
     several = [r for r in _requests() if len(r.image_ids) > 1]
     one = make_backend("hf", model=model, batch_size=1, device="cpu", max_new_tokens=3)
     one.set_images(photos)
     assert backend.generate(several) == one.generate(several)
-    assert backend._ambiguous[True] is False and backend._layout[True]["image_grid_thw"] == "image"
+    assert backend.batcher.ambiguous[True] is False and backend.batcher.layouts[True]["image_grid_thw"] == "image"
 
 
 def test_a_processor_that_pads_its_own_way_batches_itself(model_dir, photos):
@@ -445,7 +447,7 @@ def test_a_processor_that_pads_its_own_way_batches_itself(model_dir, photos):
     backend = make_backend("hf", model=model, batch_size=8, device="cpu", max_new_tokens=3)
     backend.set_images(photos)
     answers = backend.generate(reqs)
-    assert backend._batched_ok[True] == "processor"
+    assert backend.batcher.batched[True] == "processor"
     one = make_backend("hf", model=model, batch_size=1, device="cpu", max_new_tokens=3)
     one.set_images(photos)
     assert one.generate(reqs) == answers

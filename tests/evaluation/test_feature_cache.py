@@ -1,4 +1,4 @@
-"""Image features once per image (``hf_reuse.FeatureCache``): per family, on real prompts of a
+"""Image features once per image (``hf.feature_cache.FeatureCache``): per family, on real prompts of a
 release built from ../shared/sib-200, the cached path gives the plain path's answers and
 first-step logits; each image goes through the vision tower once; a planted difference
 switches the cache off; the cache stays within its byte bound.
@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
+import test_families
 import torch
 from click.testing import CliRunner
 from support import release_requests
-from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
+from test_families import GENERATIVE
 
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import make_backend
-from mvlsib.evaluation.backends.hf import move_inputs
-from mvlsib.evaluation.backends.hf_reuse import ADAPTERS
+from mvlsib.evaluation.backends.hf.feature_units import ADAPTERS
+from mvlsib.evaluation.backends.hf.loading import move_inputs
+
+# The tiny family models and their texts: test_families' fixtures (built once per process there).
+model_dir = test_families.model_dir
+texts = test_families.texts
 
 # Chat families whose model type has a feature split (the thinking variant is Qwen3-VL again).
 MODEL_TYPE = {"llava_1_5": "llava"}  # the others' family name is their config's model_type
@@ -96,7 +101,7 @@ def test_a_planted_feature_difference_switches_the_cache_off(model_dir, release_
     plain = _backend(model_dir("llava_1_5"), images, feature_cache_mb=0)
     want = plain.generate(reqs)
     bad = _backend(model_dir("llava_1_5"), images)
-    adapter = bad.feature_cache.adapter
+    adapter = bad.features.cache.adapter
     honest = adapter.assemble
 
     def spoiled(features, grouping, template):  # what a wrong split or a stale entry would look like
@@ -109,7 +114,7 @@ def test_a_planted_feature_difference_switches_the_cache_off(model_dir, release_
     assert "feature cache is off for this run" in err and "with cached image features" in err
     mode = bad.describe()["image_feature_cache"]["mode"]
     assert mode.startswith("off (self-check:"), mode
-    assert bad.feature_cache.enabled is False and len(bad.feature_cache) == 0
+    assert bad.features.cache.enabled is False and len(bad.features.cache) == 0
     # After the switch every image goes through the tower: the plain count covers every image shown.
     assert bad.stats["image_features_plain"] >= sum(len(r.image_ids) for r in reqs)
 
@@ -119,7 +124,7 @@ def test_the_cache_stays_within_its_byte_bound(model_dir, release_prompts):
     backend = _backend(model_dir("llava_1_5"), images)
     want = _backend(model_dir("llava_1_5"), images, feature_cache_mb=0).generate(reqs)
     backend.generate(reqs[:1])  # one unit's size
-    cache = backend.feature_cache
+    cache = backend.features.cache
     one = cache.size_bytes // len(cache)
     backend.set_images(images)  # a fresh cache
     cache.max_bytes = 2 * one
@@ -132,7 +137,7 @@ def test_the_cache_stays_within_its_byte_bound(model_dir, release_prompts):
 def test_families_without_a_split_run_the_plain_path(model_dir, release_prompts):
     reqs, images = release_prompts
     backend = _backend(model_dir("mllama"), images)
-    assert backend.feature_cache is None
+    assert backend.features.cache is None
     assert backend.describe()["image_feature_cache"]["mode"].startswith("off (no per-image feature split")
     with pytest.raises(MvlsibError, match="--feature-cache-mb"):
         _backend(model_dir("llava_1_5"), images, feature_cache_mb=-1)
@@ -143,7 +148,7 @@ def test_close_gives_the_model_its_own_method_back(model_dir, release_prompts):
     backend = _backend(model_dir("llava_1_5"), images)
     base = backend.model.base_model
     assert "get_image_features" in base.__dict__
-    backend.feature_cache.remove()
+    backend.features.cache.remove()
     assert "get_image_features" not in base.__dict__
 
 

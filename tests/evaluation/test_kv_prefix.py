@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
+import test_families
 import torch
 from support import release_requests
-from test_families import GENERATIVE, model_dir, texts  # noqa: F401  (fixtures shared with test_families)
+from test_families import GENERATIVE
 
 from mvlsib.evaluation.backends import make_backend
-from mvlsib.evaluation.backends.hf import move_inputs
-from mvlsib.evaluation.backends.hf_reuse import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
+from mvlsib.evaluation.backends.hf.kv_prefix import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
+from mvlsib.evaluation.backends.hf.loading import move_inputs
 from mvlsib.evaluation.schedule import prefix_order
+
+# The tiny family models and their texts: test_families' fixtures (built once per process there).
+model_dir = test_families.model_dir
+texts = test_families.texts
 
 MODEL_TYPE = {"llava_1_5": "llava"}
 # Tiny Gemma 3's attention window (64 tokens) is shorter than every prompt: it never reuses (tested below).
@@ -73,11 +78,11 @@ def test_reused_prefix_gives_the_plain_answers_and_logits(name, model_dir, promp
     idx, inputs = backend.build_batches(reqs)[0]
     has_images = bool(reqs[idx[0]].image_ids)
     inputs = move_inputs(inputs, "cpu", torch.float32)
-    length = backend._prefix_length(inputs, has_images)
+    length = backend.prefixes.length(inputs, has_images)
     assert length >= 8
     settings = {**backend.decoding(1), "output_logits": True, "return_dict_in_generate": True}
     with torch.inference_mode():
-        ours, _ = backend._prefix_generate(inputs, length, has_images, settings)
+        ours, _ = backend.prefixes.generate(inputs, length, has_images, settings)
         theirs = backend.model.generate(**inputs, **settings)
     assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), float(
         (ours.logits[0] - theirs.logits[0]).abs().max()
@@ -107,7 +112,7 @@ def test_a_planted_cache_difference_switches_reuse_off(model_dir, prompts, capsy
 def test_mrope_families_and_the_default_do_not_reuse(model_dir, prompts):
     reqs, images = prompts
     qwen = _backend(model_dir("qwen2_vl"), images, kv_prefix=True)
-    assert qwen.prefix_cache is None and "cannot continue from a shared prefix cache" in qwen.describe()["kv_prefix"]
+    assert qwen.prefixes.cache is None and "cannot continue from a shared prefix cache" in qwen.describe()["kv_prefix"]
     assert _backend(model_dir("llava_1_5"), images).describe()["kv_prefix"] == "off (--kv-prefix not given)"
 
 
@@ -120,7 +125,7 @@ def test_a_batch_longer_than_the_attention_window_is_not_reused(model_dir, promp
     assert sliding_window(backend.model.config) == 64
     idx, inputs = backend.build_batches(reqs)[0]
     assert inputs["input_ids"].shape[1] > 64
-    assert backend._prefix_length(inputs, bool(reqs[idx[0]].image_ids)) == 0
+    assert backend.prefixes.length(inputs, bool(reqs[idx[0]].image_ids)) == 0
     assert backend.generate(reqs) == _backend(model_dir("gemma3"), images).generate(reqs)
     assert backend.describe()["kv_prefix"].startswith("unused")
     assert backend.stats.get("kv_prefix_batches", 0) == 0
@@ -170,16 +175,14 @@ def test_a_prefix_through_the_shared_images_gives_the_plain_answers_and_logits(n
     # batched by image set (length order alone would pair prompts of different instances)
     assert all(len({reqs[i].image_ids for i in idx}) == 1 for idx, _ in backend.build_batches(reqs))
     # First-step logits of a batch continued from a prefix cache holding the images equal the plain batch's.
-    for idx, inputs in backend.build_batches(reqs):
-        if len({reqs[i].image_ids for i in idx}) == 1:
-            break
+    idx, inputs = next((idx, x) for idx, x in backend.build_batches(reqs) if len({reqs[i].image_ids for i in idx}) == 1)
     inputs = move_inputs(inputs, "cpu", torch.float32)
-    length = backend._prefix_length(inputs, True, same_images=True)
-    assert backend._prefix_has_images(inputs, length)
-    assert length > backend._prefix_length(inputs, True)  # further than the text before the first image
+    length = backend.prefixes.length(inputs, True, same_images=True)
+    assert backend.prefixes.has_images(inputs, length)
+    assert length > backend.prefixes.length(inputs, True)  # further than the text before the first image
     settings = {**backend.decoding(1), "output_logits": True, "return_dict_in_generate": True}
     with torch.inference_mode():
-        ours, _ = backend._prefix_generate(inputs, length, True, settings, reqs[idx[0]].image_ids)
+        ours, _ = backend.prefixes.generate(inputs, length, True, settings, reqs[idx[0]].image_ids)
         theirs = backend.model.generate(**inputs, **settings)
     assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), float(
         (ours.logits[0] - theirs.logits[0]).abs().max()
@@ -204,11 +207,11 @@ def test_prompts_with_other_images_do_not_share_an_image_prefix(model_dir, i2s_p
     mixed = [mixed[0], next(r for r in mixed if r.image_ids != mixed[0].image_ids)]
     ((idx, inputs),) = backend.build_batches(mixed)
     inputs = move_inputs(inputs, "cpu", torch.float32)
-    through = backend._prefix_length(inputs, True, same_images=True)  # as if they were the same images
-    assert backend._prefix_has_images(inputs, through)  # the placeholder tokens alone would allow it
-    text_only = backend._prefix_length(inputs, True, same_images=False)
-    assert text_only < through and not backend._prefix_has_images(inputs, text_only)
-    a = backend.prefix_cache
+    through = backend.prefixes.length(inputs, True, same_images=True)  # as if they were the same images
+    assert backend.prefixes.has_images(inputs, through)  # the placeholder tokens alone would allow it
+    text_only = backend.prefixes.length(inputs, True, same_images=False)
+    assert text_only < through and not backend.prefixes.has_images(inputs, text_only)
+    a = backend.prefixes.cache
     one = a.for_batch(
         backend.model,
         {"input_ids": inputs["input_ids"][:1, -3:], "attention_mask": inputs["attention_mask"][:1, -3:]},

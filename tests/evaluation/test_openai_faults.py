@@ -1,4 +1,4 @@
-"""Issue #11 faults planted in a local OpenAI-compatible server: redirects, slow drips, malformed
+"""Faults planted in a local OpenAI-compatible server: redirects, slow drips, malformed
 bodies, oversized bodies, echoed credentials (defects 1, 7, 8, 18)."""
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def test_chat_template_places_images(tiny_llava):
 
     processor = AutoProcessor.from_pretrained(tiny_llava)
     p = build_prompt("s2i", REAL_SENTENCES[:3], ["a", "b", "c", "d"])
-    from mvlsib.evaluation.backends.hf_inputs import hf_content as _hf_content
+    from mvlsib.evaluation.backends.hf.inputs import hf_content as _hf_content
 
     text = processor.apply_chat_template(_hf_content(tuple(p.messages())), add_generation_prompt=True, tokenize=False)
     assert text.count("<image>") == 4

@@ -101,7 +101,8 @@ def test_metrics_json_of_a_run_has_intervals_and_metadata_groups(tmp_path):
 
 
 def test_topic_confusion_on_a_real_release(tmp_path, release_dir):
-    from mvlsib.evaluation.report import topic_confusions, write_report
+    from mvlsib.evaluation.report import write_report
+    from mvlsib.evaluation.report_figures import topic_confusions
     from mvlsib.release_format import mvl_sib
 
     rows = mvl_sib.load_rows("eng_Latn", release_dir)[:60]

@@ -1,4 +1,4 @@
-"""Issue #11 defects 2 and 3: one writer per run folder, duplicate keys refused, completeness shown
+"""Run-folder integrity: one writer per run folder, duplicate keys refused, completeness shown
 by report and merge. Runs use the openai backend against the local fake (no model to load)."""
 
 from __future__ import annotations
@@ -120,6 +120,7 @@ def test_partial_merge_is_not_complete(release_dir, tmp_path):
     config = json.loads((merged / "config.json").read_text())
     assert config["complete"] is False and config["n_expected"] == 4 and config["missing_shards"] == ["1/2"]
     report = CliRunner().invoke(eval_cli, ["report", str(merged), "--out", str(tmp_path / "rep")])
+    assert report.exit_code == 0, report.output
     assert "| merged | 2 | 4 | **NO** |" in (tmp_path / "rep" / "report.md").read_text("utf-8")
 
 

@@ -1,4 +1,4 @@
-"""Prefix-friendly processing order (issue #15): prompts sharing a prefix are sent together,
+"""Prefix-friendly processing order: prompts sharing a prefix are sent together,
 and nothing a user keeps (predictions file, metrics, shard sets, resume) changes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""--threads (issue #15): one torch thread per test worker, and a default that follows
+"""--threads: one torch thread per test worker, and a default that follows
 OMP_NUM_THREADS or takes half the CPUs."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from mvlsib.cli import build_cli, eval_cli
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.backends.hf import apply_threads, default_threads
+from mvlsib.evaluation.backends.hf.loading import apply_threads, default_threads
 
 
 def test_test_workers_run_one_torch_thread():

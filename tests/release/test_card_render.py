@@ -167,7 +167,7 @@ def test_rendered_card_matches_the_golden_file(photos):
     the golden file (the test then fails once, so an update is never silently green), review
     the diff and commit it with the reason.
     """
-    from mvlsib.release.publish import prompts_markdown, sampling_markdown
+    from mvlsib.release.card.sections import prompts_markdown, sampling_markdown
 
     row = {
         "instance_id": "0-0",

@@ -25,6 +25,7 @@ from support import WITHOUT_MVLSIB, subprocess_env
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.prompts import LETTERS, prompt_for_example
 from mvlsib.evaluation.scoring import METRICS, macro, per_language
+from mvlsib.pipeline import build
 from mvlsib.release_format import mvl_sib
 
 LANGS = ("eng_Latn", "arb_Arab", "zho_Hans", "hin_Deva")
@@ -35,14 +36,8 @@ VENVS = Path(os.environ.get("MVLSIB_HARNESS_VENVS", Path.home() / ".cache" / "mv
 
 @pytest.fixture(scope="module")
 def release(sib_dir, pool_dir, tmp_path_factory) -> Path:
-    from mvlsib.builder.ingest import ingest
-    from mvlsib.builder.sample import sample
-    from mvlsib.release.publish import publish
-
     base = tmp_path_factory.mktemp("export-release")
-    ingest(base / "work", sib=sib_dir, languages=",".join(LANGS), progress=False)
-    sample(base / "work", seed=0, pool=pool_dir, progress=False)
-    publish(base / "work", base / "rel", pool_dir, progress=False)
+    build(str(sib_dir), base / "rel", workdir=base / "work", pool=pool_dir, languages=LANGS, progress=False)
     return base / "rel"
 
 
@@ -367,12 +362,10 @@ def test_mteb_layout_holds_the_instances_candidates_and_gold(release, images, tm
     out = tmp_path / "mteb"
     export("mteb", release, out, languages="eng_Latn,arb_Arab")
     cache = str(tmp_path / "hf")
-    load = lambda task, config: datasets.load_dataset(
-        str(out / task),
-        name=config,
-        split="test",  # noqa: E731
-        cache_dir=cache,
-    )
+
+    def load(task, config):
+        return datasets.load_dataset(str(out / task), name=config, split="test", cache_dir=cache)
+
     for lang in ("eng_Latn", "arb_Arab"):
         rows = mvl_sib.load_rows(lang, release)
         for task in ("s2i", "i2s"):

@@ -23,8 +23,8 @@ with atomic_open(sys.argv[1]) as fh:
 KILL_IN_PUBLISH_STAGE = r"""
 import os, sys
 from pathlib import Path
-from mvlsib.release.publish import _staging
-with _staging(Path(sys.argv[1])) as stage:
+from mvlsib.release.manifest import staged_release
+with staged_release(Path(sys.argv[1])) as stage:
     (stage / "part.parquet").write_bytes(b"half")
     os.kill(os.getpid(), 9)
 """
@@ -54,8 +54,8 @@ def test_stage_of_a_killed_publish_is_removed_by_the_next_publish(tmp_path: Path
     out = tmp_path / "release"
     _killed(KILL_IN_PUBLISH_STAGE, out)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".release.partial-")]
-    from mvlsib.release.publish import _staging
+    from mvlsib.release.manifest import staged_release
 
-    with _staging(out) as stage:
+    with staged_release(out) as stage:
         (stage / "manifest.json").write_text("{}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]

@@ -10,10 +10,10 @@ import pytest
 
 @pytest.fixture(scope="module")
 def release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from mvlsib.release.publish import publish
+    from workfolder import publish_from
 
     out = tmp_path_factory.mktemp("preview") / "rel"
-    publish(full_workdir, out, pool_dir, languages=["eng_Latn", "fra_Latn"], progress=False)
+    publish_from(full_workdir, out, pool_dir, languages=["eng_Latn", "fra_Latn"], progress=False)
     return out
 
 
@@ -61,10 +61,11 @@ def test_preview_is_a_config_but_not_a_language(release):
 
 
 def test_no_preview_without_english(full_workdir, pool_dir, tmp_path):
-    from mvlsib.release.card.render import card_metadata
-    from mvlsib.release.publish import publish
+    from workfolder import publish_from
 
-    publish(full_workdir, tmp_path / "rel", pool_dir, languages=["fra_Latn"], progress=False)
+    from mvlsib.release.card.render import card_metadata
+
+    publish_from(full_workdir, tmp_path / "rel", pool_dir, languages=["fra_Latn"], progress=False)
     assert not (tmp_path / "rel" / "data" / "preview").exists()
     assert "preview" not in [
         c["config_name"] for c in card_metadata((tmp_path / "rel" / "README.md").read_text())["configs"]

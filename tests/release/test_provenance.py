@@ -20,9 +20,9 @@ LANGS = ["eng_Latn"]
 
 
 def _release(workdir: Path, pool: Path, out: Path, **kw) -> Path:
-    from mvlsib.release.publish import publish
+    from workfolder import publish_from
 
-    publish(workdir, out, pool, languages=LANGS, progress=False, **kw)
+    publish_from(workdir, out, pool, languages=LANGS, progress=False, **kw)
     return out
 
 

@@ -17,7 +17,7 @@ def _run(*args: str):
 def test_missing_work_files(tmp_path):
     res = _run("publish", "--workdir", str(tmp_path / "empty"), "--out", str(tmp_path / "rel"))
     assert res.exit_code == 2
-    assert "instances.jsonl: no instances file; run `mvlsib-build sample" in res.output
+    assert "corpus.parquet: no corpus here; run `mvlsib-build ingest" in res.output
     assert not (tmp_path / "rel").exists()
 
 
@@ -32,7 +32,8 @@ def test_pool_without_the_sampled_images(full_workdir, pool_dir, tmp_path):
         writer.writerows(r for r in rows if r["image_id"] != "sports_3")
     res = _run("publish", "--workdir", str(full_workdir), "--out", str(tmp_path / "rel"), "--pool", str(pool))
     assert res.exit_code == 2
-    assert "sports_3" in res.output and "not in this pool" in res.output
+    # validation runs first and names each instance that uses the image
+    assert "unknown-id" in res.output and "['sports_3'] not in the pool manifest" in res.output
     assert not (tmp_path / "rel").exists()
 
 

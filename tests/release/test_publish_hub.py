@@ -31,10 +31,10 @@ LANGS = ["eng_Latn", "fra_Latn", "deu_Latn"]
 
 @pytest.fixture(scope="module")
 def small_release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from mvlsib.release.publish import publish
+    from workfolder import publish_from
 
     out = tmp_path_factory.mktemp("hub") / "release"
-    publish(full_workdir, out, pool_dir, languages=LANGS, progress=False)
+    publish_from(full_workdir, out, pool_dir, languages=LANGS, progress=False)
     return out
 
 
@@ -109,11 +109,12 @@ def test_publish_uploads_every_file_then_commits_nothing(small_release, tmp_path
 
 
 def test_changed_release_uploads_only_what_changed(full_workdir, pool_dir, small_release, tmp_path):
+    from workfolder import publish_from
+
     from mvlsib.release.hub import publish_to_hub
-    from mvlsib.release.publish import publish
 
     other = tmp_path / "other"
-    publish(full_workdir, other, pool_dir, languages=["eng_Latn", "fra_Latn", "spa_Latn"], progress=False)
+    publish_from(full_workdir, other, pool_dir, languages=["eng_Latn", "fra_Latn", "spa_Latn"], progress=False)
     os.environ.pop("HF_TOKEN", None)
     with HubStandIn(TOKEN) as hub, pytest.MonkeyPatch.context() as mp:
         mp.setattr("huggingface_hub.constants.HF_HUB_DISABLE_XET", True)

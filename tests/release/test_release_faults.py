@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from fakes.hub import HubStandIn
 from support import subprocess_env
+from workfolder import publish_from
 
 from mvlsib.errors import MvlsibError
 from mvlsib.release.manifest import verify_release
-from mvlsib.release.publish import publish
 
 TOKEN = "hf_StandInSecret_faults_0123456789"
 REPO_ID = "org/mvl-sib"
@@ -110,7 +110,7 @@ def test_republishing_keeps_the_users_files(full_workdir, pool_dir, release_copy
     (run / "predictions.jsonl").write_text('{"a": 1}\n')
     before = {p: p.read_bytes() for p in release_copy.rglob("*") if p.is_file()}
     with pytest.raises(MvlsibError, match=r"RUN/predictions.jsonl.*publishing would delete them"):
-        publish(full_workdir, release_copy, pool_dir, languages=["eng_Latn"], progress=False, validate=False)
+        publish_from(full_workdir, release_copy, pool_dir, languages=["eng_Latn"], progress=False, check=False)
     assert {p: p.read_bytes() for p in release_copy.rglob("*") if p.is_file()} == before
     # and verifying it for upload names the file without advising a rebuild into that folder
     with pytest.raises(MvlsibError, match="RUN/predictions.jsonl: present but not listed") as info:
@@ -133,7 +133,7 @@ def test_publish_refuses_a_wrong_answer_key(full_workdir, pool_dir, tmp_path):
     path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
     out = tmp_path / "rel"
     with pytest.raises(MvlsibError, match="validation found .* violation"):
-        publish(work, out, pool_dir, languages=["eng_Latn"], progress=False)
+        publish_from(work, out, pool_dir, languages=["eng_Latn"], progress=False)
     assert not out.exists()
 
 
@@ -151,7 +151,7 @@ def test_publish_refuses_a_corpus_language_that_is_not_a_code(full_workdir, pool
     )
     pq.write_table(table, work / "corpus.parquet")
     with pytest.raises(MvlsibError, match="'fra_Latn copy' is not a language code"):
-        publish(work, tmp_path / "rel", pool_dir, progress=False, validate=False)
+        publish_from(work, tmp_path / "rel", pool_dir, progress=False, check=False)
 
 
 def test_hub_echoing_the_token_in_its_error_is_redacted(release_copy, tmp_path):
@@ -178,5 +178,5 @@ def test_publish_refuses_a_pool_whose_topics_changed_after_sampling(full_workdir
         writer.writerows(rows)
     out = tmp_path / "rel"
     with pytest.raises(MvlsibError, match="validation found .* violation"):
-        publish(full_workdir, out, pool, languages=["eng_Latn"], progress=False)
+        publish_from(full_workdir, out, pool, languages=["eng_Latn"], progress=False)
     assert not out.exists()

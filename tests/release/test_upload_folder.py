@@ -14,10 +14,10 @@ TOKEN = "hf_StandInSecret_upload_folder_77"
 
 @pytest.fixture(scope="module")
 def release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from mvlsib.release.publish import publish
+    from workfolder import publish_from
 
     out = tmp_path_factory.mktemp("upload") / "rel"
-    publish(full_workdir, out, pool_dir, languages=["eng_Latn", "fra_Latn"], progress=False, repo_hint="org/up")
+    publish_from(full_workdir, out, pool_dir, languages=["eng_Latn", "fra_Latn"], progress=False, repo_hint="org/up")
     return out
 
 

@@ -101,9 +101,8 @@ def small_release(tmp_path_factory, sib_dir):
     index_ids = sorted(texts["eng_Latn"])
     rel = root / "release"
     plan = rt.plan_instances(instances, index_ids)
-    writer = rt.LanguageWriter(rel, plan)
     for lang in LANGS:
-        writer.write(lang, [texts[lang][i] for i in index_ids])
+        rt.write_language(rel, plan, lang, [texts[lang][i] for i in index_ids])
     rt.write_images(rel, [rt.read_image_record(pool, row) for row in read_manifest(pool)])
     shutil.copyfile(mvl_sib.__file__, rel / "mvl_sib.py")
     return {"dir": rel, "instances": instances, "texts": texts, "pool": pool}

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mvlsib.release_format.mvl_sib import TOPICS
-from mvlsib.verify_images.verify import load_pool_images, question_text
+from mvlsib.verify_images.inputs import load_pool_images
+from mvlsib.verify_images.prompts import question_text
 from mvlsib.verify_images.zero_shot import TEMPLATES, features
 
 from .llava import train_bpe

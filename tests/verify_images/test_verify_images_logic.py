@@ -13,14 +13,10 @@ from fakes.openai_compat import FORMATS, LENIENT_ONLY_SHIFT, topic_server
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TOPICS
+from mvlsib.verify_images.inputs import load_pool_images, read_topic_names
+from mvlsib.verify_images.prompts import plan_asks, question_text
 from mvlsib.verify_images.rotations import LETTERS, required_correct, rotate, rotation_shifts
-from mvlsib.verify_images.verify import (
-    ModelSpec,
-    load_pool_images,
-    plan_asks,
-    question_text,
-    read_topic_names,
-)
+from mvlsib.verify_images.verify import ModelSpec
 
 N_IMAGES = 70
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from mvlsib.builder.tsv import SibRow, read_utf8
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import is_language_code
@@ -75,8 +77,6 @@ def find_flores_languages(folder: Path) -> dict[str, FloresLanguage]:
 
 def read_flores_lines(path: Path, fmt: str, expected: int) -> list[str]:
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
         try:
             table = pq.read_table(path, columns=["text"])
         except Exception as exc:  # pyarrow raises several types for missing columns or broken files

@@ -1,13 +1,14 @@
-"""``mvlsib-build ingest``: SIB-200 (local, Hub, or built from Flores) -> ``WORK/corpus.parquet``.
+"""``mvlsib-build ingest``: SIB-200 (local, Hub, or built from Flores) -> a checked corpus.
 
 Every language is checked against the English annotation (same ids, splits and topics), texts are parsed
-exactly (see :mod:`mvlsib.builder.tsv`), and duplicate translations are listed in
-``WORK/ingest_report.json`` because the sampler must keep them apart.
+exactly (see :mod:`mvlsib.builder.tsv`), and duplicate translations are listed in the ingest
+report (``WORK/ingest_report.json``) because the sampler must keep them apart.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import sys
@@ -16,7 +17,6 @@ from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
-from mvlsib.atomic import atomic_open, atomic_path, sha256_file
 from mvlsib.builder.flores import FloresLanguage, find_flores_languages, flores_rows
 from mvlsib.builder.sib_sources import (
     DEFAULT_HUB_DATASET,
@@ -28,10 +28,10 @@ from mvlsib.builder.sib_sources import (
 )
 from mvlsib.builder.tsv import SPLITS, SibRow, read_language_columns, read_language_folder
 from mvlsib.errors import MvlsibError
+from mvlsib.progress import tqdm_class
 from mvlsib.textnorm import collapse_whitespace, normalize_many
 from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE
-from mvlsib.workdir import INGEST_REPORT_FILE as REPORT_FILE
-from mvlsib.workdir.corpus import Corpus
+from mvlsib.workdir.corpus import Corpus, corpus_table
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def duplicate_groups(
         counts = Counter(keys)
         candidates = [n for n, key in enumerate(keys) if counts[key] > 1]
     else:
-        candidates = range(len(texts))
+        candidates = list(range(len(texts)))
     by_text: dict[str, list[int]] = {}
     for n in candidates:
         by_text.setdefault(collapse_whitespace(texts[n]), []).append(n)
@@ -202,50 +202,76 @@ def duplicate_groups(
     return sorted(groups, key=lambda g: g.index_ids)
 
 
+@dataclass
+class _Sources:
+    """The opened sources: the SIB-200 folder (local or downloaded) and the Flores languages."""
+
+    sib: SibSource | None
+    flores: dict[str, FloresLanguage]
+    records: list[dict]  # what the ingest report lists under "sources"
+
+    @property
+    def sib_languages(self) -> dict[str, Path]:
+        return self.sib.languages if self.sib else {}
+
+
+@dataclass
+class _Reference:
+    """The annotation every language is checked against, and its columns sorted by index_id."""
+
+    rows: list[SibRow]  # in file order
+    name: str
+    by_id: dict[int, SibRow]
+    ordered: list[SibRow]  # sorted by index_id
+    key: tuple[list[int], list[str], list[str]]  # ids, topics, splits in file order
+    order: list[int]  # the positions that sort file order by index_id
+
+    def sort(self, values: list) -> list:
+        return list(itemgetter(*self.order)(values)) if len(self.order) > 1 else list(values)
+
+
 def ingest(
-    workdir: str | os.PathLike[str],
     sib: str | os.PathLike[str] | None = None,
+    *,
     revision: str | None = None,
     flores: str | os.PathLike[str] | None = None,
     annotation: str | os.PathLike[str] | None = None,
     languages: str | list[str] | None = None,
     progress: bool = True,
-    *,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
-) -> IngestReport:
-    """:func:`ingest_corpus` without the in-memory corpus."""
-    return ingest_corpus(
-        workdir, sib, revision, flores, annotation, languages, progress, endpoint=endpoint, cache_dir=cache_dir
-    )[0]
-
-
-def ingest_corpus(
-    workdir: str | os.PathLike[str],
-    sib: str | os.PathLike[str] | None = None,
-    revision: str | None = None,
-    flores: str | os.PathLike[str] | None = None,
-    annotation: str | os.PathLike[str] | None = None,
-    languages: str | list[str] | None = None,
-    progress: bool = True,
-    *,
-    endpoint: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> tuple[IngestReport, Corpus]:
-    """Read SIB-200 and/or Flores, check every language, write ``corpus.parquet`` and ``ingest_report.json``;
-    return the report and the corpus as written (``mvlsib-build build`` hands it to the next stages).
+) -> Corpus:
+    """Read SIB-200 and/or Flores and check every language against the reference annotation;
+    return the corpus, its ingest report as ``corpus.report`` (``workdir.corpus.save_corpus`` writes both).
 
     ``sib``: a local folder (SIB-200 checkout, its ``data/annotated`` folder, or the Hub layout
     ``data/<lang>/``) or a Hub dataset id (default ``Davlan/sib200`` when neither ``sib`` nor ``flores`` is
     given). ``flores`` needs ``annotation`` (the English ``train/dev/test.tsv``); ``annotation`` given with
     ``sib`` replaces ``eng_Latn`` as the reference. ``endpoint``/``cache_dir`` go to huggingface_hub.
     """
-    from mvlsib.progress import tqdm_class
-
-    tqdm = tqdm_class()
-
-    workdir = Path(workdir)
     requested = parse_languages(languages)
+    sib, hub = _check_arguments(sib, revision, flores, annotation)
+    sources = _open_sources(sib, hub, revision, flores, requested, endpoint, cache_dir, progress)
+    selected = _select(requested, sorted(set(sources.sib_languages) | set(sources.flores)))
+    both = [lang for lang in selected if lang in sources.sib_languages and lang in sources.flores]
+    if both:
+        raise MvlsibError(
+            f"language(s) {', '.join(both)} are both in --sib and in --flores; keep one source, "
+            "or leave them out with --languages."
+        )
+    reference = _read_reference(sources, annotation)
+    columns, spans = _read_languages(selected, sources, reference, own_reference=annotation is None, progress=progress)
+    table = corpus_table(*(columns[name] for name in CORPUS_COLUMNS))
+    # Normalised once for all languages, with the texts' arrow column at hand (textnorm).
+    normalized = normalize_many(columns["text"], table.column("text"))
+    corpus = Corpus(table, columns, normalized=normalized)
+    duplicates = _duplicates(columns, spans, normalized)
+    corpus.report = _report(corpus, reference, sources.records, selected, duplicates).to_dict()
+    return corpus
+
+
+def _check_arguments(sib, revision, flores, annotation) -> tuple[str | os.PathLike[str] | None, bool]:
+    """The SIB source to read (the Hub default when none is given) and whether it names a Hub dataset."""
     if sib is None and flores is None:
         sib = DEFAULT_HUB_DATASET
     if flores is not None and annotation is None:
@@ -257,8 +283,11 @@ def ingest_corpus(
     hub = isinstance(sib, str) and is_hub_id(sib)
     if revision is not None and not hub:
         raise MvlsibError("--revision applies only to a Hub dataset given with --sib ORG/NAME.")
+    return sib, hub
 
-    sources: list[dict] = []
+
+def _open_sources(sib, hub: bool, revision, flores, requested, endpoint, cache_dir, progress: bool) -> _Sources:
+    records: list[dict] = []
     sib_src: SibSource | None = None
     if sib is not None:
         if hub:
@@ -267,142 +296,113 @@ def ingest_corpus(
             )
         else:
             sib_src = local_source(sib)
-        sources.append({"kind": sib_src.kind, "location": sib_src.location, "revision": sib_src.revision})
+        records.append({"kind": sib_src.kind, "location": sib_src.location, "revision": sib_src.revision})
     flores_langs: dict[str, FloresLanguage] = {}
     if flores is not None:
-        flores_langs = find_flores_languages(Path(flores).expanduser().resolve())
-        sources.append({"kind": "flores", "location": str(Path(flores).expanduser().resolve()), "revision": None})
+        folder = Path(flores).expanduser().resolve()
+        flores_langs = find_flores_languages(folder)
+        records.append({"kind": "flores", "location": str(folder), "revision": None})
+    return _Sources(sib_src, flores_langs, records)
 
-    sib_langs = sib_src.languages if sib_src else {}
-    available = sorted(set(sib_langs) | set(flores_langs))
-    selected = _select(requested, available)
-    both = [lang for lang in selected if lang in sib_langs and lang in flores_langs]
-    if both:
-        raise MvlsibError(
-            f"language(s) {', '.join(both)} are both in --sib and in --flores; keep one source, "
-            "or leave them out with --languages."
-        )
 
-    # The reference: the given annotation, else eng_Latn of the SIB source (read even when not selected).
-    ref_rows: list[SibRow]
+def _read_reference(sources: _Sources, annotation: str | os.PathLike[str] | None) -> _Reference:
+    """The given annotation, else eng_Latn of the SIB source (read even when not selected)."""
     if annotation is not None:
         folder = _annotation_folder(annotation)
-        ref_rows = read_language_folder(folder, need_text=False)
-        ref_name = f"the annotation {folder}"
-        sources.append({"kind": "annotation", "location": str(folder), "revision": None})
+        rows = read_language_folder(folder, need_text=False)
+        name = f"the annotation {folder}"
+        sources.records.append({"kind": "annotation", "location": str(folder), "revision": None})
     else:
-        assert sib_src is not None
-        if REFERENCE_LANGUAGE not in sib_langs:
+        assert sources.sib is not None
+        if REFERENCE_LANGUAGE not in sources.sib_languages:
             raise MvlsibError(
-                f"{sib_src.root}: no {REFERENCE_LANGUAGE} folder to check ids and topics against; "
+                f"{sources.sib.root}: no {REFERENCE_LANGUAGE} folder to check ids and topics against; "
                 "add it, or pass the English annotation with --annotation DIR."
             )
-        ref_rows = read_language_folder(sib_langs[REFERENCE_LANGUAGE])
-        ref_name = f"English ({REFERENCE_LANGUAGE})"
-    ref = _reference_map(ref_rows, ref_name)
-    ordered_ref = sorted(ref.values(), key=lambda r: r.index_id)
-
-    # The reference's columns in file order, and the order that sorts them by index_id: a language
-    # whose files list the same ids, splits and topics in the same order passes
-    # check_against_reference as it is, without record objects.
-    ref_key = ([r.index_id for r in ref_rows], [r.topic for r in ref_rows], [r.split for r in ref_rows])
-    by_id = sorted(range(len(ref_rows)), key=lambda n: ref_rows[n].index_id)
-    sort = (lambda values: list(itemgetter(*by_id)(values))) if len(by_id) > 1 else list
-    sorted_ids = sort(ref_key[0])
-    sorted_topics, sorted_splits = sort(ref_key[1]), sort(ref_key[2])
-
-    col_lang: list[str] = []
-    col_id: list[int] = []
-    col_split: list[str] = []
-    col_topic: list[str] = []
-    col_text: list[str] = []
-    spans: list[tuple[str, int, int]] = []  # each language's rows
-    duplicates: dict[str, list[DuplicateGroup]] = {}
-    for lang in tqdm(selected, desc="ingest", unit="lang", disable=not progress, file=sys.stderr):
-        columns = None
-        if lang in flores_langs:
-            rows = flores_rows(flores_langs[lang], ordered_ref)
-        elif annotation is None and lang == REFERENCE_LANGUAGE:
-            rows = ref_rows
-        else:
-            columns = read_language_columns(sib_langs[lang])
-            if columns is None or columns[:2] != ref_key[:2] or columns[3] != ref_key[2]:
-                columns = None
-                rows = read_language_folder(sib_langs[lang])  # names the file and line of what is wrong
-        if columns is not None:
-            ids, topics, texts, splits = sorted_ids, sorted_topics, sort(columns[2]), sorted_splits
-        else:
-            check_against_reference(lang, rows, ref, ref_name)
-            rows = sorted(rows, key=lambda r: r.index_id)
-            ids, topics = [r.index_id for r in rows], [r.topic for r in rows]
-            texts, splits = [r.text for r in rows], [r.split for r in rows]
-        spans.append((lang, len(col_id), len(col_id) + len(ids)))
-        col_lang += [lang] * len(ids)
-        col_id += ids
-        col_split += splits
-        col_topic += topics
-        col_text += texts
-
-    corpus = workdir / CORPUS_FILE
-    table = write_corpus(corpus, col_lang, col_id, col_split, col_topic, col_text)
-    # Normalised once for all languages, with the texts' arrow column at hand (textnorm).
-    col_norm = normalize_many(col_text, table.column("text"))
-    for lang, start, end in spans:
-        dups = duplicate_groups(col_id[start:end], col_topic[start:end], col_text[start:end], col_norm[start:end])
-        if dups:
-            duplicates[lang] = dups
-    in_memory = Corpus(
-        table, dict(zip(CORPUS_COLUMNS, (col_lang, col_id, col_split, col_topic, col_text))), normalized=col_norm
+        rows = read_language_folder(sources.sib_languages[REFERENCE_LANGUAGE])
+        name = f"English ({REFERENCE_LANGUAGE})"
+    by_id = _reference_map(rows, name)
+    return _Reference(
+        rows=rows,
+        name=name,
+        by_id=by_id,
+        ordered=sorted(by_id.values(), key=lambda r: r.index_id),
+        key=([r.index_id for r in rows], [r.topic for r in rows], [r.split for r in rows]),
+        order=sorted(range(len(rows)), key=lambda n: rows[n].index_id),
     )
+
+
+def _read_languages(
+    selected: list[str], sources: _Sources, ref: _Reference, *, own_reference: bool, progress: bool
+) -> tuple[dict[str, list], list[tuple[str, int, int]]]:
+    """The corpus columns of every selected language (rows by language, then index_id), and each
+    language's ``(language, start, end)`` rows."""
+    tqdm = tqdm_class()
+    columns: dict[str, list] = {name: [] for name in CORPUS_COLUMNS}
+    spans: list[tuple[str, int, int]] = []
+    for lang in tqdm(selected, desc="ingest", unit="lang", disable=not progress, file=sys.stderr):
+        ids, topics, texts, splits = _language_columns(lang, sources, ref, own_reference)
+        n = len(columns["index_id"])
+        spans.append((lang, n, n + len(ids)))
+        columns["language"] += [lang] * len(ids)
+        columns["index_id"] += ids
+        columns["split"] += splits
+        columns["topic"] += topics
+        columns["text"] += texts
+    return columns, spans
+
+
+def _language_columns(lang: str, sources: _Sources, ref: _Reference, own_reference: bool) -> tuple[list, ...]:
+    """One language's ids, topics, texts and splits, sorted by index_id and checked against ``ref``.
+
+    A language whose files list the reference's ids, topics and splits in the same order passes
+    :func:`check_against_reference` as it is, without record objects.
+    """
+    if lang in sources.flores:
+        rows = flores_rows(sources.flores[lang], ref.ordered)
+    elif own_reference and lang == REFERENCE_LANGUAGE:
+        rows = ref.rows
+    else:
+        columns = read_language_columns(sources.sib_languages[lang])
+        if columns is not None and columns[:2] == ref.key[:2] and columns[3] == ref.key[2]:
+            ids, topics, splits = (ref.sort(values) for values in ref.key)
+            return ids, topics, ref.sort(columns[2]), splits
+        rows = read_language_folder(sources.sib_languages[lang])  # names the file and line of what is wrong
+    check_against_reference(lang, rows, ref.by_id, ref.name)
+    rows = sorted(rows, key=lambda r: r.index_id)
+    return [r.index_id for r in rows], [r.topic for r in rows], [r.text for r in rows], [r.split for r in rows]
+
+
+def _duplicates(
+    columns: dict[str, list], spans: list[tuple[str, int, int]], normalized: list[str]
+) -> dict[str, list[DuplicateGroup]]:
+    ids, topics, texts = columns["index_id"], columns["topic"], columns["text"]
+    out = {}
+    for lang, start, end in spans:
+        groups = duplicate_groups(ids[start:end], topics[start:end], texts[start:end], normalized[start:end])
+        if groups:
+            out[lang] = groups
+    return out
+
+
+def _report(
+    corpus: Corpus, ref: _Reference, sources: list[dict], selected: list[str], duplicates: dict
+) -> IngestReport:
     split_sizes = {s: 0 for s in SPLITS}
     topic_sizes: dict[str, int] = {}
-    for r in ordered_ref:
+    for r in ref.ordered:
         split_sizes[r.split] += 1
         topic_sizes[r.topic] = topic_sizes.get(r.topic, 0) + 1
-    report = IngestReport(
+    return IngestReport(
         corpus=CORPUS_FILE,
-        corpus_sha256=sha256_file(corpus),
-        reference=ref_name,
+        corpus_sha256=hashlib.sha256(corpus.parquet_bytes()).hexdigest(),
+        reference=ref.name,
         sources=sources,
         languages=list(selected),
         n_languages=len(selected),
-        n_rows=len(col_id),
-        sentences_per_language=len(ref),
+        n_rows=len(corpus),
+        sentences_per_language=len(ref.by_id),
         split_sizes=split_sizes,
         topic_sizes=dict(sorted(topic_sizes.items())),
         duplicates=duplicates,
     )
-    with atomic_open(workdir / REPORT_FILE) as fh:
-        fh.write(report.to_json())
-    return report, in_memory
-
-
-def write_corpus(path: Path, language, index_id, split, topic, text) -> None:
-    """Write the corpus with fixed settings so that the same rows give the same bytes."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from mvlsib.arrowcols import column
-
-    table = pa.table(
-        {
-            "language": column(language, pa.string()),
-            "index_id": column(index_id, pa.int64()),
-            "split": column(split, pa.string()),
-            "topic": column(topic, pa.string()),
-            "text": column(text, pa.string()),
-        }
-    )
-    with atomic_path(path) as tmp:
-        pq.write_table(
-            table,
-            tmp,
-            compression="zstd",
-            compression_level=3,
-            use_dictionary=["language", "split", "topic"],
-            write_statistics=True,
-            version="2.6",
-            data_page_version="1.0",
-            row_group_size=1 << 20,
-        )
-    return table

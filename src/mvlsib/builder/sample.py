@@ -1,67 +1,20 @@
-"""Deterministic sampling of MVL-SIB instances (ids only; the same in every language).
-
-The algorithm is specified in ``docs/sampling.md``; keep the two in step. Every random
-choice is a sort by a SHA-256 key (``hashing.hkey``), and every loop runs over lists in
-a documented order, so the output depends only on the inputs and the seed.
-"""
+"""``mvlsib-build sample``: the corpus and the image pool -> the MVL-SIB instances (ids only; the
+same in every language), by the procedure of :mod:`mvlsib.builder.sampler`."""
 
 from __future__ import annotations
 
-import hashlib
-import json
+import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from mvlsib.atomic import atomic_open
-from mvlsib.builder.hashing import hash_order, hash_sorted, key_bytes
+from mvlsib.builder.sampler import Instance, sample_instances
 from mvlsib.errors import MvlsibError
-from mvlsib.release_format.mvl_sib import TOPICS
 from mvlsib.workdir import BUNDLED_POOL
-from mvlsib.workdir import INSTANCES_FILE as INSTANCES_NAME
-from mvlsib.workdir import SAMPLE_REPORT_FILE as SAMPLE_REPORT_NAME
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
-INSTANCES_PER_SENTENCE = 3
-N_POSITIVE_IMAGES = 5
-N_REF_SENTENCES = 5  # the instance's own sentence + 4 more of its topic
-N_NEG_TOPICS = 3
-N_OPTIONS = 4
-MAX_NEGATIVE_RETRIES = 1000
-
-
-@dataclass(frozen=True)
-class Instance:
-    """One MVL-SIB instance. Field order is the order of keys in ``instances.jsonl``."""
-
-    instance_id: str
-    index_id: int
-    topic: str
-    ref_sentence_ids: list[int]
-    ref_image_ids: list[str]
-    neg_topics: list[str]
-    sentence_option_ids: list[int]
-    sentence_label: int
-    image_option_ids: list[str]
-    topic_options: list[str]
-    image_label: int
-
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), ensure_ascii=False)
-
-    def as_dict(self) -> dict:
-        """The record as ``instances.jsonl`` holds it (what ``json.loads`` of its line gives).
-
-        Fields are flat values and lists of them: no deep copy (asdict) is needed; the lists are
-        copied so that the record does not share them with the instance."""
-        return {f: (list(v) if type(v) is list else v) for f in _INSTANCE_FIELDS for v in (getattr(self, f),)}
-
-
-_INSTANCE_FIELDS = tuple(f.name for f in fields(Instance))
+from mvlsib.workdir.corpus import Corpus, take
+from mvlsib.workdir.instances import instances_sha256
+from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
 
 
 @dataclass
@@ -82,21 +35,15 @@ class SampleReport:
     output: str = ""
     extra: dict = field(default_factory=dict)
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 # --------------------------------------------------------------------------- inputs
 
 
-def sentence_topics(corpus) -> dict[int, str]:
-    """index_id -> topic, insisting that every language agrees (ingest checks this too).
-
-    ``corpus``: a ``workdir.corpus.Corpus`` or the DataFrame ``read_corpus`` gives.
-    """
-    from mvlsib.workdir.corpus import as_corpus, take
-
-    corpus = as_corpus(corpus)
+def sentence_topics(corpus: Corpus) -> dict[int, str]:
+    """index_id -> topic, insisting that every language agrees (ingest checks this too)."""
     ids, topics_col = corpus.column("index_id"), corpus.column("topic")
     blocks = list(corpus.language_rows().values())
     if blocks and isinstance(blocks[0], range) and blocks[0].start == 0:
@@ -124,11 +71,8 @@ def sentence_topics(corpus) -> dict[int, str]:
     return {int(i): str(t) for i, t in pairs}
 
 
-def duplicate_partners(corpus) -> dict[int, frozenset[int]]:
+def duplicate_partners(corpus: Corpus) -> dict[int, frozenset[int]]:
     """For each sentence id, the ids whose text equals its text (normalised) in some language."""
-    from mvlsib.workdir.corpus import as_corpus, take
-
-    corpus = as_corpus(corpus)
     norm, index_ids = corpus.normalized(), corpus.column("index_id")
     groups: dict[tuple, list[int]] = defaultdict(list)
     for language, rows in corpus.language_rows().items():
@@ -146,260 +90,34 @@ def duplicate_partners(corpus) -> dict[int, frozenset[int]]:
     return {k: frozenset(v) for k, v in sorted(partners.items())}
 
 
-# --------------------------------------------------------------------------- sampling
-
-
-class _Usage:
-    """Per-image counters that keep image use even (least-used first, hash breaks ties)."""
-
-    def __init__(self, images: Iterable[str]):
-        self.count = Counter({img: 0 for img in images})
-        self.encoded = {img: img.encode() for img in self.count}
-
-    def pick(self, candidates: Sequence[str], n: int, seed: int, purpose: str, iid: str) -> list[str]:
-        # (count, hkey(seed, purpose, iid, img), img), the key as its 8 big-endian bytes; the tuples
-        # differ in img, so the smallest is the first of the sort
-        keys = key_bytes(list(map(self.encoded.__getitem__, candidates)), seed, purpose, iid)
-        ranked = zip(map(self.count.__getitem__, candidates), keys, candidates)
-        chosen = [min(ranked)[2]] if n == 1 and candidates else [img for _, _, img in sorted(ranked)[:n]]
-        for img in chosen:
-            self.count[img] += 1
-        return chosen
-
-
-class _Candidates:
-    """A topic's sentence ids with ``str(id)`` and its bytes, made once (the keys hash them)."""
-
-    def __init__(self, ids: Sequence[int]):
-        self.ids = list(ids)
-        self.texts = list(map(str, self.ids))
-        self.encoded = list(map(str.encode, self.texts))
-
-
-def _pick_sentences(
-    candidates: _Candidates | Sequence[int],
-    n: int,
-    taken: list[int],
-    partners: Mapping[int, frozenset[int]],
-    seed: int,
-    purpose: str,
-    iid: str,
-    attempt: int = 0,
-) -> list[int]:
-    """First ``n`` candidates in hash order that clash with nothing already in the instance."""
-    if not isinstance(candidates, _Candidates):
-        candidates = _Candidates(candidates)
-    out: list[int] = []
-    context = (iid,) if attempt == 0 else (iid, attempt)
-    empty: frozenset[int] = frozenset()
-    for cand in hash_order(candidates.ids, seed, purpose, *context, texts=candidates.texts, encoded=candidates.encoded):
-        if cand in taken or cand in out:
-            continue
-        clash = partners.get(cand, empty)
-        if clash and (any(t in clash for t in taken) or any(o in clash for o in out)):
-            continue
-        out.append(cand)
-        if len(out) == n:
-            return out
-    raise MvlsibError(
-        f"instance {iid}: found only {len(out)} of {n} sentences for {purpose!r} whose text differs from the "
-        "instance's other sentences in every language; the corpus has too few distinct sentences for this topic"
-    )
-
-
-def sample_instances(
-    topics_by_id: Mapping[int, str],
-    images_by_topic: Mapping[str, Sequence[str]],
-    seed: int = 0,
-    partners: Mapping[int, frozenset[int]] | None = None,
-    progress: bool = False,
-) -> list[Instance]:
-    """Sample ``3 × len(topics_by_id)`` instances. Pure function of its arguments."""
-    partners = partners or {}
-    seed = int(seed)
-    _check_inputs(topics_by_id, images_by_topic)
-    topics = sorted({*topics_by_id.values()})
-    by_topic: dict[str, list[int]] = {t: sorted(i for i, tt in topics_by_id.items() if tt == t) for t in topics}
-    candidates = {t: _Candidates(by_topic[t]) for t in topics}
-    images = {t: sorted(images_by_topic[t]) for t in topics}
-
-    pos_use = {t: _Usage(images[t]) for t in topics}
-    first_use = {t: _Usage(images[t]) for t in topics}
-    neg_use = {t: _Usage(images[t]) for t in topics}
-
-    draft: dict[str, dict] = {}
-    negatives_seen: dict[int, list[tuple]] = defaultdict(list)
-    bar = _progress(sum(len(v) for v in by_topic.values()) * INSTANCES_PER_SENTENCE, progress)
-    for topic in topics:
-        iids = [f"{i}-{r}" for i in by_topic[topic] for r in range(INSTANCES_PER_SENTENCE)]
-        for iid in hash_sorted(iids, seed, "order"):
-            index_id = int(iid.split("-")[0])
-            positives = pos_use[topic].pick(images[topic], N_POSITIVE_IMAGES, seed, "pos-image", iid)
-            first = first_use[topic].pick(positives, 1, seed, "first-image", iid)[0]
-            rest = hash_sorted([p for p in positives if p != first], seed, "image-order", iid)
-            refs = [index_id] + _pick_sentences(
-                candidates[topic], N_REF_SENTENCES - 1, [index_id], partners, seed, "ref-sentence", iid
-            )
-            # Invariant 3: the three instances of a sentence must differ; distinct negatives guarantee it.
-            for attempt in range(MAX_NEGATIVE_RETRIES):
-                others = [t for t in topics if t != topic]
-                ctx = (iid,) if attempt == 0 else (iid, attempt)
-                neg_topics = hash_sorted(others, seed, "neg-topic", *ctx)[:N_NEG_TOPICS]
-                taken = list(refs)
-                neg_sents = []
-                for nt in neg_topics:
-                    got = _pick_sentences(candidates[nt], 1, taken, partners, seed, "neg-sentence", iid, attempt)[0]
-                    neg_sents.append(got)
-                    taken.append(got)
-                signature = (tuple(neg_topics), tuple(neg_sents))
-                if signature not in negatives_seen[index_id]:
-                    break
-            else:  # pragma: no cover - needs a corpus with a single sentence per topic
-                raise MvlsibError(f"instance {iid}: could not find negatives different from its sibling instances")
-            negatives_seen[index_id].append(signature)
-            neg_images = [neg_use[nt].pick(images[nt], 1, seed, "neg-image", iid)[0] for nt in neg_topics]
-            draft[iid] = dict(
-                index_id=index_id,
-                topic=topic,
-                refs=refs,
-                ref_images=[first, *rest],
-                neg_topics=neg_topics,
-                neg_sents=neg_sents,
-                neg_images=neg_images,
-            )
-            bar.update(1)
-    bar.close()
-
-    sentence_labels = _balanced_labels(draft, seed, "sentence-label")
-    image_labels = _balanced_labels(draft, seed, "image-label")
-    out = []
-    for iid in sorted(draft, key=_iid_key):
-        d = draft[iid]
-        s_label, i_label = sentence_labels[iid], image_labels[iid]
-        s_opts = list(d["neg_sents"])
-        s_opts.insert(s_label, d["index_id"])
-        i_opts = list(d["neg_images"])
-        i_opts.insert(i_label, d["ref_images"][0])
-        t_opts = list(d["neg_topics"])
-        t_opts.insert(i_label, d["topic"])
-        out.append(
-            Instance(
-                instance_id=iid,
-                index_id=d["index_id"],
-                topic=d["topic"],
-                ref_sentence_ids=d["refs"],
-                ref_image_ids=d["ref_images"],
-                neg_topics=d["neg_topics"],
-                sentence_option_ids=s_opts,
-                sentence_label=s_label,
-                image_option_ids=i_opts,
-                topic_options=t_opts,
-                image_label=i_label,
-            )
-        )
-    return out
-
-
-def _balanced_labels(draft: Mapping[str, dict], seed: int, purpose: str) -> dict[str, int]:
-    """Deal labels 0,1,2,3,0,1,... over instances sorted by (topic, hash key).
-
-    Over all 3,012 instances each label occurs exactly 753 times, and within each topic
-    the four counts differ by at most one.
-    """
-    iids = list(draft)
-    keys = key_bytes([iid.encode() for iid in iids], seed, purpose)  # hkey(seed, purpose, iid) as bytes
-    order = [iid for _, _, iid in sorted(zip((draft[iid]["topic"] for iid in iids), keys, iids))]
-    return {iid: pos % N_OPTIONS for pos, iid in enumerate(order)}
-
-
-def _iid_key(iid: str) -> tuple[int, int]:
-    a, b = iid.split("-")
-    return int(a), int(b)
-
-
-def _check_inputs(topics_by_id: Mapping[int, str], images_by_topic: Mapping[str, Sequence[str]]) -> None:
-    if not topics_by_id:
-        raise MvlsibError("corpus is empty: nothing to sample (did `mvlsib-build ingest` run?)")
-    unknown = sorted({*topics_by_id.values()} - set(TOPICS))
-    if unknown:
-        raise MvlsibError(f"corpus has unknown topic(s) {unknown}; expected {list(TOPICS)}")
-    for topic in sorted({*topics_by_id.values()}):
-        have = len(images_by_topic.get(topic, ()))
-        if have < N_POSITIVE_IMAGES:
-            raise MvlsibError(
-                f"image pool has {have} image(s) for topic {topic!r}; sampling needs at least "
-                f"{N_POSITIVE_IMAGES} per topic (the release uses 10). Add images with `mvlsib-build images add`."
-            )
-    if len({*topics_by_id.values()}) < N_NEG_TOPICS + 1:
-        raise MvlsibError(f"corpus has fewer than {N_NEG_TOPICS + 1} topics; every instance needs 3 negative topics")
-
-
-class _NoProgress:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress(total: int, enabled: bool):
-    # The pure sampler must run on a bare Python (the cross-version test does that), so tqdm is optional here.
-    if not enabled:
-        return _NoProgress()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="sample", unit="inst", leave=False)
-
-
-# --------------------------------------------------------------------------- files
-
-
-def write_instances(path: str | Path, instances: Sequence[Instance]) -> str:
-    """Write JSONL atomically; return the sha256 of the bytes written."""
-    data = "".join(inst.to_json() + "\n" for inst in instances).encode("utf-8")
-    with atomic_open(path, "wb") as fh:
-        fh.write(data)
-    return hashlib.sha256(data).hexdigest()
+# --------------------------------------------------------------------------- the stage
 
 
 def sample(
-    workdir: str | Path,
-    seed: int = 0,
-    pool: str | Path = BUNDLED_POOL,
-    progress: bool = False,
-) -> SampleReport:
-    """Read ``WORK/corpus.parquet`` and the pool manifest; write ``instances.jsonl`` and its report."""
-    return sample_corpus(workdir, seed, pool, progress)[0]
-
-
-def sample_corpus(
-    workdir: str | Path,
-    seed: int = 0,
-    pool: str | Path = BUNDLED_POOL,
-    progress: bool = False,
-    corpus=None,
-) -> tuple[SampleReport, list[Instance]]:
-    """:func:`sample`, also returning the instances; ``corpus`` is the ``workdir.corpus.Corpus`` of
-    ``WORK/corpus.parquet`` when the caller holds it (``mvlsib-build build``), else it is read."""
-    from mvlsib.workdir.corpus import load_corpus
-    from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
-
-    workdir = Path(workdir)
-    corpus = load_corpus(workdir) if corpus is None else corpus
-    rows = read_manifest(pool)
-    topics_by_id = sentence_topics(corpus)
-    partners = duplicate_partners(corpus)
-    pool_images = images_by_topic(rows)
-    instances = sample_instances(topics_by_id, pool_images, seed=seed, partners=partners, progress=progress)
-    out_path = workdir / INSTANCES_NAME
-    digest = write_instances(out_path, instances)
-    report = build_report(
-        instances, pool_images, seed, digest, partners, n_languages=len(set(corpus.column("language")))
+    corpus: Corpus, pool: str | os.PathLike[str] = BUNDLED_POOL, seed: int = 0, *, progress: bool = False
+) -> list[Instance]:
+    """The instances of ``corpus`` with the images of ``pool`` (its manifest) and ``seed``."""
+    return sample_instances(
+        sentence_topics(corpus),
+        images_by_topic(read_manifest(Path(pool))),
+        seed=seed,
+        partners=duplicate_partners(corpus),
+        progress=progress,
     )
-    report.output = str(out_path)
-    with atomic_open(workdir / SAMPLE_REPORT_NAME) as fh:
-        fh.write(report.to_json())
-    return report, instances
+
+
+def sample_report(
+    corpus: Corpus, pool: str | os.PathLike[str], instances: Sequence[Instance], seed: int
+) -> SampleReport:
+    """What ``sample_report.json`` says about ``instances`` (label and image use, duplicates)."""
+    return build_report(
+        instances,
+        images_by_topic(read_manifest(Path(pool))),
+        seed,
+        instances_sha256([inst.as_dict() for inst in instances]),
+        duplicate_partners(corpus),
+        n_languages=len(set(corpus.column("language"))),
+    )
 
 
 def build_report(

@@ -13,6 +13,7 @@ from pathlib import Path
 from mvlsib import httpio
 from mvlsib.builder.tsv import SPLITS
 from mvlsib.errors import MvlsibError
+from mvlsib.progress import tqdm_class
 from mvlsib.release_format.mvl_sib import is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
@@ -30,8 +31,6 @@ class SibSource:
 
 
 def _SilentTqdm():
-    from mvlsib.progress import tqdm_class
-
     tqdm = tqdm_class()
 
     class Silent(tqdm):
@@ -73,6 +72,18 @@ def local_source(sib: str | os.PathLike[str]) -> SibSource:
         raise MvlsibError(f"--sib {sib}: not a folder. Give a SIB-200 checkout folder or a Hub id ORG/NAME.")
     root = language_root(folder)
     return SibSource("local", str(folder), None, root, list_language_folders(root))
+
+
+def _hub_languages(files: list[str]) -> list[str]:
+    """The language codes that have a ``data/<lang>/`` folder in a Hub dataset's file list."""
+    return sorted(
+        {
+            parts[1]
+            for parts in (f.split("/") for f in files)
+            # a name like ".." would lead outside the snapshot folder
+            if len(parts) == 3 and parts[0] == "data" and is_language_code(parts[1])
+        }
+    )
 
 
 def hub_source(
@@ -127,31 +138,25 @@ def hub_source(
             "Check the network or HF_ENDPOINT, or pass a local SIB-200 folder."
         ) from None
 
-    available = sorted(
-        {
-            parts[1]
-            for parts in (f.split("/") for f in files)
-            # a name like ".." would lead outside the snapshot folder
-            if len(parts) == 3 and parts[0] == "data" and is_language_code(parts[1])
-        }
-    )
+    available = _hub_languages(files)
     if not available:
         raise MvlsibError(f"Hub dataset {repo_id}@{commit}: no data/<lang>/*.tsv files; is this SIB-200?")
     wanted = available
     if languages is not None:
         wanted = sorted(set(languages) & set(available) | ({REFERENCE_LANGUAGE} & set(available)))
     patterns = [f"data/{lang}/{split}.tsv" for lang in wanted for split in SPLITS]
+    download_errors: tuple[type[BaseException], ...] = (HfHubHTTPError, *network_errors)
     try:
         snapshot = snapshot_download(
             repo_id,
             repo_type="dataset",
             revision=commit,
             allow_patterns=patterns,
-            cache_dir=cache_dir,
+            cache_dir=None if cache_dir is None else str(cache_dir),
             endpoint=endpoint,
             **({} if progress else {"tqdm_class": _SilentTqdm()}),
         )
-    except (HfHubHTTPError, *network_errors) as exc:
+    except download_errors as exc:
         raise MvlsibError(
             httpio.redact(
                 f"--sib {repo_id}: download failed ({exc.__class__.__name__}: {exc}); try again.",

@@ -8,10 +8,22 @@ from pathlib import Path
 import click
 
 from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, POOL_DEFAULT_HELP, build_cli, pool_option, workdir_option
-from mvlsib.evaluation.commands import friendly_errors as _friendly_errors
-from mvlsib.evaluation.commands import with_backend_options
+from mvlsib.evaluation.commands import friendly_errors, with_backend_options
 from mvlsib.limits import HUB_TIMEOUT_S
-from mvlsib.release.exports import FORMATS as EXPORT_FORMATS
+from mvlsib.release.exports import FORMATS
+from mvlsib.workdir import INSTANCES_FILE
+
+
+def _pool_option(help_text: str):
+    """``--pool``: a pool folder, or its manifest.csv (the stages read the manifest)."""
+    return click.option(
+        "--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP, help=help_text
+    )
+
+
+_progress_option = click.option(
+    "--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr."
+)
 
 # ---------------------------------------------------------------- ingest
 
@@ -53,9 +65,9 @@ from mvlsib.release.exports import FORMATS as EXPORT_FORMATS
     show_envvar=True,
     help="Hub server to download from (default https://huggingface.co).",
 )
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
+@_progress_option
 @workdir_option
-@_friendly_errors
+@friendly_errors
 def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progress, workdir):
     """Read SIB-200 (or build it from Flores), check it and write WORKDIR/corpus.parquet.
 
@@ -63,10 +75,10 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
     right-stripped. Duplicate translations are listed in WORKDIR/ingest_report.json.
     """
     from mvlsib.builder.ingest import ingest
+    from mvlsib.workdir.corpus import save_corpus
 
-    report = ingest(
-        workdir,
-        sib=sib,
+    corpus = ingest(
+        sib,
         revision=revision,
         flores=flores,
         annotation=annotation,
@@ -74,16 +86,18 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
         progress=progress,
         endpoint=hub_endpoint,
     )
-    n_cross = sum(g.cross_topic for groups in report.duplicates.values() for g in groups)
+    save_corpus(workdir, corpus)
+    report = corpus.report
+    n_cross = report["n_cross_topic_duplicate_groups"]
     click.echo(
-        f"languages: {report.n_languages}  rows: {report.n_rows:,}  "
-        f"({report.sentences_per_language} sentences per language)"
+        f"languages: {report['n_languages']}  rows: {report['n_rows']:,}  "
+        f"({report['sentences_per_language']} sentences per language)"
     )
     click.echo(
-        f"duplicate texts: {report.n_duplicate_groups} group(s) in {len(report.duplicates)} language(s), "
-        f"{n_cross} across topics (see {Path(workdir) / 'ingest_report.json'})"
+        f"duplicate texts: {report['n_duplicate_groups']} group(s) in {report['n_languages_with_duplicates']} "
+        f"language(s), {n_cross} across topics (see {Path(workdir) / 'ingest_report.json'})"
     )
-    click.echo(f"wrote {Path(workdir) / report.corpus}  sha256 {report.corpus_sha256}")
+    click.echo(f"wrote {Path(workdir) / report['corpus']}  sha256 {report['corpus_sha256']}")
 
 
 # ---------------------------------------------------------------- sample
@@ -98,15 +112,9 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
     show_default=True,
     help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.",
 )
-@click.option(
-    "--pool",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_POOL,
-    show_default=POOL_DEFAULT_HELP,
-    help="Image-pool folder (with manifest.csv) whose image ids are sampled.",
-)
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
-@_friendly_errors
+@_pool_option("Image-pool folder (with manifest.csv) whose image ids are sampled.")
+@_progress_option
+@friendly_errors
 def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     """Sample the 3 x 1,004 MVL-SIB instances (ids only, the same in every language).
 
@@ -114,9 +122,16 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     and WORKDIR/sample_report.json, then prints the sha256 of instances.jsonl. The
     algorithm is documented in docs/sampling.md and depends only on inputs and seed.
     """
-    from mvlsib.builder.sample import sample as run_sample
+    from mvlsib.builder.sample import sample as sample_stage
+    from mvlsib.builder.sample import sample_report
+    from mvlsib.workdir.corpus import load_corpus
+    from mvlsib.workdir.instances import save_instances, save_sample_report
 
-    report = run_sample(workdir, seed=seed, pool=pool, progress=progress)
+    corpus = load_corpus(workdir)
+    instances = sample_stage(corpus, pool, seed, progress=progress)
+    save_instances(workdir, [inst.as_dict() for inst in instances])
+    report = sample_report(corpus, pool, instances, seed)
+    save_sample_report(workdir, report.to_dict())
     spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
     click.echo(
         f"{report.n_instances} instances from {report.n_sentences} sentences "
@@ -126,7 +141,7 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
         f"labels A-D: sentence {list(report.sentence_label_counts.values())}, "
         f"image {list(report.image_label_counts.values())}; positive-image use spread per topic: {spread}"
     )
-    click.echo(f"wrote {report.output}")
+    click.echo(f"wrote {Path(workdir) / INSTANCES_FILE}")
     click.echo(f"sha256 {report.instances_sha256}")
 
 
@@ -135,13 +150,7 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
 
 @build_cli.command()
 @workdir_option
-@click.option(
-    "--pool",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_POOL,
-    show_default=POOL_DEFAULT_HELP,
-    help="Image-pool folder whose manifest gives each image's topic.",
-)
+@_pool_option("Image-pool folder whose manifest gives each image's topic.")
 @click.option(
     "--json",
     "json_out",
@@ -150,7 +159,7 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     help="Also write every violation and the summary to this JSON file.",
 )
 @click.option("--max-show", type=int, default=50, show_default=True, help="Print at most this many violations.")
-@_friendly_errors
+@friendly_errors
 def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
     """Check corpus and instances against the JSON Schemas and every dataset invariant.
 
@@ -158,9 +167,11 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     (instance id, rule, detail) otherwise. Rules are listed in docs/validation.md.
     """
     from mvlsib.atomic import atomic_open
-    from mvlsib.validation.invariants import validate_workdir
+    from mvlsib.validation.invariants import validate as validate_stage
+    from mvlsib.workdir.corpus import load_corpus
+    from mvlsib.workdir.instances import load_instances
 
-    result = validate_workdir(workdir, pool=pool)
+    result = validate_stage(load_corpus(workdir), load_instances(workdir), pool)
     if json_out is not None:
         with atomic_open(json_out) as fh:
             fh.write(result.to_json())
@@ -242,22 +253,9 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     default=False,
     help="Exit 0 even when some image fails some model (the report still lists them).",
 )
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr.")
-@_friendly_errors
-def verify_images_cmd(
-    models,
-    pool,
-    out,
-    rotations,
-    threshold,
-    parse_mode,
-    topic_names,
-    max_new_tokens,
-    allow_fail,
-    progress,
-    backend,
-    **backend_values,
-):
+@_progress_option
+@friendly_errors
+def verify_images_cmd(models, out, allow_fail, **options):
     """Check that every pool image is classified as its topic by every model.
 
     Generative models see each image with the 7 topics as options A-G, in several option
@@ -268,20 +266,7 @@ def verify_images_cmd(
     """
     from mvlsib.verify_images.verify import VerifyOptions, verify_images
 
-    opts = VerifyOptions(
-        pool=pool,
-        models=list(models),
-        out=out,
-        backend=backend,
-        rotations=rotations,
-        threshold=threshold,
-        parse_mode=parse_mode,
-        topic_names=topic_names,
-        max_new_tokens=max_new_tokens,
-        progress=progress,
-        **backend_values,
-    )
-    report = verify_images(opts)
+    report = verify_images(VerifyOptions(models=list(models), out=out, **options))
     n_images = len(report["images"])
     for name in report["models"]:
         e = report["summary"][name]
@@ -310,13 +295,7 @@ def verify_images_cmd(
     default=None,
     help="Write the release folder here from --workdir and --pool.",
 )
-@click.option(
-    "--pool",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_POOL,
-    show_default=POOL_DEFAULT_HELP,
-    help="Image pool folder (with manifest.csv) the instances were sampled with.",
-)
+@_pool_option("Image pool folder (with manifest.csv) the instances were sampled with.")
 @click.option(
     "--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it)."
 )
@@ -352,22 +331,8 @@ def verify_images_cmd(
     help="Upload even when the release's images are the drawn demo pictograms (refused otherwise: a "
     "demo build is not the benchmark; its card says so).",
 )
-@_friendly_errors
-def publish_cmd(
-    workdir,
-    out,
-    pool,
-    seed,
-    release,
-    repo_id,
-    revision,
-    private,
-    tag,
-    dry_run,
-    no_validate,
-    hub_timeout,
-    allow_demo_pool,
-):
+@friendly_errors
+def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_timeout, **hub_options):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
     \b
@@ -389,29 +354,32 @@ def publish_cmd(
     if release is not None and repo_id is None:
         raise MvlsibError("--release needs --repo-id ORG/NAME (the Hub dataset repository to upload to)")
     if out is not None:
-        from mvlsib.release.publish import publish
-
-        summary = publish(workdir, out, pool, seed=seed, repo_hint=repo_id or "ORG/mvl-sib", validate=not no_validate)
-        for line in summary.lines():
-            click.echo(line)
-        for warning in summary.warnings:
-            click.echo(f"warning: {warning}", err=True)
+        _publish_folder(workdir, out, pool, seed, repo_id or "ORG/mvl-sib", validate=not no_validate)
         release = out
     if repo_id is not None:
         from mvlsib.release.hub import publish_to_hub
 
-        result = publish_to_hub(
-            release,
-            repo_id,
-            revision=revision,
-            private=private,
-            tag=tag,
-            dry_run=dry_run,
-            timeout=hub_timeout,
-            allow_demo_pool=allow_demo_pool,
-        )
+        # hub_options: revision, private, tag, dry_run, allow_demo_pool
+        result = publish_to_hub(release, repo_id, timeout=hub_timeout, **hub_options)
         for line in result.lines():
             click.echo(line)
+
+
+def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo_hint: str, *, validate: bool):
+    """publish --out: load the work folder, check it (unless told not to), write the release."""
+    from mvlsib.release.publish import publish
+    from mvlsib.validation.invariants import refuse_if_invalid
+    from mvlsib.validation.invariants import validate as validate_stage
+    from mvlsib.workdir.corpus import load_corpus
+    from mvlsib.workdir.instances import load_instances, recorded_seed
+
+    corpus, instances = load_corpus(workdir), load_instances(workdir)
+    if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
+        refuse_if_invalid(validate_stage(corpus, instances, pool), workdir)
+    seed = seed if seed is not None else recorded_seed(workdir)
+    summary = publish(corpus, instances, pool, out, seed=seed, repo_hint=repo_hint)
+    for line in summary.lines():
+        click.echo(line)
 
 
 @build_cli.command("build")
@@ -424,13 +392,7 @@ def publish_cmd(
     default=None,
     help="Keep the intermediate files here (default: a temporary folder, removed afterwards).",
 )
-@click.option(
-    "--pool",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_POOL,
-    show_default=POOL_DEFAULT_HELP,
-    help="Image pool folder with manifest.csv.",
-)
+@_pool_option("Image pool folder with manifest.csv.")
 @click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")
 @click.option("--revision", default=None, help="Revision of a Hub --sib dataset.")
 @click.option(
@@ -445,7 +407,7 @@ def publish_cmd(
     default=None,
     help="English SIB-200 annotation (train/dev/test.tsv) for --flores.",
 )
-@_friendly_errors
+@friendly_errors
 def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annotation):
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
     from mvlsib.pipeline import build
@@ -464,8 +426,6 @@ def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annota
     )
     for line in summary.lines():
         click.echo(line)
-    for warning in summary.release.warnings:
-        click.echo(f"warning: {warning}", err=True)
 
 
 # ---------------------------------------------------------------- export
@@ -481,7 +441,7 @@ def _ks(ctx, param, value):
 
 
 @build_cli.command("export")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(EXPORT_FORMATS)))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(FORMATS)))
 @click.option("--release", required=True, metavar="DIR|ORG/NAME", help="Release folder or Hub dataset repo id.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write.")
 @click.option(
@@ -500,7 +460,7 @@ def _ks(ctx, param, value):
     help="Comma-separated numbers of references (default 1,3,5; mteb: 1).",
 )
 @click.option("--revision", default=None, help="Branch, tag or commit of a Hub --release.")
-@_friendly_errors
+@friendly_errors
 def export_cmd(fmt, release, out, languages, tasks, ks, revision):
     """Export a release for another harness: lmms-eval, mteb or vlmevalkit.
 

@@ -9,6 +9,8 @@ release's own loader.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 # Bundled copies live in a package with another name; never reach for `mvlsib` there,
 # even when some other version of it happens to be installed.
 BUNDLED = not __name__.startswith("mvlsib.evaluation")
@@ -28,28 +30,34 @@ __all__ = [
     "CROSS_MODAL",
     "loader",
     "httpio",
+    "jsonio",
     "locks",
 ]
 
 
-if not BUNDLED:
-    from mvlsib import __version__ as TOOLKIT_VERSION
-    from mvlsib import httpio, locks
+# Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
+if TYPE_CHECKING or not BUNDLED:
+    import mvlsib
+    from mvlsib import httpio, jsonio, locks
     from mvlsib.atomic import atomic_open
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
     from mvlsib.release_format import mvl_sib as _loader_module
     from mvlsib.versions import library_versions
+
+    TOOLKIT_VERSION = mvlsib.__version__
 else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess test
     # evaluate.py puts its own folder (the release, with its mvl_sib.py) on sys.path first.
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
-    from ._bundle_info import VERSION as TOOLKIT_VERSION
-    from ._shared import httpio, locks
+    from . import _bundle_info
+    from ._shared import httpio, jsonio, locks
     from ._shared.atomic import atomic_open
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions
+
+    TOOLKIT_VERSION = _bundle_info.VERSION
 
 
 # The task table, read from the release format's reader (the toolkit's copy, or the release's own).

@@ -21,10 +21,12 @@ import csv
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from ._compat import TASK_BY_NAME, TASKS, MvlsibError, atomic_open, loader
 from .parsing import parse_letter
 from .prompts import LETTERS
+from .report_format import coverage
 from .store import load_run
 
 
@@ -57,9 +59,26 @@ def item_analysis(loaded) -> dict:
         for r in records:
             by_item[(r["language"], r["task"], int(r["k"]), r["instance_id"])][label] = r
     n_runs = len(loaded)
-    # difficulty per (task, k, instance) over runs and languages
+    difficulty, rate = _difficulty(by_item)
+    return {
+        "n_runs": n_runs,
+        "difficulty": difficulty,
+        "modality": [row for label, _, records in loaded for row in _modality(label, records)],
+        "always_wrong": _always_wrong(by_item, rate, n_runs),
+        "always_wrong_everywhere": [r for r in difficulty if r["error_rate"] == 1.0 and r["n_answers"] >= n_runs],
+        "images": _image_errors(loaded),
+        "letter_bias": [row for label, _, records in loaded for row in _letter_bias(label, records)],
+    }
+
+
+def _task_rank(task: str) -> int:
+    return TASKS.index(task) if task in TASKS else 9
+
+
+def _difficulty(by_item) -> tuple[list[dict], dict[tuple, float]]:
+    """Error rate per (task, k, instance) over runs and languages, hardest first; and the rates by key."""
     diff: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-    for (lang, task, k, iid), per_run in by_item.items():
+    for (_lang, task, k, iid), per_run in by_item.items():
         d = diff[(task, k, iid)]
         d[0] += len(per_run)
         d[1] += sum(not r["_ok"] for r in per_run.values())
@@ -67,32 +86,26 @@ def item_analysis(loaded) -> dict:
         {"task": t, "k": k, "instance_id": iid, "n_answers": n, "error_rate": wrong / n}
         for (t, k, iid), (n, wrong) in diff.items()
     ]
-    difficulty.sort(
-        key=lambda r: (
-            -r["error_rate"],
-            TASKS.index(r["task"]) if r["task"] in TASKS else 9,
-            r["k"],
-            _iid_rank(r["instance_id"]),
-        )
-    )
-    # Hardest items first (wrong in most languages too): those are the likely bad items, not noise.
-    rate = {(t, k, iid): wrong / n for (t, k, iid), (n, wrong) in diff.items()}
-    always = sorted(
+    difficulty.sort(key=lambda r: (-r["error_rate"], _task_rank(r["task"]), r["k"], _iid_rank(r["instance_id"])))
+    return difficulty, {(t, k, iid): wrong / n for (t, k, iid), (n, wrong) in diff.items()}
+
+
+def _always_wrong(by_item, rate, n_runs: int) -> list:
+    """Items every run got wrong. Hardest items first (wrong in most languages too): those are the
+    likely bad items, not noise."""
+    return sorted(
         (
             (key, per_run)
             for key, per_run in by_item.items()
             if len(per_run) == n_runs and not any(r["_ok"] for r in per_run.values())
         ),
-        key=lambda kv: (
-            -rate[kv[0][1:]],
-            TASKS.index(kv[0][1]) if kv[0][1] in TASKS else 9,
-            kv[0][2],
-            _iid_rank(kv[0][3]),
-            kv[0][0],
-        ),
+        key=lambda kv: (-rate[kv[0][1:]], _task_rank(kv[0][1]), kv[0][2], _iid_rank(kv[0][3]), kv[0][0]),
     )
-    everywhere = [r for r in difficulty if r["error_rate"] == 1.0 and r["n_answers"] >= n_runs]
-    # images; the tasks whose options are images (s2i) also say which image was the right answer
+
+
+def _image_errors(loaded) -> list[dict]:
+    """Per image: prompts showing it and their error rate; the tasks whose options are images (s2i)
+    also say which image was the right answer."""
     image_columns = loader().IMAGE_COLUMNS_OF_ROWS
     image_option_tasks = {t for t, spec in TASK_BY_NAME.items() if spec.options in image_columns}
     img: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # shown, wrong, s2i gold, s2i gold missed
@@ -105,7 +118,7 @@ def item_analysis(loaded) -> dict:
                 gold = r["image_ids"][-4:][int(r["label"])]  # the 4 option images come last in a prompt
                 img[gold][2] += 1
                 img[gold][3] += not r["_ok"]
-    images = [
+    images: list[dict[str, Any]] = [
         {
             "image_id": i,
             "n_prompts": v[0],
@@ -123,68 +136,66 @@ def item_analysis(loaded) -> dict:
             r["image_id"],
         )
     )
-    # letters
+    return images
+
+
+def _letter_bias(label: str, records) -> list[dict]:
+    """Per label column of one run: the letters answered against the gold letters."""
+    fam: dict[str, list] = defaultdict(list)
+    for r in records:
+        fam[TASK_BY_NAME[r["task"]].label if r["task"] in TASK_BY_NAME else r["task"]].append(r)
     bias = []
-    for label, _, records in loaded:
-        fam: dict[str, list] = defaultdict(list)
-        for r in records:
-            fam[TASK_BY_NAME[r["task"]].label if r["task"] in TASK_BY_NAME else r["task"]].append(r)
-        for column, recs in sorted(fam.items()):
-            answered = Counter(r["_letter"] or "none" for r in recs)
-            gold = Counter(LETTERS[int(r["label"])] for r in recs)
-            n = len(recs)
-            row = {
-                "run": label,
-                "label_column": column,
-                "tasks": ",".join(sorted({r["task"] for r in recs}, key=lambda t: TASKS.index(t) if t in TASKS else 9)),
-                "n": n,
-                "none_share": answered["none"] / n,
-            }
-            for letter in LETTERS:
-                row[f"answered_{letter}"] = answered[letter] / n
-                row[f"gold_{letter}"] = gold[letter] / n
-                hits = [r for r in recs if LETTERS[int(r["label"])] == letter]
-                row[f"accuracy_when_gold_{letter}"] = sum(r["_ok"] for r in hits) / len(hits) if hits else None
-            row["max_excess"] = max(row[f"answered_{x}"] - row[f"gold_{x}"] for x in LETTERS)
-            bias.append(row)
-    # text-only vs cross-modal per item: the same instance, language and k in a task and its mirror
+    for column, recs in sorted(fam.items()):
+        answered = Counter(r["_letter"] or "none" for r in recs)
+        gold = Counter(LETTERS[int(r["label"])] for r in recs)
+        n = len(recs)
+        row: dict[str, Any] = {
+            "run": label,
+            "label_column": column,
+            "tasks": ",".join(sorted({r["task"] for r in recs}, key=_task_rank)),
+            "n": n,
+            "none_share": answered["none"] / n,
+        }
+        for letter in LETTERS:
+            row[f"answered_{letter}"] = answered[letter] / n
+            row[f"gold_{letter}"] = gold[letter] / n
+            hits = [r for r in recs if LETTERS[int(r["label"])] == letter]
+            row[f"accuracy_when_gold_{letter}"] = sum(r["_ok"] for r in hits) / len(hits) if hits else None
+        row["max_excess"] = max(row[f"answered_{x}"] - row[f"gold_{x}"] for x in LETTERS)
+        bias.append(row)
+    return bias
+
+
+def _modality(label: str, records) -> list[dict]:
+    """Text-only vs cross-modal per item of one run: the same instance, language and k in a task and its mirror."""
+    ok = {(r["language"], r["task"], int(r["k"]), r["instance_id"]): r["_ok"] for r in records}
+    pairs: dict[tuple, list[int]] = {}
+    for (lang, task, k, iid), cross_ok in ok.items():
+        spec = TASK_BY_NAME.get(task)
+        if spec is None or not spec.cross_modal:
+            continue
+        text_ok = ok.get((lang, spec.mirror, k, iid))
+        if text_ok is None:
+            continue
+        c = pairs.setdefault((task, spec.mirror, k), [0, 0, 0, 0])
+        c[0 if text_ok and cross_ok else 1 if text_ok else 2 if cross_ok else 3] += 1
     modality = []
-    for label, _, records in loaded:
-        ok = {(r["language"], r["task"], int(r["k"]), r["instance_id"]): r["_ok"] for r in records}
-        pairs: dict[tuple, list[int]] = {}
-        for (lang, task, k, iid), cross_ok in ok.items():
-            spec = TASK_BY_NAME.get(task)
-            if spec is None or not spec.cross_modal:
-                continue
-            text_ok = ok.get((lang, spec.mirror, k, iid))
-            if text_ok is None:
-                continue
-            c = pairs.setdefault((task, spec.mirror, k), [0, 0, 0, 0])
-            c[0 if text_ok and cross_ok else 1 if text_ok else 2 if cross_ok else 3] += 1
-        for (task, mirror, k), c in sorted(pairs.items(), key=lambda kv: (TASKS.index(kv[0][0]), kv[0][2])):
-            n = sum(c)
-            modality.append(
-                {
-                    "run": label,
-                    "cross_modal_task": task,
-                    "text_task": mirror,
-                    "k": k,
-                    "n": n,
-                    "both_right": c[0] / n,
-                    "only_text_right": c[1] / n,
-                    "only_cross_right": c[2] / n,
-                    "both_wrong": c[3] / n,
-                }
-            )
-    return {
-        "n_runs": n_runs,
-        "difficulty": difficulty,
-        "modality": modality,
-        "always_wrong": always,
-        "always_wrong_everywhere": everywhere,
-        "images": images,
-        "letter_bias": bias,
-    }
+    for (task, mirror, k), c in sorted(pairs.items(), key=lambda kv: (TASKS.index(kv[0][0]), kv[0][2])):
+        n = sum(c)
+        modality.append(
+            {
+                "run": label,
+                "cross_modal_task": task,
+                "text_task": mirror,
+                "k": k,
+                "n": n,
+                "both_right": c[0] / n,
+                "only_text_right": c[1] / n,
+                "only_cross_right": c[2] / n,
+                "both_wrong": c[3] / n,
+            }
+        )
+    return modality
 
 
 def _release_rows(data: str | None, languages) -> dict[tuple, dict]:
@@ -268,8 +279,6 @@ def write_items(
 
 def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
     runs = [label for label, _, _ in loaded]
-    from .report import coverage
-
     scope = "; ".join(
         f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
         f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
@@ -298,25 +307,38 @@ def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
         ]
         lines.append("")
     for d in details[:50]:
-        lines.append(
-            f"### {d['language']} {d['task']} k={d['k']} {d['instance_id']} (gold {d['gold']}; "
-            + ", ".join(f"{run}: {a}" for run, a in d["answers"].items())
-            + ")"
-        )
-        if "sentence" in d:
-            lines += [
-                "",
-                f"- topic: {d['topic']}",
-                f"- sentence: {d['sentence']}",
-                f"- references: {'; '.join(map(str, d['references']))}",
-            ]
-            lines += [
-                f"- {LETTERS[i]}{' (gold)' if LETTERS[i] == d['gold'] else ''}: {o}" for i, o in enumerate(d["options"])
-            ]
-        lines.append("")
+        lines += _item_lines(d)
     if len(res["always_wrong"]) > 50:
         lines.append(f"… {len(res['always_wrong']) - 50} more in always_wrong.jsonl (at most {max_listed} listed).")
-    lines += [
+    lines += _image_section(res) + _modality_section(res) + _letter_section(res)
+    path = out / "items.md"
+    with atomic_open(path) as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path
+
+
+def _item_lines(d: dict) -> list[str]:
+    """One always-wrong item: its answers and, with the release at hand, its texts."""
+    lines = [
+        f"### {d['language']} {d['task']} k={d['k']} {d['instance_id']} (gold {d['gold']}; "
+        + ", ".join(f"{run}: {a}" for run, a in d["answers"].items())
+        + ")"
+    ]
+    if "sentence" in d:
+        lines += [
+            "",
+            f"- topic: {d['topic']}",
+            f"- sentence: {d['sentence']}",
+            f"- references: {'; '.join(map(str, d['references']))}",
+        ]
+        lines += [
+            f"- {LETTERS[i]}{' (gold)' if LETTERS[i] == d['gold'] else ''}: {o}" for i, o in enumerate(d["options"])
+        ]
+    return lines + [""]
+
+
+def _image_section(res) -> list[str]:
+    lines = [
         "",
         "## Images most often missed as the correct s2i option",
         "",
@@ -328,7 +350,11 @@ def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
             f"| {r['image_id']} | {r['s2i_gold_n']} | {100 * r['s2i_gold_error_rate']:.1f} % | "
             f"{r['n_prompts']} | {100 * r['error_rate']:.1f} % |"
         )
-    lines += [
+    return lines
+
+
+def _modality_section(res) -> list[str]:
+    lines = [
         "",
         "## Text-only vs cross-modal, item by item",
         "",
@@ -346,7 +372,11 @@ def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
             )
             + " |"
         )
-    lines += [
+    return lines
+
+
+def _letter_section(res) -> list[str]:
+    lines = [
         "",
         "## Letter-position bias",
         "",
@@ -364,7 +394,4 @@ def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
             + "/".join(f"{100 * r[f'gold_{x}']:.0f}" for x in LETTERS)
             + f" | {100 * r['max_excess']:+.1f} |"
         )
-    path = out / "items.md"
-    with atomic_open(path) as fh:
-        fh.write("\n".join(lines) + "\n")
-    return path
+    return lines

@@ -1,97 +1,23 @@
 """The ``mvlsib-eval`` commands (run, merge, report), shared by the toolkit's CLI and the
-standalone ``evaluate.py`` of every release. Only option parsing lives here; the work is
-in ``runner``, ``shards`` and ``report``, imported inside each command so ``--help`` is fast.
+standalone ``evaluate.py`` of every release. Only option parsing lives here (the options and
+error handling shared with ``mvlsib-build``'s commands in ``command_options``); the work is in
+``runner``, ``shards``, ``report`` and the analysis modules, imported inside each command so
+``--help`` is fast.
 """
 
 from __future__ import annotations
 
 import csv
-import errno
-import functools
 import json
-import os
+import sys
 from pathlib import Path
 
 import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
+from .backends import backends_help, options_for
+from .command_options import friendly_errors, with_backend_options
 from .schedule import MAX_PROMPTS, ORDERS
-
-
-class InputError(click.ClickException):
-    """Bad input the user can fix: message on stderr, exit status 2 (as mvlsib-build)."""
-
-    exit_code = 2
-
-
-def friendly_errors(fn):
-    """Bad input the user can fix -> one clean message and exit status 2, not a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except MvlsibError as exc:
-            raise InputError(str(exc)) from exc
-        except OSError as exc:
-            # The environment, not the code: a full disk, a quota, a read-only or too-small file system.
-            if exc.errno not in _ENVIRONMENT_ERRNOS:
-                raise
-            where = f" writing {exc.filename}" if exc.filename else ""
-            advice = (
-                "the file system or a size limit (ulimit -f) refuses a file this large"
-                if exc.errno == errno.EFBIG
-                else "free space or choose another folder"
-            )
-            raise InputError(
-                f"{os.strerror(exc.errno)}{where}: {advice}, then re-run; outputs are written "
-                "atomically, so nothing half-written was kept"
-            ) from None
-
-    return wrapper
-
-
-_ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS})
-
-
-def with_backend_options(fn):
-    """``--backend`` and every registered backend's own options (one set for every command that runs models).
-
-    The command receives ``backend`` and each option under its constructor name; ``options_for``
-    picks the chosen backend's.
-    """
-    from .backends import BACKENDS, backend_options
-
-    decorators = [
-        click.option(
-            "--backend",
-            type=click.Choice(list(BACKENDS)),
-            default=BACKENDS[0],
-            show_default=True,
-            help="hf: a transformers model run here; openai: an OpenAI-compatible chat-completions "
-            "server (vLLM, SGLang, hosted APIs).",
-        )
-    ]
-    for _, opt in backend_options():
-        if opt.kind is bool:
-            decorators.append(
-                click.option(f"--{opt.flag}", opt.param, is_flag=True, default=opt.default, help=opt.help)
-            )
-        else:
-            kind = click.Choice(list(opt.choices)) if opt.choices else opt.kind
-            decorators.append(
-                click.option(
-                    f"--{opt.flag}",
-                    opt.param,
-                    type=kind,
-                    default=opt.default,
-                    show_default=opt.default is not None,
-                    help=opt.help,
-                )
-            )
-    for decorate in reversed(decorators):
-        fn = decorate(fn)
-    return fn
 
 
 def _csv(value: str) -> list[str]:
@@ -123,7 +49,7 @@ def _groups(paths) -> dict[str, dict[str, str]]:
     "--model",
     required=True,
     metavar="PATH|ID|NAME",
-    help="hf: local model folder or Hub model id; openai: the served model name.",
+    help=backends_help("MODEL_HELP"),
 )
 @click.option(
     "--tasks",
@@ -234,7 +160,6 @@ def run_command(
     **backend_values,
 ):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
-    from .backends import options_for
     from .runner import RunOptions, run_eval
     from .shards import parse_shard
 
@@ -245,12 +170,6 @@ def run_command(
     if limit is not None and limit < 1:
         raise MvlsibError(f"--limit must be at least 1, got {limit}")
     shard_obj = parse_shard(shard)
-    options = options_for(backend, backend_values)
-    if backend == "openai" and not options.get("base_url"):
-        raise MvlsibError(
-            "the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
-            "https://api.openai.com/v1 for OpenAI)"
-        )
     opts = RunOptions(
         data=data,
         model=model,
@@ -264,10 +183,8 @@ def run_command(
         shard=shard_obj,
         parse_mode=parse_mode,
         data_revision=data_revision,
-        model_revision=options.pop("revision", None),
         max_new_tokens=max_new_tokens,
-        dtype=options.pop("dtype", "auto"),
-        backend_options=options,
+        backend_options=options_for(backend, backend_values),
         groups=_groups(groups_csv),
         progress=progress,
         order=order,
@@ -509,7 +426,6 @@ COMMANDS = (run_command, merge_command, report_command, compare_command, items_c
 
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:
     """Entry point of a release's evaluate.py: ``run`` is the default command."""
-    import sys
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
     def group():

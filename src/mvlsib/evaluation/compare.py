@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from ._compat import TASKS, MvlsibError, atomic_open
 from .parsing import parse_letter
 from .prompts import LETTERS
+from .report_format import coverage
 from .stats import (
     CONFIDENCE,
     N_PERMUTATIONS,
@@ -47,7 +49,7 @@ def compare_outcomes(a: dict[tuple, bool], b: dict[tuple, bool], **kw) -> dict:
     by_lang: dict[str, list] = defaultdict(list)
     for (lang, _, _, _), pairs in grouped.items():
         by_lang[lang] += pairs
-    langs = []
+    langs: list[dict[str, Any]] = []
     for lang in sorted(by_lang):
         c = PairedCell(lang, "all", 0, by_lang[lang])
         lo, hi = paired_cell_interval(c, **{k: v for k, v in kw.items() if k != "n_perm"})
@@ -84,8 +86,6 @@ def compare_runs(run_a: str | Path, run_b: str | Path, mode: str = "relaxed") ->
         runs.append((run, config, records))
     result = compare_outcomes(outcomes(runs[0][2], mode), outcomes(runs[1][2], mode))
     overall = result.pop("overall")
-    from .report import coverage
-
     cov = [coverage(config, records) for _, config, records in runs]
     out = {
         "run_a": str(run_a),

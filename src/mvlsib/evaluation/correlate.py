@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 from ._compat import TASKS, MvlsibError, atomic_open, open_csv
 from .scoring import compute_metrics
@@ -86,8 +87,6 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
 def fisher_interval(r: float | None, n: int, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
     if r is None or n < 4:
         return None, None
-    from statistics import NormalDist
-
     z = math.atanh(max(-0.999999, min(0.999999, r)))
     half = NormalDist().inv_cdf(0.5 + confidence / 2) / math.sqrt(n - 3)
     return math.tanh(z - half), math.tanh(z + half)

@@ -3,13 +3,17 @@
 matplotlib is imported here only, when a figure is drawn. Every figure draws points with
 their confidence intervals, never bars from zero; a value a run does not have is left
 out and labelled "n/a", never drawn as 0. The inputs are plain dicts prepared by
-``report`` (see ``language_rows`` and ``group_rows`` there).
+``report_figures``.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from ._compat import TASKS, atomic_open
 
 PAGE_WIDTH = 7.0  # inches: a full page width of a two-column paper (A4/letter)
 COLUMN_WIDTH = 3.4
@@ -44,11 +48,7 @@ def save(fig, base: Path, scope: str = "") -> list[Path]:
 
     ``scope`` (each run's subset and completeness) is printed above the figure, so a figure
     copied out of its report still says what it covers."""
-    from ._compat import atomic_open
-
     if scope:
-        import textwrap
-
         # ~24 characters per inch at 5.5 pt; wrapped by hand (matplotlib's wrap leaves gaps under tight bbox)
         width = max(40, int(fig.get_figwidth() * 24))
         fig.text(
@@ -85,93 +85,109 @@ def language_dots(
     Long lists wrap into ``columns`` side-by-side panels so labels stay readable on a page.
     """
     plt = _pyplot()
-    first = runs[0]
-
-    def sort_key(r):
-        v = (r["runs"].get(first) or {}).get(value)
-        return (group_order(r[group_key]), -(v if v is not None else -1e9), r["language"])
-
-    ordered = sorted(rows, key=sort_key)
-    # A header row opens each group, so group names never sit on top of data points.
-    entries: list[tuple[str, dict | str]] = []
-    for r in ordered:
-        if not entries or r[group_key] != current:
-            current = r[group_key]
-            entries.append(("group", current))
-        entries.append(("language", r))
+    entries = _language_entries(rows, runs[0], value, group_key, group_order)
     columns = max(1, min(columns, (len(entries) + 24) // 25))
     per_col = -(-len(entries) // columns)
     height = min(9.3, max(2.2, 0.105 * per_col + 0.9))
     fig, axes = plt.subplots(1, columns, figsize=(PAGE_WIDTH, height), squeeze=False, sharex=True)
-    group_names = sorted({r[group_key] for r in ordered}, key=group_order)
+    group_names = sorted({r[group_key] for r in rows}, key=group_order)
     for col, ax in enumerate(axes[0]):
         part = entries[col * per_col : (col + 1) * per_col]
         if part and part[0][0] == "language":
             part = [("group", f"{part[0][1][group_key]} (cont.)"), *part]
-        labels = []
-        for y, (kind, item) in enumerate(part):
-            if kind == "group":
-                labels.append(item)
-                continue
-            labels.append(item["language"])
-            if group_names.index(item[group_key]) % 2 == 0:
-                ax.axhspan(y - 0.5, y + 0.5, color="#eeeeee", zorder=0, linewidth=0)
-            for j, run in enumerate(runs):
-                off = (j - (len(runs) - 1) / 2) * min(0.25, 0.6 / max(1, len(runs)))
-                d = item["runs"].get(run) or {}
-                v = d.get(value)
-                color = COLORS[j % len(COLORS)]
-                if v is None:
-                    ax.text(xlim[0] + 0.01 * (xlim[1] - xlim[0]), y + off, "n/a", fontsize=5, va="center", color=color)
-                    continue
-                lo, hi = d.get(f"{value}_low"), d.get(f"{value}_high")
-                if lo is not None and hi is not None:
-                    ax.plot([lo, hi], [y + off] * 2, color=color, linewidth=0.7, zorder=2)
-                ax.plot(
-                    [v],
-                    [y + off],
-                    marker=MARKERS[j % len(MARKERS)],
-                    color=color,
-                    markersize=2.6,
-                    linestyle="none",
-                    zorder=3,
-                )
-        ax.set_yticks(range(len(part)), labels, fontsize=5.5)
-        for tick, (kind, _) in zip(ax.get_yticklabels(), part):
-            if kind == "group":
-                tick.set_fontweight("bold")
-                tick.set_fontstyle("italic")
-        ax.set_ylim(len(part) - 0.5, -0.5)
-        ax.set_xlim(*xlim)
-        if chance is not None:
-            ax.axvline(chance, color="grey", linewidth=0.6, linestyle="--", zorder=1)
-        ax.grid(axis="x", linewidth=0.3, color="#cccccc")
-        ax.set_xlabel(xlabel)
-        ax.tick_params(axis="y", length=0)
+        shaded = [kind == "language" and group_names.index(item[group_key]) % 2 == 0 for kind, item in part]
+        _language_panel(ax, part, shaded, runs, value, xlim)
+        _panel_axes(ax, part, xlim, chance, xlabel)
     fig.suptitle(title, fontsize=7.5)
     if len(runs) > 1:
-        from matplotlib.lines import Line2D
-
-        handles = [
-            Line2D(
-                [],
-                [],
-                marker=MARKERS[j % len(MARKERS)],
-                color=COLORS[j % len(COLORS)],
-                markersize=3,
-                linewidth=0.7,
-                label=run,
-            )
-            for j, run in enumerate(runs)
-        ]
-        fig.legend(
-            handles=handles, loc="lower center", ncol=min(4, len(runs)), frameon=False, bbox_to_anchor=(0.5, -0.01)
-        )
+        _run_legend(fig, runs)
     fig.tight_layout(rect=(0, 0.03 if len(runs) > 1 else 0, 1, 0.97))
     try:
         return save(fig, base, scope)
     finally:
         plt.close(fig)
+
+
+def _language_entries(rows, first: str, value: str, group_key: str, group_order) -> list[tuple[str, Any]]:
+    """("group", name) and ("language", row) entries: groups in order, languages by the first run's
+    value within a group. A header row opens each group, so group names never sit on top of data points."""
+
+    def sort_key(r):
+        v = (r["runs"].get(first) or {}).get(value)
+        return (group_order(r[group_key]), -(v if v is not None else -1e9), r["language"])
+
+    entries: list[tuple[str, Any]] = []
+    current = None
+    for r in sorted(rows, key=sort_key):
+        if not entries or r[group_key] != current:
+            current = r[group_key]
+            entries.append(("group", current))
+        entries.append(("language", r))
+    return entries
+
+
+def _language_panel(ax, part, shaded: list[bool], runs: Sequence[str], value: str, xlim) -> None:
+    """One panel's points and intervals (each run offset a little), groups' rows shaded alternately."""
+    for y, (kind, item) in enumerate(part):
+        if kind == "group":
+            continue
+        if shaded[y]:
+            ax.axhspan(y - 0.5, y + 0.5, color="#eeeeee", zorder=0, linewidth=0)
+        for j, run in enumerate(runs):
+            off = (j - (len(runs) - 1) / 2) * min(0.25, 0.6 / max(1, len(runs)))
+            d = item["runs"].get(run) or {}
+            v = d.get(value)
+            color = COLORS[j % len(COLORS)]
+            if v is None:
+                ax.text(xlim[0] + 0.01 * (xlim[1] - xlim[0]), y + off, "n/a", fontsize=5, va="center", color=color)
+                continue
+            lo, hi = d.get(f"{value}_low"), d.get(f"{value}_high")
+            if lo is not None and hi is not None:
+                ax.plot([lo, hi], [y + off] * 2, color=color, linewidth=0.7, zorder=2)
+            ax.plot(
+                [v],
+                [y + off],
+                marker=MARKERS[j % len(MARKERS)],
+                color=color,
+                markersize=2.6,
+                linestyle="none",
+                zorder=3,
+            )
+
+
+def _panel_axes(ax, part, xlim, chance: float | None, xlabel: str) -> None:
+    """Row labels (group headers bold italic), limits, the chance line and the grid of one panel."""
+    labels = [item if kind == "group" else item["language"] for kind, item in part]
+    ax.set_yticks(range(len(part)), labels, fontsize=5.5)
+    for tick, (kind, _) in zip(ax.get_yticklabels(), part):
+        if kind == "group":
+            tick.set_fontweight("bold")
+            tick.set_fontstyle("italic")
+    ax.set_ylim(len(part) - 0.5, -0.5)
+    ax.set_xlim(*xlim)
+    if chance is not None:
+        ax.axvline(chance, color="grey", linewidth=0.6, linestyle="--", zorder=1)
+    ax.grid(axis="x", linewidth=0.3, color="#cccccc")
+    ax.set_xlabel(xlabel)
+    ax.tick_params(axis="y", length=0)
+
+
+def _run_legend(fig, runs: Sequence[str]) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D(
+            [],
+            [],
+            marker=MARKERS[j % len(MARKERS)],
+            color=COLORS[j % len(COLORS)],
+            markersize=3,
+            linewidth=0.7,
+            label=run,
+        )
+        for j, run in enumerate(runs)
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=min(4, len(runs)), frameon=False, bbox_to_anchor=(0.5, -0.01))
 
 
 def group_dots(base: Path, runs: Sequence[str], groups: Sequence[dict], *, title: str, scope: str = "") -> list[Path]:
@@ -263,8 +279,6 @@ def accuracy_over_k(
 def task_k_heatmap(base: Path, loaded, *, scope: str = "") -> list[Path]:
     """The task x k heatmap per run (macro accuracy), kept from the first report."""
     plt = _pyplot()
-    from ._compat import TASKS
-
     fig, axes = plt.subplots(1, len(loaded), figsize=(min(PAGE_WIDTH, 2.6 * len(loaded) + 0.8), 2.0), squeeze=False)
     im = None
     for ax, (label, m) in zip(axes[0], loaded):

@@ -105,7 +105,8 @@ def normalize(response: str) -> str:
 
 def _letter_at_start(text: str, letters: tuple[str, ...] = LETTERS) -> tuple[str | None, str]:
     """The option letter the text starts with after wrappers, and the rest after it."""
-    body = text[_LEAD.match(text).end() :]
+    lead = _LEAD.match(text)  # always matches (possibly nothing)
+    body = text[lead.end() if lead else 0 :]
     if not body:
         return None, ""
     first, rest = body[0], body[1:]

@@ -20,14 +20,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from . import _compat
 from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atomic_open
-from .backends import Backend, Request, backend_class, make_backend
+from .backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
 from .schedule import MAX_PROMPTS, order_items
 from .shards import Shard
-from .store import PredictionWriter, _write_json, finalize, read_predictions, record_key, refuse_duplicates, run_lock
+from .store import (
+    PredictionWriter,
+    _write_json,
+    dump_line,
+    finalize,
+    iter_sorted,
+    read_predictions,
+    record_key,
+    refuse_duplicates,
+    run_lock,
+)
 from .subset import select_rows
 
 
@@ -39,15 +51,14 @@ class RunOptions:
     tasks: tuple[str, ...] = TASKS
     ks: tuple[int, ...] = (1, 3, 5)
     languages: tuple[str, ...] | str = "all"
-    backend: str = "hf"
+    backend: str = BACKENDS[0]
     limit: int | None = None
     limit_mode: str = "stratified"
     shard: Shard | None = None
     parse_mode: str = "relaxed"
     data_revision: str | None = None
-    model_revision: str | None = None
     max_new_tokens: int = 8
-    dtype: str = "auto"
+    #: the backend's own options (constructor keywords, ``backends.options_for``)
     backend_options: dict[str, Any] = field(default_factory=dict)
     groups: dict[str, dict[str, str]] = field(default_factory=dict)
     progress: bool = True
@@ -251,8 +262,6 @@ def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
         "release_manifest_sha256": release_manifest_sha256(opts.data),
         "backend": opts.backend,
         "model": opts.model,
-        "model_revision": opts.model_revision,
-        "dtype": opts.dtype,
         "max_new_tokens": opts.max_new_tokens,
         "tasks": [[t, k] for t, k in pairs],
         "languages": list(languages),
@@ -260,29 +269,11 @@ def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
         "prompts_sha256": prompts_hash(),
         "prompt_template_version": TEMPLATE_VERSION,
         "shard_count": opts.shard.count if opts.shard else 1,
-        **_backend_fingerprint(opts.backend_options),
+        # the backend's options that change what the model sees (model revision, dtype, templates)
+        **backend_class(opts.backend).fingerprint(opts.backend_options),
         # Only limited runs name their subset rule, so full runs made before the rule existed still resume.
         **({"limit_mode": opts.limit_mode} if opts.limit is not None else {}),
     }
-
-
-def _backend_fingerprint(options: dict[str, Any]) -> dict[str, Any]:
-    """Backend settings that change what the model sees: part of the fingerprint only when set,
-    so runs made without them keep their fingerprint."""
-    from .backends.hf import parse_json_option  # light: the backend imports torch only when built
-
-    out: dict[str, Any] = {}
-    for name in ("chat_template_kwargs", "processor_kwargs"):
-        value = parse_json_option(name.replace("_", "-"), options.get(name))
-        if value:
-            out[name] = value
-    template = options.get("chat_template")
-    if template:
-        try:
-            out["chat_template_sha256"] = hashlib.sha256(Path(template).read_bytes()).hexdigest()
-        except OSError as exc:
-            raise MvlsibError(f"--chat-template {template}: cannot read it ({exc})") from None
-    return out
 
 
 def _paths(out: Path, shard: Shard | None) -> tuple[Path, Path]:
@@ -300,12 +291,13 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     if out.exists() and not out.is_dir():
         raise MvlsibError(f"--out {out}: exists and is not a folder")
     _compat.loader(opts.data)  # no loader, no run: say so before anything else
+    backend_class(opts.backend).check_options(opts.backend_options)
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
     languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
     fp = fingerprint(opts, pairs, languages)
     pred_path, cfg_path = _paths(out, opts.shard)
     # One writer per predictions file for the whole run: the fingerprint check, the appends and
-    # the final config must not interleave with another process's (#11: two runs on one --out).
+    # the final config must not interleave with another process's (two runs on one --out).
     created = not out.exists()
     lock_name = f".run{opts.shard.suffix if opts.shard else ''}.lock"
     try:
@@ -331,16 +323,13 @@ def _discard_if_empty(folder: Path, ours: set[str]) -> None:
         pass
 
 
-def _backend_kwargs(opts) -> dict[str, Any]:
-    options = dict(opts.backend_options)
-    options.setdefault("max_new_tokens", opts.max_new_tokens)
-    if opts.backend == "hf":
-        options.setdefault("dtype", opts.dtype)
-        options.setdefault("revision", opts.model_revision)
-    return options
+def _backend_kwargs(opts: RunOptions) -> dict[str, Any]:
+    return {"max_new_tokens": opts.max_new_tokens, **opts.backend_options}
 
 
-def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
+def _check_resumable(out: Path, fp: dict[str, Any], pred_path: Path, cfg_path: Path) -> None:
+    """Refuse to add to a run folder that holds another run (a different fingerprint, or
+    predictions without a config)."""
     if cfg_path.exists():
         try:
             old = json.loads(cfg_path.read_text(encoding="utf-8"))["fingerprint"]
@@ -355,6 +344,17 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     elif pred_path.exists() and pred_path.stat().st_size:
         raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
 
+
+def _done_keys(pred_path: Path) -> set[tuple]:
+    """The keys already in the predictions file (a torn last line repaired, duplicates refused)."""
+    before = read_predictions(pred_path, repair=True)
+    refuse_duplicates(pred_path, before)
+    # the keys are enough until the end; the records (responses and all) are read again then
+    return {record_key(r) for r in before}
+
+
+def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
+    _check_resumable(out, fp, pred_path, cfg_path)
     verify_data(opts.data)
     # A stand-in factory (tests) has no class to ask; the real one's backend checks its model early.
     preflight = (
@@ -362,22 +362,16 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         if backend_factory is not None
         else functools.partial(backend_class(opts.backend).preflight, opts.model, **_backend_kwargs(opts))
     )
-    before = read_predictions(pred_path, repair=True)
-    refuse_duplicates(pred_path, before)
-    done = {record_key(r) for r in before}
-    del before  # the keys are enough until the end; the records (responses and all) are read again then
+    done = _done_keys(pred_path)
     # Shard selection and resume work on the canonical order, before any prompt is built; only
     # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
     # robin over the shard's order): a first pass counts and checks the keys without prompts.
     plan = plan_items(
         opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight, max_prompts=opts.max_prompts
     )
-    images, waves = plan.images, plan.waves
     stray = done - plan.done_seen
     if stray:
         raise MvlsibError(f"{pred_path} has {len(stray)} predictions that are not part of this run, e.g. {min(stray)}")
-    n_pending = plan.n_shard - len(plan.done_seen)
-
     config = {
         "fingerprint": fp,
         "shard": str(opts.shard) if opts.shard else None,
@@ -389,33 +383,44 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
         "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
     }
     backend_info = None
-    if n_pending:
-        factory = backend_factory or make_backend
-        backend = factory(opts.backend, model=opts.model, **_backend_kwargs(opts))
-        # Written once the model is there: a model that does not load leaves no run folder behind.
-        if not cfg_path.exists():
-            _write_json(cfg_path, {**config, "backend": None, "complete": False})
-        try:
-            for wave in range(waves):
-                part = (
-                    plan
-                    if waves == 1
-                    else plan_items(opts, pairs, languages, shard=opts.shard, done=done, wave=Shard(wave, waves))
-                )
-                pending = order_items(part.pending, opts.order)
-                part.pending = []  # the ordered list is the one copy
-                if not pending:
-                    continue
-                needed = {i for it in pending for i in it.request.image_ids}
-                backend.set_images({i: images[i] for i in sorted(needed)})
-                label = f"mvlsib-eval (wave {wave + 1}/{waves})" if waves > 1 else "mvlsib-eval"
-                _process(backend, pending, pred_path, opts.parse_mode, opts.progress, label)
-                del pending
-            # After the work: the description includes what the backend decided on the way
-            # (the chat template's rendering mode, the effective generation settings).
-            backend_info = backend.describe()
-        finally:
-            backend.close()
+    if plan.n_shard - len(plan.done_seen):
+        backend_info = _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pred_path, cfg_path)
+    return _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path)
+
+
+def _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pred_path, cfg_path) -> dict[str, Any]:
+    """Build the backend and answer every pending item, wave by wave; returns the backend's description."""
+    factory = backend_factory or make_backend
+    backend = factory(opts.backend, model=opts.model, **_backend_kwargs(opts))
+    # Written once the model is there: a model that does not load leaves no run folder behind.
+    if not cfg_path.exists():
+        _write_json(cfg_path, {**config, "backend": None, "complete": False})
+    images, waves = plan.images, plan.waves
+    try:
+        for wave in range(waves):
+            part = (
+                plan
+                if waves == 1
+                else plan_items(opts, pairs, languages, shard=opts.shard, done=done, wave=Shard(wave, waves))
+            )
+            pending = order_items(part.pending, opts.order)
+            part.pending = []  # the ordered list is the one copy
+            if not pending:
+                continue
+            needed = {i for it in pending for i in it.request.image_ids}
+            backend.set_images({i: images[i] for i in sorted(needed)})
+            label = f"mvlsib-eval (wave {wave + 1}/{waves})" if waves > 1 else "mvlsib-eval"
+            _process(backend, pending, pred_path, opts.parse_mode, opts.progress, label)
+            del pending
+        # After the work: the description includes what the backend decided on the way
+        # (the chat template's rendering mode, the effective generation settings).
+        return backend.describe()
+    finally:
+        backend.close()
+
+
+def _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path) -> dict[str, Any]:
+    """The run's config (and, complete and unsharded, its sorted predictions and metrics); the summary."""
     records = read_predictions(pred_path)
     complete = len(records) == plan.n_shard
     old_cfg = json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.exists() else {}
@@ -440,8 +445,6 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
 
 def _sort_predictions(path: Path, records: list[dict]) -> None:
     """Rewrite a complete run's predictions in canonical order (deterministic file, atomic)."""
-    from .store import dump_line, iter_sorted
-
     lines = [dump_line(r) for r in iter_sorted(records)]
     if path.read_text(encoding="utf-8") != "".join(lines):
         with atomic_open(path) as fh:
@@ -451,8 +454,6 @@ def _sort_predictions(path: Path, records: list[dict]) -> None:
 def _process(
     backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool, label: str = "mvlsib-eval"
 ) -> None:
-    from tqdm import tqdm
-
     chunk = max(1, int(getattr(backend, "preferred_chunk", 32)))
     with (
         PredictionWriter(pred_path) as writer,

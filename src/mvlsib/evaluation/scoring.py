@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ._compat import TASKS, MvlsibError, open_csv
+from .languages import groupings
 from .parsing import parse_letter
 from .prompts import LETTERS
 from .stats import cell_interval, macro_interval, method_note
@@ -149,8 +150,6 @@ def compute_metrics(
     metadata: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict:
     """The content of ``metrics.json``; ``metadata`` overrides rows of the language table."""
-    from .languages import groupings
-
     cells = per_language(records, mode)
     langs = sorted({c.language for c in cells})
     all_groups = {name: grouped(cells, mapping) for name, mapping in groupings(langs, metadata).items()}

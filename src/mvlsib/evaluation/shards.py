@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._compat import MvlsibError, atomic_open
+from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _FILE_RE = re.compile(r"^predictions\.shard-(\d+)-of-(\d+)\.jsonl$")
@@ -92,8 +93,6 @@ def find_shards(sources: list[Path]) -> dict[Shard, Path]:
 
 def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False) -> dict:
     """Merge shard files into ``out`` (predictions.jsonl, config.json, metrics.json)."""
-    from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
-
     found = find_shards(sources)
     counts = {s.count for s in found}
     if len(counts) != 1:
@@ -149,7 +148,7 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     config = dict(configs[reference_shard])
     config.pop("shard", None)
     # The whole run's size comes from the shards themselves (each knows it), never from the shards
-    # that happen to be present: a merge with a shard missing must not look complete (#11).
+    # that happen to be present: a merge with a shard missing must not look complete.
     totals = {c["n_expected_run"] for c in configs.values() if "n_expected_run" in c}
     if len(totals) > 1:
         raise MvlsibError(f"the shards disagree on the size of the run ({sorted(totals)} predictions)")

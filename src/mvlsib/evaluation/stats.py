@@ -26,6 +26,9 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
 
 CONFIDENCE = 0.95
 N_BOOTSTRAP = 1000
@@ -34,14 +37,10 @@ SEED = 0
 
 
 def _rng(seed: int, *key):
-    import numpy as np
-
     return np.random.RandomState([seed & 0xFFFFFFFF, zlib.crc32("|".join(map(str, key)).encode("utf-8"))])
 
 
 def _percentiles(samples, confidence: float) -> tuple[float, float]:
-    import numpy as np
-
     alpha = (1.0 - confidence) / 2
     lo, hi = np.quantile(samples, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
@@ -69,8 +68,6 @@ def macro_interval(
 
     Two levels: languages drawn with replacement, and each drawn language's instances resampled.
     """
-    import numpy as np
-
     cells = [(c, n) for c, n in cells if n > 0]
     if not cells:
         return None, None
@@ -157,8 +154,6 @@ def paired_cell_interval(
 
 def _macro_draws(cells: Sequence[PairedCell], key, seed: int, n_boot: int, n_perm: int):
     """Bootstrap draws of the macro difference and sign-flip null draws, for cells of one task x k."""
-    import numpy as np
-
     rng = _rng(seed, "paired-macro", *key)
     n = np.array([c.n for c in cells])
     probs = np.array([[c.b / c.n, c.c / c.n, 1 - (c.b + c.c) / c.n] for c in cells])
@@ -176,8 +171,6 @@ def _macro_draws(cells: Sequence[PairedCell], key, seed: int, n_boot: int, n_per
 
 
 def _perm_p(null, observed: float) -> float:
-    import numpy as np
-
     hits = int(np.sum(np.abs(null) >= abs(observed) - 1e-12))
     return (1 + hits) / (1 + len(null))
 
@@ -191,9 +184,7 @@ def compare_cells(
     confidence: float = CONFIDENCE,
 ) -> dict:
     """Overall, per task x k (macro over languages) and per cell: difference, interval, p-values."""
-    import numpy as np
-
-    per_cell = []
+    per_cell: list[dict[str, Any]] = []
     for c in cells:
         lo, hi = paired_cell_interval(c, seed=seed, n_boot=n_boot, confidence=confidence)
         per_cell.append(

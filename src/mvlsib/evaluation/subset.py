@@ -43,7 +43,8 @@ def stratified_indices(rows: list[dict], n: int) -> list[int]:
     for topic, pairs in by_topic.items():
         # Round-robin over the pairs in rank order: 1st row of each pair, then 2nd of each, ...
         order = sorted(pairs)
-        seq, depth = [], 0
+        seq: list[int] = []
+        depth = 0
         while len(seq) < sum(len(v) for v in pairs.values()):
             for pair in order:
                 if depth < len(pairs[pair]):

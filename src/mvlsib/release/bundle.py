@@ -18,18 +18,18 @@ from pathlib import Path
 
 import mvlsib
 import mvlsib.evaluation
-from mvlsib import __version__ as TOOLKIT_VERSION
 from mvlsib.atomic import atomic_open, atomic_path
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
 # Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
-SHARED_LEAVES = ("atomic", "csvio", "errors", "httpio", "locks", "versions")
+SHARED_LEAVES = ("atomic", "csvio", "errors", "httpio", "jsonio", "locks", "versions")
+TOOLKIT_VERSION = mvlsib.__version__
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same bytes on every build
 
 
 def bundle_files() -> list[tuple[str, bytes]]:
     """``(path inside mvlsib_evaluate/, bytes)`` of every file of the release's evaluator package, sorted."""
-    # Exactly the evaluator package: test fixtures live in mvlsib.testing, never in here.
+    # Exactly the evaluator package: test fixtures live in tests/tiny_models, never in here.
     root = Path(mvlsib.evaluation.__file__).resolve().parent
     # Package data read through pkgutil.get_data (which zipimport serves) ships too: the language table.
     files = sorted(

@@ -20,9 +20,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from mvlsib import httpio
+from mvlsib.atomic import atomic_open, sha256_file
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import HUB_TIMEOUT_S
+from mvlsib.release.manifest import MANIFEST_NAME, save_release_manifest, verify_release
+from mvlsib.release.tables import config_path
+from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
+from mvlsib.workdir.provenance import demo_image_count
 
 REPO_TYPE = "dataset"
 # Files the Hub creates or manages itself; never deleted by a publish.
@@ -106,12 +113,6 @@ DEFAULT_REPO_HINT = "ORG/mvl-sib"
 
 def demo_images_in(release: Path) -> int:
     """Drawn demo pictograms in the release's images table (whose bytes verify_release has checked)."""
-    import pyarrow.parquet as pq
-
-    from mvlsib.release.tables import config_path
-    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
-    from mvlsib.workdir.provenance import demo_image_count
-
     path = config_path(release, IMAGES_CONFIG)
     if not path.is_file():
         return 0
@@ -135,9 +136,6 @@ def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
     The release folder then holds exactly what goes to the Hub, so the upload plan, the
     manifest and the Hub page agree. Returns whether anything changed.
     """
-    from mvlsib.atomic import atomic_open, sha256_file
-    from mvlsib.release.manifest import save_release_manifest
-
     build = manifest.setdefault("build", {})
     old = build.get("repo_hint") or DEFAULT_REPO_HINT
     card = release / "README.md"
@@ -182,7 +180,9 @@ def _remote_files(api, repo_id: str, revision: str) -> dict | None:
 def plan_upload(release: Path, manifest: dict, remote: dict | None) -> UploadPlan:
     remote = remote or {}
     local = sorted([*manifest["files"], "manifest.json"])
-    added, changed, unchanged = [], [], []
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
     for rel in local:
         item = remote.get(rel)
         if item is None:
@@ -191,8 +191,6 @@ def plan_upload(release: Path, manifest: dict, remote: dict | None) -> UploadPla
         if item.lfs is not None and rel in manifest["files"]:
             same = item.lfs.sha256 == manifest["files"][rel]["sha256"]
         elif item.lfs is not None:
-            from mvlsib.atomic import sha256_file
-
             same = item.lfs.sha256 == sha256_file(release / rel)
         else:
             same = item.blob_id == git_blob_id(release / rel)
@@ -252,8 +250,6 @@ def _publish_to_hub(
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-    from mvlsib.release.manifest import MANIFEST_NAME, verify_release
-
     release = Path(release)
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise MvlsibError(f"--repo-id {repo_id!r}: expected ORG/NAME, e.g. my-org/mvl-sib")
@@ -274,51 +270,7 @@ def _publish_to_hub(
         if dry_run:
             plan = plan_upload(release, manifest, _remote_files(api, repo_id, branch))
             return HubResult(repo_id, branch, plan, dry_run=True, tag=None)
-        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-        before = _head(api, repo_id, branch)
-        if before is None and revision:
-            api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
-        summary, description = commit_message(manifest)
-        # upload_folder asks the Hub which files differ (preupload), sends only those, and makes no
-        # commit when nothing changed. Only the files manifest.json lists go up (never caches or
-        # litter beside them); remote files the release does not have are deleted.
-        try:
-            info = api.upload_folder(
-                repo_id=repo_id,
-                folder_path=str(release),
-                repo_type=REPO_TYPE,
-                revision=branch,
-                commit_message=summary,
-                commit_description=description,
-                allow_patterns=[_literal_pattern(p) for p in sorted([*manifest["files"], MANIFEST_NAME])],
-                delete_patterns="*",
-            )
-        except (httpx2.TransportError, OSError) as exc:
-            # The commit may have reached the Hub before the answer was lost; a re-run compares
-            # files and commits only what still differs, so it never duplicates.
-            raise MvlsibError(
-                httpio.redact(
-                    f"the connection to the Hub failed during the upload to {repo_id} ({type(exc).__name__}"
-                    f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
-                    "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
-                    (tok,),
-                )
-            ) from None
-        committed = info.oid != before
-        created = False
-        if tag:
-            created = _ensure_tag(api, repo_id, tag, branch, summary)
-        return HubResult(
-            repo_id,
-            branch,
-            None,
-            dry_run=False,
-            commit_oid=info.oid if committed else None,
-            commit_url=info.commit_url if committed else None,
-            commit_message=summary if committed else None,
-            tag=tag,
-            tag_created=created,
-        )
+        return _commit(api, release, manifest, repo_id, revision, private=private, tag=tag, token=tok)
     except HfHubHTTPError as exc:
         # The message names the URL and the server's reason; it never contains the token.
         status = exc.response.status_code if exc.response is not None else "?"
@@ -332,6 +284,58 @@ def _publish_to_hub(
             f"cannot talk to the Hub for {repo_id} ({kind}; {timeout:g} s per request); "
             "check the network or HF_ENDPOINT and re-run: nothing is committed twice"
         ) from None
+
+
+def _commit(
+    api, release: Path, manifest: dict, repo_id: str, revision: str | None, *, private: bool, tag, token
+) -> HubResult:
+    """Create the repository (and branch) if needed, upload what differs, tag; one commit at most."""
+    import httpx2
+
+    branch = revision or "main"
+    api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+    before = _head(api, repo_id, branch)
+    if before is None and revision:
+        api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
+    summary, description = commit_message(manifest)
+    # upload_folder asks the Hub which files differ (preupload), sends only those, and makes no
+    # commit when nothing changed. Only the files manifest.json lists go up (never caches or
+    # litter beside them); remote files the release does not have are deleted.
+    try:
+        info = api.upload_folder(
+            repo_id=repo_id,
+            folder_path=str(release),
+            repo_type=REPO_TYPE,
+            revision=branch,
+            commit_message=summary,
+            commit_description=description,
+            allow_patterns=[_literal_pattern(p) for p in sorted([*manifest["files"], MANIFEST_NAME])],
+            delete_patterns="*",
+        )
+    except (httpx2.TransportError, OSError) as exc:
+        # The commit may have reached the Hub before the answer was lost; a re-run compares
+        # files and commits only what still differs, so it never duplicates.
+        raise MvlsibError(
+            httpio.redact(
+                f"the connection to the Hub failed during the upload to {repo_id} ({type(exc).__name__}"
+                f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
+                "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
+                (token,),
+            )
+        ) from None
+    committed = info.oid != before
+    created = _ensure_tag(api, repo_id, tag, branch, summary) if tag else False
+    return HubResult(
+        repo_id,
+        branch,
+        None,
+        dry_run=False,
+        commit_oid=info.oid if committed else None,
+        commit_url=info.commit_url if committed else None,
+        commit_message=summary if committed else None,
+        tag=tag,
+        tag_created=created,
+    )
 
 
 def _literal_pattern(path: str) -> str:

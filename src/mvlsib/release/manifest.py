@@ -7,19 +7,24 @@ is uploaded.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import mvlsib
 from mvlsib import versions
-from mvlsib.atomic import atomic_open, sha256_file
+from mvlsib.atomic import atomic_open, sha256_file, staged_folder
 from mvlsib.errors import MvlsibError
+from mvlsib.release.inputs import ReleaseInputs
+from mvlsib.release_format.mvl_sib import manifest_problems
 
 MANIFEST_NAME = "manifest.json"
 FORMAT = "mvl-sib-release/1"
 _LIBRARIES = ("pyarrow", "datasets", "pillow", "huggingface_hub", "pandas")
 
 
-def library_versions() -> dict[str, str]:
+def library_versions() -> dict[str, str | None]:
     """Versions on this machine; they go into manifest.json only, never into data files."""
     return versions.library_versions(_LIBRARIES, missing="not installed")
 
@@ -113,8 +118,6 @@ def verify_release(release: Path) -> dict:
     manifest = read_release_manifest(release)
     listed = manifest["files"]
     # One implementation of the per-file check: the release's own loader (the evaluator uses it too).
-    from mvlsib.release_format.mvl_sib import manifest_problems
-
     problems = manifest_problems(release)
     extra = unlisted_files(release, listed)
     if problems:
@@ -141,3 +144,56 @@ def verify_release(release: Path) -> dict:
 def unlisted_files(release: Path, listed) -> list[str]:
     """Files of ``release`` (litter excluded) that its manifest does not list: the user's, not ours."""
     return [rel for rel in release_files(release) if rel not in listed]
+
+
+@contextlib.contextmanager
+def staged_release(out: Path) -> Iterator[Path]:
+    """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds; refuses to
+    replace a folder that holds no release, or files the old release does not list."""
+    out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise MvlsibError(f"{out}: exists and is not a folder; choose another --out")
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_NAME).is_file():
+        raise MvlsibError(
+            f"{out}: exists, is not empty and holds no release (no manifest.json); "
+            "refusing to replace it, choose another --out or remove it"
+        )
+    if (out / MANIFEST_NAME).is_file():
+        # Replacing a release must not delete what the user put into it (the card's own
+        # `python evaluate.py --data . --out RUN` writes RUN/ there).
+        try:
+            listed = read_release_manifest(out)["files"]
+        except MvlsibError:
+            raise MvlsibError(
+                f"{out}: its manifest.json is unreadable, so which files are the user's cannot be told; "
+                "choose another --out, or move your files out and remove the folder"
+            ) from None
+        extra = unlisted_files(out, listed)
+        if extra:
+            raise MvlsibError(
+                f"{out}: holds files that are not part of the old release (not in its manifest.json): "
+                + ", ".join(extra[:10])
+                + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
+                + "; publishing would delete them. Move them out of the folder, or choose another --out"
+            )
+    with staged_folder(out) as stage:
+        yield stage
+
+
+def build_record(inputs: ReleaseInputs, *, seed: int | None, repo_hint: str) -> dict:
+    """The manifest's ``build`` section: how and from what the release was made."""
+    return {
+        "seed": seed,
+        "toolkit": "mvlsib-build",
+        "toolkit_version": mvlsib.__version__,
+        "source": inputs.source,
+        "languages": inputs.languages,
+        "num_instances": len(inputs.instances),
+        "num_images": len(inputs.images),
+        "instances_sha256": inputs.instances_sha256,
+        "pool_manifest_sha256": inputs.pool_manifest_sha256,
+        "image_pool": inputs.pool_kind,
+        "demo_images": inputs.demo_images,
+        # the Hub repo id the card's snippets name; `publish --repo-id` re-targets them (hub.retarget_card)
+        "repo_hint": repo_hint,
+    }

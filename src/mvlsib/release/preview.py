@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+
+from mvlsib.evaluation.prompts import prompt_for_example
+from mvlsib.release import tables as rt
 from mvlsib.release.stats import LETTERS
+from mvlsib.release_format import mvl_sib
 from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
 
 PREVIEW_LANGUAGE = "eng_Latn"
@@ -33,9 +38,6 @@ PREVIEW_COLUMNS = (
 
 def preview_rows(rows: list[dict], image_files: dict[str, tuple[bytes, str]]) -> list[dict]:
     """The preview's rows from a language's first instances and each image's (encoded bytes, file name)."""
-    from mvlsib.evaluation.prompts import prompt_for_example
-    from mvlsib.release_format import mvl_sib
-
     out = []
     for spec in mvl_sib.TASK_TABLE:
         k = PREVIEW_K if PREVIEW_K in spec.k_values else spec.k_values[0]
@@ -59,18 +61,12 @@ def preview_rows(rows: list[dict], image_files: dict[str, tuple[bytes, str]]) ->
 
 def write_preview(out: Path, language_rows: list[dict], image_files: dict[str, tuple[bytes, str]]):
     """Write ``data/preview/test.parquet``; returns its ConfigSize for the card."""
-    import pyarrow as pa
-
-    from mvlsib.release import tables as rt
-
     features = {name: rt._feature(kind) for name, kind in PREVIEW_COLUMNS}
     schema = pa.schema(
         [(name, rt._arrow_type(kind)) for name, kind in PREVIEW_COLUMNS], metadata=rt._hf_metadata(features)
     )
-    from mvlsib.arrowcols import table as arrow_table
-
     rows = preview_rows(language_rows, image_files)
-    table = arrow_table({name: [row.get(name) for row in rows] for name in schema.names}, schema)
+    table = pa.table({f.name: pa.array([row.get(f.name) for row in rows], f.type) for f in schema}, schema=schema)
     path = rt.write_table(
         table, rt.config_path(out, PREVIEW_CONFIG), row_group_size=rt.IMAGE_ROW_GROUP, no_stats=("images",)
     )

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from mvlsib.release_format.mvl_sib import OPTION_LETTERS, TOPICS
+from mvlsib.workdir.pool_manifest import image_order
 
 LETTERS = "".join(OPTION_LETTERS)
 
@@ -59,6 +60,4 @@ def compute_stats(instances: list[dict], image_topics: dict[str, str]) -> Releas
 
 
 def _id_key(image_id: str) -> tuple[str, int, str]:
-    from mvlsib.workdir.pool_manifest import image_order
-
     return image_order("", image_id)

@@ -10,20 +10,28 @@ by ``datasets`` so the bytes do not change with the installed ``datasets``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from PIL import Image
+
 from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
-from mvlsib.release_format.mvl_sib import IMAGE_COLUMNS as _IMAGE_COLUMN_TYPES
-from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, OPTION_LETTERS, SPLIT
-from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS as _LANGUAGE_COLUMN_TYPES
+from mvlsib.release_format import mvl_sib
+from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, OPTION_LETTERS, SPLIT, TEXT_OF
+from mvlsib.schema.validators import load_schema
+from mvlsib.workdir.pool_manifest import image_order, pool_file
 
-LANGUAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _LANGUAGE_COLUMN_TYPES)
-IMAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _IMAGE_COLUMN_TYPES)
+LANGUAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in mvl_sib.LANGUAGE_COLUMNS)
+IMAGE_COLUMNS: tuple[str, ...] = tuple(name for name, _ in mvl_sib.IMAGE_COLUMNS)
 
 # Fixed writer settings (see module docstring). zstd is deterministic for a given level.
 _WRITER = dict(
@@ -59,8 +67,6 @@ def _feature(kind: str) -> dict:
 
 
 def _arrow_type(kind: str):
-    import pyarrow as pa
-
     if kind == "image":
         return pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     if kind.startswith("list<"):
@@ -68,8 +74,8 @@ def _arrow_type(kind: str):
     return {"string": pa.string(), "int64": pa.int64(), "option": pa.int64()}[kind]
 
 
-LANGUAGE_FEATURES: dict = {name: _feature(kind) for name, kind in _LANGUAGE_COLUMN_TYPES}
-IMAGE_FEATURES: dict = {name: _feature(kind) for name, kind in _IMAGE_COLUMN_TYPES}
+LANGUAGE_FEATURES: dict = {name: _feature(kind) for name, kind in mvl_sib.LANGUAGE_COLUMNS}
+IMAGE_FEATURES: dict = {name: _feature(kind) for name, kind in mvl_sib.IMAGE_COLUMNS}
 
 
 def _card_dtype(kind: str):
@@ -83,7 +89,7 @@ def _card_dtype(kind: str):
 def card_features(column_types) -> list[dict]:
     """The features of a config as a dataset card's ``dataset_info`` lists them (the YAML form of
     `datasets`' ``Features._to_yaml_list``), from the column table without importing `datasets`
-    (0.5 s of a build, issue #15); tests/release/test_card_render.py checks it equals `datasets`' own."""
+    (0.5 s of a build); tests/release/test_card_render.py checks it equals `datasets`' own."""
     out = []
     for name, kind in column_types:
         if kind.startswith("list<"):
@@ -99,9 +105,7 @@ def _hf_metadata(features: dict) -> dict[bytes, bytes]:
 
 
 def language_schema():
-    import pyarrow as pa
-
-    fields = [(name, _arrow_type(kind)) for name, kind in _LANGUAGE_COLUMN_TYPES]
+    fields = [(name, _arrow_type(kind)) for name, kind in mvl_sib.LANGUAGE_COLUMNS]
     return pa.schema(fields, metadata=_hf_metadata(LANGUAGE_FEATURES))
 
 
@@ -111,9 +115,7 @@ def _language_schema():
 
 
 def image_schema():
-    import pyarrow as pa
-
-    fields = [(name, _arrow_type(kind)) for name, kind in _IMAGE_COLUMN_TYPES]
+    fields = [(name, _arrow_type(kind)) for name, kind in mvl_sib.IMAGE_COLUMNS]
     return pa.schema(fields, metadata=_hf_metadata(IMAGE_FEATURES))
 
 
@@ -139,16 +141,12 @@ def write_table(table, path: Path, *, row_group_size: int | None = None, no_stat
 
 def encode_table(table, *, row_group_size: int | None = None, no_stats: Sequence[str] = ()) -> bytes:
     """The bytes :func:`write_table` writes for ``table``, in memory."""
-    import pyarrow as pa
-
     sink = pa.BufferOutputStream()
     _write(table, sink, row_group_size, no_stats)
     return sink.getvalue().to_pybytes()
 
 
 def _write(table, sink, row_group_size: int | None, no_stats: Sequence[str]) -> None:
-    import pyarrow.parquet as pq
-
     stats: bool | list[str] = True
     if no_stats:
         # Binary min/max statistics would copy whole images into the footer.
@@ -176,17 +174,16 @@ class InstancePlan:
 
     index_ids: list[int]  # sorted sentence ids; position in this list = text position
     base: dict  # column name -> pyarrow array (language-independent columns)
-    sentence_pos: object  # int32 array: position of each instance's sentence
-    ref_pos: object  # flattened positions for ref_sentences (5 per instance)
-    option_pos: object  # flattened positions for sentence_options (4 per instance)
+    sentence_pos: pa.Array  # int32: position of each instance's sentence
+    ref_pos: pa.Array  # flattened positions for ref_sentences (5 per instance)
+    option_pos: pa.Array  # flattened positions for sentence_options (4 per instance)
     num_rows: int
-    ref_offsets: object = None  # int32 list offsets 0, 5, 10, ... (made once, shared by every language)
-    option_offsets: object = None  # 0, 4, 8, ...
+    ref_offsets: pa.Array  # int32 list offsets 0, 5, 10, ... (made once, shared by every language)
+    option_offsets: pa.Array  # 0, 4, 8, ...
 
 
-def plan_instances(instances: list[dict], index_ids: Sequence[int]):
-    import pyarrow as pa
-
+def _positions(instances: list[dict], index_ids: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """Each instance's sentence, reference and option ids as positions in ``index_ids``."""
     pos = {int(x): n for n, x in enumerate(index_ids)}
 
     def lookup(ids, inst, field):
@@ -198,7 +195,9 @@ def plan_instances(instances: list[dict], index_ids: Sequence[int]):
                 "which is not in corpus.parquet; re-run `mvlsib-build sample` on this corpus"
             ) from None
 
-    sent, refs, opts = [], [], []
+    sent: list[int] = []
+    refs: list[int] = []
+    opts: list[int] = []
     for inst in instances:
         sent += lookup([inst["index_id"]], inst, "index_id")
         refs += lookup(inst["ref_sentence_ids"], inst, "ref_sentence_ids")
@@ -208,190 +207,100 @@ def plan_instances(instances: list[dict], index_ids: Sequence[int]):
                 f"instance {inst.get('instance_id')}: expected 5 ref_sentence_ids and 4 sentence_option_ids; "
                 "run `mvlsib-build validate` to see what is wrong with instances.jsonl"
             )
+    return sent, refs, opts
 
-    from mvlsib.arrowcols import column, steps
 
-    s, i = pa.string(), pa.int64()
+def _offsets(n: int, width: int) -> pa.Array:
+    """int32 ``0, width, 2 * width, ..., n * width``: the offsets of ``n`` lists of ``width`` items."""
+    return pa.array(range(0, (n + 1) * width, width), pa.int32())
 
-    def col(name, typ):
-        return column([inst[name] for inst in instances], typ)
 
-    schema = language_schema()
+def plan_instances(instances: list[dict], index_ids: Sequence[int]) -> InstancePlan:
+    sent, refs, opts = _positions(instances, index_ids)
+    schema = _language_schema()
     base = {
-        "instance_id": col("instance_id", s),
-        "index_id": col("index_id", i),
-        "topic": col("topic", s),
-        "ref_sentence_ids": col("ref_sentence_ids", pa.list_(i)),
-        "ref_image_ids": col("ref_image_ids", pa.list_(s)),
-        "neg_topics": col("neg_topics", pa.list_(s)),
-        "sentence_option_ids": col("sentence_option_ids", pa.list_(i)),
-        "sentence_label": col("sentence_label", i),
-        "image_option_ids": col("image_option_ids", pa.list_(s)),
-        "topic_options": col("topic_options", pa.list_(s)),
-        "image_label": col("image_label", i),
+        name: pa.array([inst[name] for inst in instances], schema.field(name).type)
+        for name in LANGUAGE_COLUMNS
+        if name not in TEXT_OF and name != "language"
     }
     n = len(instances)
     return InstancePlan(
         index_ids=[int(x) for x in index_ids],
-        base={name: array.cast(schema.field(name).type) for name, array in base.items()},
-        sentence_pos=column(sent, pa.int32()),
-        ref_pos=column(refs, pa.int32()),
-        option_pos=column(opts, pa.int32()),
+        base=base,
+        sentence_pos=pa.array(sent, pa.int32()),
+        ref_pos=pa.array(refs, pa.int32()),
+        option_pos=pa.array(opts, pa.int32()),
         num_rows=n,
-        ref_offsets=steps(n, 5),
-        option_offsets=steps(n, 4),
+        ref_offsets=_offsets(n, 5),
+        option_offsets=_offsets(n, 4),
     )
 
 
-def language_table(plan: InstancePlan, language: str, texts):
+def language_table(plan: InstancePlan, language: str, texts) -> pa.Table:
     """The table of one language; ``texts`` are its sentences ordered like ``plan.index_ids``."""
-    import pyarrow as pa
-
-    from mvlsib.arrowcols import column, repeated, steps
-
-    texts = column(texts, pa.string()) if not isinstance(texts, pa.Array) else texts
+    texts = texts if isinstance(texts, pa.Array) else pa.array(texts, pa.string())
     if len(texts) != len(plan.index_ids):
         raise MvlsibError(
             f"corpus.parquet: language {language} has {len(texts)} sentences, expected {len(plan.index_ids)} "
             "(the ids of the English annotation); re-run `mvlsib-build ingest`"
         )
-
-    def lists(flat_pos, width, offsets):
-        if offsets is None:
-            offsets = steps(plan.num_rows, width)
-        return pa.ListArray.from_arrays(offsets, texts.take(flat_pos))
-
     cols = dict(plan.base)
-    cols["language"] = repeated(language, plan.num_rows)
+    cols["language"] = pa.array([language] * plan.num_rows, pa.string())
     cols["sentence"] = texts.take(plan.sentence_pos)
-    cols["ref_sentences"] = lists(plan.ref_pos, 5, plan.ref_offsets)
-    cols["sentence_options"] = lists(plan.option_pos, 4, plan.option_offsets)
+    cols["ref_sentences"] = pa.ListArray.from_arrays(plan.ref_offsets, texts.take(plan.ref_pos))
+    cols["sentence_options"] = pa.ListArray.from_arrays(plan.option_offsets, texts.take(plan.option_pos))
     schema = _language_schema()
-    # The base columns were cast once (plan_instances). The others are cast even where the type is
-    # already right: the cast leaves out the list values' all-valid bitmap that `take` makes, and
-    # the table's nbytes (the card's num_bytes) must stay what it was.
+    # The text columns are cast even where the type is already right: the cast leaves out the list
+    # values' all-valid bitmap that `take` makes, and the table's nbytes (the card's num_bytes)
+    # must stay what it was.
     return pa.Table.from_arrays(
         [cols[f.name] if f.name in plan.base else cols[f.name].cast(f.type) for f in schema], schema=schema
     )
 
 
-def check_language_table(table, language: str, *, full: bool) -> None:
+def check_language_table(table: pa.Table, language: str, *, full: bool) -> None:
     """Apply the release row's JSON Schema (derived from the column table) to a language table.
 
-    The language-dependent columns (``language`` and ``TEXT_OF``) are checked vectorised against
-    their schema rules. ``full`` also runs every other column's values through the JSON Schema
-    validator; those id columns are the same arrays in every language, so checking them in one
-    table checks them in all.
+    The language-dependent columns (``language`` and ``TEXT_OF``) are checked with column-wise
+    ``pyarrow.compute`` rules equal to their schema rules. ``full`` also checks that the table has
+    exactly the release columns. The id columns are not run through jsonschema again: the plan
+    builds them, with their arrow types, from the instance records, whose schema (the one the
+    release row's id columns refer to) ``validate`` applies.
     """
-    import pyarrow.compute as pc
-
-    from mvlsib.release_format.mvl_sib import TEXT_OF
-    from mvlsib.schema.validators import compile_column, compile_fast, inlined_schema, load_schema
-
     where = f"release table of {language}"
-    if full:
-        # Row by row through the schema, but each distinct value of a column once: the schema's
-        # properties are independent of each other, so this equals validating every row.
-        schema = load_schema("release_row")
-        if list(table.column_names) != schema["required"]:
-            raise MvlsibError(f"{where}: columns {table.column_names} are not the release columns (a toolkit bug)")
-        inlined = inlined_schema("release_row")["properties"]
-        ids = table.column("instance_id").to_pylist()
-        for column in [c for c in table.column_names if c not in TEXT_OF and c != "language"]:
-            values = table.column(column).to_pylist()
-            whole = compile_column(inlined[column])
-            if whole is not None and whole(values):  # the whole column at once: the usual answer
-                continue
-            fast = compile_fast(inlined[column]) or (lambda v: False)
-            seen: set = set()
-            for n, value in enumerate(values):
-                key = tuple(value) if isinstance(value, list) else value
-                if key in seen:
-                    continue
-                seen.add(key)
-                if fast(value):
-                    continue
-                from jsonschema import Draft202012Validator  # only for values the fast path is unsure of
-
-                error = next(iter(Draft202012Validator(inlined[column]).iter_errors(value)), None)
-                if error is not None:
-                    raise MvlsibError(
-                        f"{where}, instance {ids[n]}: {column}: {error.message} (a toolkit bug: please report it)"
-                    )
     props = load_schema("release_row")["properties"]
-    import re
-
+    if full and list(table.column_names) != load_schema("release_row")["required"]:
+        raise MvlsibError(f"{where}: columns {table.column_names} are not the release columns (a toolkit bug)")
     if not re.fullmatch(props["language"]["pattern"], language):
         raise MvlsibError(f"{where}: {language!r} is not a language code of the form xxx_Xxxx")
-    # No Python scalars in the compute calls below: pyarrow converts them with pa.scalar, which
-    # imports pandas (arrowcols.py).
     if pc.unique(table.column("language")).to_pylist() not in ([language], []):
         raise MvlsibError(f"{where}: a row names another language (a toolkit bug: please report it)")
     for column in TEXT_OF:
-        values = table.column(column)
-        rule = props[column]
-        if "minItems" in rule:
-            lengths = pc.list_value_length(values)
-            bounds = pc.min_max(lengths).as_py()
-            if lengths.null_count or (len(lengths) and bounds != {"min": rule["minItems"], "max": rule["minItems"]}):
-                raise MvlsibError(f"{where}: {column} must hold {rule['minItems']} texts in every row")
-            values = pc.list_flatten(values)
-        min_length = rule.get("items", rule)["minLength"]
-        # A string has at least one character exactly when it has at least one byte; counting
-        # bytes needs no UTF-8 decoding (utf8_length took most of this check's time).
-        length = pc.binary_length if min_length <= 1 else pc.utf8_length
-        shortest = pc.min(length(values)).as_py()
-        if values.null_count or (shortest is not None and shortest < min_length):
-            raise MvlsibError(f"{where}: {column} has an empty or missing text; re-run `mvlsib-build ingest`")
+        _check_text_column(table.column(column), props[column], column, where)
 
 
-class LanguageWriter:
-    """Writes the language files of one release, encoding the columns they share only once.
+def _check_text_column(values, rule: dict, column: str, where: str) -> None:
+    if "minItems" in rule:
+        lengths = pc.list_value_length(values)
+        bounds = pc.min_max(lengths).as_py()
+        if lengths.null_count or (len(lengths) and bounds != {"min": rule["minItems"], "max": rule["minItems"]}):
+            raise MvlsibError(f"{where}: {column} must hold {rule['minItems']} texts in every row")
+        values = pc.list_flatten(values)
+    min_length = rule.get("items", rule)["minLength"]
+    # A string has at least one character exactly when it has at least one byte; counting
+    # bytes needs no UTF-8 decoding.
+    length = pc.binary_length if min_length <= 1 else pc.utf8_length
+    shortest = pc.min(length(values)).as_py()
+    if values.null_count or (shortest is not None and shortest < min_length):
+        raise MvlsibError(f"{where}: {column} has an empty or missing text; re-run `mvlsib-build ingest`")
 
-    The plan's columns (ids, labels, images) are the same arrays in every language file. The first
-    file is encoded whole and kept as the template; each later one encodes only its own columns
-    (``language`` and the texts) and takes the shared columns' encoded bytes from the template
-    (``release.parquet_splice``): 1.8 instead of 2.5 CPU s of parquet writing for 199 languages,
-    the same bytes (issue #15, ``benchmarks/build_ledger.py``). Whether the assembled file equals
-    the whole one is checked on the first file; if it does not (another pyarrow's layout), or a
-    later file's layout is not the expected one, files are encoded whole.
-    """
 
-    def __init__(self, out: Path, plan: InstancePlan):
-        self.out, self.plan = Path(out), plan
-        self.own_columns = [f.name for f in _language_schema() if f.name not in plan.base]
-        self._shared = None  # parquet_splice.SharedColumns once the first file has passed the check
-        self._checked = False
-        self.assembled = 0  # files made from the template (the rest were encoded whole)
-
-    def write(self, language: str, texts, *, check_full: bool = False) -> ConfigSize:
-        table = language_table(self.plan, language, texts)
-        check_language_table(table, language, full=check_full)
-        data = self._encode(table)
-        with atomic_path(config_path(self.out, language)) as tmp:
-            tmp.write_bytes(data)
-        return ConfigSize(table.num_rows, table.nbytes, len(data))
-
-    def _encode(self, table) -> bytes:
-        from mvlsib.release.parquet_splice import SharedColumns, SpliceError
-
-        if self._shared is not None:
-            try:
-                data = self._shared.assemble(encode_table(table.select(self.own_columns)))
-                self.assembled += 1
-                return data
-            except SpliceError:
-                pass
-        whole = encode_table(table)
-        if not self._checked:
-            self._checked = True
-            try:
-                shared = SharedColumns(whole)
-                if shared.assemble(encode_table(table.select(self.own_columns))) == whole:
-                    self._shared = shared
-            except SpliceError:
-                pass
-        return whole
+def write_language(out: Path, plan: InstancePlan, language: str, texts, *, check_full: bool = False) -> ConfigSize:
+    """Build, check and write ``data/<language>/test.parquet`` (pyarrow writes the file whole)."""
+    table = language_table(plan, language, texts)
+    check_language_table(table, language, full=check_full)
+    path = write_table(table, config_path(out, language))
+    return ConfigSize(table.num_rows, table.nbytes, path.stat().st_size)
 
 
 # ---------------------------------------------------------------- images
@@ -413,12 +322,6 @@ class ImageRecord:
 
 def read_image_record(pool: Path, row) -> ImageRecord:
     """Read one manifest row's file, checking its hash and that it decodes."""
-    import hashlib
-
-    from PIL import Image
-
-    from mvlsib.workdir.pool_manifest import pool_file
-
     pool = Path(pool)
     rel = Path(row.file)
     path = pool_file(pool, row)
@@ -454,25 +357,16 @@ def read_image_record(pool: Path, row) -> ImageRecord:
 
 
 def image_sort_key(rec) -> tuple[str, int, str]:
-    from mvlsib.workdir.pool_manifest import image_order
-
     return image_order(rec.topic, rec.image_id)
 
 
-def images_table(records: Sequence[ImageRecord]):
-    import pyarrow as pa
-
-    from mvlsib.arrowcols import column
-
+def images_table(records: Sequence[ImageRecord]) -> pa.Table:
     schema = image_schema()
     records = sorted(records, key=image_sort_key)
-    cols = {
-        "image": column([{"bytes": r.data, "path": r.filename} for r in records], schema.field("image").type),
-    }
+    cols = {"image": [{"bytes": r.data, "path": r.filename} for r in records]}
     for name in IMAGE_COLUMNS[1:]:
-        typ = schema.field(name).type
-        cols[name] = column([getattr(r, name) for r in records], typ)
-    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+        cols[name] = [getattr(r, name) for r in records]
+    return pa.table({f.name: pa.array(cols[f.name], f.type) for f in schema}, schema=schema)
 
 
 def write_images(out: Path, records: Sequence[ImageRecord]) -> ConfigSize:

@@ -85,62 +85,29 @@ class Task(NamedTuple):
 
 
 # Canonical order: runs, reports and predictions files list tasks in this order.
+# Tables are laid out as tables, a row per line, not one value per line.
+# fmt: off
 TASK_TABLE = (
-    Task(
-        name="i2s",
-        title="images → sentence",
-        upstream="img2sent",
-        references="ref_image_ids",
-        options="sentence_options",
-        label="sentence_label",
-        k_values=(1, 2, 3, 4, 5),
-        cross_modal=True,
-        mirror="t2s",
-        question=(
-            "Which sentence is about the same topic as the image?",
-            "Which sentence is about the same topic as all {k} images?",
-        ),
-    ),
-    Task(
-        name="s2i",
-        title="sentences → image",
-        upstream="sent2img",
-        references="ref_sentences",
-        options="image_option_ids",
-        label="image_label",
-        k_values=(1, 2, 3, 4, 5),
-        cross_modal=True,
-        mirror="s2t",
-        question=(
-            "Which image is about the same topic as the sentence?",
-            "Which image is about the same topic as all {k} sentences?",
-        ),
-    ),
-    Task(
-        name="t2s",
-        title="topic → sentence",
-        upstream="topic2sent",
-        references="topic",
-        options="sentence_options",
-        label="sentence_label",
-        k_values=(1,),
-        cross_modal=False,
-        mirror="i2s",
-        question=("Which sentence is about this topic?", None),
-    ),
-    Task(
-        name="s2t",
-        title="sentences → topic",
-        upstream="sent2topic",
-        references="ref_sentences",
-        options="topic_options",
-        label="image_label",
-        k_values=(1, 2, 3, 4, 5),
-        cross_modal=False,
-        mirror="s2i",
-        question=("Which topic is the sentence about?", "Which topic are all {k} sentences about?"),
-    ),
+    Task(name="i2s", title="images → sentence", upstream="img2sent",
+         references="ref_image_ids", options="sentence_options", label="sentence_label",
+         k_values=(1, 2, 3, 4, 5), cross_modal=True, mirror="t2s",
+         question=("Which sentence is about the same topic as the image?",
+                   "Which sentence is about the same topic as all {k} images?")),
+    Task(name="s2i", title="sentences → image", upstream="sent2img",
+         references="ref_sentences", options="image_option_ids", label="image_label",
+         k_values=(1, 2, 3, 4, 5), cross_modal=True, mirror="s2t",
+         question=("Which image is about the same topic as the sentence?",
+                   "Which image is about the same topic as all {k} sentences?")),
+    Task(name="t2s", title="topic → sentence", upstream="topic2sent",
+         references="topic", options="sentence_options", label="sentence_label",
+         k_values=(1,), cross_modal=False, mirror="i2s",
+         question=("Which sentence is about this topic?", None)),
+    Task(name="s2t", title="sentences → topic", upstream="sent2topic",
+         references="ref_sentences", options="topic_options", label="image_label",
+         k_values=(1, 2, 3, 4, 5), cross_modal=False, mirror="s2i",
+         question=("Which topic is the sentence about?", "Which topic are all {k} sentences about?")),
 )
+# fmt: on
 TASKS = tuple(t.name for t in TASK_TABLE)
 TASK_BY_NAME = {t.name: t for t in TASK_TABLE}
 CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)
@@ -152,15 +119,7 @@ K_VALUES = tuple(sorted({k for t in TASK_TABLE for k in t.k_values}))
 DEFAULT_K_VALUES = (1, 3, 5)
 # What a column of a language row holds, for the columns that tasks use as references or options.
 IMAGE_COLUMNS_OF_ROWS = ("ref_image_ids", "image_option_ids")
-TOPICS = (
-    "entertainment",
-    "geography",
-    "health",
-    "politics",
-    "science/technology",
-    "sports",
-    "travel",
-)
+TOPICS = ("entertainment", "geography", "health", "politics", "science/technology", "sports", "travel")
 
 
 def topic_slug(topic: str) -> str:
@@ -182,36 +141,21 @@ def topic_from_slug(slug: str) -> str:
 # parquet schema, the `datasets` features and the JSON Schema of a release row are derived.
 # Types: string, int64, list<string>, list<int64>, image ({bytes, path}, the `datasets` Image),
 # option (an int64 0-3 that `datasets` shows as a ClassLabel named by OPTION_LETTERS).
+# fmt: off
 LANGUAGE_COLUMNS = (
-    ("instance_id", "string"),
-    ("index_id", "int64"),
-    ("language", "string"),
-    ("topic", "string"),
-    ("sentence", "string"),
-    ("ref_sentence_ids", "list<int64>"),
-    ("ref_sentences", "list<string>"),
-    ("ref_image_ids", "list<string>"),
-    ("neg_topics", "list<string>"),
-    ("sentence_option_ids", "list<int64>"),
-    ("sentence_options", "list<string>"),
-    ("sentence_label", "option"),
-    ("image_option_ids", "list<string>"),
-    ("topic_options", "list<string>"),
-    ("image_label", "option"),
+    ("instance_id", "string"), ("index_id", "int64"), ("language", "string"), ("topic", "string"),
+    ("sentence", "string"), ("ref_sentence_ids", "list<int64>"), ("ref_sentences", "list<string>"),
+    ("ref_image_ids", "list<string>"), ("neg_topics", "list<string>"),
+    ("sentence_option_ids", "list<int64>"), ("sentence_options", "list<string>"), ("sentence_label", "option"),
+    ("image_option_ids", "list<string>"), ("topic_options", "list<string>"), ("image_label", "option"),
 )
 # Language-dependent columns and the id column whose sentences they hold, in that language.
 TEXT_OF = {"sentence": "index_id", "ref_sentences": "ref_sentence_ids", "sentence_options": "sentence_option_ids"}
 IMAGE_COLUMNS = (
-    ("image", "image"),
-    ("image_id", "string"),
-    ("topic", "string"),
-    ("license", "string"),
-    ("author", "string"),
-    ("source_url", "string"),
-    ("width", "int64"),
-    ("height", "int64"),
-    ("sha256", "string"),
+    ("image", "image"), ("image_id", "string"), ("topic", "string"), ("license", "string"), ("author", "string"),
+    ("source_url", "string"), ("width", "int64"), ("height", "int64"), ("sha256", "string"),
 )
+# fmt: on
 # The letters of the 4 options, A-D: a label's name (the ClassLabel of the `option` columns).
 OPTION_LETTERS = ("A", "B", "C", "D")
 IMAGES_CONFIG = "images"

@@ -12,13 +12,16 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from mvlsib.release_format.mvl_sib import TOPICS
+import numpy as np
+import pyarrow.compute as pc
+
+from mvlsib.errors import MvlsibError
+from mvlsib.release_format.mvl_sib import TASK_TABLE, TOPICS
+from mvlsib.schema.validators import column_errors, is_valid, load_schema, schema_errors
 from mvlsib.workdir import BUNDLED_POOL
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
+from mvlsib.workdir.corpus import Corpus, take
+from mvlsib.workdir.pool_manifest import read_manifest
 
 N_OPTIONS = 4
 CORPUS_LEVEL = "-"  # instance_id used for violations that belong to no single instance
@@ -72,54 +75,36 @@ class ValidationResult:
         return json.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
-# --------------------------------------------------------------------------- entry point
+SHOWN_VIOLATIONS = 10  # how many violations a refusal lists (`mvlsib-build validate` lists them all)
 
 
-def validate_workdir(
-    workdir: str | Path,
-    pool: str | Path = BUNDLED_POOL,
-    schemas: bool = True,
-    *,
-    corpus=None,
-    instances: Sequence[dict] | None = None,
-) -> ValidationResult:
-    """Validate ``WORK/corpus.parquet`` + ``WORK/instances.jsonl`` against the pool's manifest.
-
-    ``corpus`` (a ``workdir.corpus.Corpus``) and ``instances`` (the records of the instances file)
-    stand for the files when the caller holds what it has just written (``mvlsib-build build``).
-    """
-    from mvlsib.workdir.corpus import load_corpus
-    from mvlsib.workdir.instances import read_instances
-    from mvlsib.workdir.pool_manifest import read_manifest
-
-    corpus = load_corpus(workdir) if corpus is None else corpus
-    instances = read_instances(workdir) if instances is None else instances
-    manifest = read_manifest(pool)
-    return validate(
-        corpus,
-        instances,
-        {r.image_id: r.topic for r in manifest},
-        manifest_rows=[r.as_dict() for r in manifest] if schemas else None,
-        schemas=schemas,
+def refuse_if_invalid(result: ValidationResult, where: str | Path) -> None:
+    """Raise the one "N violations" refusal when ``result`` has violations: no release is written."""
+    violations = result.violations
+    if not violations:
+        return
+    shown = "\n  - ".join(str(v).strip() for v in violations[:SHOWN_VIOLATIONS])
+    more = f"\n  ... and {len(violations) - SHOWN_VIOLATIONS} more" if len(violations) > SHOWN_VIOLATIONS else ""
+    raise MvlsibError(
+        f"{where}: validation found {len(violations)} violation(s); no release was written "
+        f"(`mvlsib-build validate` lists them all):\n  - {shown}{more}"
     )
 
 
-def validate(
-    corpus,
-    instances: Sequence[dict],
-    image_topics: Mapping[str, str],
-    manifest_rows: Sequence[dict] | None = None,
-    schemas: bool = True,
-) -> ValidationResult:
-    """Every schema and invariant; ``corpus`` is a ``workdir.corpus.Corpus`` or the DataFrame
-    ``workdir.corpus.read_corpus`` gives."""
-    from mvlsib.workdir.corpus import as_corpus
+# --------------------------------------------------------------------------- entry point
 
-    corpus = as_corpus(corpus)
+
+def validate(
+    corpus: Corpus, instances: Sequence[dict], pool: str | Path = BUNDLED_POOL, *, schemas: bool = True
+) -> ValidationResult:
+    """Every schema and invariant of the corpus and the instances, against the pool's manifest."""
+    manifest = read_manifest(pool)
+    image_topics = {r.image_id: r.topic for r in manifest}
+    manifest_rows = [r.as_dict() for r in manifest]
     violations: list[Violation] = []
     well_formed = _well_formed(instances)
     if schemas:
-        violations += check_schemas(corpus, instances, manifest_rows or [], well_formed)
+        violations += check_schemas(corpus, instances, manifest_rows, well_formed)
     corpus_violations, topics_by_id = check_corpus(corpus)
     violations += corpus_violations
     # Structural checks below assume well-formed records; malformed ones are reported as "schema".
@@ -147,34 +132,46 @@ def validate(
 
 
 def check_schemas(
-    corpus, instances: Sequence[dict], manifest_rows: Sequence[dict], well_formed: Sequence[dict] | None = None
+    corpus: Corpus, instances: Sequence[dict], manifest_rows: Sequence[dict], well_formed: Sequence[dict] | None = None
 ) -> list[Violation]:
-    from mvlsib.schema.validators import column_errors, is_valid, schema_errors
-    from mvlsib.workdir.corpus import as_corpus
-
-    corpus = as_corpus(corpus)
     out: list[Violation] = []
     columns = {name: corpus.column(name) for name in corpus.names()}
-    for msg in column_errors("corpus_row", columns, label_columns=("language", "index_id")):
-        out.append(Violation(CORPUS_LEVEL, "schema", f"corpus row {msg}"))
+    messages = column_errors(
+        "corpus_row", columns, label_columns=("language", "index_id"), suspects=_text_suspects(corpus)
+    )
+    out += [Violation(CORPUS_LEVEL, "schema", f"corpus row {msg}") for msg in messages]
     good = {id(rec) for rec in (_well_formed(instances) if well_formed is None else well_formed)}
     for n, rec in enumerate(instances, start=1):
         if id(rec) not in good:
             iid = str(rec.get("instance_id", f"line {n}")) if isinstance(rec, dict) else f"line {n}"
-            for msg in schema_errors("instance", rec):
-                out.append(Violation(iid, "schema", msg))
+            out += [Violation(iid, "schema", msg) for msg in schema_errors("instance", rec)]
     for rec in manifest_rows:
-        if not is_valid("manifest_row", rec):
-            for msg in schema_errors("manifest_row", rec):
-                out.append(Violation(CORPUS_LEVEL, "schema", f"manifest row {rec.get('image_id')}: {msg}"))
+        for msg in schema_errors("manifest_row", rec):
+            out.append(Violation(CORPUS_LEVEL, "schema", f"manifest row {rec.get('image_id')}: {msg}"))
     return out
 
 
-def _well_formed(instances: Sequence[object]) -> list[dict]:
-    from mvlsib.schema.validators import all_valid, is_valid
+def _text_suspects(corpus: Corpus) -> dict[str, list[int]] | None:
+    """The corpus rows whose text can break the ``corpus_row`` text rule (a string, not empty, not
+    only whitespace), found in one arrow pass: only those go through jsonschema. ``utf8_is_space``
+    classifies characters as Python's ``str.isspace`` does, which is what the rule's ``\\S`` uses."""
+    texts = corpus.arrow_column("text")
+    if texts is None:
+        return None
+    suspect = pc.or_kleene(pc.equal(pc.binary_length(texts), 0), pc.utf8_is_space(texts))
+    return {"text": pc.indices_nonzero(pc.fill_null(suspect, True).combine_chunks()).to_pylist()}
 
-    if all_valid("instance", list(instances)):  # all at once, one column at a time (the usual answer)
-        return list(instances)
+
+def _well_formed(instances: Sequence[object]) -> list[dict]:
+    """The records the instance schema accepts. Checked column by column first (each distinct value
+    once; the schema's properties are independent of each other, so this equals checking every
+    record when every record is an object with exactly the schema's keys); record by record only
+    when that finds a problem."""
+    fields = load_schema("instance")["required"]
+    if all(isinstance(inst, dict) and list(inst) == fields for inst in instances):
+        columns = {name: [inst[name] for inst in instances] for name in fields}  # type: ignore[index]
+        if not column_errors("instance", columns, limit=1):
+            return list(instances)  # type: ignore[arg-type]
     return [inst for inst in instances if isinstance(inst, dict) and is_valid("instance", inst)]
 
 
@@ -183,9 +180,6 @@ def _well_formed(instances: Sequence[object]) -> list[dict]:
 
 def check_corpus(corpus) -> tuple[list[Violation], dict[int, str]]:
     """Every language must carry the reference language's ids, topics and splits (SPEC §4.6)."""
-    from mvlsib.workdir.corpus import as_corpus, take
-
-    corpus = as_corpus(corpus)
     out: list[Violation] = []
     rows_of = corpus.language_rows()
     langs = sorted(rows_of)
@@ -258,7 +252,7 @@ def check_count(instances: Sequence[dict], topics_by_id: Mapping[int, str]) -> l
         iid, index_id = inst.get("instance_id"), inst.get("index_id")
         if isinstance(iid, str) and "-" in iid and iid.split("-")[0] != str(index_id):
             out.append(Violation(iid, "count", f"instance_id does not start with its index_id {index_id}"))
-    if ids == sorted(ids, key=_iid_sort) or not all(isinstance(i, str) for i in ids):
+    if not all(isinstance(i, str) for i in ids) or ids == sorted(ids, key=_iid_sort):  # type: ignore[arg-type]
         return out
     out.append(Violation(CORPUS_LEVEL, "count", "instances are not ordered by index_id then r"))
     return out
@@ -278,7 +272,7 @@ def check_structure(
     out: list[Violation] = []
     for inst in instances:
         iid, topic = inst["instance_id"], inst["topic"]
-        v = lambda rule, detail: out.append(Violation(iid, rule, detail))  # noqa: E731
+        v = lambda rule, detail, iid=iid: out.append(Violation(iid, rule, detail))  # noqa: E731
         sent_ids = [*inst["ref_sentence_ids"], *inst["sentence_option_ids"]]
         unknown_s = sorted({s for s in sent_ids if s not in topics_by_id})
         unknown_i = sorted({i for i in [*inst["ref_image_ids"], *inst["image_option_ids"]] if i not in image_topics})
@@ -364,13 +358,8 @@ def check_siblings(instances: Iterable[dict]) -> list[Violation]:
 
 def check_answerable(corpus, instances: Sequence[dict]) -> list[Violation]:
     """In every language, the 8 sentences of an instance must have 8 different normalised texts."""
-    import numpy as np
-
-    from mvlsib.workdir.corpus import as_corpus, take
-
     if not instances:
         return []
-    corpus = as_corpus(corpus)
     # table[language, index_id]: the sentence's own id, or for a text that repeats in that language
     # (normalised) the smallest id with that text; -1 where the language lacks the sentence.
     norm, index_id_list = corpus.normalized(), corpus.column("index_id")
@@ -418,8 +407,6 @@ def check_answerable(corpus, instances: Sequence[dict]) -> list[Violation]:
 def check_label_balance(instances: Sequence[dict]) -> tuple[list[Violation], dict[str, dict[str, int]]]:
     out: list[Violation] = []
     counts: dict[str, dict[str, int]] = {}
-    from mvlsib.release_format.mvl_sib import TASK_TABLE
-
     families = {
         f: "/".join(t.name for t in TASK_TABLE if t.label == f) for f in dict.fromkeys(t.label for t in TASK_TABLE)
     }

@@ -9,6 +9,7 @@ over the cycle.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -38,6 +39,4 @@ def required_correct(n_orders: int, threshold: float) -> int:
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"the pass threshold must be between 0 and 1, got {threshold}")
     # Integer arithmetic on a rational threshold so that 0.5 * 7 never rounds the wrong way.
-    from fractions import Fraction
-
     return min(n_orders, int(Fraction(threshold).limit_denominator(10_000) * n_orders) + 1)

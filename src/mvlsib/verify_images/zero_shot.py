@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.backends.hf import (
+from mvlsib.evaluation.backends.hf.loading import (
     apply_threads,
     is_image_text_to_text,
     load_config,

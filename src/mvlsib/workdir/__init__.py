@@ -1,16 +1,18 @@
 """The work-folder contract: which files the stages exchange, and their readers.
 
-Stages never import each other: each writes its files into the work folder and the
-next reads them through the readers here (``corpus``, ``instances``, ``pool_manifest``).
+The stages are pure functions of values (``ingest`` -> ``Corpus`` -> ``sample`` -> instances ->
+``validate`` / ``publish``); the modules here move those values to and from the work folder, so a
+command that runs one stage is load -> stage -> save. Stages never import each other.
 
 | file | written by | read by |
 |---|---|---|
-| ``corpus.parquet`` | ``builder.ingest`` | ``builder.sample``, ``validation``, ``release.publish`` |
-| ``ingest_report.json`` | ``builder.ingest`` | ``release.publish`` (card statistics) |
-| ``instances.jsonl`` | ``builder.sample`` | ``validation``, ``release.publish`` |
-| ``sample_report.json`` | ``builder.sample`` | people |
+| ``corpus.parquet`` + ``ingest_report.json`` | ``corpus.save_corpus`` | ``corpus.load_corpus`` |
+| ``instances.jsonl`` | ``instances.save_instances`` | ``instances.load_instances`` |
+| ``sample_report.json`` | ``instances.save_sample_report`` | ``instances.load_sample_report`` (the seed), people |
 | ``POOL/manifest.csv`` (default: ``BUNDLED_POOL``) | ``image_pool`` | ``builder.sample``, ``validation``, ``release.publish``, ``verify_images`` |
 """
+
+from pathlib import Path
 
 CORPUS_FILE = "corpus.parquet"
 CORPUS_COLUMNS = ("language", "index_id", "split", "topic", "text")
@@ -21,6 +23,4 @@ POOL_MANIFEST_FILE = "manifest.csv"
 
 # The demo pool ships inside the package (package data), so the default `--pool` works the
 # same from a wheel install as from a checkout and both build byte-identical releases.
-from pathlib import Path as _Path
-
-BUNDLED_POOL = _Path(__file__).resolve().parent.parent / "data" / "image_pool"
+BUNDLED_POOL = Path(__file__).resolve().parent.parent / "data" / "image_pool"

@@ -1,4 +1,8 @@
-"""Readers of the ingest stage's outputs: ``WORK/corpus.parquet`` and ``WORK/ingest_report.json``."""
+"""The ingest stage's outputs: ``WORK/corpus.parquet`` and ``WORK/ingest_report.json``.
+
+:class:`Corpus` is the corpus in memory (what ``ingest`` returns and the later stages take);
+:func:`save_corpus` / :func:`load_corpus` move it to and from the work folder.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +10,51 @@ import itertools
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE
-from mvlsib.workdir import INGEST_REPORT_FILE as REPORT_FILE
+from mvlsib.textnorm import normalize_many
+from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
-
-def read_corpus(workdir: str | os.PathLike[str]) -> pd.DataFrame:
-    """``WORK/corpus.parquet`` as a DataFrame: language, index_id, split, topic, text (string/int64 dtypes)."""
-    import pandas as pd
-    import pyarrow as pa
-
-    table = _read_table(Path(workdir) / CORPUS_FILE, workdir)
-    df = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
-    df["index_id"] = df["index_id"].astype("int64")
-    return df
+# Fixed writer settings: the same rows always give the same bytes (with a given pyarrow).
+_CORPUS_WRITER = dict(
+    compression="zstd",
+    compression_level=3,
+    use_dictionary=["language", "split", "topic"],
+    write_statistics=True,
+    version="2.6",
+    data_page_version="1.0",
+    row_group_size=1 << 20,
+)
 
 
 class Corpus:
-    """The corpus in memory: its arrow table (rows as ``corpus.parquet`` holds them) and its
-    columns as Python lists, made on first use.
-
-    ``mvlsib-build build`` hands the corpus ingest has just written to the later stages instead
-    of reading the file back; a stage run alone gets the same object from :func:`load_corpus`.
+    """The corpus in memory: its arrow table (rows as ``corpus.parquet`` holds them), its columns
+    as Python lists (made on first use) and the ingest report (``ingest_report.json``'s content).
     """
 
-    def __init__(self, table=None, columns: dict[str, list] | None = None, normalized: list[str] | None = None):
+    def __init__(
+        self,
+        table: pa.Table | None = None,
+        columns: dict[str, list] | None = None,
+        normalized: list[str] | None = None,
+        report: dict | None = None,
+    ):
         self._table = table
         self._columns: dict[str, list] = dict(columns or {})
         self._norm = normalized
         self._blocks: list[tuple[str, int, int]] | None = None
         self._from_table: set[str] = set()  # columns made from the table by column()
+        self.report: dict = dict(report or {})
+        self._parquet: bytes | None = None
 
     @classmethod
-    def from_frame(cls, frame) -> Corpus:
+    def from_frame(cls, frame: pd.DataFrame) -> Corpus:
         """From a DataFrame with the corpus columns (missing values become None)."""
         columns = {}
         for name in CORPUS_COLUMNS:
@@ -53,12 +64,16 @@ class Corpus:
         return cls(columns=columns)
 
     @property
-    def table(self):
+    def table(self) -> pa.Table:
         if self._table is None:
-            import pyarrow as pa
-
             self._table = pa.table({name: self._columns[name] for name in CORPUS_COLUMNS if name in self._columns})
         return self._table
+
+    def parquet_bytes(self) -> bytes:
+        """The bytes of ``corpus.parquet`` for this corpus (encoded once: ingest hashes them, save writes them)."""
+        if self._parquet is None:
+            self._parquet = encode_corpus(self.table)
+        return self._parquet
 
     def names(self) -> list[str]:
         return list(self._columns) if self._table is None else list(self._table.column_names)
@@ -70,6 +85,13 @@ class Corpus:
             values = self._columns[name] = self.table.column(name).to_pylist()
             self._from_table.add(name)
         return values
+
+    def arrow_column(self, name: str) -> pa.ChunkedArray | None:
+        """The table's column ``name``, unless its values were given as a list (which could differ)."""
+        given = name in self._columns and name not in self._from_table
+        if given or self._table is None or name not in self._table.column_names:
+            return None
+        return self._table.column(name)
 
     def language_blocks(self) -> list[tuple[str, int, int]]:
         """``(language, start, end)`` of each run of rows of one language, in row order (one run
@@ -93,7 +115,7 @@ class Corpus:
         rows: dict[str, list[int]] = {}
         for lang, start, end in blocks:
             rows.setdefault(lang, []).extend(range(start, end))
-        return rows
+        return {lang: ids for lang, ids in rows.items()}
 
     def __len__(self) -> int:
         return self._table.num_rows if self._table is not None else len(next(iter(self._columns.values()), []))
@@ -101,17 +123,7 @@ class Corpus:
     def normalized(self) -> list[str]:
         """``textnorm.normalize_text`` of every text (made once; non-strings give "")."""
         if self._norm is None:
-            from mvlsib.textnorm import normalize_many
-
-            # The table's text column lets normalize_many find the texts to collapse in one arrow
-            # pass; only when the text list was not given separately (it could differ).
-            given = "text" in self._columns and "text" not in self._from_table
-            arrow = (
-                None
-                if given or self._table is None or "text" not in self._table.column_names
-                else self._table.column("text")
-            )
-            self._norm = normalize_many(self.column("text"), arrow)
+            self._norm = normalize_many(self.column("text"), self.arrow_column("text"))
         return self._norm
 
 
@@ -122,19 +134,51 @@ def take(values: list, rows: range | list[int]) -> list:
     return [values[n] for n in rows]
 
 
-def as_corpus(corpus) -> Corpus:
-    """A :class:`Corpus` from a Corpus or a DataFrame (what ``read_corpus`` returns)."""
-    return corpus if isinstance(corpus, Corpus) else Corpus.from_frame(corpus)
+def corpus_table(language: list, index_id: list, split: list, topic: list, text: list) -> pa.Table:
+    """The corpus table from its columns (``corpus.parquet``'s column order and types)."""
+    return pa.table(
+        {
+            "language": pa.array(language, pa.string()),
+            "index_id": pa.array(index_id, pa.int64()),
+            "split": pa.array(split, pa.string()),
+            "topic": pa.array(topic, pa.string()),
+            "text": pa.array(text, pa.string()),
+        }
+    )
+
+
+def encode_corpus(table: pa.Table) -> bytes:
+    """The bytes of ``corpus.parquet`` for ``table`` (fixed settings)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **_CORPUS_WRITER)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def save_corpus(workdir: str | os.PathLike[str], corpus: Corpus) -> None:
+    """Write ``corpus.parquet`` and, when the corpus has one, ``ingest_report.json``."""
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    with atomic_open(work / CORPUS_FILE, "wb") as fh:
+        fh.write(corpus.parquet_bytes())
+    if corpus.report:
+        with atomic_open(work / INGEST_REPORT_FILE) as fh:
+            fh.write(json.dumps(corpus.report, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
 def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:
-    """``WORK/corpus.parquet`` as a :class:`Corpus` (checked like :func:`read_corpus`, without pandas)."""
-    return Corpus(_read_table(Path(workdir) / CORPUS_FILE, workdir))
+    """``WORK/corpus.parquet`` (checked: readable, the corpus columns) and its ingest report, if any."""
+    return Corpus(_read_table(Path(workdir) / CORPUS_FILE, workdir), report=load_ingest_report(workdir))
 
 
-def _read_table(path: Path, workdir):
-    import pyarrow.parquet as pq
+def read_corpus(workdir: str | os.PathLike[str]) -> pd.DataFrame:
+    """``WORK/corpus.parquet`` as a DataFrame: language, index_id, split, topic, text (string/int64 dtypes)."""
+    table = _read_table(Path(workdir) / CORPUS_FILE, workdir)
+    df = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
+    df["index_id"] = df["index_id"].astype("int64")
+    return df
 
+
+def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:
     if not path.is_file():
         raise MvlsibError(f"{path}: no corpus here; run `mvlsib-build ingest --workdir {workdir}` first.")
     try:
@@ -149,41 +193,24 @@ def _read_table(path: Path, workdir):
     return table
 
 
-def read_ingest_report(workdir: str | os.PathLike[str]) -> dict:
-    path = Path(workdir) / REPORT_FILE
+def load_ingest_report(workdir: str | os.PathLike[str]) -> dict:
+    """``ingest_report.json`` ({} when there is none: a corpus written by other means)."""
+    path = Path(workdir) / INGEST_REPORT_FILE
     if not path.is_file():
-        raise MvlsibError(f"{path}: no ingest report here; run `mvlsib-build ingest --workdir {workdir}` first.")
-    return json.loads(path.read_text(encoding="utf-8"))
+        return {}
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MvlsibError(f"{path}: not valid JSON ({exc}); re-run `mvlsib-build ingest`") from exc
+    return data if isinstance(data, dict) else {}
 
 
-def _require(path: Path, how: str) -> Path:
-    if not path.is_file():
-        raise MvlsibError(f"{path}: missing; {how}")
-    return path
-
-
-def read_corpus_texts(workdir: Path, table=None) -> tuple[list[int], dict[str, object]]:
-    """Sorted sentence ids and, per language, its texts as an arrow array in that id order.
-
-    ``table``: the corpus table as ``corpus.parquet`` holds it, when the caller has it in memory.
-    """
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    path = Path(workdir) / CORPUS_FILE
-    if table is not None:
-        table = table.select(["language", "index_id", "text"])
-    else:
-        _require(path, "run `mvlsib-build ingest --workdir W` first")
-        try:
-            table = pq.read_table(path, columns=["language", "index_id", "text"])
-        except Exception as exc:
-            raise MvlsibError(
-                f"{path}: cannot be read as the corpus (columns language, index_id, text): {exc}"
-            ) from exc
+def corpus_texts(corpus: Corpus, where: str = CORPUS_FILE) -> tuple[list[int], dict[str, pa.Array]]:
+    """Sorted sentence ids and, per language, its texts as an arrow array in that id order."""
+    table = corpus.table.select(["language", "index_id", "text"])
     table = table.sort_by([("language", "ascending"), ("index_id", "ascending")])
     if not table.num_rows:
-        raise MvlsibError(f"{path}: the corpus is empty; re-run `mvlsib-build ingest`")
+        raise MvlsibError(f"{where}: the corpus is empty; re-run `mvlsib-build ingest`")
     # Sorted by language, each language's rows are one run: its bounds follow from the counts
     # (in arrow, no Python step per row). A null language sorts last, as a run of its own.
     counts = pc.value_counts(table.column("language")).to_pylist()
@@ -196,16 +223,16 @@ def read_corpus_texts(workdir: Path, table=None) -> tuple[list[int], dict[str, o
     texts = table.column("text")
     first_lang, s0, e0 = bounds[0]
     ref_ids = ids.slice(s0, e0 - s0).combine_chunks()
-    out: dict[str, object] = {}
+    out: dict[str, pa.Array] = {}
     for lang, s, e in bounds:
         lang_ids = ids.slice(s, e - s).combine_chunks()
         if not lang_ids.equals(ref_ids):
             raise MvlsibError(
-                f"{path}: language {lang} has different sentence ids than {first_lang}; "
+                f"{where}: language {lang} has different sentence ids than {first_lang}; "
                 "re-run `mvlsib-build ingest` (it checks every language against English)"
             )
         lang_texts = texts.slice(s, e - s).combine_chunks()
         if pc.any(pc.is_null(lang_texts)).as_py():
-            raise MvlsibError(f"{path}: language {lang} has missing texts; re-run `mvlsib-build ingest`")
+            raise MvlsibError(f"{where}: language {lang} has missing texts; re-run `mvlsib-build ingest`")
         out[lang] = lang_texts
     return [int(x) for x in ref_ids.to_pylist()], out

@@ -1,16 +1,41 @@
-"""Reader of the sample stage's output, ``WORK/instances.jsonl`` (one instance per line, ids only)."""
+"""The sample stage's outputs: ``WORK/instances.jsonl`` (one instance per line, ids only) and
+``WORK/sample_report.json``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
+from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import INSTANCES_FILE as INSTANCES_NAME
+from mvlsib.workdir import INSTANCES_FILE, SAMPLE_REPORT_FILE
 
 
-def read_instances(workdir: str | Path) -> list[dict]:
-    path = Path(workdir) / INSTANCES_NAME
+def encode_instances(instances: Sequence[dict]) -> bytes:
+    """The bytes of ``instances.jsonl``: one JSON object per line, keys in the records' order."""
+    return "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in instances).encode("utf-8")
+
+
+def instances_sha256(instances: Sequence[dict]) -> str:
+    """The sha256 of ``instances.jsonl`` as :func:`save_instances` writes it (the card and manifest record it)."""
+    return hashlib.sha256(encode_instances(instances)).hexdigest()
+
+
+def save_instances(workdir: str | os.PathLike[str], instances: Sequence[dict]) -> str:
+    """Write ``instances.jsonl`` atomically; return the sha256 of the bytes written."""
+    data = encode_instances(instances)
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    with atomic_open(Path(workdir) / INSTANCES_FILE, "wb") as fh:
+        fh.write(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_instances(workdir: str | os.PathLike[str]) -> list[dict]:
+    """The records of ``WORK/instances.jsonl`` (``workdir`` may also be the file itself)."""
+    path = Path(workdir) / INSTANCES_FILE
     if path.is_dir() or not path.exists():
         path = Path(workdir) if Path(workdir).is_file() else path
     if not path.is_file():
@@ -27,3 +52,28 @@ def read_instances(workdir: str | Path) -> list[dict]:
                     f"{path}, line {lineno}: not valid JSON ({exc.msg}); re-run `mvlsib-build sample`"
                 ) from None
     return out
+
+
+def save_sample_report(workdir: str | os.PathLike[str], report: dict) -> None:
+    """Write ``sample_report.json``, naming the instances file it describes."""
+    report = {**report, "output": str(Path(workdir) / INSTANCES_FILE)}
+    with atomic_open(Path(workdir) / SAMPLE_REPORT_FILE) as fh:
+        fh.write(json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def load_sample_report(workdir: str | os.PathLike[str]) -> dict:
+    """``sample_report.json`` ({} when there is none)."""
+    path = Path(workdir) / SAMPLE_REPORT_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MvlsibError(f"{path}: not valid JSON ({exc}); re-run `mvlsib-build sample`") from exc
+    return data if isinstance(data, dict) else {}
+
+
+def recorded_seed(workdir: str | os.PathLike[str]) -> int | None:
+    """The seed the sample stage recorded in ``sample_report.json``, if any."""
+    seed = load_sample_report(workdir).get("seed")
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None

@@ -49,7 +49,7 @@ def read_manifest(pool: str | Path) -> list[ManifestRow]:
         raise MvlsibError(
             f"{path}: no image-pool manifest here. Pass --pool with a folder that holds "
             f"{MANIFEST_NAME} (or leave --pool out for the bundled demo pool), or create one "
-            "with `mvlsib-build images demo-pool --out DIR`."
+            "with `python tools/demo_pool.py --out DIR` from a checkout."
         )
     try:
         return _read_rows(path)

@@ -44,6 +44,11 @@ def backend_options() -> list[tuple[str, BackendOption]]:
     return out
 
 
+def backends_help(attribute: str) -> str:
+    """``name: text; ...`` over the registry, ``text`` being each backend class's ``attribute``."""
+    return "; ".join(f"{name}: {getattr(backend_class(name), attribute)}" for name in BACKENDS) + "."
+
+
 def options_for(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """The constructor keywords of backend ``name`` from parsed command-line ``values`` (keyed by ``param``)."""
     return {opt.param: values[opt.param] for opt in backend_class(name).OPTIONS if opt.param in values}
@@ -62,6 +67,7 @@ __all__ = [
     "REGISTRY",
     "backend_class",
     "backend_options",
+    "backends_help",
     "options_for",
     "make_backend",
 ]

@@ -10,9 +10,14 @@ image once and reuse it for every prompt that shows it.
 from __future__ import annotations
 
 import abc
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from .._compat import MvlsibError
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,51 @@ CHAT_TEMPLATE_KWARGS = BackendOption(
 )
 
 
+# Every run config has recorded the model revision and the weights dtype; a backend without
+# either records these values, so configs written before backends owned their options resume.
+FINGERPRINT_DEFAULTS: dict[str, Any] = {"model_revision": None, "dtype": "auto"}
+
+
+def parse_json_option(flag: str, value: Any) -> dict[str, Any]:
+    """A ``--flag JSON`` value (a JSON object) as a dict; ``None``/empty gives ``{}``."""
+    if value is None or value == "" or value == {}:
+        return {}
+    if isinstance(value, dict):
+        return dict(value)
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise MvlsibError(f"--{flag} must be a JSON object, e.g. '{{\"key\": 1}}': {exc}") from None
+    if not isinstance(parsed, dict):
+        raise MvlsibError(f"--{flag} must be a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def json_options_fingerprint(options: Mapping[str, Any], params: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON-object options among ``params`` that are set, parsed (unset ones stay out of the
+    fingerprint, so runs made before an option existed keep theirs)."""
+    out: dict[str, Any] = {}
+    for param in params:
+        value = parse_json_option(param.replace("_", "-"), options.get(param))
+        if value:
+            out[param] = value
+    return out
+
+
+def file_sha256(flag: str, path: str) -> str:
+    """The sha256 of a file an option names (a chat template), or a message saying it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise MvlsibError(f"--{flag} {path}: cannot read it ({exc})") from None
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an exception's message (libraries' messages run over many lines)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
 @dataclass(frozen=True)
 class Request:
     """One prompt. ``messages``: chat messages whose content parts are
@@ -55,16 +105,33 @@ class Backend(abc.ABC):
     """Subclass and implement ``generate``; ``describe`` goes into config.json."""
 
     name: str = "backend"
+    #: what the backend runs, for --backend's help
+    DESCRIPTION: str = ""
+    #: what --model names for this backend, for --model's help
+    MODEL_HELP: str = ""
     #: the command-line options this backend owns (see BackendOption)
     OPTIONS: tuple[BackendOption, ...] = ()
     #: how many requests the runner should hand over at once (results are saved per call)
     preferred_chunk: int = 32
 
     @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> None:
+        """Refuse missing or malformed options (keyed by ``param``) with an ``MvlsibError``, in a
+        moment and before any prompt is built. The default checks nothing."""
+        return None
+
+    @classmethod
+    def fingerprint(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options that change what the model answers, as they go into the run's fingerprint
+        (config.json): two runs, or shards, with different ones are not parts of one evaluation."""
+        return dict(FINGERPRINT_DEFAULTS)
+
+    @classmethod
     def preflight(cls, model: str, **options: Any) -> None:
         """Refuse, in a moment and before the run builds its prompts, a model that cannot be
         used (a wrong path or id, a wrong architecture): building every prompt of a full run
         takes minutes. The default checks nothing; the constructor still checks everything."""
+        return None
 
     def set_images(self, images: Mapping[str, Any]) -> None:
         """The image table (id -> PIL image). Called once, before any ``generate``."""
@@ -80,3 +147,4 @@ class Backend(abc.ABC):
 
     def close(self) -> None:
         """Release resources (threads, GPU memory)."""
+        return None

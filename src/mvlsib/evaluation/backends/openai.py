@@ -14,12 +14,21 @@ import io
 import json
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .._compat import MvlsibError, httpio
 from ..parsing import strip_reasoning
-from .base import CHAT_TEMPLATE_KWARGS, Backend, BackendOption, Request
+from .base import (
+    CHAT_TEMPLATE_KWARGS,
+    FINGERPRINT_DEFAULTS,
+    Backend,
+    BackendOption,
+    Request,
+    json_options_fingerprint,
+    parse_json_option,
+)
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 REQUEST_STYLES = ("chat", "reasoning")
@@ -66,6 +75,8 @@ def encode_image(image) -> str:
 
 class OpenAIBackend(Backend):
     name = "openai"
+    DESCRIPTION = "an OpenAI-compatible chat-completions server (vLLM, SGLang, hosted APIs)"
+    MODEL_HELP = "the served model name"
     OPTIONS = (
         BackendOption(
             "base-url",
@@ -104,6 +115,40 @@ class OpenAIBackend(Backend):
         CHAT_TEMPLATE_KWARGS,
     )
 
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> None:
+        defaults = {opt.param: opt.default for opt in cls.OPTIONS}
+        values: dict[str, Any] = {**defaults, **{k: v for k, v in options.items() if v is not None}}
+        base_url = values["base_url"]
+        if not base_url:
+            raise MvlsibError(
+                "the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
+                "https://api.openai.com/v1 for OpenAI)"
+            )
+        if not base_url.rstrip("/").startswith(("http://", "https://")):
+            raise MvlsibError(f"--base-url must start with http:// or https://, got {base_url!r}")
+        try:
+            httpio.check_url(base_url.rstrip("/"))
+        except httpio.InvalidURL as exc:
+            raise MvlsibError(f"--base-url: {exc}") from None
+        if values["request_style"] not in REQUEST_STYLES:
+            raise MvlsibError(
+                f"--request-style must be one of {', '.join(REQUEST_STYLES)}, got {values['request_style']!r}"
+            )
+        if values["concurrency"] < 1:
+            raise MvlsibError(f"--concurrency must be at least 1, got {values['concurrency']}")
+        timeout, max_retries, backoff = values["timeout"], values["max_retries"], values["backoff"]
+        if not timeout > 0 or max_retries < 0 or not backoff >= 0:
+            raise MvlsibError(
+                f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
+                f"{timeout:g}, {max_retries} and {backoff:g}"
+            )
+        parse_json_option("chat-template-kwargs", options.get("chat_template_kwargs"))
+
+    @classmethod
+    def fingerprint(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        return {**FINGERPRINT_DEFAULTS, **json_options_fingerprint(options, ("chat_template_kwargs",))}
+
     def __init__(
         self,
         model: str,
@@ -117,34 +162,24 @@ class OpenAIBackend(Backend):
         request_style: str = "chat",
         chat_template_kwargs: Any = None,
     ) -> None:
-        from .hf import parse_json_option
-
-        if request_style not in REQUEST_STYLES:
-            raise MvlsibError(f"--request-style must be one of {', '.join(REQUEST_STYLES)}, got {request_style!r}")
         if max_new_tokens < 1:
             raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
+        self.check_options(
+            {
+                "base_url": base_url,
+                "concurrency": concurrency,
+                "timeout": timeout,
+                "max_retries": max_retries,
+                "backoff": backoff,
+                "request_style": request_style,
+                "chat_template_kwargs": chat_template_kwargs,
+            }
+        )
+        assert base_url is not None  # check_options refuses a missing one
         self.request_style = request_style
         self.template_kwargs = parse_json_option("chat-template-kwargs", chat_template_kwargs)
-        if concurrency < 1:
-            raise MvlsibError(f"--concurrency must be at least 1, got {concurrency}")
-        if not timeout > 0 or max_retries < 0 or not backoff >= 0:
-            raise MvlsibError(
-                f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
-                f"{timeout:g}, {max_retries} and {backoff:g}"
-            )
-        if not base_url:
-            raise MvlsibError(
-                "the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1 for vLLM, "
-                "https://api.openai.com/v1 for OpenAI)"
-            )
         self.model_id = model
         self.base_url = base_url.rstrip("/")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise MvlsibError(f"--base-url must start with http:// or https://, got {base_url!r}")
-        try:
-            httpio.check_url(self.base_url)
-        except httpio.InvalidURL as exc:
-            raise MvlsibError(f"--base-url: {exc}") from None
         self.concurrency = concurrency
         self.preferred_chunk = concurrency * 4
         self.max_new_tokens = max_new_tokens

@@ -15,8 +15,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
+import yaml
+
+from mvlsib.evaluation.languages import info
+from mvlsib.image_pool.licenses import judge_license, license_url
+from mvlsib.release.card.iso639 import hub_language_code
+from mvlsib.release.preview import PREVIEW_COLUMNS
 from mvlsib.release.stats import LETTERS, ReleaseStats
-from mvlsib.release_format.mvl_sib import DEFAULT_K_VALUES, TASK_TABLE, TASKS, TOPICS
+from mvlsib.release.tables import card_features
+from mvlsib.release_format.mvl_sib import (
+    DEFAULT_K_VALUES,
+    IMAGE_COLUMNS,
+    IMAGES_CONFIG,
+    LANGUAGE_COLUMNS,
+    PREVIEW_CONFIG,
+    TASK_BY_NAME,
+    TASK_TABLE,
+    TASKS,
+    TOPICS,
+)
 
 TEMPLATE = "README.md.tmpl"
 
@@ -57,10 +74,10 @@ class CardContext:
     source_location: str = ""
     source_revision: str = ""
     pool_manifest_sha256: str = ""
-    prompts_markdown: str = ""  # the evaluator's prompt templates (publish.prompts_markdown)
+    prompts_markdown: str = ""  # the evaluator's prompt templates (card.sections.prompts_markdown)
     sampling_markdown: str = ""
     repo_hint: str = "ORG/mvl-sib"
-    # `demo`, `mixed` or `curated` (image_pool.demo.pool_kind) and how many images are drawn pictograms
+    # `demo`, `mixed` or `curated` (workdir.provenance.pool_kind) and how many images are drawn pictograms
     pool_kind: str = "curated"
     demo_images: int = 0
     extra_build: dict[str, str] = field(default_factory=dict)
@@ -71,8 +88,6 @@ class CardContext:
 
 def _normalized(spdx: str) -> str:
     """The SPDX expression the image-pool tools read from a manifest licence (``CC BY-SA 4.0`` -> ``CC-BY-SA-4.0``)."""
-    from mvlsib.image_pool.licenses import judge_license
-
     try:
         return judge_license(spdx).expression or spdx.strip()
     except Exception:  # an unparsable licence is shown as written; `images check` reports it
@@ -81,8 +96,6 @@ def _normalized(spdx: str) -> str:
 
 def license_link(spdx: str) -> str:
     """The page explaining a licence: the image-pool tools' link (as in `images credits`), else its SPDX page."""
-    from mvlsib.image_pool.licenses import license_url
-
     expr = _normalized(spdx)
     url = license_url(expr)
     if url:
@@ -115,12 +128,8 @@ def _dataset_infos(ctx: CardContext, configs: Sequence[str]) -> list[dict]:
     (the parquet file's bytes) is kept: the `datasets` cache key of a local folder hashes the
     card, not the files' contents or times, so it is what makes a release rebuilt in the same
     folder load afresh. The split sizes `datasets` does not need; parsing them once per config
-    made the YAML parse the main cost of a `load_dataset` call (issue #15, docs/performance.md).
+    made the YAML parse the main cost of a `load_dataset` call (docs/performance.md).
     """
-    from mvlsib.release.preview import PREVIEW_COLUMNS
-    from mvlsib.release.tables import card_features
-    from mvlsib.release_format.mvl_sib import IMAGE_COLUMNS, IMAGES_CONFIG, LANGUAGE_COLUMNS, PREVIEW_CONFIG
-
     features = {
         "language": card_features(LANGUAGE_COLUMNS),
         IMAGES_CONFIG: card_features(IMAGE_COLUMNS),
@@ -141,12 +150,8 @@ def card_data(ctx: CardContext):
     """The card's metadata as `huggingface_hub.DatasetCardData`."""
     from huggingface_hub import DatasetCardData
 
-    from mvlsib.release.card.iso639 import hub_language_code
-
     langs = sorted(ctx.languages)
     licenses = ["cc-by-sa-4.0"] + sorted({hub_license(im.license) for im in ctx.images} - {"cc-by-sa-4.0"})
-    from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, PREVIEW_CONFIG
-
     # the preview config exists when the build wrote it (it needs eng_Latn)
     configs = [*langs, IMAGES_CONFIG, *([PREVIEW_CONFIG] if PREVIEW_CONFIG in ctx.config_sizes else [])]
     default = "eng_Latn" if "eng_Latn" in langs else (langs[0] if langs else None)
@@ -164,7 +169,7 @@ def card_data(ctx: CardContext):
         task_categories=["visual-question-answering", "image-text-to-text", "text-classification"],
         size_categories=[size_category(ctx.stats.num_instances)],
         source_datasets=["Davlan/sib200"],
-        **extra,
+        **extra,  # type: ignore[arg-type]  # DatasetCardData types its **kwargs by its first keyword
         # every variant exactly as SIB-200 names it (ISO 639-3 + ISO 15924 script), one config each
         language_details=list(langs),
         tags=["multilingual", "vision-language", "topic-classification", "benchmark"],
@@ -312,8 +317,6 @@ def language_table(languages: Sequence[str]) -> str:
     """One row per config: code, English name, script and family from the evaluator's language
     table (``evaluation/data/languages.csv``, sources in ``evaluation/languages.py``), so the card and
     the reports' groupings say the same; a code outside that table still shows its code and script."""
-    from mvlsib.evaluation.languages import info
-
     rows = [info(code) for code in sorted(languages)]
     scripts = sorted({r["script"] for r in rows})
     families = sorted({r["family"] for r in rows} - {"unknown"})
@@ -362,7 +365,6 @@ def build_table(ctx: CardContext) -> str:
 
 def tasks_markdown() -> str:
     """The card's task section, from the task table."""
-    from mvlsib.release_format.mvl_sib import DEFAULT_K_VALUES, TASK_BY_NAME, TASK_TABLE
 
     def code(names):
         names = [f"`{n}`" for n in names]
@@ -397,7 +399,7 @@ def _prompts(ctx: CardContext) -> str:
 
 def render_card(ctx: CardContext) -> str:
     template = string.Template(
-        resources.files("mvlsib.release.card").joinpath("templates", TEMPLATE).read_text("utf-8")
+        resources.files("mvlsib.release.card").joinpath("templates").joinpath(TEMPLATE).read_text("utf-8")
     )
     topics_per = {im.topic for im in ctx.images}
     per_topic = len(ctx.images) // len(topics_per) if topics_per else 0
@@ -436,8 +438,6 @@ def render_card(ctx: CardContext) -> str:
 
 def card_metadata(readme_text: str) -> dict:
     """Parse a card's YAML header (for tests and checks)."""
-    import yaml
-
     if not readme_text.startswith("---\n"):
         raise ValueError("card does not start with a YAML header")
     end = readme_text.index("\n---\n", 4)

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mvlsib.errors import MvlsibError
+from mvlsib.release.exports.lmms_eval import export_lmms_eval
+from mvlsib.release.exports.mteb import export_mteb
+from mvlsib.release.exports.vlmevalkit import export_vlmevalkit
 
 
 def export(fmt: str, release, out, **kwargs):
@@ -17,23 +20,5 @@ def export(fmt: str, release, out, **kwargs):
     return FORMATS[fmt](release, out, **kwargs)
 
 
-def _lmms_eval(release, out, **kwargs):
-    from mvlsib.release.exports.lmms_eval import export_lmms_eval
-
-    return export_lmms_eval(release, out, **kwargs)
-
-
-def _mteb(release, out, **kwargs):
-    from mvlsib.release.exports.mteb import export_mteb
-
-    return export_mteb(release, out, **kwargs)
-
-
-def _vlmevalkit(release, out, **kwargs):
-    from mvlsib.release.exports.vlmevalkit import export_vlmevalkit
-
-    return export_vlmevalkit(release, out, **kwargs)
-
-
 # The export formats, by the name the command takes.
-FORMATS: dict[str, Callable] = {"lmms-eval": _lmms_eval, "mteb": _mteb, "vlmevalkit": _vlmevalkit}
+FORMATS: dict[str, Callable] = {"lmms-eval": export_lmms_eval, "mteb": export_mteb, "vlmevalkit": export_vlmevalkit}

@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
+from mvlsib import __version__
 from mvlsib.atomic import staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format import mvl_sib
@@ -34,8 +37,6 @@ class Selection:
     local: bool = field(default=True)
 
     def info(self, fmt: str) -> dict:
-        from mvlsib import __version__
-
         return {
             "format": fmt,
             "source": self.source,
@@ -147,8 +148,6 @@ def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[
         if not all_columns:
             return mvl_sib.load_rows(language, sel.source, sel.revision)
         if sel.local:
-            import pyarrow.parquet as pq
-
             path = Path(sel.source) / "data" / language / f"{mvl_sib.SPLIT}.parquet"
             if not path.is_file():
                 mvl_sib.load_rows(language, sel.source)  # raises the loader's message
@@ -163,8 +162,6 @@ def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[
 def load_image_bytes(sel: Selection) -> dict[str, tuple[bytes, str]]:
     """``{image_id: (encoded bytes, topic)}`` in the release's image order, bytes as stored (never re-encoded)."""
     if sel.local:
-        import pyarrow.parquet as pq
-
         table = pq.read_table(
             Path(sel.source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet",
             columns=["image_id", "topic", "image"],

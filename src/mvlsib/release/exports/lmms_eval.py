@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
+from mvlsib.evaluation.scoring import METRICS
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_zip
 from mvlsib.release.exports.common import Selection, select, staging, write_info
 from mvlsib.release_format import mvl_sib
@@ -36,8 +37,6 @@ def task_name(task: str, k: int, language: str | None = None) -> str:
 
 
 def _metrics() -> list[str]:
-    from mvlsib.evaluation.scoring import METRICS
-
     return list(METRICS)
 
 

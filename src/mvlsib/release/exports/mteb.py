@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+
 from mvlsib.errors import MvlsibError
 from mvlsib.release.exports.common import Selection, load_image_bytes, load_rows, select, staging, write_info
 from mvlsib.release.tables import write_table
@@ -59,8 +61,6 @@ def _features(columns: dict[str, str]) -> dict:
 
 
 def _write(path: Path, columns: dict[str, str], data: dict[str, list], image: bool = False) -> str:
-    import pyarrow as pa
-
     types = {
         "string": pa.string(),
         "int32": pa.int32(),
@@ -134,91 +134,98 @@ def export_mteb(release, out, *, languages=None, tasks=None, ks=None, revision=N
         default_ks=(1,),
         allowed=lambda task, k: task in TASKS and k == 1,
     )
-    task_names = [t for t, _k in sel.task_ks]
     images = load_image_bytes(sel)
     rows = {lang: load_rows(sel, lang, all_columns=True) for lang in sel.languages}
-    first = rows[sel.languages[0]]
     info = sel.info(FORMAT)
     info["datasets"] = {}
     with staging(out) as stage:
-        for task in task_names:
+        for task, _k in sel.task_ks:
             root = stage / task
-            configs, counts = {}, {}
-            shared = {}
-            # The language-independent configs, once.
-            qrels = {"query-id": [], "corpus-id": [], "score": []}
-            top = {"query-id": [], "corpus-ids": []}
-            for row in first:
-                ids, relevant = _option_ids(task, row)
-                qrels["query-id"].append(row["instance_id"])
-                qrels["corpus-id"].append(relevant)
-                qrels["score"].append(1)
-                top["query-id"].append(row["instance_id"])
-                top["corpus-ids"].append(ids)
-            shared["qrels"] = _write(
-                root / "data" / "qrels.parquet", {"query-id": "string", "corpus-id": "string", "score": "int32"}, qrels
-            )
-            shared["top_ranked"] = _write(
-                root / "data" / "top_ranked.parquet", {"query-id": "string", "corpus-ids": "list<string>"}, top
-            )
-            image_ids = list(images)
-            image_col = [{"bytes": images[i][0], "path": None} for i in image_ids]
-            spec = mvl_sib.TASK_BY_NAME[task]
-            if corpus_kind(spec) == IMAGE:
-                shared["corpus"] = _write(
-                    root / "data" / "corpus.parquet",
-                    {"id": "string", "image": "image"},
-                    {"id": image_ids, "image": image_col},
-                    image=True,
-                )
-                n_shared = {"corpus": len(image_ids)}
-            else:
-                refs = [row[spec.references][0] for row in first]
-                shared["queries"] = _write(
-                    root / "data" / "queries.parquet",
-                    {"id": "string", "image": "image"},
-                    {
-                        "id": [row["instance_id"] for row in first],
-                        "image": [{"bytes": images[i][0], "path": None} for i in refs],
-                    },
-                    image=True,
-                )
-                n_shared = {"queries": len(refs)}
-            n_shared.update(qrels=len(qrels["query-id"]), top_ranked=len(top["query-id"]))
-            for lang in sel.languages:
-                lang_rows = rows[lang]
-                if [r["instance_id"] for r in lang_rows] != qrels["query-id"]:
-                    raise MvlsibError(f"{lang}: its instances differ from {sel.languages[0]}'s; not one release")
-                if corpus_kind(spec) == IMAGE:
-                    own = {
-                        "queries": _write(
-                            root / "data" / lang / "queries.parquet",
-                            {"id": "string", "text": "string"},
-                            {
-                                "id": [r["instance_id"] for r in lang_rows],
-                                "text": [r[spec.references][0] for r in lang_rows],
-                            },
-                        )
-                    }
-                    n_own = {"queries": len(lang_rows)}
-                else:
-                    # Every SIB-200 sentence is some instance's own sentence: the corpus is all of them.
-                    texts = {int(r["index_id"]): r["sentence"] for r in lang_rows}
-                    ids = sorted(texts)
-                    own = {
-                        "corpus": _write(
-                            root / "data" / lang / "corpus.parquet",
-                            {"id": "string", "text": "string"},
-                            {"id": [str(i) for i in ids], "text": [texts[i] for i in ids]},
-                        )
-                    }
-                    n_own = {"corpus": len(ids)}
-                for kind in ("corpus", "queries", "qrels", "top_ranked"):
-                    path = own.get(kind) or shared[kind]
-                    name = f"{lang}-{kind}"
-                    configs[name] = Path(path).relative_to(root).as_posix()
-                    counts[name] = n_own.get(kind, n_shared.get(kind))
+            configs, counts = _export_task(root, task, sel, rows, images)
             (root / "README.md").write_text(_card(task, sel, configs, counts), encoding="utf-8", newline="\n")
             info["datasets"][task] = {"configs": len(configs), "counts": counts}
         write_info(stage, info)
     return info
+
+
+def _export_task(root: Path, task: str, sel: Selection, rows, images) -> tuple[dict, dict]:
+    """One task's dataset folder: (config name -> file, config name -> rows) per language."""
+    spec = mvl_sib.TASK_BY_NAME[task]
+    first = rows[sel.languages[0]]
+    shared, n_shared = _shared_configs(root, task, spec, first, images)
+    query_ids = [row["instance_id"] for row in first]
+    configs, counts = {}, {}
+    for lang in sel.languages:
+        lang_rows = rows[lang]
+        if [r["instance_id"] for r in lang_rows] != query_ids:
+            raise MvlsibError(f"{lang}: its instances differ from {sel.languages[0]}'s; not one release")
+        own, n_own = _language_configs(root / "data" / lang, spec, lang_rows)
+        for kind in ("corpus", "queries", "qrels", "top_ranked"):
+            path = own.get(kind) or shared[kind]
+            name = f"{lang}-{kind}"
+            configs[name] = Path(path).relative_to(root).as_posix()
+            counts[name] = n_own.get(kind, n_shared.get(kind))
+    return configs, counts
+
+
+def _shared_configs(root: Path, task: str, spec, first, images) -> tuple[dict, dict]:
+    """The language-independent configs, once: qrels, top_ranked, and the image side (corpus or queries)."""
+    shared, n_shared = {}, {}
+    qrels: dict[str, list] = {"query-id": [], "corpus-id": [], "score": []}
+    top: dict[str, list] = {"query-id": [], "corpus-ids": []}
+    for row in first:
+        ids, relevant = _option_ids(task, row)
+        qrels["query-id"].append(row["instance_id"])
+        qrels["corpus-id"].append(relevant)
+        qrels["score"].append(1)
+        top["query-id"].append(row["instance_id"])
+        top["corpus-ids"].append(ids)
+    shared["qrels"] = _write(
+        root / "data" / "qrels.parquet", {"query-id": "string", "corpus-id": "string", "score": "int32"}, qrels
+    )
+    shared["top_ranked"] = _write(
+        root / "data" / "top_ranked.parquet", {"query-id": "string", "corpus-ids": "list<string>"}, top
+    )
+    if corpus_kind(spec) == IMAGE:
+        image_ids = list(images)
+        shared["corpus"] = _write(
+            root / "data" / "corpus.parquet",
+            {"id": "string", "image": "image"},
+            {"id": image_ids, "image": [{"bytes": images[i][0], "path": None} for i in image_ids]},
+            image=True,
+        )
+        n_shared["corpus"] = len(image_ids)
+    else:
+        refs = [row[spec.references][0] for row in first]
+        shared["queries"] = _write(
+            root / "data" / "queries.parquet",
+            {"id": "string", "image": "image"},
+            {
+                "id": [row["instance_id"] for row in first],
+                "image": [{"bytes": images[i][0], "path": None} for i in refs],
+            },
+            image=True,
+        )
+        n_shared["queries"] = len(refs)
+    n_shared.update(qrels=len(qrels["query-id"]), top_ranked=len(top["query-id"]))
+    return shared, n_shared
+
+
+def _language_configs(folder: Path, spec, lang_rows) -> tuple[dict, dict]:
+    """One language's own config: its queries (s2i: the sentences) or its corpus (i2s: every sentence)."""
+    if corpus_kind(spec) == IMAGE:
+        path = _write(
+            folder / "queries.parquet",
+            {"id": "string", "text": "string"},
+            {"id": [r["instance_id"] for r in lang_rows], "text": [r[spec.references][0] for r in lang_rows]},
+        )
+        return {"queries": path}, {"queries": len(lang_rows)}
+    # Every SIB-200 sentence is some instance's own sentence: the corpus is all of them.
+    texts = {int(r["index_id"]): r["sentence"] for r in lang_rows}
+    ids = sorted(texts)
+    path = _write(
+        folder / "corpus.parquet",
+        {"id": "string", "text": "string"},
+        {"id": [str(i) for i in ids], "text": [texts[i] for i in ids]},
+    )
+    return {"corpus": path}, {"corpus": len(ids)}

@@ -18,6 +18,9 @@ Three things go wrong when one evaluator meets many families, and this module ow
    that a batch equals its prompts processed one by one.
 3. **One BOS.** A template that writes BOS itself (Gemma 3, Mllama, Idefics3, Aya Vision)
    must not get another from the tokenizer: ``starts_with_bos``.
+
+``MemoImageProcessor`` lets a run preprocess each tuple of images once (a tuple repeats in
+every language) while the processor's own logic still runs on every prompt.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._compat import MvlsibError
+from ..._compat import MvlsibError
 
 # Probe texts for finding the template's image placeholder: unlikely to be touched by any template.
 _PROBE_A, _PROBE_B = "mvlsibprobeA", "mvlsibprobeB"
@@ -127,8 +130,9 @@ class Renderer:
             return self._render(hf_content(messages))
         if self.mode is None:
             self._choose_mode(messages)
-        text = self._render(hf_content(messages, self.placeholder if self.mode == "inline" else None))
-        errors = placement_errors(text, self.placeholder, messages)
+        placeholder = self.placeholder or ""  # set with the mode
+        text = self._render(hf_content(messages, placeholder if self.mode == "inline" else None))
+        errors = placement_errors(text, placeholder, messages)
         if errors:
             raise MvlsibError(
                 f"the chat template moved images away from their place ({errors[0]}); "
@@ -161,7 +165,7 @@ class Renderer:
 def starts_with_bos(text: str, tokenizer: Any) -> bool:
     """Does the rendered text already begin with the tokenizer's BOS (so none must be added)?"""
     bos = getattr(tokenizer, "bos_token", None)
-    return bool(bos) and text.startswith(bos)
+    return isinstance(bos, str) and bool(bos) and text.startswith(bos)
 
 
 # ---------------------------------------------------------------------------- collation
@@ -277,7 +281,8 @@ def compare_batched(
         problems.append(f"keys differ: batch {sorted(batched)} vs per prompt {sorted(singles[0])}")
     expected = collate(singles, layout, pad_token_id)
     for key, how in layout.items():
-        ours, theirs = expected.get(key), batched.get(key)
+        ours: Any = expected.get(key)
+        theirs: Any = batched.get(key)
         if how == "list":
             same = ours == theirs
         else:
@@ -307,7 +312,7 @@ def differences_beyond_padding(
     problems = []
     row = 0
     for key, how in layout.items():
-        theirs = batched.get(key)
+        theirs: Any = batched.get(key)
         if how == "list":
             if theirs != [x for s in singles for x in s[key]]:
                 problems.append(f"{key} (list) differs")
@@ -330,3 +335,56 @@ def differences_beyond_padding(
         if not ok:
             problems.append(f"{key} ({how}) differs")
     return problems
+
+
+class MemoImageProcessor:
+    """The processor's image processor, remembering its output per tuple of images.
+
+    The processor's own logic (placeholder expansion, per-prompt image counts, tiling
+    rules) runs unchanged on every prompt; only the pixel work is reused. Prompts repeat
+    their image tuples across languages (an i2s reference set, an s2i option set), so a
+    full run preprocesses each tuple once instead of once per language.
+    """
+
+    def __init__(self, inner: Any, names: dict[int, str], stats: dict[str, int]) -> None:
+        self._inner, self._names, self._stats = inner, names, stats
+        self._memo: dict[Any, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _key(self, images: Any, kwargs: dict[str, Any]) -> Any:
+        def walk(x: Any) -> Any:
+            if isinstance(x, (list, tuple)):
+                return tuple(walk(i) for i in x)
+            name = self._names.get(id(x))
+            if name is None:
+                raise KeyError
+            return name
+
+        return walk(images), repr(sorted(kwargs.items()))
+
+    def __call__(self, images: Any = None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            key = None if args else self._key(images, kwargs)
+        except KeyError:
+            key = None
+        if key is None:
+            return self._inner(images, *args, **kwargs)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._inner(images, **kwargs)
+            self._memo[key] = hit
+            self._stats["images_preprocessed"] += sum(1 for _ in _flat(images))
+        else:
+            self._stats["image_cache_hits"] += 1
+        # A copy: some processors pop keys from what the image processor returns.
+        return type(hit)(dict(hit)) if hasattr(hit, "keys") else hit
+
+
+def _flat(x: Any):
+    if isinstance(x, (list, tuple)):
+        for i in x:
+            yield from _flat(i)
+    else:
+        yield x

@@ -1,0 +1,215 @@
+"""Loading a transformers model and where it runs: config, processor, weights, device, dtype, threads.
+
+What a model lacks (an image-text-to-text architecture, a tokenizer, a chat template, a package
+its code needs) is said in one line naming the model, before weights load where possible.
+``resolve_runtime``, ``apply_threads`` and ``move_inputs`` are shared with verify-images' dual
+encoders. torch and transformers are imported inside the functions: importing the backend
+registry (``--help``) must stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..._compat import MvlsibError
+from ..base import one_line
+
+DTYPES = ("auto", "bfloat16", "float16", "float32")
+DEVICE_PATTERN = r"auto|cpu|cuda(:[0-9]+)?"
+
+
+def check_runtime(batch_size: int, device: str, dtype: str) -> None:
+    """Refuse a bad --batch-size, --device or --dtype (no torch needed)."""
+    if batch_size < 1:
+        raise MvlsibError(f"--batch-size must be at least 1, got {batch_size}")
+    if dtype not in DTYPES:
+        raise MvlsibError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if not re.fullmatch(DEVICE_PATTERN, device):
+        raise MvlsibError(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
+
+
+def resolve_runtime(batch_size: int, device: str, dtype: str) -> tuple[str, str]:
+    """Check --batch-size/--device/--dtype and resolve "auto": CUDA + bf16 when present, else CPU float32.
+
+    Under torchrun/accelerate (``LOCAL_RANK`` set) "auto" is the rank's own GPU.
+    """
+    import torch
+
+    check_runtime(batch_size, device, dtype)
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        local_rank = os.environ.get("LOCAL_RANK", "")
+        if device == "cuda" and local_rank.isdigit():
+            # One process per GPU under torchrun/accelerate: each rank takes its own device.
+            device = f"cuda:{int(local_rank) % torch.cuda.device_count()}"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise MvlsibError("--device cuda was asked for but torch sees no CUDA device; use --device cpu")
+    if dtype == "auto":
+        dtype = "bfloat16" if device.startswith("cuda") else "float32"
+    return device, dtype
+
+
+def move_inputs(inputs: Any, device: str, dtype: Any) -> dict[str, Any]:
+    """Processor outputs on ``device``; floating-point tensors (pixels) in the model's ``dtype``."""
+    import torch
+
+    return {
+        k: (v.to(device, dtype=dtype) if torch.is_floating_point(v) else v.to(device)) if hasattr(v, "to") else v
+        for k, v in inputs.items()
+    }
+
+
+def default_threads() -> int:
+    """What ``--threads 0`` (the default) means: ``OMP_NUM_THREADS`` when set, else half the CPUs
+    this process may run on, at least 1. On a shared or busy machine torch's own default (every
+    core) oversubscribes: on 2 cores under load 2 threads ran 7-10x slower than 1."""
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // 2)
+
+
+def check_threads(threads: int) -> None:
+    if threads < 0:
+        raise MvlsibError(f"--threads must be 0 (auto) or more, got {threads}")
+
+
+def apply_threads(threads: int, device: str) -> int:
+    """Set torch's intra-op threads for a CPU run (``--threads``); returns the number used (0 on GPU)."""
+    import torch
+
+    check_threads(threads)
+    if not device.startswith("cpu"):
+        return 0
+    n = threads or default_threads()
+    torch.set_num_threads(n)
+    return n
+
+
+def _missing_package(exc: BaseException) -> str | None:
+    match = re.search(r"requires the (\S+) librar", str(exc)) or re.search(r"No module named '([^']+)'", str(exc))
+    return match.group(1).lower() if match else None
+
+
+def _where(model: str, revision: str | None) -> str:
+    return f"{model!r}{f' at revision {revision}' if revision else ''}"
+
+
+def load_config(model: str, revision: str | None, trust_remote_code: bool):
+    """The model's config (nothing heavy loads), or a one-line error naming the model."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(model, revision=revision or "main", trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MvlsibError(
+            f"cannot load the config of {_where(model, revision)}: {one_line(exc)}. The model must be a local "
+            "folder or Hub id; models with custom code need --trust-remote-code."
+        ) from None
+
+
+def is_image_text_to_text(config) -> bool:
+    """Can ``AutoModelForImageTextToText`` build this config (a known type, or custom code declaring it)?"""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    custom = "AutoModelForImageTextToText" in (getattr(config, "auto_map", None) or {})
+    return getattr(config, "model_type", "") in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES or custom
+
+
+def check_architecture(model: str, revision: str | None, trust_remote_code: bool) -> None:
+    """Refuse, before anything heavy loads, a model that is not image-text-to-text (a text-only
+    LM, an encoder, Phi-4-multimodal's own class): it cannot answer an MVL-SIB prompt."""
+    config = load_config(model, revision, trust_remote_code)
+    if not is_image_text_to_text(config):
+        raise MvlsibError(
+            f"cannot load model {_where(model, revision)}: its architecture ({config.model_type}) is not an "
+            "image-text-to-text model (AutoModelForImageTextToText does not know it), so it cannot answer "
+            "MVL-SIB prompts"
+        )
+
+
+def read_chat_template(path: str | None) -> str | None:
+    """The text of a --chat-template file (None: the model's own)."""
+    if not path:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MvlsibError(f"--chat-template {path}: cannot read it ({exc})") from None
+
+
+def load_processor(model: str, revision: str | None, trust_remote_code: bool, chat_template: str | None):
+    """The model's processor with a tokenizer and a chat template (``chat_template``: the text
+    replacing the model's own), or a one-line error saying what is missing."""
+    from transformers import AutoProcessor
+
+    where = _where(model, revision)
+    try:
+        processor = AutoProcessor.from_pretrained(
+            model, revision=revision or "main", trust_remote_code=trust_remote_code
+        )
+    except ImportError as exc:
+        package = _missing_package(exc)
+        raise MvlsibError(
+            f"cannot load the processor of {where}: it needs the {package or 'missing'} package, which is not "
+            f"installed; install it (pip install {package or '...'}) and run again"
+        ) from None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise MvlsibError(
+            f"cannot load the processor of {where}: {one_line(exc)}. The model must be a local "
+            "folder or Hub id with a processor; models with custom code need "
+            "--trust-remote-code."
+        ) from None
+    if getattr(processor, "tokenizer", None) is None:
+        raise MvlsibError(f"{model}: the processor has no tokenizer; not a vision-language chat model")
+    if chat_template is not None:
+        processor.chat_template = chat_template
+    if not getattr(processor, "chat_template", None):
+        raise MvlsibError(
+            f"{model}: the model has no chat template ({type(processor).__name__}; prefix-LM models "
+            "such as PaliGemma have none), so its prompts cannot be built the way it was trained; pass "
+            "--chat-template FILE with a Jinja template if you know the model's prompt format"
+        )
+    return processor
+
+
+def load_model(model: str, revision: str | None, trust_remote_code: bool, dtype: str, device: str):
+    """The model's weights (safetensors) in ``dtype`` on ``device``, in eval mode."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    where = _where(model, revision)
+    try:
+        net = AutoModelForImageTextToText.from_pretrained(
+            model,
+            use_safetensors=True,
+            dtype=getattr(torch, dtype),
+            revision=revision or "main",
+            trust_remote_code=trust_remote_code,
+        )
+    except ImportError as exc:
+        package = _missing_package(exc)
+        raise MvlsibError(
+            f"cannot load model {where}: it needs the {package or 'missing'} package; "
+            f"install it (pip install {package or '...'}) and run again"
+        ) from None
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        message = one_line(exc)
+        if "Unrecognized configuration class" in message:
+            raise MvlsibError(
+                f"cannot load model {where}: its architecture is not an image-text-to-text model "
+                "(AutoModelForImageTextToText does not know it), so it cannot answer MVL-SIB prompts"
+            ) from None
+        raise MvlsibError(
+            f"cannot load model {where}: {message}. The model must be a local folder or Hub id with "
+            "safetensors weights and a processor; models with custom code need --trust-remote-code."
+        ) from None
+    net.to(device).eval()  # type: ignore[arg-type]  # transformers types .to() as a wrapped PreTrainedModel method
+    return net

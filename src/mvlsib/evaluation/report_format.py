@@ -1,0 +1,65 @@
+"""What the report's tables share: number formatting, CSV writing, a run's coverage and scope line."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from ._compat import TASKS, atomic_open
+from .store import completeness
+from .subset import describe
+
+N_RELEASE = 3012  # instances per language in a release (SPEC section 1)
+
+
+def fmt(v) -> str:
+    """A share as a percentage with one decimal; – when missing."""
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def ci(row, lo="ci_low", hi="ci_high") -> str:
+    """A row's interval in brackets (percent), or nothing."""
+    if row is None or row.get(lo) is None:
+        return ""
+    return f" [{100 * row[lo]:.1f}, {100 * row[hi]:.1f}]"
+
+
+def write_csv(path: Path, rows: list[dict], fields: list[str]) -> Path:
+    with atomic_open(path) as fh:
+        w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+    return path
+
+
+def mean(vals):
+    vals = [v for v in vals if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def coverage(config: dict, records: list[dict]) -> dict:
+    """Which instances a run covers (its --limit rule) and how complete it is."""
+    fp = config.get("fingerprint", {})
+    limit = fp.get("limit")
+    mode = fp.get("limit_mode", "first" if limit is not None else "stratified")  # runs before the rule took the first N
+    done = completeness(config, records)  # n done / n expected, and every short cell
+    return {"subset": describe(limit, mode, N_RELEASE), **done}
+
+
+def scope_line(loaded) -> str:
+    """The header line every table repeats: subset and completeness of each run."""
+    parts = [
+        f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
+        f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
+        for label, _, _, cov in loaded
+    ]
+    return "Scope — " + "; ".join(parts) + "."
+
+
+def task_k_keys(loaded) -> list[tuple[str, int]]:
+    """Every (task, k) of the loaded runs' macro tables, in task-table order."""
+    return sorted(
+        {(r["task"], r["k"]) for _, _, m, _ in loaded for r in m["macro"]},
+        key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]),
+    )
