@@ -25,4 +25,35 @@ def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_di
 
 
 def test_the_torchvision_families_are_the_ones_the_docs_name():
-    assert {"gemma4"} <= set(checks.TORCHVISION)
+    assert {"gemma4", "mistral3", "lfm2_vl"} <= set(checks.TORCHVISION) and checks.LIBRARY_FAILURES == ["llama4"]
+
+
+@pytest.mark.parametrize("name", checks.LIBRARY_FAILURES)
+def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_version(
+    name,
+    model_dir,  # noqa: F811
+    release_dir,
+    pool_dir,
+    tmp_path,
+):
+    """Llama 4's forward fails inside transformers 5.24 whatever the input: both commands say so in one
+    line (family, library, version, the library's own message), exit 2, no traceback."""
+    import transformers
+    from click.testing import CliRunner
+    from tiny_models.families import family
+
+    from mvlsib.cli import build_cli, eval_cli
+
+    model = model_dir(name)
+    small = tmp_path / "pool"
+    checks._small_pool(pool_dir, small)
+    run = ["run", "--data", release_dir, "--out", tmp_path / "run", "--tasks", "s2t,i2s", "--k", "1"]
+    run += ["--languages", "eng_Latn", "--limit", "1", "--no-progress"]
+    verify = ["verify-images", "--pool", small, "--out", tmp_path / "verify", "--rotations", "1", "--allow-fail"]
+    verify += ["--no-progress"]
+    for cli, args in ((eval_cli, run), (build_cli, verify)):
+        result = CliRunner().invoke(cli, [str(a) for a in args] + ["--model", str(model), "--device", "cpu"])
+        lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
+        assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
+        assert f"the model's own code failed ({name}, " in lines[0], lines[0]
+        assert f"transformers {transformers.__version__}" in lines[0] and family(name).KNOWN_LIBRARY_FAILURE in lines[0]

@@ -48,6 +48,11 @@ def _taught(src: Path, dest: Path, chain: list[str], template_kwargs: dict | Non
     last = tok(rendered, add_special_tokens=False)["input_ids"][-1]
     steps = [last] + [tok.convert_tokens_to_ids(t) for t in chain]
     assert len(set(steps)) == len(steps) and tok.unk_token_id not in steps[1:], chain
+    if model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr():
+        # Tied embeddings (Gemma 4): untie them, or each edit would overwrite the other.
+        model.get_output_embeddings().weight = torch.nn.Parameter(model.get_input_embeddings().weight.clone())
+        for config in (model.config, model.config.get_text_config()):
+            config.tie_word_embeddings = False
     emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
     torch.manual_seed(0)
     directions = torch.linalg.qr(torch.randn(emb.shape[1], len(steps) - 1))[0].T
