@@ -135,8 +135,10 @@ class HFBackend(Backend):
             "thinking_max_new_tokens",
             int,
             2048,
-            "hf: new-token budget when the chat template opens a thinking block (reasoning models "
-            "think before answering); 0 refuses such models instead.",
+            "hf: new-token budget when thinking is on: the chat template opens a thinking block, writes a "
+            "marker that lets the model open one (Gemma 4's <|think|>), or --chat-template-kwargs asks for "
+            "it (enable_thinking: true). A response cut off inside a thinking block the model opened on its "
+            "own is generated again with this budget. 0 refuses thinking models instead.",
         ),
     )
 

@@ -66,8 +66,9 @@ def opens_thinking(processor: Any, template_kwargs: dict[str, Any], max_new_toke
     )
     if opens and thinking_budget < 1:
         raise MvlsibError(
-            "the chat template (with --chat-template-kwargs) turns thinking on, so the model reasons before "
-            f"it answers and {max_new_tokens} new tokens never reach an answer; give --thinking-max-new-tokens "
+            "the chat template opens a thinking block (or turns thinking on for the model to open one), so the "
+            f"model reasons before it answers and {max_new_tokens} new tokens never reach an answer; give "
+            "--thinking-max-new-tokens "
             "N (e.g. 2048), or switch thinking off if the template allows it "
             "(--chat-template-kwargs '{\"enable_thinking\": false}')"
         )
