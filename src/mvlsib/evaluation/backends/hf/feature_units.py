@@ -21,7 +21,7 @@ key sees that. Units per family (``ADAPTERS``, by the base model's ``model_type`
   batch's zero padding left out, its ``image_sizes`` row, OneVision's tiling on/off);
 - ``tiles`` (Idefics3, SmolVLM): ``pixel_values`` (B, N, C, H, W), one unit per non-padding
   tile with its ``pixel_attention_mask``; features are regrouped per prompt;
-- ``grid`` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): flattened patches, one unit per image
+- ``grid`` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5): flattened patches, one unit per image
   (``image_grid_thw`` rows; Qwen3-VL's deepstack features kept per unit too).
 
 Families not listed (Mllama: cross-attention, its tower is not behind ``get_image_features``)
@@ -295,4 +295,5 @@ ADAPTERS = {
     "qwen2_vl": "grid",
     "qwen2_5_vl": "grid",
     "qwen3_vl": "grid",
+    "qwen3_5": "grid",  # Qwen3.5: Qwen3-VL's tower and split, no deepstack
 }
