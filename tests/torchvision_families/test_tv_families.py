@@ -57,3 +57,24 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
         assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
         assert f"the model's own code failed ({name}, " in lines[0], lines[0]
         assert f"transformers {transformers.__version__}" in lines[0] and family(name).KNOWN_LIBRARY_FAILURE in lines[0]
+
+
+@pytest.mark.parametrize("name", ["gemma4", "lfm2_vl"])
+def test_cached_image_features_give_the_plain_answers(name, model_dir, release_dir):  # noqa: F811
+    """The per-image feature cache (``patches`` units: a row of patches with its positions / shape and
+    mask) passes its self-check and answers what the plain path answers, reusing features across prompts."""
+    from support import release_requests
+
+    from mvlsib.evaluation.backends import make_backend
+
+    reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1)])
+
+    def backend(**kw):
+        b = make_backend("hf", model=str(model_dir(name)), batch_size=4, device="cpu", max_new_tokens=3, **kw)
+        b.set_images(images)
+        return b
+
+    plain, cached = backend(feature_cache_mb=0), backend()
+    assert cached.generate(reqs) == plain.generate(reqs)
+    assert cached.describe()["image_feature_cache"]["mode"].startswith("on ("), cached.describe()
+    assert cached.stats["image_features_reused"] > cached.stats["image_features_computed"] > 0
