@@ -314,7 +314,6 @@ def test_family_modules_import_nothing_heavy():
     import sys
 
     from support import REPO, subprocess_env
-
     from tiny_models.families import family_names
 
     names = family_names()  # every family, those checked in the torchvision venv included
