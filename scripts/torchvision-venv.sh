@@ -38,6 +38,7 @@ if ! { [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.mvlsib-stamp" 2>/dev/null)"
   echo "torchvision-venv: creating $venv (pinned in ${requirements#"$repo"/})" >&2
   rm -rf "$venv"
   "$python" -m venv "$venv"
+  # shellcheck disable=SC2086  # two requirement specifiers, split on purpose
   index_pip install -q $pins
   index_pip install -q --no-deps -r "$requirements"
   if ! works; then
