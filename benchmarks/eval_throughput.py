@@ -56,7 +56,7 @@ def build_release(tmp: Path, languages: str) -> Path:
 
     sib = REPO.parent / "shared" / "sib-200"
     pool = REPO / "src/mvlsib/data/image_pool"
-    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, languages=languages, progress=False)
+    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, languages=languages.split(","), progress=False)
     return tmp / "rel"
 
 
