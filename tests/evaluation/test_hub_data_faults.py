@@ -63,3 +63,18 @@ def test_run_data_against_a_hostile_hub(endpoint, name, release_dir, tmp_path):
     assert len(lines) == 1 and REPO in lines[0], res.stderr[-3000:]
     assert not (out / "metrics.json").exists()
     assert elapsed < 60, elapsed
+
+
+@pytest.mark.parametrize("name", sorted(hostile.BODIES))
+def test_hub_results_task_ids_against_hostile_paths_info(name, release_dir, monkeypatch):
+    """`hub-results` reads the release's eval.yaml from the Hub: a hostile paths-info answer is one message."""
+    from mvlsib.errors import MvlsibError
+    from mvlsib.evaluation import hub_results
+
+    monkeypatch.setenv("MVLSIB_HUB_TIMEOUT", "2")
+    with serve_folder(REPO, release_dir, token=TOKEN) as hub:
+        hub.state.hostile = [("POST", re.compile(r"/api/datasets/[^/]+/[^/]+/paths-info/.*"), hostile.body_fault(name))]
+        with pytest.raises(MvlsibError) as info:
+            hub_results.release_task_ids("no-such-folder", REPO, None, endpoint=hub.endpoint)
+        assert hub.state.hostile_hits >= 1
+    assert "\n" not in str(info.value) and REPO in str(info.value)

@@ -17,6 +17,7 @@ The run's ``config.json`` is copied beside the entries and ``source.url`` points
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import re
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from ._compat import MvlsibError, atomic_open, loader
+from ._compat import MvlsibError, atomic_open, httpio, hubio, loader
 from .store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
@@ -55,10 +56,23 @@ def release_task_ids(
     local = Path(data) / EVAL_YAML
     if local.is_file():
         return parse_eval_yaml(local.read_text("utf-8"), str(local))
+    with _bounded(f"--dataset {dataset}", token):
+        return _remote_task_ids(dataset, revision, token, endpoint)
+
+
+@contextlib.contextmanager
+def _bounded(subject: str, token: str | None):
+    """Every Hub request bounded and every answer checked (hubio.session); a bad answer one line."""
+    try:
+        with hubio.session(subject):
+            yield
+    except hubio.HubProblem as exc:
+        raise MvlsibError(httpio.redact(str(exc), (token,) if token else ())) from None
+
+
+def _remote_task_ids(dataset: str, revision: str | None, token: str | None, endpoint: str | None) -> list[str]:
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
-
-    from ._compat import httpio
 
     api = HfApi(endpoint=endpoint, token=token)
     try:
@@ -186,8 +200,11 @@ def config_url(model_repo: str, dataset: str, endpoint: str | None = None) -> st
 
 
 def resolve_token() -> str | None:
-    """HF_TOKEN, else the stored login (`hf auth login`)."""
-    token = os.environ.get("HF_TOKEN")
+    """HF_TOKEN (refused by name when no header can carry it), else the stored login (`hf auth login`)."""
+    try:
+        token = httpio.env_credential("HF_TOKEN")
+    except httpio.CredentialError as exc:
+        raise MvlsibError(str(exc)) from None
     if token:
         return token
     from huggingface_hub import get_token
@@ -203,10 +220,13 @@ def pr_title(dataset: str) -> str:
 def open_pr(model_repo: str, paths: list[Path], dataset: str, *, token: str | None, endpoint: str | None = None) -> str:
     """Open a pull request adding ``paths`` under ``.eval_results/`` on ``model_repo``, or, when a
     pull request of ours for ``dataset`` is still open there, commit to it instead; returns its URL."""
+    with _bounded(f"--model-repo {model_repo}", token):
+        return _open_pr(model_repo, paths, dataset, token=token, endpoint=endpoint)
+
+
+def _open_pr(model_repo: str, paths: list[Path], dataset: str, *, token: str | None, endpoint: str | None) -> str:
     from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import HfHubHTTPError
-
-    from ._compat import httpio
 
     api = HfApi(endpoint=endpoint, token=token)
     title = pr_title(dataset)
