@@ -246,7 +246,7 @@ def check_pool(
     _check_near_duplicates(topic_of, pairs, scan)
     twins = _twin_pairs(scan, options.policy)
     _check_topics(rows, options, scan.findings)
-    _check_orphans(root, rows, scan.findings)
+    _check_orphans(root, {p.resolve() for p, _ in scan.resolved.values() if p is not None}, scan.findings)
     order = {r.image_id: i for i, r in enumerate(rows)}
     findings = sorted(
         scan.findings, key=lambda f: (f.image_id == "", order.get(f.image_id, 0), f.topic, f.code, f.message)
@@ -276,7 +276,8 @@ class _Scan:
     info: dict[str, ImageInfo] = field(default_factory=dict)
     hashes: dict[str, ImageHashes] = field(default_factory=dict)
     by_sha: dict[str, list[str]] = field(default_factory=dict)
-    # Each file is read, and each distinct content decoded, once however many rows name it.
+    # Each file is resolved and read, and each distinct content decoded, once however many rows name it.
+    resolved: dict[str, tuple[Path | None, str]] = field(default_factory=dict)
     sha_of_path: dict[Path, str] = field(default_factory=dict)
     inspected: dict[str, tuple[list[tuple[str, str]], ImageInfo | None]] = field(default_factory=dict)
 
@@ -284,7 +285,9 @@ class _Scan:
 def _check_file(root: Path, row: ManifestRow, options: CheckOptions, scan: _Scan) -> None:
     """The row's file: inside the pool, present, as the manifest's sha256 says, decodable; hashed."""
     rid, topic = row.image_id, row.topic
-    path, why = resolve_in_pool(root, row.file)
+    if row.file not in scan.resolved:
+        scan.resolved[row.file] = resolve_in_pool(root, row.file)
+    path, why = scan.resolved[row.file]
     if path is None:
         scan.findings.append(Finding(rid, topic, "path", why))
         return
@@ -440,9 +443,8 @@ def _check_row_text(row: ManifestRow, findings: list[Finding]) -> None:
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp"}
 
 
-def _check_orphans(root: Path, rows: list[ManifestRow], findings: list[Finding]) -> None:
-    """Image files in the pool that no row names: usually a forgotten manifest edit."""
-    named = {(root / r.file).resolve() for r in rows if resolve_in_pool(root, r.file)[0] is not None}
+def _check_orphans(root: Path, named: set[Path], findings: list[Finding]) -> None:
+    """Image files in the pool that no row names (``named``: resolved paths): a forgotten manifest edit."""
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts) or path.suffix.lower() not in IMAGE_SUFFIXES:
