@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,28 +111,38 @@ def read_utf8(path: Path, *, missing: str) -> str:
 
 
 def _read_bounded(path: Path) -> bytes:
-    """The bytes of ``path``; MvlsibError at the first line or the total over its limit."""
+    """The bytes of ``path``; MvlsibError at the first line or the total over its limit.
+
+    Read in blocks of the line limit: a line inside one block is shorter than the limit, so only a
+    line that runs across block boundaries needs measuring (``run``: its bytes so far).
+    """
+    limit = MAX_TEXT_LINE_BYTES
     chunks: list[bytes] = []
-    total = 0
+    total = run = lines_before = 0
     with open(path, "rb") as fh:
-        for line in itertools.count(1):
-            piece = fh.readline(MAX_TEXT_LINE_BYTES + 1)
-            if not piece:
-                return b"".join(chunks)
-            if len(piece) > MAX_TEXT_LINE_BYTES and not piece.endswith(b"\n"):
+        while block := fh.read(limit):
+            first = block.find(b"\n")
+            if (run + len(block) if first == -1 else run + first) > limit:
                 raise MvlsibError(
-                    f"{path}:{line}: line {line} is longer than {MAX_TEXT_LINE_BYTES:,} bytes (limits.MAX_TEXT_LINE_BYTES; "
-                    "real sentences are under 2 KB), so this is not a SIB-200/Flores text file or it is damaged "
-                    "(a missing line break or a runaway quote). Restore the file."
+                    f"{path}:{lines_before + 1}: line {lines_before + 1} is longer than {limit:,} bytes "
+                    "(limits.MAX_TEXT_LINE_BYTES; real sentences are under 2 KB), so this is not a SIB-200/Flores "
+                    "text file or it is damaged (a missing line break or a runaway quote). Restore the file."
                 )
-            total += len(piece)
+            total += len(block)
             if total > MAX_TEXT_FILE_BYTES:
+                line = lines_before + block.count(b"\n", 0, MAX_TEXT_FILE_BYTES - (total - len(block))) + 1
                 raise MvlsibError(
-                    f"{path}:{line}: the file goes on past {MAX_TEXT_FILE_BYTES:,} bytes (limits.MAX_TEXT_FILE_BYTES; "
-                    "real SIB-200 and Flores files are under 1 MB); restore the right file."
+                    f"{path}:{line}: "
+                    f"the file goes on past {MAX_TEXT_FILE_BYTES:,} bytes (limits.MAX_TEXT_FILE_BYTES; real SIB-200 "
+                    "and Flores files are under 1 MB); restore the right file."
                 )
-            chunks.append(piece)
-    raise AssertionError("unreachable")  # pragma: no cover
+            if first == -1:
+                run += len(block)
+            else:
+                lines_before += block.count(b"\n")
+                run = len(block) - block.rindex(b"\n") - 1
+            chunks.append(block)
+    return b"".join(chunks)
 
 
 def _parse_record(record: list[str], path: Path, line: int, split: str, need_text: bool) -> SibRow:
