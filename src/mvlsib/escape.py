@@ -109,9 +109,11 @@ def html_href(url: object) -> str | None:
 def csv_cell(value: object) -> object:
     """A CSV cell a spreadsheet shows as text: a string starting like a formula gets a leading
     apostrophe (the spreadsheets' own "this is text" mark). Numbers, and strings that are plain
-    numbers such as ``-0.05``, are kept as they are."""
+    numbers such as ``-0.05``, are kept as they are. A carriage return becomes a line feed:
+    ``csv.writer`` with ``"\n"`` line ends leaves a lone CR unquoted, and the row would read back split."""
     if not isinstance(value, str) or not value or _PLAIN_NUMBER.fullmatch(value):
         return value
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
     if value[0] in _FORMULA_STARTS or value.lstrip()[:1] in _FORMULA_STARTS:
         return "'" + value
     return value
