@@ -29,6 +29,7 @@ __all__ = [
     "K_VALUES",
     "CROSS_MODAL",
     "loader",
+    "escape",
     "httpio",
     "hubio",
     "jsonio",
@@ -39,7 +40,7 @@ __all__ = [
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import httpio, hubio, jsonio, locks
+    from mvlsib import escape, httpio, hubio, jsonio, locks
     from mvlsib.atomic import atomic_open
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
@@ -52,7 +53,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import httpio, hubio, jsonio, locks
+    from ._shared import escape, httpio, hubio, jsonio, locks
     from ._shared.atomic import atomic_open
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
