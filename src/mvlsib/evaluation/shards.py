@@ -11,15 +11,17 @@ tasks, ...), that none is missing or incomplete and that no key is in two shards
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import _compat
 from ._compat import MvlsibError, atomic_open
+from .run_files import read_config
 from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
+from .subset import select_rows
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _FILE_RE = re.compile(r"^predictions\.shard-(\d+)-of-(\d+)\.jsonl$")
@@ -101,10 +103,14 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     configs: dict[Shard, dict] = {}
     for shard, pred in found.items():
         cfg_path = pred.with_name(f"config{shard.suffix}.json")
-        try:
-            configs[shard] = json.loads(cfg_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise MvlsibError(f"{cfg_path}: missing or unreadable shard config ({exc}); rerun that shard") from None
+        if not cfg_path.is_file():
+            raise MvlsibError(f"{cfg_path}: missing shard config; rerun that shard (it resumes)")
+        configs[shard] = read_config(cfg_path)
+        if configs[shard].get("shard") not in (None, str(shard)):
+            raise MvlsibError(
+                f"{cfg_path}, field shard: says {configs[shard]['shard']!r}, but the file is shard {shard}; "
+                "a shard file was renamed or copied: rerun that shard"
+            )
     reference_shard = min(configs, key=lambda s: s.index)
     reference = configs[reference_shard]["fingerprint"]
     for shard, cfg in configs.items():
@@ -134,12 +140,14 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
                 )
             seen[key] = shard
             records.append(rec)
+        _check_keys_in_plan(found[shard], recs, configs[shard]["fingerprint"])
         expected = configs[shard].get("n_expected")
         if expected is not None and len(recs) != expected and not allow_partial:
             raise MvlsibError(
                 f"shard {shard} is incomplete: {len(recs)} of {expected} predictions in {found[shard]}; "
                 "rerun the same command for that shard (it resumes) or pass --allow-partial"
             )
+    _check_shard_positions(found, seen, reference)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "predictions.jsonl") as fh:
@@ -161,3 +169,59 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
         for s in sorted(found, key=lambda s: s.index)
     ]
     return finalize(out, config, records)
+
+
+def _check_keys_in_plan(path: Path, records: list[dict], fp: dict) -> None:
+    """Each record of a shard must be a key its own run names: a language and a (task, k) of its fingerprint."""
+    languages, tasks = fp.get("languages"), fp.get("tasks")
+    pairs = {(t, k) for t, k in tasks} if tasks is not None else None
+    for rec in records:
+        if languages is not None and rec["language"] not in languages:
+            raise MvlsibError(
+                f"{path}: holds {'|'.join(map(str, record_key(rec)))}, but language {rec['language']} is not one "
+                "of this run's languages; the file was edited or mixed with another run's: rerun that shard"
+            )
+        if pairs is not None and (rec["task"], rec["k"]) not in pairs:
+            raise MvlsibError(
+                f"{path}: holds {'|'.join(map(str, record_key(rec)))}, but {rec['task']} k={rec['k']} is not one "
+                "of this run's tasks; the file was edited or mixed with another run's: rerun that shard"
+            )
+
+
+def plan_keys(fp: dict) -> Iterator[tuple[int, tuple]]:
+    """(position, key) of every item of the run ``fp`` describes, in the canonical order the runner deals
+    shards by (language, task, k, row); only the release's ids are read."""
+    loader = _compat.loader(fp["data"])
+    position = 0
+    for language in fp["languages"]:
+        try:
+            rows = loader.load_rows(language, fp["data"], fp.get("data_revision"))
+        except (OSError, ValueError) as exc:
+            raise MvlsibError(f"{fp['data']}: the release the shards were made on cannot be read ({exc})") from None
+        rows = select_rows(rows, fp.get("limit"), fp.get("limit_mode", "first" if fp.get("limit") else "stratified"))
+        for task, k in fp["tasks"]:
+            for row in rows:
+                yield position, (task, k, language, row["instance_id"])
+                position += 1
+
+
+def _check_shard_positions(found: dict[Shard, Path], seen: dict[tuple, Shard], fp: dict) -> None:
+    """With the release the run was made on at hand (a local folder), every key must be in the plan and in
+    the shard the plan deals it to: a shard holding any other key in place of one of its own is refused."""
+    if not all(name in fp for name in ("data", "languages", "tasks")) or not Path(str(fp["data"])).is_dir():
+        return
+    count = next(iter(found)).count
+    unplanned = dict(seen)
+    for position, key in plan_keys(fp):
+        shard = unplanned.pop(key, None)
+        if shard is not None and shard.index != position % count:
+            raise MvlsibError(
+                f"{found[shard]}: holds {'|'.join(map(str, key))}, which the run deals to shard "
+                f"{position % count}/{count}; the file was edited or mixed with another shard's: rerun that shard"
+            )
+    if unplanned:
+        key, shard = min(unplanned.items(), key=lambda kv: (kv[1].index, str(kv[0])))
+        raise MvlsibError(
+            f"{found[shard]}: holds {'|'.join(map(str, key))}, which is not an item of this run "
+            f"({len(unplanned)} such keys); the file was edited or mixed with another run's: rerun that shard"
+        )
