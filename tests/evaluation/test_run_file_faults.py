@@ -281,3 +281,50 @@ def test_every_field_of_a_shard_file_through_merge(made, tmp_path):
         assert not (out / "predictions.jsonl").exists()
     PLANTED["shard files"] = n
     assert n > 170
+
+
+def _substitutions(record: dict, others: list[dict]):
+    """Keys a damaged or mixed-up shard could hold in place of ``record``'s own: every field of the
+    key changed to a value of another record of the run, and to values no record of the run has."""
+    for field in ("language", "task", "instance_id"):
+        for value in sorted({o[field] for o in others} - {record[field]}):
+            yield f"{field}->{value}", {**record, field: value}
+    yield "language->fra_Latn", {**record, "language": "fra_Latn"}
+    yield "instance->999-0", {**record, "instance_id": "999-0"}
+    yield "task->t2s", {**record, "task": "t2s", "k": 1}
+    yield "k->3", {**record, "k": 3}
+
+
+def test_merge_refuses_a_shard_holding_a_key_in_place_of_its_own(made, tmp_path):
+    sharded = made["base"] / "sharded"
+    name = "predictions.shard-0-of-2.jsonl"
+    own = [json.loads(x) for x in (sharded / name).read_text("utf-8").splitlines()]
+    others = own + [json.loads(x) for x in (sharded / "predictions.shard-1-of-2.jsonl").read_text("utf-8").splitlines()]
+    clean = invoke(["merge", sharded, "--out", tmp_path / "clean"])
+    assert clean.exit_code == 0 and json.loads((tmp_path / "clean" / "config.json").read_text())["complete"]
+    assert (tmp_path / "clean" / "predictions.jsonl").read_text("utf-8").count("\n") == len(others)
+    n = 0
+    for line, record in enumerate(own, start=1):
+        for what, changed in _substitutions(record, others):
+            # With shard 1 gone, the overlap check cannot see it: the plan must. Without the release
+            # (Hub data, a release moved away) the plan is unknown: the cells must agree.
+            for partial, release in ((False, True), (True, True), (False, False)):
+                n += 1
+                run = copy_run(made, "sharded", tmp_path / str(n))
+                _replace_line(run / name, line, json.dumps(changed).encode())
+                if not release:
+                    for cfg in run.glob("config.shard-*.json"):
+                        config = json.loads(cfg.read_text("utf-8"))
+                        config["fingerprint"]["data"] = str(tmp_path / "moved-away")
+                        cfg.write_text(json.dumps(config), encoding="utf-8")
+                if partial:
+                    (run / "predictions.shard-1-of-2.jsonl").unlink()
+                    (run / "config.shard-1-of-2.json").unlink()
+                args = ["merge", run, "--out", tmp_path / str(n) / "merged", *(["--allow-partial"] if partial else [])]
+                result = invoke(args)
+                label = f"line {line} {what}{' --allow-partial' if partial else ''}{'' if release else ' no release'}"
+                assert result.exit_code == 2, f"{label}: exit {result.exit_code}\n{result.output}"
+                assert "Traceback" not in result.output and "predictions.shard-" in result.output, label
+                assert not (tmp_path / str(n) / "merged" / "predictions.jsonl").exists(), label
+    PLANTED["merge substitutions"] = n
+    assert n >= 6 * 3 * 7

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,10 +134,12 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
         recs = read_predictions(found[shard])
         for rec in recs:
             key = record_key(rec)
+            if seen.get(key) == shard:
+                raise MvlsibError(f"{found[shard]}: {'|'.join(map(str, key))} is in it twice; rerun that shard")
             if key in seen:
                 raise MvlsibError(
-                    f"{key} is in both shard {seen[key]} and shard {shard}: the shards overlap; "
-                    "they were not made with the same --shard N"
+                    f"{'|'.join(map(str, key))} is in both {found[seen[key]]} and {found[shard]}: the shards "
+                    "overlap; they were not made with the same --shard N, or a file was edited: rerun those shards"
                 )
             seen[key] = shard
             records.append(rec)
@@ -148,6 +151,8 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
                 "rerun the same command for that shard (it resumes) or pass --allow-partial"
             )
     _check_shard_positions(found, seen, reference)
+    if not missing:
+        _check_cells_agree(records, seen, found)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "predictions.jsonl") as fh:
@@ -225,3 +230,23 @@ def _check_shard_positions(found: dict[Shard, Path], seen: dict[tuple, Shard], f
             f"{found[shard]}: holds {'|'.join(map(str, key))}, which is not an item of this run "
             f"({len(unplanned)} such keys); the file was edited or mixed with another run's: rerun that shard"
         )
+
+
+def _check_cells_agree(records: list[dict], seen: dict[tuple, Shard], found: dict[Shard, Path]) -> None:
+    """Every (language, task, k) cell of a whole run holds the same instances (a release has the same
+    instances in every language): a key put in place of another shows as an instance that only some
+    cells hold. This needs no release, so it also holds for runs on Hub data or a release moved away."""
+    cells: dict[tuple, set[str]] = {}
+    for rec in records:
+        cells.setdefault((rec["task"], rec["k"], rec["language"]), set()).add(rec["instance_id"])
+    held = Counter(iid for ids in cells.values() for iid in ids)
+    if all(n == len(cells) for n in held.values()):
+        return
+    rarest = min(held, key=lambda iid: (held[iid], iid))
+    cell = min(c for c, ids in cells.items() if rarest in ids)
+    key = (*cell, rarest)
+    raise MvlsibError(
+        f"{found[seen[key]]}: holds {'|'.join(map(str, key))}, but instance {rarest} is in only {held[rarest]} of "
+        f"the run's {len(cells)} (task, k, language) cells, which all hold the same instances: the file was "
+        "edited or mixed with another run's; rerun that shard"
+    )
