@@ -12,9 +12,17 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from mvlsib.release_format.mvl_sib import K_VALUES, LANGUAGE_COLUMNS, TASKS, TEXT_OF
+from mvlsib.release_format.mvl_sib import K_VALUES, LANGUAGE_COLUMNS, TASK_TABLE, TASKS, TEXT_OF
 
-SCHEMA_NAMES: tuple[str, ...] = ("corpus_row", "instance", "manifest_row", "release_row", "prediction")
+SCHEMA_NAMES: tuple[str, ...] = (
+    "corpus_row",
+    "instance",
+    "manifest_row",
+    "release_row",
+    "prediction",
+    "run_config",
+    "run_metrics",
+)
 
 
 LANGUAGE_CODE_PATTERN = "^[a-z]{3}_[A-Z][a-z]{3}$"
@@ -32,6 +40,19 @@ def load_schema(name: str) -> dict[str, Any]:
         # Task names and k range come from the task table, not from a copy in the file.
         schema["properties"]["task"] = {"enum": list(TASKS)}
         schema["properties"]["k"] = {"type": "integer", "minimum": min(K_VALUES), "maximum": max(K_VALUES)}
+        # ... and each task's own k values (t2s has k=1 only)
+        schema["allOf"] = [
+            {
+                "if": {"properties": {"task": {"const": t.name}}, "required": ["task"]},
+                "then": {"properties": {"k": {"enum": list(t.k_values)}}},
+            }
+            for t in TASK_TABLE
+        ]
+    if name == "run_config":
+        pair = schema["properties"]["fingerprint"]["properties"]["tasks"]["items"]
+        pair["anyOf"] = [
+            {"prefixItems": [{"const": t.name}, {"type": "integer", "enum": list(t.k_values)}]} for t in TASK_TABLE
+        ]
     return schema
 
 
