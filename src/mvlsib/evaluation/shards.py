@@ -101,17 +101,7 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     if len(counts) != 1:
         raise MvlsibError(f"shards of different splits cannot be merged: {sorted(map(str, found))}")
     count = counts.pop()
-    configs: dict[Shard, dict] = {}
-    for shard, pred in found.items():
-        cfg_path = pred.with_name(f"config{shard.suffix}.json")
-        if not cfg_path.is_file():
-            raise MvlsibError(f"{cfg_path}: missing shard config; rerun that shard (it resumes)")
-        configs[shard] = read_config(cfg_path)
-        if configs[shard].get("shard") not in (None, str(shard)):
-            raise MvlsibError(
-                f"{cfg_path}, field shard: says {configs[shard]['shard']!r}, but the file is shard {shard}; "
-                "a shard file was renamed or copied: rerun that shard"
-            )
+    configs = _read_shard_configs(found)
     reference_shard = min(configs, key=lambda s: s.index)
     reference = configs[reference_shard]["fingerprint"]
     for shard, cfg in configs.items():
@@ -176,6 +166,22 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
         for s in sorted(found, key=lambda s: s.index)
     ]
     return finalize(out, config, records)
+
+
+def _read_shard_configs(found: dict[Shard, Path]) -> dict[Shard, dict]:
+    """Each shard's checked config, which must say it is the shard its file name says."""
+    configs: dict[Shard, dict] = {}
+    for shard, pred in found.items():
+        cfg_path = pred.with_name(f"config{shard.suffix}.json")
+        if not cfg_path.is_file():
+            raise MvlsibError(f"{cfg_path}: missing shard config; rerun that shard (it resumes)")
+        configs[shard] = read_config(cfg_path)
+        if configs[shard].get("shard") not in (None, str(shard)):
+            raise MvlsibError(
+                f"{cfg_path}, field shard: says {configs[shard]['shard']!r}, but the file is shard {shard}; "
+                "a shard file was renamed or copied: rerun that shard"
+            )
+    return configs
 
 
 def _check_keys_in_plan(path: Path, records: list[dict], fp: dict) -> None:
