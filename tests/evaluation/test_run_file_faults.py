@@ -213,6 +213,9 @@ def test_every_field_of_a_predictions_record(made, tmp_path):
     assert set(record) <= set(PREDICTION_RULES)  # ... and nothing a real run writes goes unplanted
     variants = [(v, f, plant(record, f, c), named) for v, f, c, named in field_variants(PREDICTION_RULES)]
     variants += [(f"record={name}", None, raw, False) for name, raw in RECORD_FAULTS.items()]
+    # one image more than the prompt showed (the item analysis picks the gold image by the label)
+    shown = record["image_ids"] + ["x"]
+    variants.append(("image_ids=one-more", "image_ids", plant(record, "image_ids", ("value", shown)), True))
     runs = 0
     for n, (what, field, data, named) in enumerate(variants):
         run = copy_run(made, "whole", tmp_path / str(n))

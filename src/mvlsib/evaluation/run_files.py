@@ -185,11 +185,29 @@ def field_error(record: Any, fields: tuple[tuple[str, bool, Check], ...]) -> tup
 
 
 def prediction_error(record: Any) -> tuple[str, str] | None:
-    """(field, what is wrong) of a predictions record, or None; k is checked against its task's k values."""
+    """(field, what is wrong) of a predictions record, or None; k is checked against its task's k values, and
+    ``image_ids``, when recorded (older runs have none, or an empty list), against the images its prompt shows."""
     found = field_error(record, PREDICTION_FIELDS)
-    if found is None and record["k"] not in TASK_BY_NAME[record["task"]].k_values:
-        return "k", f"is {record['k']}, which task {record['task']} does not have"
-    return found
+    if found is not None:
+        return found
+    task = TASK_BY_NAME[record["task"]]
+    if record["k"] not in task.k_values:
+        return "k", f"is {record['k']}, which task {task.name} does not have"
+    shown = len(record.get("image_ids") or [])
+    if shown and shown != image_count(task, record["k"]):
+        # the item analysis picks the gold image out of this list by the label
+        return (
+            "image_ids",
+            f"holds {shown} images, but a {task.name} prompt with k={record['k']} shows {image_count(task, record['k'])}",
+        )
+    return None
+
+
+def image_count(task, k: int) -> int:
+    """How many images a prompt of ``task`` with ``k`` references shows (the prompt's image columns)."""
+    return (k if task.references == "ref_image_ids" else 0) + (
+        len(LETTER_VALUES) if task.options == "image_option_ids" else 0
+    )
 
 
 def config_error(config: Any) -> tuple[str, str] | None:

@@ -48,6 +48,16 @@ def load_schema(name: str) -> dict[str, Any]:
             }
             for t in TASK_TABLE
         ]
+        # ... and image_ids, when recorded, as many as the prompt shows: k reference images, 4 option images
+        schema["allOf"] += [
+            {
+                "if": {"properties": {"task": {"const": t.name}, "k": {"const": k}}, "required": ["task", "k"]},
+                "then": {"properties": {"image_ids": {"anyOf": [{"maxItems": 0}, {"minItems": n, "maxItems": n}]}}},
+            }
+            for t in TASK_TABLE
+            for k in t.k_values
+            for n in [(k if t.references == "ref_image_ids" else 0) + (4 if t.options == "image_option_ids" else 0)]
+        ]
     if name == "run_config":
         pair = schema["properties"]["fingerprint"]["properties"]["tasks"]["items"]
         pair["anyOf"] = [
