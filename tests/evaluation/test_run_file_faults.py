@@ -331,3 +331,47 @@ def test_merge_refuses_a_shard_holding_a_key_in_place_of_its_own(made, tmp_path)
                 assert not (tmp_path / str(n) / "merged" / "predictions.jsonl").exists(), label
     PLANTED["merge substitutions"] = n
     assert n >= 6 * 3 * 7
+
+
+# Runs a release's evaluate.py with every `mvlsib` import failing: the readers must hold in the bundle too.
+BLOCKED = r"""
+import runpy, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mvlsib" or name.startswith("mvlsib."):
+            raise ImportError(f"{name} is blocked in this test")
+        return None
+sys.meta_path.insert(0, Block())
+sys.argv = ["evaluate.py", *sys.argv[1:]]
+runpy.run_path("evaluate.py", run_name="__main__")
+"""
+
+
+def test_the_bundled_evaluator_reads_through_the_same_readers(made, release_dir, tmp_path):
+    import subprocess
+    import sys
+
+    record = json.loads((made["base"] / "whole" / "predictions.jsonl").read_text("utf-8").splitlines()[LINE - 1])
+    picked = [
+        ("label=B", "label", plant(record, "label", ("value", "B"))),
+        ("response=int", "response", plant(record, "response", ("value", 7))),
+        ("record=deep", None, RECORD_FAULTS["deep"]),
+        ("language=huge-int", None, plant(record, "language", ("raw", PARSE_FAULTS["huge-int"]))),
+    ]
+    for n, (what, field, data) in enumerate(picked):
+        run = copy_run(made, "whole", tmp_path / str(n))
+        _replace_line(run / "predictions.jsonl", LINE, data)
+        shards = copy_run(made, "sharded", tmp_path / f"s{n}")
+        _replace_line(shards / "predictions.shard-0-of-2.jsonl", LINE, data)
+        for command in (["report", run, "--out", tmp_path / str(n) / "r"], ["merge", shards, "--out", tmp_path / "m"]):
+            proc = subprocess.run(
+                [sys.executable, "-c", BLOCKED, *map(str, command)],
+                cwd=release_dir,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            out = proc.stdout + proc.stderr
+            assert proc.returncode == 2 and "Traceback" not in out, f"{command[0]} {what}\n{out}"
+            assert f"line {LINE}" in out and (field is None or f"field {field}" in out), f"{command[0]} {what}\n{out}"
+    assert not (tmp_path / "m" / "predictions.jsonl").exists()
