@@ -52,6 +52,7 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
     rel = str(s / "release")
     one = ["--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1", "--no-progress"]
     openai_args = ["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", *one]  # nothing listens on 9
+    src = ["--source-url", "https://example.org/run"]
     sel = one[:-1]  # the selection without --no-progress
     return [
         # mvlsib-build
@@ -233,6 +234,11 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
         ("items", ["items", str(s / "garbage_run"), "--out", str(s / "it1")]),
         ("correlate", ["correlate", str(s / "garbage_run"), "--scores", str(s / "missing.csv")]),
         ("correlate", ["correlate", str(s / "garbage_run"), "--scores", str(s / "groups.csv")]),
+        ("hub-results", ["hub-results", str(s / "empty"), "--dataset", "org/x", "--out", str(s / "h1"), *src]),
+        ("hub-results", ["hub-results", str(s / "garbage_run"), "--dataset", "org/x", "--out", str(s / "h1"), *src]),
+        ("hub-results", ["hub-results", str(s / "garbage_run"), "--dataset", "no-slash", "--out", str(s / "h1")]),
+        ("hub-results", ["hub-results", str(s / "empty"), "--dataset", "org/x", "--out", str(s / "h1")]),
+        ("hub-results", ["hub-results", str(s / "empty"), "--dataset", "org/x", "--out", str(s / "h1"), "--create-pr"]),
         # mvlsib-build export
         ("export", ["export", "nope", "--release", rel, "--out", str(s / "x1")]),
         ("export", ["export", "lmms-eval", "--release", str(s / "empty"), "--out", str(s / "x1")]),

@@ -1,5 +1,5 @@
-"""The ``mvlsib-eval`` commands (run, merge, report), shared by the toolkit's CLI and the
-standalone ``evaluate.py`` of every release. Only option parsing lives here (the options and
+"""The ``mvlsib-eval`` commands (run, merge, report, ...; ``hub-results`` in ``hub_commands``), shared
+by the toolkit's CLI and the standalone ``evaluate.py`` of every release. Only option parsing lives here (the options and
 error handling shared with ``mvlsib-build``'s commands in ``command_options``); the work is in
 ``runner``, ``shards``, ``report`` and the analysis modules, imported inside each command so
 ``--help`` is fast.
@@ -17,6 +17,7 @@ from ._compat import MvlsibError
 from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
 from .command_options import friendly_errors, with_backend_options
+from .hub_commands import hub_results_command
 from .report_format import macro_table
 from .selection import max_new_tokens_option, read_groups, run_options, selection_options
 
@@ -310,6 +311,7 @@ COMMANDS = (
     compare_command,
     items_command,
     correlate_command,
+    hub_results_command,
 )
 
 
