@@ -73,7 +73,19 @@ SHARD_CONFIG_RULES: dict[str, tuple[bool, dict]] = {
 }
 METRICS_RULES: dict[str, tuple[bool, dict]] = {
     "n_predictions": (False, {**_except("int"), "minus": -1}),
-    "macro": (False, {**_except("list"), "ints": [1]}),
+    "macro": (
+        False,
+        {
+            **_except("list"),
+            "ints": [1],
+            "row-task-int": [{"task": 1, "k": 1}],
+            "row-no-k": [{"task": "s2t"}],
+            "row-k-string": [{"task": "s2t", "k": "1"}],
+            "row-accuracy-string": [{"task": "s2t", "k": 1, "accuracy": "high"}],
+            "row-accuracy-2": [{"task": "s2t", "k": 1, "accuracy": 2.0}],
+            "row-n-minus": [{"task": "s2t", "k": 1, "n": -1}],
+        },
+    ),
     "per_language": (False, {**_except("list"), "strings": ["x"]}),
 }
 
@@ -178,6 +190,8 @@ def commands_on_run(made, run: Path, out: Path, *, metrics: bool = True):
     yield "compare", ["compare", run, made["base"] / "whole"]
     yield "items", ["items", run, "--out", out / "items"]
     yield "correlate", ["correlate", run, "--scores", made["scores"]]
+    hub = ["--dataset", "org/mvl-sib", "--out", out / "hub", "--source-url", "https://example.org/config.json"]
+    yield "hub-results", ["hub-results", run, *hub, "--force"]
     if not metrics:
         args = list(made["run_args"])
         args[args.index("--out") + 1] = str(run)
@@ -227,7 +241,7 @@ def test_every_field_of_a_predictions_record(made, tmp_path):
             )
             runs += 1
     PLANTED["predictions"] = len(variants)
-    assert len(variants) > 120 and runs == 5 * len(variants)
+    assert len(variants) > 120 and runs == 6 * len(variants)
 
 
 @pytest.mark.parametrize(("name", "rules"), [("config.json", CONFIG_RULES), ("metrics.json", METRICS_RULES)])

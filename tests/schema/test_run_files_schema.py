@@ -51,7 +51,11 @@ CONFIG = {
     "backend": None,
     "versions": {"mvlsib": "1"},
 }
-METRICS = {"n_predictions": 12, "macro": [{"task": "s2t"}], "per_language": []}
+METRICS = {
+    "n_predictions": 12,
+    "macro": [{"task": "s2t", "k": 1, "accuracy": 0.5, "n": 6, "n_languages": 2}],
+    "per_language": [],
+}
 
 # Values a field could be planted with: each field's legal neighbours and every JSON type.
 DOMAIN = [

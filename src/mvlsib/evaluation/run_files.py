@@ -162,9 +162,36 @@ CONFIG_FIELDS: tuple[tuple[str, bool, Check], ...] = (
     ("backend", False, _nullable(_object())),
 )
 
+
+def _fraction(value: Any) -> str | None:
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1):
+        return None
+    return f"must be a number 0..1 or null, got {_shown(value)}"
+
+
+# A macro row: what hub-results turns into a leaderboard entry and the run summary prints.
+MACRO_ROW_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+    ("task", True, _one_of(TASKS, f"a task of {', '.join(TASKS)}")),
+    ("k", True, _integer(1, max(k for t in TASK_BY_NAME.values() for k in t.k_values))),
+    ("accuracy", False, _fraction),
+    ("n", False, _integer(0)),
+    ("n_languages", False, _integer(0)),
+)
+
+
+def _macro_rows(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return f"must be a list of rows, got {_shown(value)}"
+    for n, row in enumerate(value):
+        found = field_error(row, MACRO_ROW_FIELDS)
+        if found is not None:
+            return f"row {n}: {found[0]} {found[1]}"
+    return None
+
+
 METRICS_FIELDS: tuple[tuple[str, bool, Check], ...] = (
     ("n_predictions", False, _integer(0)),
-    ("macro", False, _list_of(_object(), "objects")),
+    ("macro", False, _macro_rows),
     ("per_language", False, _list_of(_object(), "objects")),
 )
 

@@ -58,6 +58,10 @@ def load_schema(name: str) -> dict[str, Any]:
             for k in t.k_values
             for n in [(k if t.references == "ref_image_ids" else 0) + (4 if t.options == "image_option_ids" else 0)]
         ]
+    if name == "run_metrics":
+        row = schema["properties"]["macro"]["items"]["properties"]
+        row["task"] = {"enum": list(TASKS)}
+        row["k"] = {"type": "integer", "minimum": min(K_VALUES), "maximum": max(K_VALUES)}
     if name == "run_config":
         pair = schema["properties"]["fingerprint"]["properties"]["tasks"]["items"]
         pair["anyOf"] = [
