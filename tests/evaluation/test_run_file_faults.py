@@ -4,7 +4,7 @@ nested 100,000 deep, numbers of 60 digits, NaN and Infinity; and whole records t
 torn, or not UTF-8. Each variant is planted into a copy of a run folder made by a real run (the
 openai backend against the local fake server on 127.0.0.1, on a release built by the real
 pipeline) and given to every command that reads that file: report, compare, items, correlate,
-merge and a resumed run. Each must exit 2 with one message naming the file, the line (for a
+hub-results, merge and a resumed run. Each must exit 2 with one message naming the file, the line (for a
 predictions file) and the field (when the fault is a field's value), and no traceback; an extra
 field and a missing optional field are accepted.
 
@@ -389,3 +389,24 @@ def test_the_bundled_evaluator_reads_through_the_same_readers(made, release_dir,
             assert proc.returncode == 2 and "Traceback" not in out, f"{command[0]} {what}\n{out}"
             assert f"line {LINE}" in out and (field is None or f"field {field}" in out), f"{command[0]} {what}\n{out}"
     assert not (tmp_path / "m" / "predictions.jsonl").exists()
+
+
+def test_extra_fields_and_missing_optional_ones_are_accepted(made, tmp_path):
+    """The readers refuse what is wrong, not what is new: an extra field in a record and in config.json,
+    and a record without image_ids (runs before the field existed), go through every command."""
+    run = copy_run(made, "whole", tmp_path / "extra")
+    lines = (run / "predictions.jsonl").read_text("utf-8").splitlines()
+    records = [json.loads(x) for x in lines]
+    records[0]["note"] = {"by": "a later version"}
+    del records[1]["image_ids"]
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    config = json.loads((run / "config.json").read_text("utf-8"))
+    config["future_field"] = [1, 2]
+    config["fingerprint"]["some_backend_option"] = {"x": None}
+    (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    for command, args in commands_on_run(made, run, tmp_path / "out", metrics=False):
+        if command == "hub-results":  # needs the dataset's eval.yaml from the Hub: its own tests
+            continue
+        result = invoke(args)
+        assert result.exit_code == 0, f"{command}: {result.output}"
+    assert (tmp_path / "out" / "report" / "report.md").is_file()
