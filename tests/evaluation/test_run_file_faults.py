@@ -409,3 +409,18 @@ def test_extra_fields_and_missing_optional_ones_are_accepted(made, tmp_path):
         result = invoke(args)
         assert result.exit_code == 0, f"{command}: {result.output}"
     assert (tmp_path / "out" / "report" / "report.md").is_file()
+
+
+@pytest.mark.parametrize("fault", ["deep", "nan", "huge-int"])
+def test_a_release_manifest_out_of_bounds_is_named_before_any_model_call(made, release_dir, tmp_path, fault):
+    data = tmp_path / "release"
+    shutil.copytree(release_dir, data)
+    manifest = json.loads((data / "manifest.json").read_text("utf-8"))
+    (data / "manifest.json").write_bytes(_with_raw(manifest, "files", PARSE_FAULTS[fault]))
+    args = list(made["run_args"])
+    args[args.index("--data") + 1] = str(data)
+    args[args.index("--out") + 1] = str(tmp_path / "run")
+    before = len(made["server"].requests)
+    result = invoke(args)
+    assert_refused(result, data / "manifest.json", line=None, field=None, what=f"run manifest={fault}")
+    assert len(made["server"].requests) == before and not (tmp_path / "run").exists()

@@ -246,11 +246,11 @@ def config_error(config: Any) -> tuple[str, str] | None:
     return None if inner is None else (f"fingerprint.{inner[0]}", inner[1])
 
 
-def _parse(path: Path, data: bytes, where: str, max_bytes: int) -> Any:
+def _parse(path: Path, data: bytes, where: str, max_bytes: int, advice: str | None = None) -> Any:
     try:
         return jsonio.loads(data, max_bytes=max_bytes)
     except jsonio.JsonLimitError as exc:
-        raise MvlsibError(f"{path}{where}: {exc}; {_ADVICE.get(path.suffix, '')}") from None
+        raise MvlsibError(f"{path}{where}: {exc}; {advice or _ADVICE.get(path.suffix, '')}") from None
 
 
 _ADVICE = {
@@ -308,3 +308,12 @@ def read_metrics(path: str | Path) -> dict:
     if found is not None:
         _refuse(path, "", found)
     return metrics
+
+
+def read_release_manifest(path: str | Path) -> Any:
+    """A release's ``manifest.json`` within the JSON bounds (None when there is none); the loader's
+    ``manifest_problems`` then checks the files it lists."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    return _parse(path, path.read_bytes(), "", MAX_JSON_FILE_BYTES, "re-download the release (or rebuild it anew)")

@@ -27,7 +27,7 @@ from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atom
 from .backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
-from .run_files import read_config
+from .run_files import read_config, read_release_manifest
 from .schedule import MAX_PROMPTS, order_items
 from .shards import Shard
 from .store import (
@@ -249,6 +249,7 @@ def verify_data(data: str) -> None:
     """Refuse a local release whose files do not match its manifest.json, before any model call."""
     if not Path(data).is_dir():
         return
+    read_release_manifest(Path(data) / "manifest.json")  # bounded: the loader's own json.load is not
     check = getattr(_compat.loader(data), "manifest_problems", None)  # absent from older releases' loaders
     problems = check(data) if check else []
     if problems:
