@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "csvio",
         "httpio",
         "locks",
+        "oserrors",
         "workdir",
         "release_format",
         "schema",

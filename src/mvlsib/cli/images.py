@@ -10,7 +10,6 @@ import click
 from mvlsib import limits
 from mvlsib.atomic import atomic_open
 from mvlsib.cli.groups import build_cli, pool_option
-from mvlsib.evaluation.commands import friendly_errors
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
 
@@ -152,7 +151,6 @@ def check_options(fn):
     show_default=True,
     help="Seconds to wait for a URL to answer.",
 )
-@friendly_errors
 def images_add(
     source,
     pool,
@@ -205,7 +203,6 @@ def images_add(
     show_default=True,
     help="How many closest image pairs to list (even when they pass).",
 )
-@friendly_errors
 def images_check(
     pool,
     allow_license,
@@ -251,7 +248,6 @@ def images_check(
     help="JSON report from `verify-images` to show each model's verdict per image.",
 )
 @check_options
-@friendly_errors
 def images_gallery(
     pool,
     out,
@@ -285,7 +281,6 @@ def images_gallery(
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here (default: stdout)."
 )
-@friendly_errors
 def images_credits(pool, out) -> None:
     """Print the attribution list in Markdown: one line per image (title, author, licence link, source)."""
     from mvlsib.image_pool.credits import pool_credits
@@ -323,7 +318,6 @@ def images_credits(pool, out) -> None:
     show_default=True,
     help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.",
 )
-@friendly_errors
 def images_import_release(release, licences_csv, pool, box, fmt) -> None:
     """Import RELEASE's data/images/sib200/<category>_<i>.jpg with licence facts into a new pool."""
     from mvlsib.image_pool.import_release import import_release

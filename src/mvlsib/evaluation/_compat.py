@@ -32,13 +32,14 @@ __all__ = [
     "httpio",
     "jsonio",
     "locks",
+    "oserrors",
 ]
 
 
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import httpio, jsonio, locks
+    from mvlsib import httpio, jsonio, locks, oserrors
     from mvlsib.atomic import atomic_open
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
@@ -51,7 +52,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import httpio, jsonio, locks
+    from ._shared import httpio, jsonio, locks, oserrors
     from ._shared.atomic import atomic_open
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError

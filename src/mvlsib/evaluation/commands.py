@@ -16,7 +16,7 @@ import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
 from .backends import backends_help, options_for
-from .command_options import friendly_errors, with_backend_options
+from .command_options import BoundaryGroup, with_backend_options
 from .schedule import MAX_PROMPTS, ORDERS
 
 
@@ -138,7 +138,6 @@ def _groups(paths) -> dict[str, dict[str, str]]:
     help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
-@friendly_errors
 def run_command(
     data,
     data_revision,
@@ -230,7 +229,6 @@ def _macro_table(metrics: dict) -> str:
     default=False,
     help="Merge even when shards are missing or incomplete (metrics then cover less).",
 )
-@friendly_errors
 def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
     from .shards import merge_shards
@@ -285,7 +283,6 @@ def merge_command(sources, out, allow_partial):
     metavar="DIR",
     help="Release folder for the topic confusion figure (default: the runs' own, when it exists).",
 )
-@friendly_errors
 def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
@@ -324,7 +321,6 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
     show_default=True,
     help="How letters are read from the stored responses.",
 )
-@friendly_errors
 def compare_command(run_a, run_b, json_path, parse_mode):
     """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
     interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
@@ -365,7 +361,6 @@ def compare_command(run_a, run_b, json_path, parse_mode):
     show_default=True,
     help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
 )
-@friendly_errors
 def items_command(runs, out, data, parse_mode, names, max_listed):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
     per-image error rates and letter-position bias."""
@@ -407,7 +402,6 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
     show_default=True,
     help="How letters are read from the stored responses.",
 )
-@friendly_errors
 def correlate_command(runs, scores, names, out_csv, parse_mode):
     """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
     task x k macro accuracies and other benchmarks' scores of the same models."""
@@ -427,7 +421,7 @@ COMMANDS = (run_command, merge_command, report_command, compare_command, items_c
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:
     """Entry point of a release's evaluate.py: ``run`` is the default command."""
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=BoundaryGroup, context_settings={"help_option_names": ["-h", "--help"]})
     def group():
         """MVL-SIB reference evaluator (bundled). `python evaluate.py --data . --model M --out RUN`
         runs the evaluation; `merge` and `report` as in mvlsib-eval."""
