@@ -32,9 +32,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(target)  # a write() error names no file; the user needs to know which
         raise
 
 

@@ -260,9 +260,11 @@ def verify_images_cmd(models, out, allow_fail, **options):
     The backend options are the evaluator's (`mvlsib-eval run`); a model prefixed hf: or openai:
     uses that backend whatever --backend says.
     """
+    from mvlsib.atomic import owned_folder
     from mvlsib.verify_images.verify import VerifyOptions, verify_images
 
-    report = verify_images(VerifyOptions(models=list(models), out=out, **options))
+    with owned_folder(out, "mvlsib-build verify-images"):
+        report = verify_images(VerifyOptions(models=list(models), out=out, **options))
     n_images = len(report["images"])
     for name in report["models"]:
         e = report["summary"][name]

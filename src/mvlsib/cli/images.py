@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mvlsib import limits
-from mvlsib.atomic import atomic_open
+from mvlsib.atomic import atomic_open, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
@@ -267,7 +267,7 @@ def images_gallery(
     from mvlsib.image_pool.hashes import hash_cache_file
 
     opts = options_from(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
-    with hash_cache_file(hash_cache, warn=_warn) as cache:
+    with hash_cache_file(hash_cache, warn=_warn) as cache, owned_folder(out, "mvlsib-build images gallery"):
         res = build_gallery(pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=True)
     click.echo(f"wrote {res.html} and {len(res.contact_sheets)} contact sheet(s)")
     if not res.report.ok:

@@ -19,6 +19,7 @@ __all__ = [
     "BUNDLED",
     "TOOLKIT_VERSION",
     "atomic_open",
+    "owned_folder",
     "open_csv",
     "MvlsibError",
     "library_versions",
@@ -40,7 +41,7 @@ __all__ = [
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
     from mvlsib import httpio, jsonio, locks, oserrors
-    from mvlsib.atomic import atomic_open
+    from mvlsib.atomic import atomic_open, owned_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
     from mvlsib.release_format import mvl_sib as _loader_module
@@ -53,7 +54,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
 
     from . import _bundle_info
     from ._shared import httpio, jsonio, locks, oserrors
-    from ._shared.atomic import atomic_open
+    from ._shared.atomic import atomic_open, owned_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions

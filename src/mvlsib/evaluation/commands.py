@@ -14,10 +14,14 @@ from pathlib import Path
 
 import click
 
-from ._compat import TASK_TABLE, TASKS, MvlsibError
+from ._compat import TASK_TABLE, TASKS, MvlsibError, owned_folder
 from .backends import backends_help, options_for
 from .command_options import BoundaryGroup, with_backend_options
 from .schedule import MAX_PROMPTS, ORDERS
+
+# What a run folder holds besides its ledger: a run killed with kill -9 records nothing, yet its
+# files are ours to resume (predictions.shard-I-of-N.jsonl, config.json, metrics.json, the lock).
+RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock", ".*.tmp")
 
 
 def _csv(value: str) -> list[str]:
@@ -189,7 +193,8 @@ def run_command(
         order=order,
         max_prompts=max_prompts,
     )
-    summary = run_eval(opts)
+    with owned_folder(out, "mvlsib-eval run", RUN_FILES):
+        summary = run_eval(opts)
     click.echo(
         f"{summary['n_new']} new predictions ({summary['n_done_before']} already done) of "
         f"{summary['n_expected']} in {summary['predictions_file']}"
@@ -233,7 +238,8 @@ def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
     from .shards import merge_shards
 
-    metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
+    with owned_folder(out, "mvlsib-eval merge", RUN_FILES):
+        metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
     click.echo(f"merged {metrics['n_predictions']} predictions into {Path(out) / 'predictions.jsonl'}")
     config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
     if not config.get("complete"):
@@ -286,10 +292,17 @@ def merge_command(sources, out, allow_partial):
 def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
+    with owned_folder(out, "mvlsib-eval report"):
+        written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     from .languages import read_overrides
     from .report import write_report
 
-    written = write_report(
+    return write_report(
         list(runs),
         out,
         groups=_groups(groups_csv),
@@ -299,8 +312,6 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
         data=data,
         warn=lambda text: click.echo(f"warning: {text}", err=True),
     )
-    for path in written:
-        click.echo(f"wrote {path}")
 
 
 @click.command("compare")
@@ -368,9 +379,11 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
-    for path in write_items(
-        list(runs), out, data=data, mode=parse_mode, names=list(names) or None, max_listed=max_listed
-    ):
+    with owned_folder(out, "mvlsib-eval items"):
+        written = write_items(
+            list(runs), out, data=data, mode=parse_mode, names=list(names) or None, max_listed=max_listed
+        )
+    for path in written:
         click.echo(f"wrote {path}")
 
 
