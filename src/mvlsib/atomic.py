@@ -183,6 +183,8 @@ def read_ledger(folder: str | os.PathLike[str]) -> set[str]:
 def write_ledger(folder: str | os.PathLike[str], writer: str) -> None:
     """Record every file now in ``folder`` as written by ``writer`` (call only when no foreign file was there)."""
     files = folder_files(folder)
+    if (Path(folder) / LEDGER).is_file() and set(files) <= read_ledger(folder):
+        return  # nothing new: leave the folder untouched
     with atomic_open(Path(folder) / LEDGER) as fh:
         json.dump({"writer": writer, "files": files}, fh, indent=1, ensure_ascii=False)
         fh.write("\n")
@@ -251,3 +253,18 @@ def staged_output(
     with staged_folder(out) as stage:
         yield stage
         write_ledger(stage, writer)
+
+
+def probe_writable(path: str | os.PathLike[str]) -> None:
+    """Raise the ``OSError`` that creating ``path`` would raise (a read-only folder, a file in the
+    way, a name too long), leaving nothing behind: long commands check before working, not after."""
+    path = Path(os.path.abspath(path))
+    if path.is_dir():
+        probe_in, name = path, "probe"
+    else:
+        child = path
+        while not child.parent.exists() and child.parent != child:
+            child = child.parent
+        probe_in, name = child.parent, child.name
+    tmp = tempfile.mkdtemp(prefix=f".{name}.probe-{os.getpid()}-", dir=probe_in)
+    os.rmdir(tmp)

@@ -77,13 +77,17 @@ def describe(exc: OSError) -> str:
     if code is not None and code in errno.errorcode:
         what = f"{what} ({errno.errorcode[code]})"
     where = ""
-    if exc.filename is not None:
+    text = " ".join(str(exc).split())
+    if exc.filename is None and exc.strerror and code is not None and exc.strerror != os.strerror(code):
+        # No filename, but the text names the file (pyarrow: "Failed to open local file '...'. Detail: ...").
+        where = " ".join(exc.strerror.split())
+    elif exc.filename is not None:
         where = _path_text(exc.filename)
         if getattr(exc, "filename2", None) is not None:
             where += f" -> {_path_text(exc.filename2)}"
-    elif exc.errno is None and str(exc):
+    elif exc.errno is None and text:
         # Libraries (pyarrow, Pillow, sockets) often put the path into the text and no errno.
-        where = " ".join(str(exc).split())
+        where = text
         if code is None:
             what = type(exc).__name__
     message = f"{where}: {what}" if where else what
@@ -101,3 +105,16 @@ def message(exc: OSError) -> str:
     if is_about_writing(exc):
         text += "; outputs are written atomically, so nothing half-written was kept"
     return text
+
+
+_LOOP = re.compile(r"^Symlink loop from '(?P<path>.*)'$", re.S)
+
+
+def as_oserror(exc: BaseException) -> OSError | None:
+    """The ``OSError`` an exception stands for, if any: ``Path.resolve`` on Python < 3.13 reports a
+    symbolic-link loop as ``RuntimeError("Symlink loop from '...'")`` instead of ``ELOOP``."""
+    if isinstance(exc, OSError):
+        return exc
+    if type(exc) is RuntimeError and (m := _LOOP.match(str(exc))):
+        return OSError(errno.ELOOP, os.strerror(errno.ELOOP), m.group("path"))
+    return None

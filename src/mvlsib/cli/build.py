@@ -406,7 +406,15 @@ def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo
 )
 def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annotation):
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
+    from mvlsib.atomic import probe_writable
     from mvlsib.pipeline import build
+    from mvlsib.workdir.pool_manifest import read_manifest
+
+    # What would fail at the end fails first, before any stage writes: the pool, the output folders.
+    read_manifest(pool)
+    for folder in (out, workdir):
+        if folder is not None:
+            probe_writable(folder)
 
     langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
     summary = build(

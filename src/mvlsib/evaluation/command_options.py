@@ -39,6 +39,8 @@ def error_boundary() -> Iterator[None]:
     except OSError as exc:
         raise InputError(oserrors.message(exc)) from None
     except Exception as exc:
+        if (os_error := oserrors.as_oserror(exc)) is not None:
+            raise InputError(oserrors.message(os_error)) from None
         withheld = _redact_chain(exc, _secrets())
         if withheld is not None:
             raise withheld from None
