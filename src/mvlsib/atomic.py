@@ -170,36 +170,51 @@ def folder_files(folder: str | os.PathLike[str]) -> list[str]:
     return sorted(out)
 
 
-def read_ledger(folder: str | os.PathLike[str]) -> set[str]:
-    """The files ``folder``'s ledger says we wrote (none when it has no readable ledger)."""
+def read_ledger(folder: str | os.PathLike[str]) -> dict[str, str | None]:
+    """``{file: sha256}`` of what ``folder``'s ledger says we wrote (empty without a readable ledger)."""
     try:
         data = json.loads((Path(folder) / LEDGER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return set()
+        return {}
     files = data.get("files") if isinstance(data, dict) else None
-    return {f for f in files if isinstance(f, str)} if isinstance(files, list) else set()
+    if isinstance(files, dict):
+        return {f: h if isinstance(h, str) else None for f, h in files.items() if isinstance(f, str)}
+    return {}
 
 
 def write_ledger(folder: str | os.PathLike[str], writer: str) -> None:
-    """Record every file now in ``folder`` as written by ``writer`` (call only when no foreign file was there)."""
-    files = folder_files(folder)
-    if (Path(folder) / LEDGER).is_file() and set(files) <= read_ledger(folder):
+    """Record every file now in ``folder`` (with its sha256) as written by ``writer``; call only when
+    no foreign file was there."""
+    folder = Path(folder)
+    files = {rel: _digest(folder / rel) for rel in folder_files(folder)}
+    if (folder / LEDGER).is_file() and read_ledger(folder) == files:
         return  # nothing new: leave the folder untouched
-    with atomic_open(Path(folder) / LEDGER) as fh:
-        json.dump({"writer": writer, "files": files}, fh, indent=1, ensure_ascii=False)
+    with atomic_open(folder / LEDGER) as fh:
+        json.dump({"writer": writer, "files": files}, fh, indent=1, ensure_ascii=False, sort_keys=True)
         fh.write("\n")
+
+
+def _digest(path: Path) -> str | None:
+    return None if path.is_symlink() or not path.is_file() else sha256_file(path)
 
 
 def foreign_files(
     folder: str | os.PathLike[str], ours: Iterable[str] | None = None, patterns: Iterable[str] = ()
 ) -> list[str]:
-    """Files in ``folder`` we did not write: not in ``ours`` (default: its ledger), matching no ``patterns``."""
+    """Files in ``folder`` we did not write: not in ``ours`` (default: its ledger, where a file whose
+    content changed since is the user's edit), matching no ``patterns``."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    known = set(ours) if ours is not None else read_ledger(folder)
     pats = tuple(patterns)
-    return [f for f in folder_files(folder) if f not in known and not any(fnmatch.fnmatchcase(f, p) for p in pats)]
+    ledger: dict[str, str | None] = dict.fromkeys(ours) if ours is not None else read_ledger(folder)
+    out = []
+    for rel in folder_files(folder):
+        if any(fnmatch.fnmatchcase(rel, p) for p in pats):
+            continue
+        if rel not in ledger or (ledger[rel] is not None and _digest(folder / rel) != ledger[rel]):
+            out.append(rel)
+    return out
 
 
 def refuse_foreign(
@@ -236,10 +251,13 @@ def owned_folder(
     refuse_foreign(folder, None, patterns, option=option)
     try:
         yield folder
-    finally:
+    except BaseException:
         with contextlib.suppress(OSError):  # an unwritable folder must not mask the real error
-            if folder.is_dir() and folder_files(folder):
+            if folder.is_dir() and set(folder_files(folder)) - set(read_ledger(folder)):
                 write_ledger(folder, writer)
+        raise
+    if folder.is_dir() and folder_files(folder):
+        write_ledger(folder, writer)
 
 
 @contextlib.contextmanager
