@@ -9,14 +9,15 @@
 # torch==2.13.0 (which this machine's pip configuration takes from its local CPU wheel). A fresh
 # resolve next month therefore installs the same thing. Idempotent: a venv whose stamp matches its
 # requirement file is left as it is; one built from another requirement file is rebuilt.
+# Inspect AI needs no torch, so its venv skips that step.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="${1:-${MVLSIB_HARNESS_VENVS:-$HOME/.cache/mvlsib/harness-venvs}}"
 python="${PYTHON:-python3}"
 mkdir -p "$dir"
 
-make_venv() {  # name, module to import, requirement file
-  local name="$1" module="$2" requirements="$3"
+make_venv() {  # name, module to import, requirement file, whether torch goes in first (yes|no)
+  local name="$1" module="$2" requirements="$3" torch="${4:-yes}"
   local venv="$dir/$name" stamp
   stamp="$(sha256sum "$requirements" | cut -d' ' -f1)"
   if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.mvlsib-stamp" 2>/dev/null)" = "$stamp" ] \
@@ -26,7 +27,9 @@ make_venv() {  # name, module to import, requirement file
   echo "harness-venvs: creating $venv (pinned in ${requirements#"$here"/})" >&2
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q torch==2.13.0
+  if [ "$torch" = yes ]; then
+    "$venv/bin/python" -m pip install -q torch==2.13.0
+  fi
   "$venv/bin/python" -m pip install -q --no-deps -r "$requirements"
   "$venv/bin/python" -c "import $module"
   echo "$stamp" > "$venv/.mvlsib-stamp"
@@ -34,3 +37,4 @@ make_venv() {  # name, module to import, requirement file
 
 make_venv lmms lmms_eval "$here/harness/lmms-eval.txt"
 make_venv mteb mteb "$here/harness/mteb.txt"
+make_venv inspect inspect_ai "$here/harness/inspect.txt" no

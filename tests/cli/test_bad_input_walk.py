@@ -52,6 +52,8 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
     rel = str(s / "release")
     one = ["--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1", "--no-progress"]
     openai_args = ["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", *one]  # nothing listens on 9
+    src = ["--source-url", "https://example.org/run"]
+    sel = one[:-1]  # the selection without --no-progress
     return [
         # mvlsib-build
         ("ingest", ["ingest", "--sib", str(s / "missing"), "--workdir", str(s / "w1")]),
@@ -210,6 +212,18 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
             ],
         ),
         ("run", ["run", "--data", rel, "--model", "m", "--out", str(s / "o2"), *openai_args, "--max-retries", "0"]),
+        (
+            "batch prepare",
+            ["batch", "prepare", "--data", rel, "--model", "m", "--out", str(s / "release" / "RUN"), *sel],
+        ),
+        ("batch prepare", ["batch", "prepare", "--data", rel, "--model", "m", "--out", str(s / "file.txt"), *sel]),
+        ("batch prepare", ["batch", "prepare", "--data", str(s / "missing"), "--model", "m", "--out", str(s / "b1")]),
+        ("batch prepare", ["batch", "prepare", "--data", rel, "--model", "m", "--out", str(s / "b1"), "--k", "x"]),
+        ("batch collect", ["batch", "collect", str(s / "empty"), str(s / "file.txt"), "--out", str(s / "o3")]),
+        ("batch collect", ["batch", "collect", str(s / "garbage_run"), str(s / "file.txt"), "--out", str(s / "o3")]),
+        ("plan", ["plan", "--data", str(s / "missing"), "--gpus", "4"]),
+        ("plan", ["plan", "--data", rel, "--gpus", "0"]),
+        ("plan", ["plan", "--data", rel, "--gpus", "2", *sel, "--script", str(s / "empty")]),
         ("merge", ["merge", str(s / "empty"), "--out", str(s / "m1")]),
         ("report", ["report", str(s / "empty"), "--out", str(s / "rep1")]),
         ("report", ["report", str(s / "garbage_run"), "--out", str(s / "rep1")]),
@@ -220,6 +234,11 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
         ("items", ["items", str(s / "garbage_run"), "--out", str(s / "it1")]),
         ("correlate", ["correlate", str(s / "garbage_run"), "--scores", str(s / "missing.csv")]),
         ("correlate", ["correlate", str(s / "garbage_run"), "--scores", str(s / "groups.csv")]),
+        ("hub-results", ["hub-results", str(s / "empty"), "--dataset", "org/x", "--out", str(s / "h1"), *src]),
+        ("hub-results", ["hub-results", str(s / "garbage_run"), "--dataset", "org/x", "--out", str(s / "h1"), *src]),
+        ("hub-results", ["hub-results", str(s / "garbage_run"), "--dataset", "no-slash", "--out", str(s / "h1")]),
+        ("hub-results", ["hub-results", str(s / "empty"), "--dataset", "org/x", "--out", str(s / "h1")]),
+        ("hub-results", ["hub-results", str(s / "empty"), "--dataset", "org/x", "--out", str(s / "h1"), "--create-pr"]),
         # mvlsib-build export
         ("export", ["export", "nope", "--release", rel, "--out", str(s / "x1")]),
         ("export", ["export", "lmms-eval", "--release", str(s / "empty"), "--out", str(s / "x1")]),

@@ -2,8 +2,10 @@
 
 It implements the endpoints huggingface_hub 2.x calls to publish a dataset (repo create,
 tree listing, YAML validation, preupload, LFS batch + upload + verify, commit, refs, tag,
-branch) and to read one (repo info, tree, paths-info, resolve with HEAD/GET/Range), and
-keeps real git-like state (commits with parents, branches, tags, LFS objects checked by
+branch) and to read one (repo info, tree, paths-info, resolve with HEAD/GET/Range); for
+model repos, what opening and updating a pull request takes (preupload and commit with
+``create_pr``, which makes branch ``refs/pr/N`` and its discussion; discussions listing;
+commits to ``refs/pr/N``). It keeps real git-like state (commits with parents, branches, tags, LFS objects checked by
 sha256), so tests assert what the client really sent and downloaded. ``serve_folder``
 starts it with one repository already holding a local folder's files.
 
@@ -83,6 +85,9 @@ class HubState:
         self.commit_fault: str | None = None
         self.echo_headers = False  # error bodies repeat the request headers (as some proxies do)
         self.stall_seconds = 5.0
+        # Pull requests per repo (the discussions API's records), and repos whose commits are refused.
+        self.discussions: dict[str, list[dict]] = {}
+        self.refused: set[str] = set()
         self.lock = threading.Lock()
 
     def new_commit(self, repo: Repo, parent: str | None, summary: str, description: str, files: dict) -> Commit:
@@ -196,6 +201,10 @@ class _Handler(BaseHTTPRequestHandler):
                 ("HEAD", r"/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", self.resolve),
                 ("GET", r"/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", self.resolve),
                 ("POST", r"/api/datasets/([^/]+/[^/]+)/paths-info/([^/]+)", self.paths_info),
+                ("POST", r"/api/models/([^/]+/[^/]+)/preupload/(.+)", self.preupload),
+                ("POST", r"/api/models/([^/]+/[^/]+)/commit/(.+)", self.commit),
+                ("GET", r"/api/models/([^/]+/[^/]+)/discussions", self.list_discussions),
+                ("GET", r"/api/models/([^/]+/[^/]+)/revision/(.+)", self.revision_info),
             ]
             for m, pattern, fn in routes:
                 match = re.fullmatch(pattern, path)
@@ -328,8 +337,17 @@ class _Handler(BaseHTTPRequestHandler):
         repo = self._repo(repo_id)
         if repo is None:
             return
+        if repo_id in self.state.refused:
+            return self._error(403, "Forbidden", f"You are not allowed to push or open pull requests on {repo_id}")
         if rev not in repo.branches:
             return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+        pr = None
+        if query.get("create_pr") == ["1"]:
+            # A pull request: a new branch refs/pr/N from the revision, and its discussion.
+            prs = self.state.discussions.setdefault(repo_id, [])
+            pr = {"num": len(prs) + 1, "status": "open", "base": rev}
+            repo.branches[f"refs/pr/{pr['num']}"] = repo.branches[rev]
+            rev = f"refs/pr/{pr['num']}"
         parent = repo.branches[rev]
         files = dict(repo.commits[parent].files)
         header = {}
@@ -357,8 +375,33 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "drop":
             self.close_connection = True
             return
-        url = f"http://{self.headers['Host']}/datasets/{repo_id}/commit/{commit.oid}"
-        self._send(200, {"success": True, "commitOid": commit.oid, "commitUrl": url})
+        prefix = "" if repo.repo_type == "model" else f"{repo.repo_type}s/"
+        url = f"http://{self.headers['Host']}/{prefix}{repo_id}/commit/{commit.oid}"
+        answer = {"success": True, "commitOid": commit.oid, "commitUrl": url}
+        if pr is not None:
+            pr["title"] = header.get("summary", "")
+            self.state.discussions[repo_id].append(pr)
+            answer["pullRequestUrl"] = f"http://{self.headers['Host']}/{prefix}{repo_id}/discussions/{pr['num']}"
+        self._send(200, answer)
+
+    def list_discussions(self, repo_id, query):
+        if self._repo(repo_id) is None:
+            return
+        wanted_status = query.get("status", ["all"])[0]
+        items = [
+            {
+                "num": d["num"],
+                "title": d["title"],
+                "status": d["status"],
+                "isPullRequest": True,
+                "createdAt": "2026-11-26T00:00:00.000Z",
+                "author": {"name": "mvlsib-tester"},
+                "repo": {"name": repo_id, "type": "model"},
+            }
+            for d in self.state.discussions.get(repo_id, [])
+            if wanted_status in ("all", d["status"])
+        ]
+        self._send(200, {"count": len(items), "start": 0, "discussions": items})
 
     def refs(self, repo_id, query):
         repo = self._repo(repo_id)
@@ -492,6 +535,16 @@ class HubStandIn:
         with self.state.lock:
             repo = Repo("dataset", False)
             commit = self.state.new_commit(repo, None, "initial commit", "", files)
+            repo.branches["main"] = commit.oid
+            self.state.repos[repo_id] = repo
+        return commit.oid
+
+    def seed_model(self, repo_id: str, files: dict[str, bytes]) -> str:
+        """Create model repo ``repo_id`` holding ``files`` on main; returns the commit id."""
+        with self.state.lock:
+            repo = Repo("model", False)
+            stored = {path: StoredFile(data, False) for path, data in files.items()}
+            commit = self.state.new_commit(repo, None, "initial commit", "", stored)
             repo.branches["main"] = commit.oid
             self.state.repos[repo_id] = repo
         return commit.oid

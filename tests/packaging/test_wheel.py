@@ -1,8 +1,8 @@
 """A release built from a wheel install, outside any checkout, equals one built from the checkout.
 
 The wheel is built from a copy of the project files (no network: ``--no-build-isolation``,
-``--no-index``) and installed with ``--no-deps`` into a fresh venv that sees the system
-site-packages for the dependencies. The wheel's build runs with torch, transformers and
+``--no-index``) and installed with ``--no-deps`` into a fresh venv that sees the running
+interpreter's site-packages (a virtualenv's own, if the tests run in one) for the dependencies. The wheel's build runs with torch, transformers and
 matplotlib made unimportable, which proves the core install covers ``build``. The wheel holds
 the package with its data (bundled pool, schemas, card templates) and nothing of tests/ or tools/.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import email
 import hashlib
 import shutil
+import site
 import subprocess
 import sys
 import zipfile
@@ -121,8 +122,14 @@ def test_wheel_ships_the_product_and_its_data_but_no_tools_or_fixtures(wheel: Pa
 def test_wheel_build_equals_checkout_build(wheel: Path, tmp_path: Path, sib_dir: Path):
     venv = tmp_path / "venv"
     env = _clean_env()
-    _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], tmp_path, env)
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
     py = venv / "bin" / "python"
+    # The dependencies come from the interpreter running the tests: a path file lists its site
+    # folders. `--system-site-packages` would not do: inside a user's virtualenv it means the base
+    # interpreter's packages, not the virtualenv's. Plain path lines do not process the .pth files
+    # found there, so the checkout's editable install stays out and mvlsib comes from the wheel.
+    purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path, env)
+    Path(purelib.stdout.strip(), "_test_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     # The venv gets no pip of its own (creating one copies ~15 MB); the system pip installs into it
     # through `--python` (pip >= 22.3).
     _run(

@@ -124,7 +124,8 @@ def test_changed_release_uploads_only_what_changed(full_workdir, pool_dir, small
         dry = publish_to_hub(other, REPO_ID, endpoint=hub.endpoint, token=None, dry_run=True)
         assert dry.plan.added == ["data/spa_Latn/test.parquet"]
         assert dry.plan.deleted == ["data/deu_Latn/test.parquet"]
-        assert dry.plan.changed == ["README.md", "manifest.json"]
+        # eval.yaml: a dry run does not retarget, so its quoted repo id still differs from the remote's.
+        assert dry.plan.changed == ["README.md", "eval.yaml", "manifest.json"]
         assert "data/eng_Latn/test.parquet" in dry.plan.unchanged and "data/images/test.parquet" in dry.plan.unchanged
         assert len(hub.state.history(REPO_ID)) == 2  # the dry run wrote nothing
 

@@ -101,6 +101,7 @@ def test_build_prints_summary_and_writes_every_language(cli_build, full_workdir)
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md",
         "data",
+        "eval.yaml",
         "evaluate.py",
         "manifest.json",
         "mvl_sib.py",

@@ -464,16 +464,25 @@ def _ks(ctx, param, value):
     help="Comma-separated numbers of references (default 1,3,5; mteb: 1).",
 )
 @click.option("--revision", default=None, help="Branch, tag or commit of a Hub --release.")
-def export_cmd(fmt, release, out, languages, tasks, ks, revision):
-    """Export a release for another harness: lmms-eval, mteb or vlmevalkit.
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="inspect only: N instances per language, the ones `mvlsib-eval run --limit N` takes (default: all).",
+)
+def export_cmd(fmt, release, out, languages, tasks, ks, revision, limit):
+    """Export a release for another harness: lmms-eval, mteb, vlmevalkit or inspect (Inspect AI).
 
     \b
     mvlsib-build export lmms-eval --release release --out exports/lmms-eval
     lmms-eval --include_path exports/lmms-eval --tasks mvl_sib_i2s_k3_eng_Latn ...
+    mvlsib-build export inspect --release release --out exports/inspect
+    inspect eval exports/inspect/mvl_sib_inspect.py@i2s_k3 --model openai-api/local/MODEL
 
     Details and the command that runs each format: docs/exports.md.
     """
     from mvlsib.release.exports import export
 
-    info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=revision)
+    info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=revision, limit=limit)
     click.echo(f"wrote {out}: {fmt} export of {len(info['languages'])} language(s), tasks {', '.join(info['tasks'])}")

@@ -1,5 +1,5 @@
-"""The ``mvlsib-eval`` commands (run, merge, report), shared by the toolkit's CLI and the
-standalone ``evaluate.py`` of every release. Only option parsing lives here (the options and
+"""The ``mvlsib-eval`` commands (run, merge, report, ...; ``hub-results`` in ``hub_commands``), shared
+by the toolkit's CLI and the standalone ``evaluate.py`` of every release. Only option parsing lives here (the options and
 error handling shared with ``mvlsib-build``'s commands in ``command_options``); the work is in
 ``runner``, ``shards``, ``report`` and the analysis modules, imported inside each command so
 ``--help`` is fast.
@@ -7,48 +7,27 @@ error handling shared with ``mvlsib-build``'s commands in ``command_options``); 
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
 
 import click
 
-from ._compat import TASK_TABLE, TASKS, MvlsibError, owned_folder
+from ._compat import MvlsibError, owned_folder
 from .backends import backends_help, options_for
+from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
-from .schedule import MAX_PROMPTS, ORDERS
+from .hub_commands import hub_results_command
+from .report_format import macro_table
+from .selection import max_new_tokens_option, read_groups, run_options, selection_options
 
 # What a run folder holds besides its ledger: a run killed with kill -9 records nothing, yet its
 # files are ours to resume (predictions.shard-I-of-N.jsonl, config.json, metrics.json, the lock).
 RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock", ".*.tmp")
 
 
-def _csv(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _groups(paths) -> dict[str, dict[str, str]]:
-    from .scoring import read_groups_csv
-
-    out = {}
-    for p in paths:
-        try:
-            out[Path(p).stem] = read_groups_csv(p)
-        except (UnicodeDecodeError, csv.Error) as exc:
-            raise MvlsibError(f"{p}: not a readable UTF-8 grouping CSV ({exc})") from None
-    return out
-
-
 @click.command("run")
-@click.option(
-    "--data",
-    default=".",
-    show_default=True,
-    metavar="DIR|ORG/NAME",
-    help="Release folder (with data/ and mvl_sib.py) or Hub dataset repo id.",
-)
-@click.option("--data-revision", default=None, help="Branch, tag or commit of a Hub dataset repo.")
+@selection_options
 @click.option(
     "--model",
     required=True,
@@ -56,57 +35,19 @@ def _groups(paths) -> dict[str, dict[str, str]]:
     help=backends_help("MODEL_HELP"),
 )
 @click.option(
-    "--tasks",
-    default=",".join(TASKS),
-    show_default=True,
-    help=f"Comma-separated tasks: {', '.join(TASKS)} (upstream names {', '.join(t.upstream for t in TASK_TABLE)} also accepted).",
-)
-@click.option(
-    "--k",
-    "ks",
-    default="1,3,5",
-    show_default=True,
-    help="Comma-separated numbers of references (1-5); a task with a single reference (t2s) runs k=1 only.",
-)
-@click.option(
-    "--languages",
-    default="all",
-    show_default=True,
-    help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "
-    "e.g. eng_Latn,urd_Arab.",
-)
-@click.option(
     "--out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.",
 )
-@click.option(
-    "--max-new-tokens",
-    type=int,
-    default=8,
-    show_default=True,
-    help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').",
-)
-@click.option(
-    "--limit",
-    type=int,
-    default=None,
-    help="Only N instances of each language: a deterministic subset balanced over topics and gold "
-    "letters (the same instances in every language).",
-)
-@click.option(
-    "--limit-mode",
-    type=click.Choice(["stratified", "first"]),
-    default="stratified",
-    show_default=True,
-    help="How --limit picks: stratified (balanced) or first (the first N in release order).",
-)
+@max_new_tokens_option
 @click.option(
     "--shard",
     default=None,
     metavar="I/N",
-    help="Run shard I of N (0-based). Default: RANK/WORLD_SIZE under torchrun/accelerate, else everything.",
+    help="Run shard I of N (0-based). Default: the SLURM array task (SLURM_ARRAY_TASK_ID of "
+    "SLURM_ARRAY_TASK_COUNT, less SLURM_ARRAY_TASK_MIN), or RANK/WORLD_SIZE under torchrun/accelerate; "
+    "else everything.",
 )
 @click.option(
     "--parse-mode",
@@ -114,24 +55,6 @@ def _groups(paths) -> dict[str, dict[str, str]]:
     default="relaxed",
     show_default=True,
     help="How letters are read for 'letter'/'correct' (metrics.json reports strict too).",
-)
-@click.option(
-    "--order",
-    type=click.Choice(list(ORDERS)),
-    default=ORDERS[0],
-    show_default=True,
-    help="Processing order: 'prefix' sends prompts that share a prefix (instruction, reference "
-    "images, across languages) together, so a server's prefix cache reuses it; 'canonical' "
-    "goes language by language. Results and the predictions file are the same either way.",
-)
-@click.option(
-    "--max-prompts",
-    type=click.IntRange(min=1),
-    default=MAX_PROMPTS,
-    show_default=True,
-    help="Prompts held in memory at once (about 3.2 KB each, ~1.6 GB at the default). A run (or shard) "
-    "with more is processed in waves, each a round-robin share of it with its own prefix order; "
-    "results and files are the same.",
 )
 @with_backend_options
 @click.option(
@@ -142,56 +65,25 @@ def _groups(paths) -> dict[str, dict[str, str]]:
     help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
-def run_command(
-    data,
-    data_revision,
-    model,
-    tasks,
-    ks,
-    languages,
-    out,
-    max_new_tokens,
-    limit,
-    limit_mode,
-    shard,
-    parse_mode,
-    order,
-    max_prompts,
-    groups_csv,
-    progress,
-    backend,
-    **backend_values,
-):
+def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
+    from .backends import backend_options
     from .runner import RunOptions, run_eval
     from .shards import parse_shard
 
-    try:
-        k_values = tuple(int(k) for k in _csv(ks))
-    except ValueError:
-        raise MvlsibError(f"--k must be comma-separated integers, got {ks!r}") from None
-    if limit is not None and limit < 1:
-        raise MvlsibError(f"--limit must be at least 1, got {limit}")
-    shard_obj = parse_shard(shard)
+    params = {opt.param for _, opt in backend_options()}
+    backend_values = {k: v for k, v in values.items() if k in params}
+    selection = {k: v for k, v in values.items() if k not in params}
     opts = RunOptions(
-        data=data,
+        **run_options(selection),
         model=model,
         out=out,
-        tasks=tuple(_csv(tasks)),
-        ks=k_values,
-        languages="all" if languages.strip() == "all" else tuple(_csv(languages)),
         backend=backend,
-        limit=limit,
-        limit_mode=limit_mode,
-        shard=shard_obj,
+        shard=parse_shard(shard),
         parse_mode=parse_mode,
-        data_revision=data_revision,
-        max_new_tokens=max_new_tokens,
         backend_options=options_for(backend, backend_values),
-        groups=_groups(groups_csv),
+        groups=read_groups(groups_csv),
         progress=progress,
-        order=order,
-        max_prompts=max_prompts,
     )
     with owned_folder(out, "mvlsib-eval run", RUN_FILES):
         summary = run_eval(opts)
@@ -200,24 +92,13 @@ def run_command(
         f"{summary['n_expected']} in {summary['predictions_file']}"
     )
     if "metrics" in summary:
-        click.echo(_macro_table(summary["metrics"]))
+        click.echo(macro_table(summary["metrics"]))
         click.echo(f"wrote {Path(out) / 'metrics.json'}")
     elif summary["shard"]:
         click.echo(
             f"shard {summary['shard']} {'complete' if summary['complete'] else 'incomplete'}; "
             f"combine the shards with `mvlsib-eval merge {out} --out {out}`"
         )
-
-
-def _macro_table(metrics: dict) -> str:
-    lines = [f"{'task':<5} {'k':>2} {'langs':>5} {'acc':>7} {'strict':>7} {'fmt_err':>7} {'valid_acc':>9}"]
-    for row in metrics["macro"]:
-        va = "-" if row["valid_accuracy"] is None else f"{row['valid_accuracy']:.4f}"
-        lines.append(
-            f"{row['task']:<5} {row['k']:>2} {row['n_languages']:>5} {row['accuracy']:>7.4f} "
-            f"{row['strict_accuracy']:>7.4f} {row['format_error_rate']:>7.4f} {va:>9}"
-        )
-    return "\n".join(lines)
 
 
 @click.command("merge")
@@ -249,7 +130,7 @@ def merge_command(sources, out, allow_partial):
             f"(missing shards: {missing}); the metrics cover only what is there",
             err=True,
         )
-    click.echo(_macro_table(metrics))
+    click.echo(macro_table(metrics))
 
 
 @click.command("report")
@@ -305,7 +186,7 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     return write_report(
         list(runs),
         out,
-        groups=_groups(groups_csv),
+        groups=read_groups(groups_csv),
         mode=parse_mode,
         names=list(names) or None,
         metadata=read_overrides(metadata_csv) if metadata_csv else None,
@@ -428,7 +309,17 @@ def correlate_command(runs, scores, names, out_csv, parse_mode):
         click.echo(f"wrote {write_correlations(rows, out_csv)}")
 
 
-COMMANDS = (run_command, merge_command, report_command, compare_command, items_command, correlate_command)
+COMMANDS = (
+    run_command,
+    batch_group,
+    plan_command,
+    merge_command,
+    report_command,
+    compare_command,
+    items_command,
+    correlate_command,
+    hub_results_command,
+)
 
 
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:

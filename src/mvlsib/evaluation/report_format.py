@@ -63,3 +63,15 @@ def task_k_keys(loaded) -> list[tuple[str, int]]:
         {(r["task"], r["k"]) for _, _, m, _ in loaded for r in m["macro"]},
         key=lambda tk: (TASKS.index(tk[0]) if tk[0] in TASKS else len(TASKS), tk[1]),
     )
+
+
+def macro_table(metrics: dict) -> str:
+    """The per task x k macro figures of a run as a terminal table."""
+    lines = [f"{'task':<5} {'k':>2} {'langs':>5} {'acc':>7} {'strict':>7} {'fmt_err':>7} {'valid_acc':>9}"]
+    for row in metrics["macro"]:
+        va = "-" if row["valid_accuracy"] is None else f"{row['valid_accuracy']:.4f}"
+        lines.append(
+            f"{row['task']:<5} {row['k']:>2} {row['n_languages']:>5} {row['accuracy']:>7.4f} "
+            f"{row['strict_accuracy']:>7.4f} {row['format_error_rate']:>7.4f} {va:>9}"
+        )
+    return "\n".join(lines)

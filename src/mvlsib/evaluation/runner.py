@@ -78,6 +78,11 @@ class WorkItem:
     request: Request
 
 
+def prediction_key(task: str, k: int, language: str, instance_id: str) -> str:
+    """A prompt's key as one string: its request's key, and its custom_id in batch files."""
+    return f"{task}|k{k}|{language}|{instance_id}"
+
+
 def _versions() -> dict[str, str | None]:
     out = _compat.library_versions(("torch", "transformers", "datasets", "pyarrow", "pillow", "huggingface-hub"))
     return {"python": out.pop("python"), "mvlsib-build": _compat.TOOLKIT_VERSION, **out}
@@ -223,7 +228,7 @@ def plan_items(
                 ):
                     prompt = prompt_for_example(ex)
                     request = Request(
-                        key=f"{task}|k{k}|{language}|{ex['instance_id']}",
+                        key=prediction_key(task, k, language, ex["instance_id"]),
                         messages=tuple(prompt.messages()),
                         image_ids=prompt.image_ids,
                     )
@@ -291,7 +296,8 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     if out.exists() and not out.is_dir():
         raise MvlsibError(f"--out {out}: exists and is not a folder")
     _compat.loader(opts.data)  # no loader, no run: say so before anything else
-    backend_class(opts.backend).check_options(opts.backend_options)
+    if backend_factory is None:  # a given factory (the batch route's results, tests) brings its own backend
+        backend_class(opts.backend).check_options(opts.backend_options)
     pairs = resolve_tasks_ks(opts.tasks, opts.ks)
     languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
     fp = fingerprint(opts, pairs, languages)
@@ -466,25 +472,27 @@ def _process(
                 raise MvlsibError(
                     f"backend {backend.name} returned {len(responses)} responses for {len(part)} requests"
                 )
-            records = []
-            for it, response in zip(part, responses):
-                letter = parse_letter(response, mode)
-                records.append(
-                    {
-                        "task": it.task,
-                        "k": it.k,
-                        "language": it.language,
-                        "instance_id": it.instance_id,
-                        "prompt_sha256": _prompt_sha(it.request),
-                        "image_ids": list(it.request.image_ids),
-                        "response": response,
-                        "letter": letter,
-                        "label": it.label,
-                        "correct": letter == LETTERS[it.label],
-                    }
-                )
+            # A backend without an answer for a request (the batch route's missing or failed ids)
+            # gives None: the request stays pending, as after a crash.
+            records = [_record(it, r, mode) for it, r in zip(part, responses) if r is not None]
             writer.write_many(records)
             bar.update(len(part))
+
+
+def _record(it: WorkItem, response: str, mode: str) -> dict[str, Any]:
+    letter = parse_letter(response, mode)
+    return {
+        "task": it.task,
+        "k": it.k,
+        "language": it.language,
+        "instance_id": it.instance_id,
+        "prompt_sha256": _prompt_sha(it.request),
+        "image_ids": list(it.request.image_ids),
+        "response": response,
+        "letter": letter,
+        "label": it.label,
+        "correct": letter == LETTERS[it.label],
+    }
 
 
 def _prompt_sha(request: Request) -> str:

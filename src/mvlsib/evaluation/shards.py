@@ -2,8 +2,9 @@
 
 Work items are taken in their canonical order and dealt round-robin: item ``i`` goes
 to shard ``i % N``, so every shard gets a similar mix of tasks, k and languages. The
-shard comes from ``--shard I/N`` or, under ``torchrun``/``accelerate launch``, from the
-``RANK``/``WORLD_SIZE`` environment variables. Each shard writes
+shard comes from ``--shard I/N`` or from the environment: a SLURM array task
+(``SLURM_ARRAY_TASK_ID``/``SLURM_ARRAY_TASK_COUNT``) or, under ``torchrun``/``accelerate launch``, the
+``RANK``/``WORLD_SIZE`` variables. Each shard writes
 ``predictions.shard-I-of-N.jsonl`` and ``config.shard-I-of-N.json``; ``merge`` checks
 that the shards belong to the same run (same fingerprint: data, model, prompts,
 tasks, ...), that none is missing or incomplete and that no key is in two shards.
@@ -43,27 +44,67 @@ class Shard:
 
 
 def parse_shard(text: str | None, env: Mapping[str, str] | None = None) -> Shard | None:
-    """``--shard I/N`` (0-based I), else RANK/WORLD_SIZE from the environment, else no sharding."""
+    """``--shard I/N`` (0-based I); else the shard the environment names: a SLURM array task
+    (``SLURM_ARRAY_TASK_ID`` of ``SLURM_ARRAY_TASK_COUNT``) or a torchrun/accelerate rank
+    (``RANK`` of ``WORLD_SIZE``), refused when both are set and disagree; else no sharding."""
     env = os.environ if env is None else env
     if text:
         m = _SHARD_RE.match(text)
         if not m:
             raise MvlsibError(f"--shard must look like I/N (e.g. 0/4), got {text!r}")
-        index, count = int(m.group(1)), int(m.group(2))
-        source = "--shard"
-    elif env.get("WORLD_SIZE") and env.get("RANK"):
-        try:
-            index, count = int(env["RANK"]), int(env["WORLD_SIZE"])
-        except ValueError:
-            raise MvlsibError(
-                f"RANK={env['RANK']!r} / WORLD_SIZE={env['WORLD_SIZE']!r} in the environment are not integers"
-            ) from None
-        source = "RANK/WORLD_SIZE"
-    else:
-        return None
+        return _checked(int(m.group(1)), int(m.group(2)), "--shard")
+    found = [s for s in (_slurm_shard(env), _rank_shard(env)) if s is not None]
+    if len(found) == 2 and found[0][:2] != found[1][:2]:
+        (i, n, a), (j, c, b) = found
+        raise MvlsibError(
+            f"the environment names two different shards: {i}/{n} ({a}) and {j}/{c} ({b}); say which with --shard I/N"
+        )
+    return _checked(*found[0]) if found else None
+
+
+def _checked(index: int, count: int, source: str) -> Shard | None:
     if count < 1 or not 0 <= index < count:
         raise MvlsibError(f"{source}: shard index must be in 0..N-1 and N >= 1, got {index}/{count}")
     return None if count == 1 else Shard(index, count)
+
+
+def _integers(env: Mapping[str, str], names: tuple[str, ...]) -> list[int | None]:
+    values: list[int | None] = []
+    for name in names:
+        raw = env.get(name)
+        try:
+            values.append(int(raw) if raw not in (None, "") else None)
+        except ValueError:
+            raise MvlsibError(f"{name}={raw!r} in the environment is not an integer") from None
+    return values
+
+
+def _slurm_shard(env: Mapping[str, str]) -> tuple[int, int, str] | None:
+    """A SLURM array task as (index, count, source): ``--array=3-6`` runs tasks 3..6, shards 0..3;
+    a step (``--array=0-14:2``) is divided out."""
+    task, count, low, step = _integers(
+        env, ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP")
+    )
+    if task is None:
+        return None
+    if count is None:
+        raise MvlsibError(
+            "SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_COUNT (SLURM sets both for an array job); "
+            "give the shard with --shard I/N"
+        )
+    offset, stride = task - (low or 0), step or 1
+    if offset % stride:
+        raise MvlsibError(f"SLURM_ARRAY_TASK_ID={task} is not on the array's step {stride} from {low}")
+    source = "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT"
+    return offset // stride, count, source
+
+
+def _rank_shard(env: Mapping[str, str]) -> tuple[int, int, str] | None:
+    if not (env.get("WORLD_SIZE") and env.get("RANK")):
+        return None
+    rank, world = _integers(env, ("RANK", "WORLD_SIZE"))
+    assert rank is not None and world is not None
+    return rank, world, "RANK/WORLD_SIZE"
 
 
 def select(items: list, shard: Shard | None) -> list:
@@ -117,12 +158,9 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
                 f"{', '.join(diff)} differ; merge only shards of one command"
             )
     missing = sorted(set(range(count)) - {s.index for s in found})
-    if missing and not allow_partial:
-        raise MvlsibError(
-            f"shards {', '.join(f'{i}/{count}' for i in missing)} are missing; run them or pass --allow-partial"
-        )
     seen: dict[tuple, Shard] = {}
     records = []
+    incomplete: list[str] = []
     for shard in sorted(found, key=lambda s: s.index):
         recs = read_predictions(found[shard])
         for rec in recs:
@@ -135,11 +173,10 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
             seen[key] = shard
             records.append(rec)
         expected = configs[shard].get("n_expected")
-        if expected is not None and len(recs) != expected and not allow_partial:
-            raise MvlsibError(
-                f"shard {shard} is incomplete: {len(recs)} of {expected} predictions in {found[shard]}; "
-                "rerun the same command for that shard (it resumes) or pass --allow-partial"
-            )
+        if expected is not None and len(recs) != expected:
+            incomplete.append(f"shard {shard} is incomplete: {len(recs)} of {expected} predictions in {found[shard]}")
+    if (missing or incomplete) and not allow_partial:
+        raise MvlsibError(_unfinished(missing, count, incomplete))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "predictions.jsonl") as fh:
@@ -161,3 +198,16 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
         for s in sorted(found, key=lambda s: s.index)
     ]
     return finalize(out, config, records)
+
+
+def _unfinished(missing: list[int], count: int, incomplete: list[str]) -> str:
+    """One message naming every missing and every incomplete shard."""
+    parts = []
+    if missing:
+        parts.append(f"shards {', '.join(f'{i}/{count}' for i in missing)} are missing")
+    if incomplete:
+        parts.append("; ".join(incomplete))
+    return (
+        "; ".join(parts) + "; run them (rerunning a shard's command resumes it, e.g. "
+        "sbatch --array=I for the SLURM array task I) or pass --allow-partial"
+    )

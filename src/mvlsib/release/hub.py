@@ -26,6 +26,7 @@ from mvlsib import httpio
 from mvlsib.atomic import atomic_open, sha256_file
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import HUB_TIMEOUT_S
+from mvlsib.release.eval_yaml import EVAL_YAML, retarget
 from mvlsib.release.manifest import MANIFEST_NAME, save_release_manifest, verify_release
 from mvlsib.release.tables import config_path
 from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
@@ -131,24 +132,28 @@ def refuse_demo_pool(release: Path, repo_id: str) -> None:
 
 
 def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
-    """Make the card's snippets name ``repo_id``: rewrite README.md and its manifest.json entry.
+    """Make the card's snippets and eval.yaml name ``repo_id``: rewrite them and their manifest.json entries.
 
     The release folder then holds exactly what goes to the Hub, so the upload plan, the
     manifest and the Hub page agree. Returns whether anything changed.
     """
     build = manifest.setdefault("build", {})
     old = build.get("repo_hint") or DEFAULT_REPO_HINT
-    card = release / "README.md"
     if old == repo_id or "README.md" not in manifest["files"]:
         return False
     # Snippets quote the id ("ORG/NAME"); replacing only the quoted form leaves prose alone.
-    text = card.read_text("utf-8")
-    new_text = text.replace(json.dumps(old), json.dumps(repo_id))
+    # eval.yaml quotes it the same way (in its comment), so it is retargeted alike.
+    for name in ("README.md", EVAL_YAML):
+        path = release / name
+        if name not in manifest["files"]:
+            continue
+        text = path.read_text("utf-8")
+        new_text = retarget(text, old, repo_id)
+        if new_text != text:
+            with atomic_open(path) as fh:
+                fh.write(new_text)
+            manifest["files"][name] = {"sha256": sha256_file(path), "size": path.stat().st_size}
     build["repo_hint"] = repo_id
-    if new_text != text:
-        with atomic_open(card) as fh:
-            fh.write(new_text)
-        manifest["files"]["README.md"] = {"sha256": sha256_file(card), "size": card.stat().st_size}
     save_release_manifest(release, manifest)
     return True
 

@@ -1,4 +1,4 @@
-"""Write a release folder: parquet configs, loader, evaluator, card, manifest.
+"""Write a release folder: parquet configs, loader, evaluator, card, eval.yaml, manifest.
 
 The folder is written into a staging folder beside ``out`` and moved into place only when
 complete, so a failure never leaves a half-written release.
@@ -14,6 +14,7 @@ from pathlib import Path
 from mvlsib.release.bundle import write_evaluate_script
 from mvlsib.release.card.sections import release_card
 from mvlsib.release.data import write_data
+from mvlsib.release.eval_yaml import write_eval_yaml
 from mvlsib.release.inputs import gather
 from mvlsib.release.manifest import build_record, staged_release, write_release_manifest
 from mvlsib.release.summary import ReleaseSummary
@@ -49,6 +50,7 @@ def publish(
         write_evaluate_script(stage / EVALUATE_NAME)
         card = release_card(inputs, sizes, seed=seed, repo_hint=repo_hint)
         (stage / README_NAME).write_text(card, encoding="utf-8", newline="\n")
+        write_eval_yaml(stage, inputs.languages, repo_hint)
         write_release_manifest(stage, build_record(inputs, seed=seed, repo_hint=repo_hint), versions)
         files = [p for p in stage.rglob("*") if p.is_file()]
         size = sum(p.stat().st_size for p in files)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,8 +138,9 @@ class Backend(abc.ABC):
         self.images = dict(images)
 
     @abc.abstractmethod
-    def generate(self, requests: list[Request]) -> list[str]:
-        """One response per request, in request order."""
+    def generate(self, requests: list[Request]) -> Sequence[str | None]:
+        """One response per request, in request order; ``None`` for a request the backend has no
+        answer for (the batch route's missing or failed results): the runner leaves it pending."""
 
     def describe(self) -> dict[str, Any]:
         """Everything about this backend a reader needs to reproduce the run (no secrets)."""

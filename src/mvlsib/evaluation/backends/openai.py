@@ -14,7 +14,7 @@ import io
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -33,32 +33,138 @@ from .base import (
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 REQUEST_STYLES = ("chat", "reasoning")
 # Greedy and unpenalised, whatever the server's or model's defaults (fields of the chat-completions protocol).
-NEUTRAL_SAMPLING = {"temperature": 0, "top_p": 1, "presence_penalty": 0, "frequency_penalty": 0, "n": 1}
+NEUTRAL_SAMPLING = {
+    "temperature": 0,
+    "top_p": 1,
+    "presence_penalty": 0,
+    "frequency_penalty": 0,
+    "n": 1,
+}
 
 
-class _Malformed(ValueError):
+class Malformed(ValueError):
     """A 2xx response that is not a usable chat completion (retried like a dropped connection)."""
 
 
 def _chat_json(body: bytes) -> dict[str, Any]:
-    """A chat-completion body, decoded; anything a model's answer cannot be read from is ``_Malformed``."""
+    """A chat-completion body, decoded; anything a model's answer cannot be read from is ``Malformed``."""
     try:
         answer = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise _Malformed(f"invalid UTF-8 at byte {exc.start}") from None
+        raise Malformed(f"invalid UTF-8 at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        raise _Malformed(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise Malformed(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    check_answer(answer)
+    return answer
+
+
+def check_answer(answer: Any) -> None:
+    """Refuse (``Malformed``) a decoded chat completion whose message content is not text; a missing
+    ``choices[0].message`` is left to ``answer_text``, which names it."""
     try:
         content = answer["choices"][0]["message"].get("content")
     except (KeyError, IndexError, TypeError, AttributeError):
-        return answer  # _one names what is missing
+        return
     if content is not None and not isinstance(content, (str, list)):
-        raise _Malformed(f"choices[0].message.content is a {type(content).__name__}, not text")
+        raise Malformed(f"choices[0].message.content is a {type(content).__name__}, not text")
     if isinstance(content, list) and any(
         isinstance(p, dict) and not isinstance(p.get("text", ""), str) for p in content
     ):
-        raise _Malformed("choices[0].message.content has a part whose text is not a string")
-    return answer
+        raise Malformed("choices[0].message.content has a part whose text is not a string")
+
+
+def answer_text(answer: Any, key: str, max_new_tokens: int, where: str = "the server") -> str:
+    """The response text of a chat completion, as a run stores it: content parts joined, a reasoning
+    parser's separate reasoning put back as a thinking block (which parsing removes again).
+    A completion without ``choices[0].message``, or one cut off while still thinking, is an ``MvlsibError``."""
+    try:
+        choice = answer["choices"][0]
+        message = choice["message"]
+        content = message.get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise MvlsibError(f"{where} returned no choices[0].message for {key}: {json.dumps(answer)[:300]}") from None
+    if isinstance(content, list):  # some servers answer with content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    content = content if isinstance(content, str) else ""
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        content = f"<think>{reasoning}</think>{content}"
+    if (
+        choice.get("finish_reason") == "length"
+        and strip_reasoning(content) == ""
+        and (reasoning or "<think>" in content)
+    ):
+        raise MvlsibError(
+            f"{key}: the model was still thinking when its {max_new_tokens} new tokens ran "
+            "out, so it never answered; give a reasoning model room with --max-new-tokens (e.g. 4096), "
+            "or switch thinking off (--chat-template-kwargs '{\"enable_thinking\": false}')"
+        )
+    return content
+
+
+def check_body_options(max_new_tokens: int, request_style: str, chat_template_kwargs: Any) -> dict[str, Any]:
+    """The options that shape a request body, checked: the keywords of ``chat_body`` after ``data_url``."""
+    if max_new_tokens < 1:
+        raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
+    if request_style not in REQUEST_STYLES:
+        raise MvlsibError(f"--request-style must be one of {', '.join(REQUEST_STYLES)}, got {request_style!r}")
+    return {
+        "max_new_tokens": max_new_tokens,
+        "request_style": request_style,
+        "template_kwargs": parse_json_option("chat-template-kwargs", chat_template_kwargs),
+    }
+
+
+def chat_body(
+    request: Request,
+    model: str,
+    data_url: Callable[[str], str],
+    *,
+    max_new_tokens: int,
+    request_style: str,
+    template_kwargs: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The chat-completions request body of one prompt: the one builder, used by the backend for each
+    request it sends and by ``batch prepare`` for each line it writes. ``data_url`` gives an image's data URL."""
+    messages = []
+    for message in request.messages:
+        content = []
+        for part in message["content"]:
+            if part["type"] == "image":
+                content.append(
+                    {
+                        "type": "image_url",
+                        "image_url": {"url": data_url(part["image_id"])},
+                    }
+                )
+            else:
+                content.append({"type": "text", "text": part["text"]})
+        messages.append({"role": message["role"], "content": content})
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if request_style == "reasoning":
+        body["max_completion_tokens"] = max_new_tokens
+    else:
+        body.update(NEUTRAL_SAMPLING)
+        body["max_tokens"] = max_new_tokens
+    if template_kwargs:
+        body["chat_template_kwargs"] = dict(template_kwargs)
+    return body
+
+
+def settings_description(
+    model: str, request_style: str, chat_template_kwargs: Any, max_new_tokens: int
+) -> dict[str, Any]:
+    """What a run's config.json records about the requests (the backend adds its connection)."""
+    return {
+        "backend": "openai",
+        "model": model,
+        "model_revision": None,
+        "request_style": request_style,
+        "sampling": NEUTRAL_SAMPLING if request_style == "chat" else "server defaults (reasoning API)",
+        "chat_template_kwargs": parse_json_option("chat-template-kwargs", chat_template_kwargs),
+        "max_new_tokens": max_new_tokens,
+        "image_encoding": "JPEG q95 (RGB/L) or PNG, base64 data URL",
+    }
 
 
 def encode_image(image) -> str:
@@ -101,7 +207,13 @@ class OpenAIBackend(Backend):
             1.0,
             "openai: first retry delay in seconds, doubled per retry (Retry-After wins).",
         ),
-        BackendOption("request-timeout", "timeout", float, 120.0, "openai: seconds to wait for one response."),
+        BackendOption(
+            "request-timeout",
+            "timeout",
+            float,
+            120.0,
+            "openai: seconds to wait for one response.",
+        ),
         BackendOption(
             "request-style",
             "request_style",
@@ -118,7 +230,10 @@ class OpenAIBackend(Backend):
     @classmethod
     def check_options(cls, options: Mapping[str, Any]) -> None:
         defaults = {opt.param: opt.default for opt in cls.OPTIONS}
-        values: dict[str, Any] = {**defaults, **{k: v for k, v in options.items() if v is not None}}
+        values: dict[str, Any] = {
+            **defaults,
+            **{k: v for k, v in options.items() if v is not None},
+        }
         base_url = values["base_url"]
         if not base_url:
             raise MvlsibError(
@@ -131,23 +246,30 @@ class OpenAIBackend(Backend):
             httpio.check_url(base_url.rstrip("/"))
         except httpio.InvalidURL as exc:
             raise MvlsibError(f"--base-url: {exc}") from None
-        if values["request_style"] not in REQUEST_STYLES:
-            raise MvlsibError(
-                f"--request-style must be one of {', '.join(REQUEST_STYLES)}, got {values['request_style']!r}"
-            )
         if values["concurrency"] < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {values['concurrency']}")
-        timeout, max_retries, backoff = values["timeout"], values["max_retries"], values["backoff"]
+        timeout, max_retries, backoff = (
+            values["timeout"],
+            values["max_retries"],
+            values["backoff"],
+        )
         if not timeout > 0 or max_retries < 0 or not backoff >= 0:
             raise MvlsibError(
                 f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
                 f"{timeout:g}, {max_retries} and {backoff:g}"
             )
-        parse_json_option("chat-template-kwargs", options.get("chat_template_kwargs"))
+        check_body_options(
+            values.get("max_new_tokens", 1),
+            values["request_style"],
+            values.get("chat_template_kwargs"),
+        )
 
     @classmethod
     def fingerprint(cls, options: Mapping[str, Any]) -> dict[str, Any]:
-        return {**FINGERPRINT_DEFAULTS, **json_options_fingerprint(options, ("chat_template_kwargs",))}
+        return {
+            **FINGERPRINT_DEFAULTS,
+            **json_options_fingerprint(options, ("chat_template_kwargs",)),
+        }
 
     def __init__(
         self,
@@ -162,10 +284,9 @@ class OpenAIBackend(Backend):
         request_style: str = "chat",
         chat_template_kwargs: Any = None,
     ) -> None:
-        if max_new_tokens < 1:
-            raise MvlsibError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
         self.check_options(
             {
+                "max_new_tokens": max_new_tokens,
                 "base_url": base_url,
                 "concurrency": concurrency,
                 "timeout": timeout,
@@ -203,24 +324,14 @@ class OpenAIBackend(Backend):
         return url
 
     def payload(self, request: Request) -> dict[str, Any]:
-        messages = []
-        for message in request.messages:
-            content = []
-            for part in message["content"]:
-                if part["type"] == "image":
-                    content.append({"type": "image_url", "image_url": {"url": self._data_url(part["image_id"])}})
-                else:
-                    content.append({"type": "text", "text": part["text"]})
-            messages.append({"role": message["role"], "content": content})
-        body: dict[str, Any] = {"model": self.model_id, "messages": messages}
-        if self.request_style == "reasoning":
-            body["max_completion_tokens"] = self.max_new_tokens
-        else:
-            body.update(NEUTRAL_SAMPLING)
-            body["max_tokens"] = self.max_new_tokens
-        if self.template_kwargs:
-            body["chat_template_kwargs"] = self.template_kwargs
-        return body
+        return chat_body(
+            request,
+            self.model_id,
+            self._data_url,
+            max_new_tokens=self.max_new_tokens,
+            request_style=self.request_style,
+            template_kwargs=self.template_kwargs,
+        )
 
     def _post(self, body: bytes) -> dict[str, Any]:
         """POST one request; transport faults and malformed answers are retried, then a clear error."""
@@ -253,7 +364,7 @@ class OpenAIBackend(Backend):
                 if not exc.retryable:
                     raise MvlsibError(self._redact(str(exc))) from None
                 last = str(exc)
-            except _Malformed as exc:
+            except Malformed as exc:
                 last = f"a malformed response ({exc})"
             if attempt < self.max_retries:
                 self.stats["retries"] += 1
@@ -266,36 +377,11 @@ class OpenAIBackend(Backend):
     def _one(self, request: Request) -> str:
         answer = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
         self.stats["requests"] += 1
+        where = f"{self.base_url}/chat/completions"
         try:
-            choice = answer["choices"][0]
-            message = choice["message"]
-            content = message.get("content")
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise MvlsibError(
-                self._redact(
-                    f"{self.base_url}/chat/completions returned no choices[0].message for {request.key}: "
-                    f"{json.dumps(answer)[:300]}"
-                )
-            ) from None
-        if isinstance(content, list):  # some servers answer with content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        content = content if isinstance(content, str) else ""
-        # A reasoning parser (vLLM, SGLang) or a reasoning API returns the thinking apart from the answer:
-        # keep it in the raw response, as a thinking block that parsing removes again.
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            content = f"<think>{reasoning}</think>{content}"
-        if (
-            choice.get("finish_reason") == "length"
-            and strip_reasoning(content) == ""
-            and (reasoning or "<think>" in content)
-        ):
-            raise MvlsibError(
-                f"{request.key}: the model was still thinking when its {self.max_new_tokens} new tokens ran "
-                "out, so it never answered; give a reasoning model room with --max-new-tokens (e.g. 4096), "
-                "or switch thinking off (--chat-template-kwargs '{\"enable_thinking\": false}')"
-            )
-        return content
+            return answer_text(answer, request.key, self.max_new_tokens, where)
+        except MvlsibError as exc:
+            raise MvlsibError(self._redact(str(exc))) from None
 
     def generate(self, requests: list[Request]) -> list[str]:
         for r in requests:  # encode in this thread, once per image
@@ -305,16 +391,14 @@ class OpenAIBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         return {
-            "backend": self.name,
-            "model": self.model_id,
-            "model_revision": None,
+            **settings_description(
+                self.model_id,
+                self.request_style,
+                self.template_kwargs,
+                self.max_new_tokens,
+            ),
             "base_url": self.base_url,
-            "request_style": self.request_style,
-            "sampling": NEUTRAL_SAMPLING if self.request_style == "chat" else "server defaults (reasoning API)",
-            "chat_template_kwargs": self.template_kwargs,
-            "max_new_tokens": self.max_new_tokens,
             "concurrency": self.concurrency,
-            "image_encoding": "JPEG q95 (RGB/L) or PNG, base64 data URL",
         }
 
     def close(self) -> None:

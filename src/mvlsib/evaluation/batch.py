@@ -1,0 +1,281 @@
+"""OpenAI-format batch files: a run's prompts as request files for a hosted batch API or ``vllm run-batch``.
+
+``prepare`` writes into a folder one JSON line per prompt, in the OpenAI batch input format:
+``custom_id`` (the run's prediction key), ``method`` ``POST``, ``url`` ``/v1/chat/completions`` and
+``body``, exactly what the ``openai`` backend sends for that prompt (``backends.openai.chat_body``:
+the same messages with images as data URLs, the same decoding settings and chat_template_kwargs).
+The prompts are the runner's (``runner.plan_items``, in waves of ``--max-prompts``), in the
+runner's processing order. Files are split under the limits of ``FILE_LIMITS`` and listed in
+``manifest.json`` with the release's sha256, the run's fingerprint and each file's sha256;
+``batch_collect`` reads the result files back into a normal run folder.
+
+The folder is written whole or not at all: everything goes into a staging folder beside it,
+renamed into place at the end. A folder holding files this command did not write is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from tqdm import tqdm
+
+from . import _compat
+from ._compat import MvlsibError
+from .backends.openai import chat_body, check_body_options, encode_image
+from .runner import RunOptions, fingerprint, plan_items, resolve_languages, resolve_tasks_ks, verify_data
+from .schedule import order_items
+from .shards import Shard
+
+FORMAT = "mvlsib-batch/1"
+ENDPOINT = "/v1/chat/completions"
+MANIFEST = "manifest.json"
+RETRY_DIR = "retry"
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    route: str
+    max_requests: int
+    max_bytes: int
+    source: str
+
+
+# The one table of batch input file limits. A file over either is refused by the service.
+FILE_LIMITS = (
+    FileLimits(
+        "openai",
+        50_000,
+        200_000_000,
+        "openai SDK 3.51.0, BatchCreateParams.input_file_id: 'The file can contain up to 50,000 requests, "
+        "and can be up to 200 MB in size.' (MB taken as 10^6 bytes, the smaller reading)",
+    ),
+)
+DEFAULT_LIMITS = FILE_LIMITS[0]
+
+
+def request_line(custom_id: str, body: dict[str, Any]) -> str:
+    """One line of a batch input file."""
+    line = {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def line_custom_id(line: str) -> str:
+    """The ``custom_id`` of a line written by ``request_line`` (read without parsing the body)."""
+    prefix = '{"custom_id":'
+    if not line.startswith(prefix):
+        raise ValueError("not a request line written by batch prepare")
+    value, _ = json.JSONDecoder().raw_decode(line, len(prefix))
+    if not isinstance(value, str):
+        raise ValueError("custom_id is not a string")
+    return value
+
+
+class FileSplitter:
+    """Writes request lines into ``requests-00001.jsonl``, ``-00002``, ... each within the limits."""
+
+    def __init__(self, folder: Path, max_requests: int, max_bytes: int, stem: str = "requests") -> None:
+        self.folder, self.max_requests, self.max_bytes, self.stem = folder, max_requests, max_bytes, stem
+        self.files: list[dict[str, Any]] = []
+        self._fh: BinaryIO | None = None
+        self._sha = hashlib.sha256()
+        self._n = self._bytes = 0
+
+    def add(self, line: str, custom_id: str) -> None:
+        data = line.encode("utf-8")
+        if len(data) > self.max_bytes:
+            raise MvlsibError(
+                f"{custom_id}: its request line is {len(data):,} bytes, over the {self.max_bytes:,}-byte file "
+                "limit; raise --max-bytes (the service's own limit permitting)"
+            )
+        if self._fh is None or self._n >= self.max_requests or self._bytes + len(data) > self.max_bytes:
+            self._roll()
+        assert self._fh is not None
+        self._fh.write(data)
+        self._sha.update(data)
+        self._n += 1
+        self._bytes += len(data)
+
+    def _roll(self) -> None:
+        self.close()
+        name = f"{self.stem}-{len(self.files) + 1:05d}.jsonl"
+        self._fh = open(self.folder / name, "wb")
+        self.files.append({"name": name})
+
+    def close(self) -> None:
+        if self._fh is None:
+            return
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        self._fh = None
+        self.files[-1].update(n_requests=self._n, bytes=self._bytes, sha256=self._sha.hexdigest())
+        self._sha = hashlib.sha256()
+        self._n = self._bytes = 0
+
+
+# ---------------------------------------------------------------- the output folder
+
+
+def _ours(folder: Path) -> set[str]:
+    """The names of the files a previous prepare (and collect) wrote into ``folder``."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        names = {f["name"] for f in manifest["files"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+    return names | {MANIFEST, RETRY_DIR}
+
+
+def check_out(out: Path) -> None:
+    """Refuse an ``--out`` that is a file or holds anything a previous prepare did not write."""
+    if out.exists() and not out.is_dir():
+        raise MvlsibError(f"--out {out}: exists and is not a folder")
+    if not out.is_dir():
+        return
+    present = {p.name for p in out.iterdir()}
+    foreign = sorted(present - _ours(out))
+    if foreign:
+        raise MvlsibError(
+            f"--out {out}: holds files batch prepare did not write ({', '.join(foreign[:5])}"
+            f"{', ...' if len(foreign) > 5 else ''}); give an empty or new folder"
+        )
+
+
+def replace_folder(staging: Path, out: Path) -> None:
+    """Put the finished ``staging`` folder at ``out`` (replacing a previous prepare's folder)."""
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+        os.replace(staging, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, out)
+
+
+def staging_for(out: Path) -> Path:
+    staging = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def write_json(path: Path, obj: Any) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        json.dump(obj, fh, ensure_ascii=False, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+# ---------------------------------------------------------------- prepare
+
+
+def run_settings(opts: RunOptions) -> dict[str, Any]:
+    """What ``collect`` needs to rebuild the run's ``RunOptions``."""
+    return {
+        "data": opts.data,
+        "data_revision": opts.data_revision,
+        "model": opts.model,
+        "tasks": list(opts.tasks),
+        "ks": list(opts.ks),
+        "languages": opts.languages if isinstance(opts.languages, str) else list(opts.languages),
+        "limit": opts.limit,
+        "limit_mode": opts.limit_mode,
+        "order": opts.order,
+        "max_new_tokens": opts.max_new_tokens,
+        "backend_options": dict(opts.backend_options),
+    }
+
+
+def options_from(settings: dict[str, Any], out: Path, **extra: Any) -> RunOptions:
+    """The ``RunOptions`` of a prepared batch (``run_settings``), for a run folder ``out``."""
+    s = dict(settings)
+    languages = s.pop("languages")
+    return RunOptions(
+        out=out,
+        backend="openai",
+        tasks=tuple(s.pop("tasks")),
+        ks=tuple(s.pop("ks")),
+        languages=languages if isinstance(languages, str) else tuple(languages),
+        **s,
+        **extra,
+    )
+
+
+def prepare(
+    opts: RunOptions,
+    out: Path,
+    *,
+    max_requests: int = DEFAULT_LIMITS.max_requests,
+    max_bytes: int = DEFAULT_LIMITS.max_bytes,
+) -> dict[str, Any]:
+    """Write the request files and the manifest of ``opts``'s run into ``out``; returns the manifest."""
+    out = Path(out)
+    if max_requests < 1 or max_bytes < 1:
+        raise MvlsibError(f"--max-requests and --max-bytes must be at least 1, got {max_requests} and {max_bytes}")
+    check_out(out)
+    options = dict(opts.backend_options)
+    body_options = check_body_options(
+        opts.max_new_tokens, options.get("request_style", "chat"), options.get("chat_template_kwargs")
+    )
+    _compat.loader(opts.data)
+    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
+    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
+    fp = fingerprint(opts, pairs, languages)
+    verify_data(opts.data)
+    staging = staging_for(out)
+    try:
+        splitter = FileSplitter(staging, max_requests, max_bytes)
+        n = _write_requests(opts, pairs, languages, splitter, body_options)
+        splitter.close()
+        manifest = {
+            "format": FORMAT,
+            "endpoint": ENDPOINT,
+            "toolkit_version": _compat.TOOLKIT_VERSION,
+            "release_manifest_sha256": fp["release_manifest_sha256"],
+            "n_requests": n,
+            "fingerprint": fp,
+            "fingerprint_sha256": hashlib.sha256(json.dumps(fp, sort_keys=True).encode("utf-8")).hexdigest(),
+            "run": run_settings(opts),
+            "limits": {"max_requests": max_requests, "max_bytes": max_bytes},
+            "files": splitter.files,
+            "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
+        }
+        write_json(staging / MANIFEST, manifest)
+        replace_folder(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _write_requests(opts, pairs, languages, splitter: FileSplitter, body_options: dict[str, Any]) -> int:
+    """Every prompt of the run as a request line, wave by wave, each wave in the run's processing order."""
+    plan = plan_items(opts, pairs, languages, max_prompts=opts.max_prompts)
+    images, urls = plan.images, {}
+
+    def data_url(image_id: str) -> str:
+        if image_id not in urls:
+            try:
+                urls[image_id] = encode_image(images[image_id])
+            except KeyError:
+                raise MvlsibError(f"image {image_id!r} is not in the image table of this release") from None
+        return urls[image_id]
+
+    n = 0
+    with tqdm(total=plan.n_run, desc="batch prepare", unit="prompt", disable=not opts.progress, file=sys.stderr) as bar:
+        for wave in range(plan.waves):
+            part = plan if plan.waves == 1 else plan_items(opts, pairs, languages, wave=Shard(wave, plan.waves))
+            pending = order_items(part.pending, opts.order)
+            part.pending = []
+            for item in pending:
+                body = chat_body(item.request, opts.model, data_url, **body_options)
+                splitter.add(request_line(item.request.key, body), item.request.key)
+                n += 1
+            bar.update(len(pending))
+    return n

@@ -1,0 +1,250 @@
+"""``batch collect``: result files of a prepared batch -> a normal run folder.
+
+Result lines are in the OpenAI batch output format, which ``vllm run-batch`` writes too
+(vllm/entrypoints/openai/batch/protocol.py, ``BatchRequestOutput``): ``id``, ``custom_id``,
+``response`` = ``{status_code, request_id, body}`` and ``error``. Each line is read within
+bounds (``jsonio``: size, depth, number length) and its shape checked; a wrong line is named by
+file and line and nothing is written.
+
+The answers go through the runner itself (``run_eval`` with a backend that answers from the
+result files), so the run folder is what ``run --backend openai`` writes for the same answers:
+the same fingerprint, the same records, the same resume and merge. A prompt with no usable
+answer (missing, failed, or given twice with different answers) stays pending in the run, is
+reported by name and is written to ``DIR/retry/`` as a new request file (the original lines,
+byte for byte); collecting the retry's results into the same run folder completes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._compat import MvlsibError, jsonio
+from .backends import Backend, Request
+from .backends.openai import Malformed, answer_text, check_answer, settings_description
+from .batch import MANIFEST, RETRY_DIR, FileSplitter, line_custom_id, options_from, replace_folder, staging_for
+from .batch import write_json as _write_json
+from .runner import fingerprint, prediction_key, resolve_languages, resolve_tasks_ks, run_eval
+from .store import read_predictions, record_key
+
+# A chat completion with a long reasoning trace is tens of KB; a line over this is not an answer.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 32
+
+
+@dataclass
+class Results:
+    """What the result files say, per custom_id."""
+
+    answers: dict[str, str] = field(default_factory=dict)  # custom_id -> response text
+    failed: dict[str, str] = field(default_factory=dict)  # custom_id -> why (no usable answer in any line)
+    duplicated: dict[str, str] = field(default_factory=dict)  # custom_id -> what the lines said
+    seen: set[str] = field(default_factory=set)
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    path = Path(folder) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest["run"], manifest["files"], manifest["fingerprint"]  # noqa: B018 - the keys collect needs
+    except FileNotFoundError:
+        raise MvlsibError(f"{folder}: no {MANIFEST}; give the folder `mvlsib-eval batch prepare` wrote") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MvlsibError(f"{path}: not a batch manifest ({exc}); prepare the batch again") from None
+    return manifest
+
+
+def _shape_error(where: str, what: str) -> MvlsibError:
+    return MvlsibError(
+        f"{where}: {what}; a result line is {{id, custom_id, response: {{status_code, request_id, body}}, error}} "
+        "(the OpenAI batch output format, as vllm run-batch writes it): give the batch's output file"
+    )
+
+
+def _one_line(raw: bytes, where: str, max_new_tokens: int) -> tuple[str, str | None, str | None]:
+    """(custom_id, answer text or None, why it failed or None) of one result line."""
+    try:
+        obj = jsonio.loads(raw, max_bytes=MAX_LINE_BYTES, max_depth=MAX_DEPTH)
+    except jsonio.JsonLimitError as exc:
+        raise _shape_error(where, str(exc)) from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
+        raise _shape_error(where, "no custom_id string")
+    custom_id, response, error = obj["custom_id"], obj.get("response"), obj.get("error")
+    if response is not None and (
+        not isinstance(response, dict)
+        or not isinstance(response.get("status_code"), int)
+        or isinstance(response.get("status_code"), bool)
+    ):
+        raise _shape_error(where, "response is neither null nor an object with an integer status_code")
+    if response is None and error is None:
+        raise _shape_error(where, "neither a response nor an error")
+    if error is not None:
+        detail = error.get("message") or error.get("code") if isinstance(error, dict) else error
+        return custom_id, None, f"error: {str(detail)[:200]}"
+    assert isinstance(response, dict)
+    status, body = response["status_code"], response.get("body")
+    if status != 200:
+        message = body.get("error", body) if isinstance(body, dict) else body
+        if isinstance(message, dict):
+            message = message.get("message", message)
+        return custom_id, None, f"HTTP {status}: {str(message)[:200]}"
+    if not isinstance(body, dict):
+        return custom_id, None, "HTTP 200 without a JSON object body"
+    try:
+        check_answer(body)
+        return custom_id, answer_text(body, custom_id, max_new_tokens), None
+    except (Malformed, MvlsibError) as exc:
+        return custom_id, None, str(exc)[:300]
+
+
+def read_results(paths: Iterable[Path], max_new_tokens: int) -> Results:
+    """Every result line of ``paths``; a custom_id answered in one line and failed in another counts as answered."""
+    found: dict[str, list[tuple[str | None, str | None, str]]] = {}
+    for path in paths:
+        try:
+            fh = open(path, "rb")
+        except OSError as exc:
+            raise MvlsibError(f"{path}: cannot read it ({exc.strerror})") from None
+        with fh:
+            lineno = 0
+            while True:
+                raw = fh.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    break
+                lineno += 1
+                where = f"{path}, line {lineno}"
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise _shape_error(where, f"a line over {MAX_LINE_BYTES:,} bytes")
+                if not raw.strip():
+                    continue
+                custom_id, text, why = _one_line(raw, where, max_new_tokens)
+                found.setdefault(custom_id, []).append((text, why, where))
+    results = Results(seen=set(found))
+    for custom_id, lines in found.items():
+        answers = [text for text, _, _ in lines if text is not None]
+        if len(answers) > 1:
+            places = ", ".join(where for _, _, where in lines)
+            if len(set(answers)) > 1:
+                results.duplicated[custom_id] = f"different answers in {places}: not used"
+                results.failed[custom_id] = "answered twice, differently"
+                continue
+            results.duplicated[custom_id] = f"the same answer in {places}: used once"
+        if answers:
+            results.answers[custom_id] = answers[0]
+        else:
+            results.failed[custom_id] = "; ".join(f"{why} ({where})" for _, why, where in lines)
+    return results
+
+
+class ResultsBackend(Backend):
+    """The ``openai`` backend's answers, taken from batch result files instead of a server.
+
+    ``generate`` gives ``None`` for a prompt without a usable answer: the runner leaves it pending."""
+
+    name = "openai"
+
+    def __init__(self, results: Results, description: dict[str, Any]) -> None:
+        self.results = results
+        self.description = description
+        self.asked: set[str] = set()
+
+    def generate(self, requests: list[Request]) -> list[str | None]:
+        self.asked.update(r.key for r in requests)
+        return [self.results.answers.get(r.key) for r in requests]
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self.description)
+
+
+def collect(
+    folder: Path,
+    result_files: list[Path],
+    out: Path,
+    *,
+    parse_mode: str = "relaxed",
+    groups: dict | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Collect ``result_files`` of the batch in ``folder`` into the run folder ``out``; returns a summary."""
+    folder, out = Path(folder), Path(out)
+    manifest = read_manifest(folder)
+    opts = options_from(manifest["run"], out, parse_mode=parse_mode, groups=groups or {}, progress=progress)
+    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
+    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
+    fp = fingerprint(opts, pairs, languages)
+    if fp != manifest["fingerprint"]:
+        diff = sorted(k for k in set(fp) | set(manifest["fingerprint"]) if fp.get(k) != manifest["fingerprint"].get(k))
+        raise MvlsibError(
+            f"{folder / MANIFEST}: the batch was prepared for a different {', '.join(diff)} than the release "
+            "and settings found now; collect against the release it was prepared from"
+        )
+    results = read_results(result_files, opts.max_new_tokens)
+    options = dict(opts.backend_options)
+    description = {
+        **settings_description(
+            opts.model, options.get("request_style", "chat"), options.get("chat_template_kwargs"), opts.max_new_tokens
+        ),
+        "route": "batch",
+        "batch_manifest_sha256": hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest(),
+    }
+    backend = ResultsBackend(results, description)
+    summary = run_eval(opts, backend_factory=lambda *a, **k: backend)
+    done = {prediction_key(*record_key(r)) for r in read_predictions(summary["predictions_file"])}
+    unanswered = sorted(backend.asked - set(results.answers))
+    report = {
+        "missing": sorted(k for k in unanswered if k not in results.seen),
+        "failed": {k: results.failed[k] for k in unanswered if k in results.failed},
+        "duplicated": dict(sorted(results.duplicated.items())),
+        "foreign": sorted(results.seen - backend.asked - done),
+    }
+    summary["report"] = report
+    summary["retry"] = _write_retry(folder, manifest, unanswered, report)
+    return summary
+
+
+def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) -> str | None:
+    """The original request lines of ``keys`` as ``folder/retry/requests-*.jsonl`` (or no retry folder)."""
+    target = folder / RETRY_DIR
+    if not keys:
+        shutil.rmtree(target, ignore_errors=True)
+        return None
+    wanted = set(keys)
+    staging = staging_for(target)
+    try:
+        limits = manifest.get("limits") or {}
+        splitter = FileSplitter(staging, limits.get("max_requests", 50_000), limits.get("max_bytes", 200_000_000))
+        for entry in manifest["files"]:
+            _copy_lines(folder / entry["name"], entry.get("sha256"), wanted, splitter)
+        splitter.close()
+        if wanted:
+            raise MvlsibError(
+                f"{len(wanted)} prompts to retry are in none of the request files, e.g. {min(wanted)}; "
+                "prepare the batch again"
+            )
+        _write_json(staging / "retry.json", {"n_requests": len(keys), "files": splitter.files, **report})
+        replace_folder(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return str(target)
+
+
+def _copy_lines(path: Path, sha256: str | None, wanted: set[str], splitter: FileSplitter) -> None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            for line in fh:
+                digest.update(line.encode("utf-8"))
+                custom_id = line_custom_id(line)
+                if custom_id in wanted:
+                    splitter.add(line, custom_id)
+                    wanted.discard(custom_id)
+    except (OSError, ValueError) as exc:
+        raise MvlsibError(f"{path}: cannot copy its request lines for the retry ({exc}); prepare again") from None
+    if sha256 and digest.hexdigest() != sha256:
+        raise MvlsibError(f"{path}: changed since batch prepare wrote it (sha256 differs); prepare the batch again")

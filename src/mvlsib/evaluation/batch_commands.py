@@ -1,0 +1,204 @@
+"""The ``mvlsib-eval batch prepare|collect`` and ``mvlsib-eval plan`` commands (option parsing only;
+the work is in ``batch``, ``batch_collect`` and ``plan``). They take ``run``'s selection options
+(``selection_options``), so a batch or a plan covers exactly the prompts ``run`` would send."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._compat import atomic_open
+from .backends.openai import OpenAIBackend
+from .command_options import friendly_errors
+from .report_format import macro_table
+from .schedule import MAX_PROMPTS
+from .selection import max_new_tokens_option, read_groups, run_options, selection_options
+
+# The openai backend's options that shape a request body (the rest are about the connection).
+BODY_OPTIONS = ("request-style", "chat-template-kwargs")
+
+
+def _body_options(fn):
+    for opt in reversed([o for o in OpenAIBackend.OPTIONS if o.flag in BODY_OPTIONS]):
+        kind = click.Choice(list(opt.choices)) if opt.choices else opt.kind
+        fn = click.option(
+            f"--{opt.flag}",
+            opt.param,
+            type=kind,
+            default=opt.default,
+            show_default=opt.default is not None,
+            help=opt.help,
+        )(fn)
+    return fn
+
+
+@click.group("batch")
+def batch_group():
+    """OpenAI-format batch files: `prepare` writes a run's prompts as request files for a hosted batch
+    API or `vllm run-batch`; `collect` turns their result files into a normal run folder."""
+
+
+@batch_group.command("prepare")
+@selection_options
+@click.option(
+    "--model", required=True, metavar="NAME", help="The model name the requests name (as for the openai backend)."
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for requests-NNNNN.jsonl and manifest.json (new, empty, or a previous prepare's).",
+)
+@max_new_tokens_option
+@_body_options
+@click.option(
+    "--max-requests",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Requests per file (default: the hosted batch API's limit, 50,000; batch.FILE_LIMITS).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Bytes per file (default: the hosted batch API's limit, 200 MB; raise it for vllm run-batch).",
+)
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
+@friendly_errors
+def prepare_command(out, model, max_requests, max_bytes, request_style, chat_template_kwargs, progress, **selection):
+    """Write the run's prompts as OpenAI batch request files (one line per prompt, the body the openai
+    backend would send) and a manifest."""
+    from .batch import DEFAULT_LIMITS, prepare
+    from .runner import RunOptions
+
+    opts = RunOptions(
+        **run_options(selection),
+        model=model,
+        out=out,
+        backend="openai",
+        backend_options={"request_style": request_style, "chat_template_kwargs": chat_template_kwargs},
+        progress=progress,
+    )
+    manifest = prepare(
+        opts,
+        out,
+        max_requests=max_requests or DEFAULT_LIMITS.max_requests,
+        max_bytes=max_bytes or DEFAULT_LIMITS.max_bytes,
+    )
+    size = sum(f["bytes"] for f in manifest["files"])
+    click.echo(
+        f"wrote {manifest['n_requests']} requests in {len(manifest['files'])} files ({size:,} bytes) and "
+        f"{Path(out) / 'manifest.json'}"
+    )
+
+
+def _names(label: str, items, limit: int = 10) -> str:
+    items = list(items)
+    shown = ", ".join(items[:limit]) + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
+    return f"{label} {len(items)}: {shown}"
+
+
+@batch_group.command("collect")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run folder (predictions.jsonl, metrics.json, config.json); collecting again adds to it.",
+)
+@click.option(
+    "--parse-mode",
+    type=click.Choice(["relaxed", "strict", "lenient"]),
+    default="relaxed",
+    show_default=True,
+    help="How letters are read for 'letter'/'correct' (as for run).",
+)
+@click.option(
+    "--groups",
+    "groups_csv",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="CSV with columns language,group to average over; repeatable (as for run).",
+)
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
+@friendly_errors
+def collect_command(folder, results, out, parse_mode, groups_csv, progress):
+    """Read the batch's RESULTS files (OpenAI batch output format, or vllm run-batch's) into the run folder
+    OUT, naming every missing, failed, duplicated and foreign custom_id; the prompts without an answer
+    go into FOLDER/retry/ as a new request file."""
+    from .batch_collect import collect
+
+    summary = collect(
+        folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv), progress=progress
+    )
+    report = summary["report"]
+    click.echo(
+        f"{summary['n_new']} new predictions ({summary['n_done_before']} already done) of {summary['n_expected']}"
+    )
+    for label in ("missing", "failed", "duplicated", "foreign"):
+        if report[label]:
+            click.echo(_names(label, report[label]), err=True)
+    if summary["retry"]:
+        click.echo(f"retry: {summary['retry']} (submit it, then collect its results into {out})", err=True)
+    if summary["complete"]:
+        click.echo("complete")
+        click.echo(macro_table(summary["metrics"]))
+    else:
+        click.echo(
+            f"INCOMPLETE: {summary['n_expected'] - summary['n_done_before'] - summary['n_new']} prompts to go", err=True
+        )
+
+
+@click.command("plan")
+@selection_options
+@click.option("--gpus", type=click.IntRange(min=1), required=True, help="Shards to deal the run to (one per GPU).")
+@click.option("--model", default="MODEL", show_default=True, help="The model the array script runs.")
+@click.option("--out", default="RUN", show_default=True, help="The run folder the array script writes.")
+@click.option(
+    "--prompts-per-second",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Your measured throughput per GPU: gives hours per shard and the script's time limit.",
+)
+@click.option(
+    "--script",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the SLURM array script here (default: print it).",
+)
+@friendly_errors
+def plan_command(gpus, model, out, prompts_per_second, script, **selection):
+    """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
+    one shard per GPU (then `mvlsib-eval merge`)."""
+    from .plan import count, describe, run_args, slurm_script
+    from .runner import RunOptions
+
+    opts = RunOptions(**run_options(selection), model=model, out=Path(out))
+    plan = count(opts, gpus)
+    click.echo(describe(plan, prompts_per_second))
+    text = slurm_script(plan, run_args(opts, _given(selection)), out, prompts_per_second=prompts_per_second)
+    if script is None:
+        click.echo("")
+        click.echo(text, nl=False)
+        return
+    with atomic_open(script) as fh:
+        fh.write(text)
+    click.echo(f"wrote {script}")
+
+
+def _given(selection: dict) -> dict[str, object]:
+    """The selection options as `mvlsib-eval run` flags, defaults left out."""
+    flags = {
+        "tasks": "--tasks",
+        "ks": "--k",
+        "languages": "--languages",
+        "limit": "--limit",
+        "limit_mode": "--limit-mode",
+        "order": "--order",
+        "data_revision": "--data-revision",
+        "max_prompts": "--max-prompts",
+    }
+    defaults = {"limit_mode": "stratified", "order": "prefix", "languages": "all", "max_prompts": MAX_PROMPTS}
+    return {flags[k]: v for k, v in selection.items() if k in flags and v is not None and defaults.get(k) != v}

@@ -1,0 +1,113 @@
+"""`mvlsib-eval hub-results`: a finished run as the Hub's ``.eval_results`` entries, optionally as a PR.
+
+Its own module (beside ``commands``) so the evaluator's main command module stays small; the
+work is ``hub_results``. See docs/evaluation.md, "From a run to a leaderboard entry".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from .command_options import friendly_errors
+
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _repo_id(ctx, param, value):
+    if value is not None and not REPO_ID.match(value):
+        raise click.BadParameter(f"expected ORG/NAME, got {value!r}")
+    return value
+
+
+@click.command("hub-results")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--dataset",
+    required=True,
+    callback=_repo_id,
+    metavar="ORG/NAME",
+    help="The Benchmark dataset repo on the Hub whose eval.yaml names the leaderboards (the release you ran).",
+)
+@click.option(
+    "--revision",
+    default=None,
+    metavar="SHA",
+    help="The dataset's commit you evaluated: recorded in every entry, and where eval.yaml is read on the Hub.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write OUT/.eval_results/ into (entries of the same tasks there are replaced).",
+)
+@click.option(
+    "--model-repo",
+    default=None,
+    callback=_repo_id,
+    metavar="ORG/MODEL",
+    help="The evaluated model's repo: source.url then points at the run config's place in it.",
+)
+@click.option(
+    "--create-pr",
+    is_flag=True,
+    default=False,
+    help="Open a pull request with the files on --model-repo (or update the one opened before).",
+)
+@click.option(
+    "--source-url",
+    default=None,
+    metavar="URL",
+    help="Where the run folder is published (predictions, config): the entries' source.url.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    default=False,
+    help="Write entries for an incomplete, --limit, fewer-language or strict-parse run (their notes say so).",
+)
+@click.option(
+    "--hub-endpoint",
+    default=None,
+    envvar="HF_ENDPOINT",
+    metavar="URL",
+    help="Hub endpoint (default: HF_ENDPOINT or https://huggingface.co).",
+)
+@friendly_errors
+def hub_results_command(run, dataset, revision, out, model_repo, create_pr, source_url, force, hub_endpoint):
+    """Write the Hub's .eval_results/*.yaml entries for the finished run RUN, one per eval.yaml task it covers.
+
+    \b
+    mvlsib-eval hub-results runs/my-vlm --dataset my-org/mvl-sib --revision SHA --out results/my-vlm
+    mvlsib-eval hub-results runs/my-vlm --dataset my-org/mvl-sib --revision SHA --out results/my-vlm \\
+        --model-repo some-org/my-vlm --create-pr
+
+    The token for --create-pr comes from HF_TOKEN or `hf auth login`; it is never printed.
+    """
+    from . import hub_results
+
+    if create_pr and model_repo is None:
+        raise click.UsageError("--create-pr needs --model-repo ORG/MODEL")
+    token = hub_results.resolve_token() if create_pr else None
+    if source_url is None:
+        if model_repo is None:
+            raise click.UsageError(
+                "the entries' source must point at the run's config: give --model-repo (it goes beside the "
+                "entries there) or --source-url URL (where you published the run folder)"
+            )
+        source_url = hub_results.config_url(model_repo, dataset, hub_endpoint)
+
+    def task_ids(data: str) -> list[str]:
+        return hub_results.release_task_ids(data, dataset, revision, token=token, endpoint=hub_endpoint)
+
+    files = hub_results.entries(
+        run, dataset=dataset, revision=revision, task_ids=task_ids, source_url=source_url, force=force
+    )
+    written = hub_results.write(out, run, files, dataset)
+    for path in written:
+        click.echo(f"wrote {path}")
+    if create_pr:
+        url = hub_results.open_pr(model_repo, written, dataset, token=token, endpoint=hub_endpoint)
+        click.echo(f"pull request: {url}")

@@ -1,0 +1,232 @@
+"""A finished run as Hub evaluation results: ``.eval_results/*.yaml`` entries for a model repo.
+
+Format: the Hub's "Model Evaluation Results" (https://huggingface.co/docs/hub/eval-results and
+huggingface/hub-docs ``eval_results.yaml``): a YAML list of entries, each with ``dataset.id``
+(the Benchmark dataset), ``dataset.task_id`` (a task id of its ``eval.yaml``), optional
+``dataset.revision``, ``value``, optional ``date``, ``source`` (``url`` required, ``name``)
+and ``notes``. One file per task id (``{dataset name}_{task id}.yaml``), each holding that
+leaderboard's one entry, so a later run of the same tasks replaces its files instead of
+adding entries beside them, and a run of other tasks leaves these alone.
+
+The task ids come from the release's ``eval.yaml`` (the run's release folder, else the
+dataset repo on the Hub): ids are ``{task}_k{k}`` and the value is the run's macro relaxed
+accuracy for that task and k from ``metrics.json``. Only a complete run of all the release's
+instances stands for a leaderboard: incomplete and ``--limit`` runs are refused unless forced.
+The run's ``config.json`` is copied beside the entries and ``source.url`` points at it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from ._compat import MvlsibError, atomic_open, loader
+from .store import completeness, load_run
+
+EVAL_YAML = "eval.yaml"
+RESULTS_DIR = ".eval_results"
+# How the release's eval.yaml names a leaderboard (release/eval_yaml.py writes it so).
+TASK_ID = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)$")
+MAX_EVAL_YAML_BYTES = 1 << 20
+
+
+def parse_eval_yaml(text: str, where: str) -> list[str]:
+    """The task ids of an eval.yaml's text; a clear error when it is not one."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise MvlsibError(f"{where}: not valid YAML ({exc})") from None
+    tasks = doc.get("tasks") if isinstance(doc, dict) else None
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in tasks):
+        raise MvlsibError(f"{where}: not a Benchmark eval.yaml (needs tasks: a list of entries with an id)")
+    return [t["id"] for t in tasks]
+
+
+def release_task_ids(
+    data: str, dataset: str, revision: str | None, token: str | None = None, endpoint: str | None = None
+) -> list[str]:
+    """The eval.yaml task ids: from the run's release folder when it has one, else from the Hub."""
+    local = Path(data) / EVAL_YAML
+    if local.is_file():
+        return parse_eval_yaml(local.read_text("utf-8"), str(local))
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from ._compat import httpio
+
+    api = HfApi(endpoint=endpoint, token=token)
+    try:
+        # Its size first, so a wrong or hostile repo cannot make us download something large.
+        info = api.get_paths_info(dataset, [EVAL_YAML], repo_type="dataset", revision=revision)
+        if not info:
+            raise MvlsibError(
+                f"{dataset}: has no {EVAL_YAML}, so it is not a Benchmark on the Hub; upload a release made "
+                "by this toolkit's publish (it writes eval.yaml)"
+            )
+        if (getattr(info[0], "size", None) or 0) > MAX_EVAL_YAML_BYTES:
+            raise MvlsibError(f"{dataset}/{EVAL_YAML}: larger than {MAX_EVAL_YAML_BYTES} bytes; not an eval.yaml")
+        path = api.hf_hub_download(dataset, EVAL_YAML, repo_type="dataset", revision=revision)
+    except (HfHubHTTPError, OSError) as exc:
+        message = f"could not read {EVAL_YAML} of {dataset} ({type(exc).__name__}): {exc}"
+        raise MvlsibError(httpio.redact(" ".join(message.split()), (token,) if token else ())) from None
+    return parse_eval_yaml(Path(path).read_text("utf-8"), f"{dataset}/{EVAL_YAML}")
+
+
+def check_run(run: Path, config: dict, records: list[dict], force: bool) -> list[str]:
+    """Why the run does not stand for a leaderboard (empty when it does); raises unless ``force``."""
+    fp = config.get("fingerprint") or {}
+    problems = []
+    cov = completeness(config, records)
+    if not cov["complete"]:
+        problems.append(f"it is incomplete ({cov['n_done']} of {cov['n_expected']} predictions)")
+    if fp.get("limit") is not None:
+        problems.append(f"it covers only --limit {fp['limit']} instances per language")
+    if config.get("parse_mode", "relaxed") != "relaxed":
+        problems.append(f"its letters were read with --parse-mode {config['parse_mode']} (leaderboards use relaxed)")
+    data = fp.get("data") or ""
+    if Path(data).is_dir():  # a Hub release's languages would need a download: checked for folders only
+        missing = sorted(set(loader().languages(data)) - set(fp.get("languages") or []))
+        if missing:
+            problems.append(f"it leaves out {len(missing)} of the release's languages (e.g. {missing[0]})")
+    if problems and not force:
+        raise MvlsibError(
+            f"{run}: not a leaderboard result: {'; '.join(problems)}. "
+            "Finish the full run (rerun the same command), or pass --force to write the entries anyway"
+        )
+    return problems
+
+
+def entries(
+    run: str | os.PathLike[str],
+    *,
+    dataset: str,
+    revision: str | None,
+    task_ids: list[str] | Callable[[str], list[str]],
+    source_url: str,
+    force: bool = False,
+) -> dict[str, list[dict]]:
+    """``{file name: [entry]}``, one file per eval.yaml task the run covers. ``task_ids`` may be a
+    function of the run's data source (``release_task_ids`` bound to the dataset), called once the
+    run has been read and accepted."""
+    run = Path(run)
+    config, records, metrics = load_run(run)
+    problems = check_run(run, config, records, force)
+    if callable(task_ids):
+        task_ids = task_ids(str((config.get("fingerprint") or {}).get("data") or ""))
+    macro = {(row["task"], int(row["k"])): row for row in metrics.get("macro") or []}
+    if not macro:
+        raise MvlsibError(f"{run}: no metrics.json with macro figures; finish the run (rerun the same command)")
+    fp = config.get("fingerprint") or {}
+    date = _date(run)
+    out: dict[str, list[dict]] = {}
+    for tid in task_ids:
+        match = TASK_ID.match(tid)
+        row = macro.get((match["task"], int(match["k"]))) if match else None
+        if row is None or row.get("accuracy") is None:
+            continue
+        notes = (
+            f"mvlsib-eval, backend {fp.get('backend')}, relaxed accuracy macro-averaged over "
+            f"{row.get('n_languages')} language(s), {row.get('n')} predictions"
+        )
+        if problems:
+            notes += "; NOT a full leaderboard run: " + "; ".join(problems)
+        dataset_entry = {"id": dataset, "task_id": tid, **({"revision": revision} if revision else {})}
+        entry = {
+            "dataset": dataset_entry,
+            "value": row["accuracy"],
+            "date": date,
+            "source": {"url": source_url, "name": "mvlsib-eval run config"},
+            "notes": notes,
+        }
+        out[f"{dataset.split('/')[-1]}_{tid}.yaml"] = [entry]
+    if not out:
+        covered = ", ".join(f"{t}_k{k}" for t, k in sorted(macro))
+        raise MvlsibError(f"{run}: covers none of the eval.yaml tasks of {dataset} (it has {covered})")
+    return out
+
+
+def config_name(dataset: str) -> str:
+    """The run config's file name beside the entries."""
+    return f"{dataset.split('/')[-1]}_run_config.json"
+
+
+def write(out: str | os.PathLike[str], run: str | os.PathLike[str], files: dict[str, list[dict]], dataset: str):
+    """Write ``OUT/.eval_results/``: the entries (replacing earlier ones of the same tasks) and the run config."""
+    folder = Path(out) / RESULTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, body in files.items():
+        with atomic_open(folder / name) as fh:
+            fh.write(yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
+        written.append(folder / name)
+    with atomic_open(folder / config_name(dataset), "wb") as fh:
+        with open(Path(run) / "config.json", "rb") as src:
+            shutil.copyfileobj(src, fh)
+    written.append(folder / config_name(dataset))
+    return written
+
+
+def _date(run: Path) -> str:
+    """When the run finished: its metrics.json's modification time, as an ISO date."""
+    path = run / "metrics.json"
+    stamp = path.stat().st_mtime if path.is_file() else (run / "predictions.jsonl").stat().st_mtime
+    return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).date().isoformat()
+
+
+def config_url(model_repo: str, dataset: str, endpoint: str | None = None) -> str:
+    """Where the run config copied beside the entries is on the model repo once the PR is merged."""
+    base = (endpoint or "https://huggingface.co").rstrip("/")
+    return f"{base}/{model_repo}/blob/main/{RESULTS_DIR}/{config_name(dataset)}"
+
+
+def resolve_token() -> str | None:
+    """HF_TOKEN, else the stored login (`hf auth login`)."""
+    token = os.environ.get("HF_TOKEN")
+    if token:
+        return token
+    from huggingface_hub import get_token
+
+    return get_token()
+
+
+def pr_title(dataset: str) -> str:
+    """The pull request's title, by which a re-run finds the PR it opened before."""
+    return f"Add {dataset} evaluation results (mvlsib-eval)"
+
+
+def open_pr(model_repo: str, paths: list[Path], dataset: str, *, token: str | None, endpoint: str | None = None) -> str:
+    """Open a pull request adding ``paths`` under ``.eval_results/`` on ``model_repo``, or, when a
+    pull request of ours for ``dataset`` is still open there, commit to it instead; returns its URL."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from ._compat import httpio
+
+    api = HfApi(endpoint=endpoint, token=token)
+    title = pr_title(dataset)
+    ops = [CommitOperationAdd(path_in_repo=f"{RESULTS_DIR}/{p.name}", path_or_fileobj=str(p)) for p in paths]
+    try:
+        mine = [
+            d
+            for d in api.get_repo_discussions(model_repo, discussion_type="pull_request", discussion_status="open")
+            if d.title == title
+        ]
+        if mine:
+            api.create_commit(model_repo, ops, commit_message=f"Update: {title}", revision=mine[0].git_reference)
+            return mine[0].url
+        info = api.create_commit(model_repo, ops, commit_message=title, create_pr=True)
+        return info.pr_url or info.commit_url
+    except (HfHubHTTPError, OSError) as exc:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        # The Hub's own reason when it gave one, else the client's first line; always one line.
+        reason = getattr(exc, "server_message", None) or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = " ".join(reason.split())[:300]
+        raise MvlsibError(
+            httpio.redact(f"{model_repo} refused the pull request (HTTP {status}): {reason}", (token,) if token else ())
+        ) from None

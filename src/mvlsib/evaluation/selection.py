@@ -1,0 +1,130 @@
+"""The options that choose a run's prompts (release, tasks, k, languages, subset, order), written once
+for every command that plans a run: ``run``, ``batch prepare`` and ``plan``; and ``run_options``,
+which turns their values into the runner's ``RunOptions`` keywords."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._compat import TASK_TABLE, TASKS, MvlsibError
+from .schedule import MAX_PROMPTS, ORDERS
+
+
+def csv_list(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def read_groups(paths) -> dict[str, dict[str, str]]:
+    """``--groups`` CSV files, by file stem."""
+    from .scoring import read_groups_csv
+
+    out = {}
+    for p in paths:
+        try:
+            out[Path(p).stem] = read_groups_csv(p)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise MvlsibError(f"{p}: not a readable UTF-8 grouping CSV ({exc})") from None
+    return out
+
+
+_SELECTION = (
+    click.option(
+        "--data",
+        default=".",
+        show_default=True,
+        metavar="DIR|ORG/NAME",
+        help="Release folder (with data/ and mvl_sib.py) or Hub dataset repo id.",
+    ),
+    click.option("--data-revision", default=None, help="Branch, tag or commit of a Hub dataset repo."),
+    click.option(
+        "--tasks",
+        default=",".join(TASKS),
+        show_default=True,
+        help=f"Comma-separated tasks: {', '.join(TASKS)} (upstream names "
+        f"{', '.join(t.upstream for t in TASK_TABLE)} also accepted).",
+    ),
+    click.option(
+        "--k",
+        "ks",
+        default="1,3,5",
+        show_default=True,
+        help="Comma-separated numbers of references (1-5); a task with a single reference (t2s) runs k=1 only.",
+    ),
+    click.option(
+        "--languages",
+        default="all",
+        show_default=True,
+        help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "
+        "e.g. eng_Latn,urd_Arab.",
+    ),
+    click.option(
+        "--limit",
+        type=int,
+        default=None,
+        help="Only N instances of each language: a deterministic subset balanced over topics and gold "
+        "letters (the same instances in every language).",
+    ),
+    click.option(
+        "--limit-mode",
+        type=click.Choice(["stratified", "first"]),
+        default="stratified",
+        show_default=True,
+        help="How --limit picks: stratified (balanced) or first (the first N in release order).",
+    ),
+    click.option(
+        "--order",
+        type=click.Choice(list(ORDERS)),
+        default=ORDERS[0],
+        show_default=True,
+        help="Processing order: 'prefix' sends prompts that share a prefix (instruction, reference "
+        "images, across languages) together, so a server's prefix cache reuses it; 'canonical' "
+        "goes language by language. Results and the predictions file are the same either way.",
+    ),
+    click.option(
+        "--max-prompts",
+        type=click.IntRange(min=1),
+        default=MAX_PROMPTS,
+        show_default=True,
+        help="Prompts held in memory at once (about 3.2 KB each, ~1.6 GB at the default). A run (or shard) "
+        "with more is processed in waves, each a round-robin share of it with its own prefix order; "
+        "results and files are the same.",
+    ),
+)
+
+max_new_tokens_option = click.option(
+    "--max-new-tokens",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').",
+)
+
+
+def selection_options(fn):
+    """The selection options; the command receives them as keywords (``run_options`` reads them)."""
+    for decorate in reversed(_SELECTION):
+        fn = decorate(fn)
+    return fn
+
+
+def run_options(selection: dict[str, Any]) -> dict[str, Any]:
+    """The ``RunOptions`` keywords of the selection options' values (and ``--max-new-tokens`` when given)."""
+    values = dict(selection)
+    raw_ks = values.pop("ks")
+    try:
+        ks = tuple(int(k) for k in csv_list(raw_ks))
+    except ValueError:
+        raise MvlsibError(f"--k must be comma-separated integers, got {raw_ks!r}") from None
+    if values["limit"] is not None and values["limit"] < 1:
+        raise MvlsibError(f"--limit must be at least 1, got {values['limit']}")
+    languages, tasks = values.pop("languages"), values.pop("tasks")
+    return {
+        **values,
+        "tasks": tuple(csv_list(tasks)),
+        "ks": ks,
+        "languages": "all" if languages.strip() == "all" else tuple(csv_list(languages)),
+    }
