@@ -148,6 +148,18 @@ def _bases(s: Path, url: str) -> list[Base]:
         Base("run", "eval", ["run", "--data", str(rel), "--model", "m", *openai, "--out", "{resume}", *one],
              {"resume": ("out_existing", s / "resume"), "resume_preds": ("in_file", s / "resume/predictions.jsonl")},
              control=False),
+        Base("batch prepare", "eval", ["batch", "prepare", "--data", "{rel}", "--model", "m", "--out", "{out}", *one[:-1]],
+             {**rel_in, **out_dir}),
+        # collecting needs a prepared folder and the provider's results: the inputs are faulted
+        Base("batch collect", "eval", ["batch", "collect", "{prepared}", "{results}", "--out", str(s / "out/collected")],
+             {"prepared": ("in_dir", s / "prepared"), "prepared_manifest": ("in_file", s / "prepared/manifest.json"),
+              "results": ("in_file", s / "results.jsonl")}, control=False),
+        Base("plan", "eval", ["plan", "--data", "{rel}", "--gpus", "2", *one[2:-1], "--script", "{script}"],
+             {"rel": rel_in["rel"], "script": ("out_file", None)}),
+        # the Hub is not reachable here: only the run folder it reads first is faulted
+        Base("hub-results", "eval", ["hub-results", "{run}", "--dataset", "org/x", "--source-url", "https://example.org/run",
+              "--out", str(s / "out/hub")],
+             {**run_in}, control=False, env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "1"}),
         Base("merge", "eval", ["merge", "{shards}", "--out", "{out}"],
              {"shards": ("in_dir", s / "shards"), "shard": ("in_file", s / "shards/predictions.shard-0-of-2.jsonl"), **out_dir}),
         Base("report", "eval", ["report", "{run}", "--out", "{out}"], {**run_in, **out_dir}),
@@ -270,6 +282,12 @@ def runs(scene, server) -> Path:
     for folder, model, extra in todo:
         res = CliRunner().invoke(eval_cli, [*base, "--model", model, "--out", str(scene / folder), *extra])
         assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(
+        eval_cli,
+        ["batch", "prepare", "--data", str(scene / "release"), "--model", "m", "--out", str(scene / "prepared"), *one[:-1]],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (scene / "results.jsonl").write_text("")
     with open(scene / "scores.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["model", "benchmark", "score"])
@@ -329,7 +347,7 @@ def test_every_command_refuses_unreadable_and_unwritable_paths_cleanly(runs, ser
         proc = subprocess.run(
             [*DROP_CAPS, sys.executable, str(HERE / "fault_driver.py"), str(tmp_path / "cases.json"),
              str(tmp_path / "results.json")],
-            env=subprocess_env(OPENAI_API_KEY=SECRET, HF_HUB_OFFLINE="0", **json.loads(env)),
+            env=subprocess_env(**{"OPENAI_API_KEY": SECRET, "HF_HUB_OFFLINE": "0", **json.loads(env)}),
             capture_output=True, text=True, timeout=1200, cwd=REPO,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
