@@ -56,7 +56,7 @@ def build_release(tmp: Path, languages: str) -> Path:
 
     sib = REPO.parent / "shared" / "sib-200"
     pool = REPO / "src/mvlsib/data/image_pool"
-    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, languages=languages, progress=False)
+    build(str(sib), tmp / "rel", workdir=tmp / "work", pool=pool, languages=languages.split(","), progress=False)
     return tmp / "rel"
 
 
@@ -288,7 +288,7 @@ def main() -> None:
 
     hf_logging.disable_progress_bar()  # a "Loading weights" bar per model would break up the table
 
-    from tiny_models.families import build_family, family, family_names
+    from tiny_models.families import build_family, family, family_names, missing
     from tiny_models.llava import sib_sentences
 
     torch.set_num_threads(args.threads)
@@ -315,6 +315,7 @@ def main() -> None:
                 if getattr(family(n), "KIND", "") == "generative"
                 and getattr(family(n), "CHAT_TEMPLATE", None) is not None
                 and "thinking" not in n
+                and not missing(n)  # e.g. torchvision, absent from the main environment
             ]
         )
         texts = sib_sentences(REPO.parent / "shared" / "sib-200", languages, limit=100)

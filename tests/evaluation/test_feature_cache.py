@@ -37,7 +37,10 @@ def release_prompts(release_dir):
 
 
 def _backend(model, images, **kw):
-    b = make_backend("hf", model=str(model), batch_size=4, device="cpu", max_new_tokens=3, **kw)
+    # Qwen3.5's template turns thinking on: its budget kept as small as the answers'.
+    b = make_backend(
+        "hf", model=str(model), batch_size=4, device="cpu", max_new_tokens=3, thinking_max_new_tokens=3, **kw
+    )
     b.set_images(images)
     return b
 
@@ -54,6 +57,7 @@ def test_every_cached_family_is_tested():
         "qwen2_vl",
         "qwen2_5_vl",
         "qwen3_vl",
+        "qwen3_5",
     }
 
 

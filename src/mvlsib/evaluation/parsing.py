@@ -35,10 +35,20 @@ from .prompts import LETTERS
 MODES = ("strict", "relaxed", "lenient")
 
 # (open, close) markers of a thinking block, as the reasoning families' chat templates write them:
-# Qwen3 / Qwen3-VL-Thinking / GLM-4.1V-Thinking / DeepSeek-R1 style, and Kimi-VL-Thinking.
-REASONING_MARKERS = (("<think>", "</think>"), ("\u25c1think\u25b7", "\u25c1/think\u25b7"))
+# Qwen3 / Qwen3.5 / Qwen3-VL-Thinking / GLM-4.1V-Thinking / DeepSeek-R1 style, Kimi-VL-Thinking, and
+# Gemma 4's thought channel (google/gemma-4-*-it template: "<|channel>thought\n...<channel|>").
+REASONING_MARKERS = (
+    ("<think>", "</think>"),
+    ("\u25c1think\u25b7", "\u25c1/think\u25b7"),
+    ("<|channel>", "<channel|>"),
+)
 # Tags some reasoning templates put around the final answer (GLM-4.1V).
 ANSWER_WRAPPERS = (("<answer>", "</answer>"), ("<|begin_of_box|>", "<|end_of_box|>"))
+
+
+def opens_unclosed_thinking(response: str) -> bool:
+    """Does the response open a thinking block it never closes (the model was cut off while thinking)?"""
+    return any(opener in response and closer not in response for opener, closer in REASONING_MARKERS)
 
 
 def strip_reasoning(response: str) -> str:

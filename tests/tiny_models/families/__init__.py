@@ -12,6 +12,9 @@ A family module defines::
     FAMILY: str              # the key, e.g. "qwen2_vl"
     KIND: str                # "generative" or "dual_encoder"
     TEMPLATE_SOURCE: str     # where the chat template comes from (generative)
+    NEEDS: tuple[str, ...]   # optional: packages its processor needs beyond the main test
+                             # environment (e.g. "torchvision"); such families are tested in
+                             # tests/torchvision_families/, inside scripts/torchvision-venv.sh's venv
     def build(out_dir, texts, *, seed=0) -> Path
 
 Modules are found by name: adding a family is adding a module here.
@@ -20,6 +23,7 @@ Modules are found by name: adding a family is adding a module here.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,6 +39,16 @@ def family(name: str) -> ModuleType:
     if name not in family_names():
         raise KeyError(f"unknown family {name!r}; expected one of {', '.join(family_names())}")
     return importlib.import_module(f"{__name__}.{name}")
+
+
+def needs(name: str) -> tuple[str, ...]:
+    """The packages the family's processor needs beyond the main test environment."""
+    return tuple(getattr(family(name), "NEEDS", ()))
+
+
+def missing(name: str) -> list[str]:
+    """Those of ``needs(name)`` that this interpreter cannot import."""
+    return [package for package in needs(name) if importlib.util.find_spec(package) is None]
 
 
 def build_family(name: str, out_dir: str | Path, texts: Iterable[str], *, seed: int = 0) -> Path:

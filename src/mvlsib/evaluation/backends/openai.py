@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .._compat import MvlsibError, httpio
-from ..parsing import strip_reasoning
+from ..parsing import REASONING_MARKERS, strip_reasoning
 from .base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
@@ -92,7 +92,7 @@ def answer_text(answer: Any, key: str, max_new_tokens: int, where: str = "the se
     if (
         choice.get("finish_reason") == "length"
         and strip_reasoning(content) == ""
-        and (reasoning or "<think>" in content)
+        and (reasoning or any(opener in content for opener, _ in REASONING_MARKERS))
     ):
         raise MvlsibError(
             f"{key}: the model was still thinking when its {max_new_tokens} new tokens ran "

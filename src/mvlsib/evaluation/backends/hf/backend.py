@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._compat import MvlsibError
+from ...parsing import opens_unclosed_thinking
 from ..base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
@@ -37,7 +38,7 @@ from ..base import (
 )
 from .batching import Batcher
 from .feature_cache import DEFAULT_FEATURE_CACHE_MB, FeatureReuse
-from .generation import TokenDecoder, decoding, opens_thinking
+from .generation import TokenDecoder, decoding, library_failures, opens_thinking, stopped
 from .kv_prefix import PrefixReuse
 from .loading import (
     DTYPES,
@@ -48,6 +49,7 @@ from .loading import (
     load_model,
     load_processor,
     move_inputs,
+    names_remote_code,
     read_chat_template,
     resolve_runtime,
 )
@@ -133,8 +135,10 @@ class HFBackend(Backend):
             "thinking_max_new_tokens",
             int,
             2048,
-            "hf: new-token budget when the chat template opens a thinking block (reasoning models "
-            "think before answering); 0 refuses such models instead.",
+            "hf: new-token budget when thinking is on: the chat template opens a thinking block, writes a "
+            "marker that lets the model open one (Gemma 4's <|think|>), or --chat-template-kwargs asks for "
+            "it (enable_thinking: true). A response cut off inside a thinking block the model opened on its "
+            "own is generated again with this budget. 0 refuses thinking models instead.",
         ),
     )
 
@@ -206,13 +210,13 @@ class HFBackend(Backend):
         template_text = read_chat_template(chat_template)
         # The config and processor first: what they lack (an image-text-to-text architecture, a
         # tokenizer, a chat template) is said before weights load.
-        check_architecture(model, revision, trust_remote_code)
-        self.processor = load_processor(model, revision, trust_remote_code, template_text)
+        remote_code = names_remote_code(check_architecture(model, revision, trust_remote_code))
+        self.processor = load_processor(model, revision, trust_remote_code, template_text, remote_code)
         self.tokenizer = self.processor.tokenizer
         self.opens_thinking = opens_thinking(
             self.processor, self.template_kwargs, max_new_tokens, thinking_max_new_tokens
         )
-        self.model = load_model(model, revision, trust_remote_code, self.dtype, self.device)
+        self.model = load_model(model, revision, trust_remote_code, self.dtype, self.device, remote_code)
         # Left padding: every sequence's last token is the one generation continues from.
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
@@ -261,24 +265,44 @@ class HFBackend(Backend):
         return self.batcher.build_batches(requests, by_image_set=self.prefixes.images_on)
 
     def generate(self, requests: list[Request]) -> list[str]:
-        import torch
-
         if not requests:
             return []
-        responses: list[str | None] = [None] * len(requests)
+        responses, cut = self._generate(requests, self.budget, reuse=True)
+        # A response cut off inside a thinking block that neither the prompt nor the kwargs opened (the
+        # model chose to think) is generated again with the thinking budget: greedy decoding repeats
+        # its start and continues it, instead of a format error for an answer never reached.
+        if not self.opens_thinking and self.thinking_max_new_tokens > self.max_new_tokens:
+            again = [i for i, r in enumerate(responses) if cut[i] and opens_unclosed_thinking(r)]
+            if again:
+                more, _ = self._generate([requests[i] for i in again], self.thinking_max_new_tokens, reuse=False)
+                for i, response in zip(again, more):
+                    responses[i] = response
+                self.stats["thinking_continued"] = self.stats.get("thinking_continued", 0) + len(again)
+        return responses
+
+    def _generate(self, requests: list[Request], budget: int, reuse: bool) -> tuple[list[str], list[bool]]:
+        """Responses of ``requests`` with ``budget`` new tokens each, and whether each ran out of them.
+        ``reuse``: through the shared-prefix path where one applies (sized for the main budget)."""
+        import torch
+
+        responses, cut = [""] * len(requests), [False] * len(requests)
         for idx, inputs in self.build_batches(requests):
-            settings = self._decoding = self.decoding(self.budget)
+            settings = self.decoding(budget)
+            if reuse:
+                self._decoding = settings
             inputs = move_inputs(inputs, self.device, self.model.dtype)
-            with torch.inference_mode():
-                new_tokens = self._new_tokens(inputs, [requests[i] for i in idx], settings)
+            batch = [requests[i] for i in idx]
+            with torch.inference_mode(), library_failures(self.model):
+                new_tokens = self._new_tokens(inputs, batch, settings, reuse)
             self.stats["generate_calls"] += 1
             if "attention_mask" in inputs:  # what the KV-prefix share is measured against
                 self.stats["prompt_tokens"] = self.stats.get("prompt_tokens", 0) + int(inputs["attention_mask"].sum())
             for i, row in zip(idx, new_tokens):
                 responses[i] = self.decode(row)
-        return [r if r is not None else "" for r in responses]
+                cut[i] = not stopped(row, settings["eos_token_id"])
+        return responses, cut
 
-    def _new_tokens(self, inputs: dict[str, Any], batch: list[Request], settings: dict[str, Any]) -> Any:
+    def _new_tokens(self, inputs: dict[str, Any], batch: list[Request], settings: dict[str, Any], reuse: bool) -> Any:
         """One batch's new tokens: a feature-cache self-check while one is due, else through a shared
         prefix where one is reused, else the plain ``generate``."""
         has_images = bool(batch[0].image_ids)
@@ -286,7 +310,7 @@ class HFBackend(Backend):
         same_images = has_images and all(tuple(r.image_ids) == first_images for r in batch)
         if self.features.check_due(inputs):
             out = self.features.checked_generate(inputs, settings)
-        elif length := self.prefixes.length(inputs, has_images, same_images):
+        elif reuse and (length := self.prefixes.length(inputs, has_images, same_images)):
             return self.prefixes.new_tokens(inputs, length, has_images, settings, first_images)
         else:
             out = self.model.generate(**inputs, **settings)

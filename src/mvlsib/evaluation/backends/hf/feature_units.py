@@ -21,7 +21,9 @@ key sees that. Units per family (``ADAPTERS``, by the base model's ``model_type`
   batch's zero padding left out, its ``image_sizes`` row, OneVision's tiling on/off);
 - ``tiles`` (Idefics3, SmolVLM): ``pixel_values`` (B, N, C, H, W), one unit per non-padding
   tile with its ``pixel_attention_mask``; features are regrouped per prompt;
-- ``grid`` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): flattened patches, one unit per image
+- ``patches`` (Gemma 4, LFM2-VL): ``pixel_values`` (N, patches, D) padded to a fixed count, one
+  unit per row with its position ids / spatial shape and patch mask;
+- ``grid`` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5): flattened patches, one unit per image
   (``image_grid_thw`` rows; Qwen3-VL's deepstack features kept per unit too).
 
 Families not listed (Mllama: cross-attention, its tower is not behind ``get_image_features``)
@@ -227,6 +229,40 @@ class _Tiles(Adapter):
         return cls(pooler_output=out)
 
 
+class _Patches(Adapter):
+    """``pixel_values`` (N, patches, D) padded to a fixed patch count, one unit per row (an image, a
+    tile) with every tensor argument that has a row per image too (Gemma 4's ``image_position_ids``,
+    LFM2-VL's ``spatial_shapes`` and ``pixel_attention_mask``); features come back one entry per row."""
+
+    name = "patches"
+
+    def units(self, args):
+        pv = args.get("pixel_values")
+        if pv is None or pv.dim() != 3:
+            return None
+        rows = sorted(k for k, v in args.items() if k != "pixel_values" and _per_row(v, pv.shape[0]))
+        settings = _settings(args, "pixel_values", *rows)
+        inputs = [{"row": pv[i], **{k: args[k][i] for k in rows}} for i in range(pv.shape[0])]
+        return [_key(settings, *(u[k] for k in ("row", *rows)), rows) for u in inputs], inputs, rows
+
+    def encode(self, fn, args, inputs):
+        import torch
+
+        stacked = {k: torch.stack([u[k] for u in inputs]) for k in inputs[0] if k != "row"}
+        out = fn(**{**args, **stacked, "pixel_values": torch.stack([u["row"] for u in inputs])})
+        pooled = out.pooler_output
+        if len(pooled) != len(inputs):  # a family splitting otherwise: the self-check must not see it pass
+            raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} rows")
+        return [(p,) for p in pooled], type(out)
+
+    def assemble(self, features, grouping, template):
+        return template(pooler_output=tuple(f[0] for f in features))
+
+
+def _per_row(value: Any, n: int) -> bool:
+    return hasattr(value, "shape") and getattr(value, "dim", lambda: 0)() >= 1 and value.shape[0] == n
+
+
 class _Grid(Adapter):
     name = "grid"
 
@@ -278,7 +314,7 @@ def adapter_for(model: Any) -> Adapter | None:
     if kind == "anyres":
         module = importlib.import_module(type(model.base_model).__module__)
         return _Anyres(config, module) if hasattr(module, "image_size_to_num_patches") else None
-    return {"rows": _Rows, "tiles": _Tiles, "grid": _Grid}[kind]()
+    return {"rows": _Rows, "tiles": _Tiles, "grid": _Grid, "patches": _Patches}[kind]()
 
 
 # model_type -> unit kind. Only families whose get_image_features was read in transformers 5.x and
@@ -295,4 +331,7 @@ ADAPTERS = {
     "qwen2_vl": "grid",
     "qwen2_5_vl": "grid",
     "qwen3_vl": "grid",
+    "qwen3_5": "grid",  # Qwen3.5: Qwen3-VL's tower and split, no deepstack
+    "gemma4": "patches",
+    "lfm2_vl": "patches",
 }

@@ -94,8 +94,51 @@ def apply_threads(threads: int, device: str) -> int:
 
 
 def _missing_package(exc: BaseException) -> str | None:
-    match = re.search(r"requires the (\S+) librar", str(exc)) or re.search(r"No module named '([^']+)'", str(exc))
+    """The package a failed load says it lacks (transformers words it three ways), lower-cased."""
+    text = str(exc)
+    match = (
+        re.search(r"requires the (\S+) librar", text)
+        or re.search(r"No module named '([^'.]+)", text)
+        or re.search(r"Missing optional dependencies: ([A-Za-z0-9_-]+)", text)
+    )
     return match.group(1).lower() if match else None
+
+
+def install_advice(package: str) -> str:
+    """How to install ``package``. torchvision must be the release built for the installed torch
+    (0.N+15 for torch 2.N, from the same package index as torch), or it does not load beside it."""
+    if package == "torchvision":
+        try:
+            import torch
+
+            major, minor = (int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+        except (ImportError, ValueError):
+            return "pip install torchvision (the release built for your torch, from the same package index)"
+        if major == 2:
+            return (
+                f"pip install torchvision==0.{minor + 15}.*, the release built for your torch {torch.__version__}, "
+                "from the same package index as torch"
+            )
+    return f"pip install {package}"
+
+
+def _package_error(what: str, exc: BaseException) -> MvlsibError | None:
+    package = _missing_package(exc)
+    if package is None:
+        return None
+    return MvlsibError(
+        f"cannot load {what}: it needs the {package} package, which is not installed here; "
+        f"install it ({install_advice(package)}) and run again"
+    )
+
+
+def _remote_code_advice(remote_code: bool, trust_remote_code: bool, exc: BaseException | None = None) -> str:
+    """Advice to pass --trust-remote-code, only for models whose config names remote code (auto_map) or
+    whose error says so: for a native transformers model it is no fix."""
+    said = exc is not None and "trust_remote_code" in str(exc)
+    if trust_remote_code or not (remote_code or said):
+        return ""
+    return "; its config names custom code: pass --trust-remote-code if you trust it"
 
 
 def _where(model: str, revision: str | None) -> str:
@@ -111,8 +154,13 @@ def load_config(model: str, revision: str | None, trust_remote_code: bool):
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise MvlsibError(
             f"cannot load the config of {_where(model, revision)}: {one_line(exc)}. The model must be a local "
-            "folder or Hub id; models with custom code need --trust-remote-code."
+            f"folder or Hub id{_remote_code_advice(False, trust_remote_code, exc)}."
         ) from None
+
+
+def names_remote_code(config: Any) -> bool:
+    """Does the config name code of its own (``auto_map``), which only --trust-remote-code runs?"""
+    return bool(getattr(config, "auto_map", None))
 
 
 def is_image_text_to_text(config) -> bool:
@@ -123,9 +171,9 @@ def is_image_text_to_text(config) -> bool:
     return getattr(config, "model_type", "") in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES or custom
 
 
-def check_architecture(model: str, revision: str | None, trust_remote_code: bool) -> None:
+def check_architecture(model: str, revision: str | None, trust_remote_code: bool):
     """Refuse, before anything heavy loads, a model that is not image-text-to-text (a text-only
-    LM, an encoder, Phi-4-multimodal's own class): it cannot answer an MVL-SIB prompt."""
+    LM, an encoder, Phi-4-multimodal's own class): it cannot answer an MVL-SIB prompt. Returns the config."""
     config = load_config(model, revision, trust_remote_code)
     if not is_image_text_to_text(config):
         raise MvlsibError(
@@ -133,6 +181,7 @@ def check_architecture(model: str, revision: str | None, trust_remote_code: bool
             "image-text-to-text model (AutoModelForImageTextToText does not know it), so it cannot answer "
             "MVL-SIB prompts"
         )
+    return config
 
 
 def read_chat_template(path: str | None) -> str | None:
@@ -145,9 +194,12 @@ def read_chat_template(path: str | None) -> str | None:
         raise MvlsibError(f"--chat-template {path}: cannot read it ({exc})") from None
 
 
-def load_processor(model: str, revision: str | None, trust_remote_code: bool, chat_template: str | None):
+def load_processor(
+    model: str, revision: str | None, trust_remote_code: bool, chat_template: str | None, remote_code: bool = False
+):
     """The model's processor with a tokenizer and a chat template (``chat_template``: the text
-    replacing the model's own), or a one-line error saying what is missing."""
+    replacing the model's own), or a one-line error saying what is missing. ``remote_code``: the
+    config names code of its own (only then is --trust-remote-code advice)."""
     from transformers import AutoProcessor
 
     where = _where(model, revision)
@@ -155,17 +207,15 @@ def load_processor(model: str, revision: str | None, trust_remote_code: bool, ch
         processor = AutoProcessor.from_pretrained(
             model, revision=revision or "main", trust_remote_code=trust_remote_code
         )
-    except ImportError as exc:
-        package = _missing_package(exc)
+    except (ImportError, OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # A torchvision-only image or video processor fails as an ImportError or as a ValueError
+        # ("Missing optional dependencies: torchvision"): either way the fix is the package.
+        missing = _package_error(f"the processor of {where}", exc)
+        if missing is not None:
+            raise missing from None
         raise MvlsibError(
-            f"cannot load the processor of {where}: it needs the {package or 'missing'} package, which is not "
-            f"installed; install it (pip install {package or '...'}) and run again"
-        ) from None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise MvlsibError(
-            f"cannot load the processor of {where}: {one_line(exc)}. The model must be a local "
-            "folder or Hub id with a processor; models with custom code need "
-            "--trust-remote-code."
+            f"cannot load the processor of {where}: {one_line(exc)}. The model must be a local folder or Hub id "
+            f"with a processor{_remote_code_advice(remote_code, trust_remote_code, exc)}."
         ) from None
     if getattr(processor, "tokenizer", None) is None:
         raise MvlsibError(f"{model}: the processor has no tokenizer; not a vision-language chat model")
@@ -180,7 +230,9 @@ def load_processor(model: str, revision: str | None, trust_remote_code: bool, ch
     return processor
 
 
-def load_model(model: str, revision: str | None, trust_remote_code: bool, dtype: str, device: str):
+def load_model(
+    model: str, revision: str | None, trust_remote_code: bool, dtype: str, device: str, remote_code: bool = False
+):
     """The model's weights (safetensors) in ``dtype`` on ``device``, in eval mode."""
     import torch
     from transformers import AutoModelForImageTextToText
@@ -194,13 +246,10 @@ def load_model(model: str, revision: str | None, trust_remote_code: bool, dtype:
             revision=revision or "main",
             trust_remote_code=trust_remote_code,
         )
-    except ImportError as exc:
-        package = _missing_package(exc)
-        raise MvlsibError(
-            f"cannot load model {where}: it needs the {package or 'missing'} package; "
-            f"install it (pip install {package or '...'}) and run again"
-        ) from None
-    except (OSError, ValueError, TypeError, KeyError) as exc:
+    except (ImportError, OSError, ValueError, TypeError, KeyError) as exc:
+        missing = _package_error(f"model {where}", exc)
+        if missing is not None:
+            raise missing from None
         message = one_line(exc)
         if "Unrecognized configuration class" in message:
             raise MvlsibError(
@@ -209,7 +258,7 @@ def load_model(model: str, revision: str | None, trust_remote_code: bool, dtype:
             ) from None
         raise MvlsibError(
             f"cannot load model {where}: {message}. The model must be a local folder or Hub id with "
-            "safetensors weights and a processor; models with custom code need --trust-remote-code."
+            f"safetensors weights and a processor{_remote_code_advice(remote_code, trust_remote_code, exc)}."
         ) from None
     net.to(device).eval()  # type: ignore[arg-type]  # transformers types .to() as a wrapped PreTrainedModel method
     return net

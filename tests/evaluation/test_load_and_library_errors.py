@@ -1,0 +1,148 @@
+"""Errors that tell the fix: a missing package is named with how to install it, --trust-remote-code is
+advised only for models whose config names code of their own, and a failure inside the model's own
+code (a library bug) is one line naming the family, the library and its version, the run resumable."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from mvlsib.cli import eval_cli
+from mvlsib.errors import MvlsibError
+from mvlsib.evaluation.runner import RunOptions, run_eval
+
+
+def _one_line_error(*args) -> str:
+    result = CliRunner().invoke(eval_cli, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
+    assert "Traceback" not in result.output and len(lines) == 1, result.output
+    return lines[0]
+
+
+def _run_args(release_dir, model, out):
+    return ["run", "--data", release_dir, "--model", model, "--out", out, "--tasks", "s2t", "--k", "1"] + [
+        "--languages",
+        "eng_Latn",
+        "--limit",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+    ]
+
+
+# Processor configs whose classes exist only with torchvision: transformers refuses them in two ways,
+# an ImportError (Pixtral's processor class) and a ValueError naming "Missing optional dependencies"
+# (an image processor with no PIL backend: LFM2-VL's, Llama 4's).
+NEEDS_TORCHVISION = {
+    "pixtral": ({"processor_class": "PixtralProcessor"}, {"image_processor_type": "PixtralImageProcessor"}),
+    "lfm2_vl": ({}, {"image_processor_type": "Lfm2VlImageProcessor"}),
+    "llama4": ({}, {"image_processor_type": "Llama4ImageProcessor"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_TORCHVISION))
+def test_a_processor_needing_torchvision_names_it_and_the_matching_release(name, tiny_llava, release_dir, tmp_path):
+    import torch
+
+    if __import__("importlib").util.find_spec("torchvision") is not None:
+        pytest.skip("torchvision is installed here: the refusal cannot happen")
+    needy = tmp_path / "needy"
+    shutil.copytree(tiny_llava, needy)
+    processor_edit, image_edit = NEEDS_TORCHVISION[name]
+    for file, edit in (("processor_config.json", processor_edit), ("preprocessor_config.json", image_edit)):
+        path = needy / file
+        config = json.loads(path.read_text("utf-8")) if path.exists() else {}
+        config.update(edit)
+        if file == "processor_config.json" and "image_processor" in config:
+            config["image_processor"].update(image_edit)
+        path.write_text(json.dumps(config), encoding="utf-8")
+    message = _one_line_error(*_run_args(release_dir, needy, tmp_path / "r"))
+    minor = int(torch.__version__.split(".")[1])
+    assert "cannot load the processor" in message and "needs the torchvision package" in message, message
+    assert f"pip install torchvision==0.{minor + 15}.*" in message, message
+    assert "--trust-remote-code" not in message  # a native transformers model: no custom code to trust
+
+
+def _broken_processor(tiny_llava, dest, auto_map: bool):
+    """The tiny LLaVA with an unreadable tokenizer.json; with ``auto_map``, a config naming custom code."""
+    shutil.copytree(tiny_llava, dest)
+    (dest / "tokenizer.json").write_text("{not json", encoding="utf-8")
+    if auto_map:
+        model_config = json.loads((dest / "config.json").read_text("utf-8"))
+        model_config["auto_map"] = {"AutoModelForImageTextToText": "modeling_custom.CustomModel"}
+        (dest / "config.json").write_text(json.dumps(model_config), encoding="utf-8")
+    return dest
+
+
+def test_trust_remote_code_is_advised_only_when_the_config_names_custom_code(tiny_llava, release_dir, tmp_path):
+    native = _broken_processor(tiny_llava, tmp_path / "native", auto_map=False)
+    message = _one_line_error(*_run_args(release_dir, native, tmp_path / "r1"))
+    assert "cannot load the processor" in message and "--trust-remote-code" not in message, message
+    custom = _broken_processor(tiny_llava, tmp_path / "custom", auto_map=True)
+    message = _one_line_error(*_run_args(release_dir, custom, tmp_path / "r2"))
+    assert "cannot load the processor" in message and "--trust-remote-code" in message, message
+
+
+def _breaks_after(calls_ok: int):
+    """A real hf backend whose model breaks inside torch after ``calls_ok`` generate calls: its output
+    layer's weight is swapped for one of the wrong shape, so ``F.linear`` raises inside the library's
+    own code, as a library bug does (Llama 4 in transformers 5.24)."""
+
+    def factory(name, **kw):
+        import torch
+
+        from mvlsib.evaluation.backends import make_backend
+
+        backend = make_backend(name, **kw)
+        model, real, calls = backend.model, backend.model.generate, []
+
+        def generate(*args, **kwargs):
+            calls.append(1)
+            if len(calls) > calls_ok:
+                model.get_output_embeddings().weight = torch.nn.Parameter(torch.zeros(3, 5))
+            return real(*args, **kwargs)
+
+        model.generate = generate
+        return backend
+
+    return factory
+
+
+def test_a_failure_inside_the_library_is_one_line_and_the_run_resumes(tiny_llava, release_dir, tmp_path):
+    import torch
+    import transformers
+
+    def opts(out):
+        return RunOptions(
+            data=str(release_dir),
+            model=str(tiny_llava),
+            out=out,
+            tasks=("s2t",),
+            ks=(1,),
+            languages=("eng_Latn",),
+            limit=20,
+            progress=False,
+            max_new_tokens=3,
+            backend_options={"device": "cpu", "batch_size": 2},
+        )
+
+    out = tmp_path / "run"
+    with pytest.raises(MvlsibError) as caught:
+        # The runner sends chunks of 8 batches (16 prompts): the first is answered, the library fails in the second.
+        run_eval(opts(out), backend_factory=_breaks_after(8))
+    message = str(caught.value)
+    assert "\n" not in message and "the model's own code failed (llava, LlavaForConditionalGeneration" in message
+    assert f"transformers {transformers.__version__}, torch {torch.__version__}" in message, message
+    assert "in modeling_llava.py:" in message and "RuntimeError: " in message and ".." not in message, message
+    done = [json.loads(line) for line in (out / "predictions.jsonl").read_text("utf-8").splitlines()]
+    assert len(done) == 16  # the answers written before the failure are kept
+    summary = run_eval(opts(out))
+    assert summary["complete"] and summary["n_done_before"] == len(done)
+    lines = (out / "predictions.jsonl").read_text("utf-8").splitlines()
+    keys = [(r["task"], r["k"], r["language"], r["instance_id"]) for r in map(json.loads, lines)]
+    assert len(keys) == len(set(keys)) == 20

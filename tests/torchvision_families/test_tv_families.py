@@ -1,0 +1,80 @@
+"""The evaluator and verify-images give correct inputs to the families whose processors need torchvision.
+
+The checks are those of ``tests/evaluation/test_families.py`` (its functions, called here): a batch
+equals its prompts processed one by one, image tokens per row equal the family's own processor's
+count in prompt order, s2i images follow their letters, one BOS, batch size 8 answers what batch
+size 1 answers, and ``mvlsib-eval run`` (all tasks, k 1,3,5) and ``verify-images`` exit 0. Collected
+only where torchvision runs (``conftest.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from evaluation import test_families as checks
+from evaluation.test_families import model_dir, one_thread, photos, texts  # noqa: F401  (shared fixtures)
+
+
+@pytest.mark.parametrize("name", checks.TORCHVISION)
+def test_inputs_are_right(name, model_dir, photos):  # noqa: F811
+    checks.test_inputs_are_right(name, model_dir, photos)
+
+
+@pytest.mark.parametrize("name", checks.TORCHVISION)
+def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path):  # noqa: F811
+    checks.test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path)
+
+
+def test_the_torchvision_families_are_the_ones_the_docs_name():
+    assert {"gemma4", "mistral3", "lfm2_vl"} <= set(checks.TORCHVISION) and checks.LIBRARY_FAILURES == ["llama4"]
+
+
+@pytest.mark.parametrize("name", checks.LIBRARY_FAILURES)
+def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_version(
+    name,
+    model_dir,  # noqa: F811
+    release_dir,
+    pool_dir,
+    tmp_path,
+):
+    """Llama 4's forward fails inside transformers 5.24 whatever the input: both commands say so in one
+    line (family, library, version, the library's own message), exit 2, no traceback."""
+    import transformers
+    from click.testing import CliRunner
+    from tiny_models.families import family
+
+    from mvlsib.cli import build_cli, eval_cli
+
+    model = model_dir(name)
+    small = tmp_path / "pool"
+    checks._small_pool(pool_dir, small)
+    run = ["run", "--data", release_dir, "--out", tmp_path / "run", "--tasks", "s2t,i2s", "--k", "1"]
+    run += ["--languages", "eng_Latn", "--limit", "1", "--no-progress"]
+    verify = ["verify-images", "--pool", small, "--out", tmp_path / "verify", "--rotations", "1", "--allow-fail"]
+    verify += ["--no-progress"]
+    for cli, args in ((eval_cli, run), (build_cli, verify)):
+        result = CliRunner().invoke(cli, [str(a) for a in args] + ["--model", str(model), "--device", "cpu"])
+        lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
+        assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
+        assert f"the model's own code failed ({name}, " in lines[0], lines[0]
+        assert f"transformers {transformers.__version__}" in lines[0] and family(name).KNOWN_LIBRARY_FAILURE in lines[0]
+
+
+@pytest.mark.parametrize("name", ["gemma4", "lfm2_vl"])
+def test_cached_image_features_give_the_plain_answers(name, model_dir, release_dir):  # noqa: F811
+    """The per-image feature cache (``patches`` units: a row of patches with its positions / shape and
+    mask) passes its self-check and answers what the plain path answers, reusing features across prompts."""
+    from support import release_requests
+
+    from mvlsib.evaluation.backends import make_backend
+
+    reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1)])
+
+    def backend(**kw):
+        b = make_backend("hf", model=str(model_dir(name)), batch_size=4, device="cpu", max_new_tokens=3, **kw)
+        b.set_images(images)
+        return b
+
+    plain, cached = backend(feature_cache_mb=0), backend()
+    assert cached.generate(reqs) == plain.generate(reqs)
+    assert cached.describe()["image_feature_cache"]["mode"].startswith("on ("), cached.describe()
+    assert cached.stats["image_features_reused"] > cached.stats["image_features_computed"] > 0

@@ -1,0 +1,130 @@
+"""Thinking in each family's own markers, end to end through ``mvlsib-eval run``.
+
+A tiny model is *taught* a fixed answer by editing its weights (as in
+``tests/evaluation/test_reasoning_and_decoding.py``): after the prompt's last token it says the
+next token of a chain, and so on. Each model thinks a wrong letter inside its family's thinking
+block and then answers another one, so a letter read from inside the block, or a block cut off
+and scored as a format error, fails the test.
+
+- Gemma 4 with ``enable_thinking``: the prompt carries ``<|think|>`` in a system turn and the
+  *model* opens ``<|channel>thought ... <channel|>``; the thinking budget must be given and the
+  letter after ``<channel|>`` read.
+- Qwen3.5 (thinking on by default): the prompt opens ``<think>``; the letter after ``</think>``.
+- A model that opens a thinking block although neither its prompt nor the template kwargs asked
+  for it, cut off by ``--max-new-tokens``: generation is continued up to
+  ``--thinking-max-new-tokens`` instead of scoring a format error.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+from click.testing import CliRunner
+
+from mvlsib.cli import eval_cli
+
+SENTENCES = ["The match was played.", "Mutation adds variation.", "Tourism matters.", "Pests spoil food."]
+
+
+def _taught(src: Path, dest: Path, chain: list[str], template_kwargs: dict | None = None) -> Path:
+    """A copy of the tiny model at ``src`` that, after its generation prompt, says ``chain`` token by
+    token: each step is a huge input embedding along a fresh direction and the next token's output
+    row along it, so the last position's residual stream picks the next token."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    shutil.copytree(src, dest)
+    processor = AutoProcessor.from_pretrained(src)
+    tok = processor.tokenizer
+    model = AutoModelForImageTextToText.from_pretrained(src)
+    rendered = processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "text", "text": "x"}]}],
+        add_generation_prompt=True,
+        tokenize=False,
+        **(template_kwargs or {}),
+    )
+    last = tok(rendered, add_special_tokens=False)["input_ids"][-1]
+    steps = [last] + [tok.convert_tokens_to_ids(t) for t in chain]
+    assert len(set(steps)) == len(steps) and tok.unk_token_id not in steps[1:], chain
+    if model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr():
+        # Tied embeddings (Gemma 4): untie them, or each edit would overwrite the other.
+        model.get_output_embeddings().weight = torch.nn.Parameter(model.get_input_embeddings().weight.clone())
+        for config in (model.config, model.config.get_text_config()):
+            config.tie_word_embeddings = False
+    emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
+    torch.manual_seed(0)
+    directions = torch.linalg.qr(torch.randn(emb.shape[1], len(steps) - 1))[0].T
+    with torch.no_grad():
+        for (now, nxt), d in zip(zip(steps, steps[1:]), directions):
+            emb[now] = d * 1000
+            head[nxt] = d * 100 * head.norm(dim=1).mean()
+    model.save_pretrained(dest, safe_serialization=True)
+    return dest
+
+
+def _run(model: Path, release_dir: Path, out: Path, *extra: str):
+    args = ["run", "--data", release_dir, "--model", model, "--out", out, "--tasks", "i2s,s2t", "--k", "1"]
+    args += ["--languages", "eng_Latn", "--limit", "3", "--device", "cpu", "--no-progress", *extra]
+    result = CliRunner().invoke(eval_cli, [str(a) for a in args])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    config = json.loads((out / "config.json").read_text("utf-8"))
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text("utf-8").splitlines()]
+    assert len(records) == 6
+    return config, records
+
+
+def test_gemma4_thinking_channel_gets_the_budget_and_the_letter_after_it(release_dir, tmp_path):
+    from tiny_models.families import build_family
+
+    base = build_family("gemma4", tmp_path / "base", SENTENCES, seed=0)
+    on = {"enable_thinking": True}
+    model = _taught(base, tmp_path / "thinks", ["<|channel>", "C", "<channel|>", "B", "<turn|>"], on)
+    config, records = _run(
+        model,
+        release_dir,
+        tmp_path / "run",
+        "--chat-template-kwargs",
+        json.dumps(on),
+        "--thinking-max-new-tokens",
+        "16",
+    )
+    # The prompt opens no block (it ends "<|turn>model\n"), but <|think|> and the kwargs turn thinking on.
+    assert config["backend"]["opens_thinking"] is True
+    assert config["backend"]["generation"]["max_new_tokens"] == 16
+    for r in records:
+        assert r["response"] == "<|channel>C<channel|>B" and r["letter"] == "B", r
+        assert r["correct"] == (r["label"] == 1)
+
+
+def test_qwen3_5_thinking_run_reads_the_letter_after_think(release_dir, tmp_path):
+    import fakes.video_processor  # noqa: F401  (a no-op here: the real video processor loads)
+    from tiny_models.families import build_family
+
+    base = build_family("qwen3_5", tmp_path / "base", SENTENCES, seed=0)
+    model = _taught(base, tmp_path / "thinks", ["C", "</think>", "B", "<|im_end|>"])
+    config, records = _run(model, release_dir, tmp_path / "run", "--thinking-max-new-tokens", "16")
+    assert config["backend"]["opens_thinking"] is True
+    for r in records:
+        assert r["response"] == "C</think>B" and r["letter"] == "B", r
+
+
+def test_a_thinking_block_cut_off_by_the_budget_is_continued(release_dir, tmp_path):
+    """Qwen3.5 with thinking switched off (its prompt ends with an empty closed block): nothing asks for
+    thinking, yet the model opens ``<think>``. ``--max-new-tokens 2`` cuts it inside; the evaluator
+    continues it up to the thinking budget instead of scoring a format error."""
+    import fakes.video_processor  # noqa: F401  (a no-op here: the real video processor loads)
+    from tiny_models.families import build_family
+
+    base = build_family("qwen3_5", tmp_path / "base", SENTENCES, seed=0)
+    off = {"enable_thinking": False}
+    model = _taught(base, tmp_path / "thinks", ["<think>", "C", "D", "</think>", "B", "<|im_end|>"], off)
+    kwargs = ["--chat-template-kwargs", json.dumps(off), "--max-new-tokens", "2"]
+    config, records = _run(model, release_dir, tmp_path / "run", *kwargs, "--thinking-max-new-tokens", "16")
+    assert config["backend"]["opens_thinking"] is False
+    for r in records:
+        assert r["response"] == "<think>CD</think>B" and r["letter"] == "B", r
+    # With no thinking budget the cut-off block stays what it is: no answer.
+    config, records = _run(model, release_dir, tmp_path / "run0", *kwargs, "--thinking-max-new-tokens", "0")
+    assert all(r["response"] == "<think>C" and r["letter"] is None for r in records)
