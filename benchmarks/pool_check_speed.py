@@ -5,12 +5,16 @@ Run from the repository root:  python3 benchmarks/pool_check_speed.py [--pool sr
 Compares in one run:
   * window hashes (539 crop windows per image): integral-image box averaging for all windows at
     once (ours) vs. cropping and resizing every window with PIL (the naive way);
-  * a whole `images check`: cold (every image hashed) vs. warm (`--hash-cache` file from the cold run).
+  * a whole `images check`: cold (every image hashed) vs. warm (`--hash-cache` file from the cold run);
+  * scaling in manifest rows (--rows): manifests of 1,000 to 100,000 rows naming the pool's images
+    (each file read and decoded once, pairs compared once per distinct content): linear.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import shutil
 import sys
 import tempfile
 import time
@@ -46,6 +50,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pool", default="src/mvlsib/data/image_pool", help="pool to check (default: the bundled one)")
     ap.add_argument("--images", type=int, default=20, help="images used for the per-image window timing")
+    ap.add_argument(
+        "--rows",
+        default="1000,10000,100000",
+        help="comma-separated manifest sizes for the scaling rows (default: 1000,10000,100000; empty: skip)",
+    )
     args = ap.parse_args()
 
     from PIL import Image
@@ -88,6 +97,31 @@ def main() -> None:
     print(f"{'measurement':<44} {'ours':>10} {'naive':>10} {'speed-up':>9}")
     print(f"{'window hashes per image (s)':<44} {ours:>10.4f} {naive:>10.4f} {naive / ours:>8.1f}x")
     print(f"{'images check, whole pool (s): warm vs cold':<44} {warm:>10.2f} {cold:>10.2f} {cold / warm:>8.1f}x")
+    sizes = [int(x) for x in args.rows.split(",") if x.strip()]
+    if sizes:
+        print(f"{'manifest rows':>14} {'images check (s)':>17} {'per 1,000 rows (s)':>19} {'findings':>9}")
+    for n, seconds, findings in scaling(args.pool, sizes, warm_cache):
+        print(f"{n:>14,} {seconds:>17.2f} {1000 * seconds / n:>19.3f} {findings:>9,}")
+
+
+def scaling(pool: str, sizes: list[int], cache: dict):
+    """``images check`` (warm hash cache) on manifests of ``sizes`` rows that name the pool's images in turn."""
+    from mvlsib.image_pool.check import CheckOptions, check_pool
+    from mvlsib.workdir.pool_manifest import read_manifest, write_manifest
+
+    base = read_manifest(pool)
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "pool"
+            shutil.copytree(Path(pool), copy)
+            rows = [
+                dataclasses.replace(base[i % len(base)], image_id=f"{base[i % len(base)].image_id}_{i}")
+                for i in range(n)
+            ]
+            write_manifest(copy, rows)
+            t = time.perf_counter()
+            report = check_pool(copy, CheckOptions(expected_per_topic=None), hash_cache=cache)
+            yield n, time.perf_counter() - t, len(report.findings)
 
 
 if __name__ == "__main__":

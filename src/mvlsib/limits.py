@@ -19,3 +19,8 @@ IMAGES_PER_TOPIC = 10
 # The Hub: seconds any one request to it may wait for the server (connect, each read and write);
 # huggingface_hub's own default is no timeout, so a Hub that never answers a commit hung publish.
 HUB_TIMEOUT_S = 120.0
+# Text files we parse (SIB-200 TSV, raw Flores): the longest line and the largest file read. The
+# longest real SIB-200/Flores sentence is under 2 KB and the largest file under 1 MB; these refuse a
+# broken or hostile file while reading it, in bounded memory, naming the file and line.
+MAX_TEXT_LINE_BYTES = 1024 * 1024
+MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "jsonio",
         "limits",
         "csvio",
+        "escape",
         "httpio",
         "locks",
         "oserrors",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import MAX_TEXT_FILE_BYTES, MAX_TEXT_LINE_BYTES
 from mvlsib.release_format.mvl_sib import TOPICS
 
 HEADER = ("index_id", "category", "text")
@@ -84,9 +85,13 @@ def read_sib_tsv(path: Path, split: str, *, need_text: bool = True) -> list[SibR
 
 
 def read_utf8(path: Path, *, missing: str) -> str:
-    """The text of a UTF-8 file (a leading BOM dropped); errors name the line and byte of bad bytes."""
+    """The text of a UTF-8 file (a leading BOM dropped); errors name the line and byte of bad bytes.
+
+    Read line by line within ``limits.MAX_TEXT_LINE_BYTES`` per line and ``MAX_TEXT_FILE_BYTES`` in
+    all, so a file with a 700 MB line is refused after reading one limit's worth of it.
+    """
     try:
-        data = Path(path).read_bytes()
+        data = _read_bounded(Path(path))
     except FileNotFoundError:
         raise MvlsibError(missing) from None
     except IsADirectoryError:
@@ -103,6 +108,41 @@ def read_utf8(path: Path, *, missing: str) -> str:
             f"{path}:{line}: not valid UTF-8 at byte {start} (line {line}, byte {column} of the line: "
             f"{data[start : start + 4]!r}); re-save the file as UTF-8."
         ) from None
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of ``path``; MvlsibError at the first line or the total over its limit.
+
+    Read in blocks of the line limit: a line inside one block is shorter than the limit, so only a
+    line that runs across block boundaries needs measuring (``run``: its bytes so far).
+    """
+    limit = MAX_TEXT_LINE_BYTES
+    chunks: list[bytes] = []
+    total = run = lines_before = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(limit):
+            first = block.find(b"\n")
+            if (run + len(block) if first == -1 else run + first) > limit:
+                raise MvlsibError(
+                    f"{path}:{lines_before + 1}: line {lines_before + 1} is longer than {limit:,} bytes "
+                    "(limits.MAX_TEXT_LINE_BYTES; real sentences are under 2 KB), so this is not a SIB-200/Flores "
+                    "text file or it is damaged (a missing line break or a runaway quote). Restore the file."
+                )
+            total += len(block)
+            if total > MAX_TEXT_FILE_BYTES:
+                line = lines_before + block.count(b"\n", 0, MAX_TEXT_FILE_BYTES - (total - len(block))) + 1
+                raise MvlsibError(
+                    f"{path}:{line}: "
+                    f"the file goes on past {MAX_TEXT_FILE_BYTES:,} bytes (limits.MAX_TEXT_FILE_BYTES; real SIB-200 "
+                    "and Flores files are under 1 MB); restore the right file."
+                )
+            if first == -1:
+                run += len(block)
+            else:
+                lines_before += block.count(b"\n")
+                run = len(block) - block.rindex(b"\n") - 1
+            chunks.append(block)
+    return b"".join(chunks)
 
 
 def _parse_record(record: list[str], path: Path, line: int, split: str, need_text: bool) -> SibRow:
@@ -159,8 +199,8 @@ def read_language_columns(folder: Path) -> tuple[list[int], list[str], list[str]
     splits: list[str] = []
     for split in SPLITS:
         try:
-            data = (folder / f"{split}.tsv").read_bytes().decode("utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+            data = _read_bounded(folder / f"{split}.tsv").decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError, MvlsibError):
             return None
         if not data.endswith("\n"):
             return None

@@ -30,6 +30,7 @@ __all__ = [
     "K_VALUES",
     "CROSS_MODAL",
     "loader",
+    "escape",
     "httpio",
     "jsonio",
     "locks",
@@ -40,7 +41,7 @@ __all__ = [
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import httpio, jsonio, locks, oserrors
+    from mvlsib import escape, httpio, jsonio, locks, oserrors
     from mvlsib.atomic import atomic_open, owned_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
@@ -53,7 +54,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import httpio, jsonio, locks, oserrors
+    from ._shared import escape, httpio, jsonio, locks, oserrors
     from ._shared.atomic import atomic_open, owned_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
-from ._compat import atomic_open
+from ._compat import atomic_open, escape
 from .report_format import ci, fmt, mean, scope_line, task_k_keys, write_csv
 
 
@@ -36,7 +35,7 @@ def write_leaderboard(out: Path, loaded) -> list[Path]:
     return [
         _leaderboard_csv(out / "leaderboard.csv", keys, columns, rows),
         _leaderboard_markdown(out / "leaderboard.md", keys, columns, rows, scope),
-        _leaderboard_html(out / "leaderboard.html", keys, columns, rows, scope),
+        _leaderboard_html(out / "leaderboard.html", keys, columns, rows, scope_line(loaded, text=str)),
     ]
 
 
@@ -73,13 +72,14 @@ def _leaderboard_markdown(path: Path, keys, columns, rows, scope: str) -> Path:
         "",
         scope,
         "",
-        "| # | run | model | languages | mean | " + " | ".join(columns) + " |",
+        "| # | run | model | languages | mean | " + " | ".join(map(escape.md_text, columns)) + " |",
         "|---|---|---|---|---|" + "---|" * len(columns),
     ]
     for i, r in enumerate(rows, start=1):
         cells = [(fmt(r["cells"][k]["accuracy"]) + ci(r["cells"][k])) if k in r["cells"] else "–" for k in keys]
         md.append(
-            f"| {i} | {r['run']}{'' if r['complete'] else ' (incomplete)'} | `{r['model']}` | "
+            f"| {i} | {escape.md_text(r['run'])}{'' if r['complete'] else ' (incomplete)'} | "
+            f"{escape.md_code(r['model'])} | "
             f"{r['n_languages']} | {fmt(r['mean'])} | " + " | ".join(cells) + " |"
         )
     with atomic_open(path) as fh:
@@ -89,7 +89,7 @@ def _leaderboard_markdown(path: Path, keys, columns, rows, scope: str) -> Path:
 
 def _leaderboard_html(path: Path, keys, columns, rows, scope: str) -> Path:
     """One self-contained page (inline CSS, no scripts or external resources)."""
-    e = html.escape
+    e = escape.html_text
     head = "".join(f"<th>{e(c)}</th>" for c in ["#", "run", "model", "languages", "mean", *columns])
     body = []
     for i, r in enumerate(rows, start=1):

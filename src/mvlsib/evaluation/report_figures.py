@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import figures
-from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, loader
+from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, escape, loader
 from .languages import UNKNOWN
 from .parsing import parse_letter
 from .prompts import LETTERS
@@ -40,6 +40,7 @@ def figure_scope(loaded) -> str:
 
 def draw_figures(out: Path, loaded, summaries, group_summary) -> list[Path]:
     """Every figure of the report (``group_summary``: the per-group summary of one run's languages)."""
+    loaded, summaries = _drawn_labels(loaded), [(escape.mpl_text(label), s) for label, s in summaries]
     scope = figure_scope(loaded)
     runs = [label for label, _ in summaries]
     written = _language_figures(out, runs, summaries, scope)
@@ -53,6 +54,11 @@ def draw_figures(out: Path, loaded, summaries, group_summary) -> list[Path]:
     )
     written += figures.task_k_heatmap(out / "task_k_heatmap", [(label, m) for label, _, m, _ in loaded], scope=scope)
     return written
+
+
+def _drawn_labels(loaded) -> list:
+    """``loaded`` with each run label as matplotlib must get it to draw it literally (``$`` escaped)."""
+    return [(escape.mpl_text(label), *rest) for label, *rest in loaded]
 
 
 def _accuracy_point(s):
@@ -152,6 +158,7 @@ def topic_confusions(loaded, raw, data, mode: str) -> tuple[str, list[tuple[str,
 
 
 def topic_confusion_figure(out: Path, loaded, raw, data, mode: str) -> list[Path]:
+    loaded = _drawn_labels(loaded)
     found = topic_confusions(loaded, raw, data, mode)
     if found is None:
         return []

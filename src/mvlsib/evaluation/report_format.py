@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ._compat import TASKS, atomic_open
+from ._compat import TASKS, atomic_open, escape
 from .store import completeness
 from .subset import describe
 
@@ -25,11 +25,13 @@ def ci(row, lo="ci_low", hi="ci_high") -> str:
 
 
 def write_csv(path: Path, rows: list[dict], fields: list[str]) -> Path:
+    """A report table as CSV; every cell through ``escape.csv_cell``, so a run name or model id
+    starting with ``=`` is text in a spreadsheet, not a formula."""
     with atomic_open(path) as fh:
-        w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
+        w = csv.DictWriter(fh, fieldnames=[escape.csv_cell(f) for f in fields], lineterminator="\n")
         w.writeheader()
         for r in rows:
-            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+            w.writerow({escape.csv_cell(k): ("" if r.get(k) is None else escape.csv_cell(r.get(k))) for k in fields})
     return path
 
 
@@ -47,10 +49,11 @@ def coverage(config: dict, records: list[dict]) -> dict:
     return {"subset": describe(limit, mode, N_RELEASE), **done}
 
 
-def scope_line(loaded) -> str:
-    """The header line every table repeats: subset and completeness of each run."""
+def scope_line(loaded, text=escape.md_text) -> str:
+    """The header line every table repeats: subset and completeness of each run (run labels through
+    ``text``: Markdown-escaped by default; ``str`` for a caller that escapes the whole line)."""
     parts = [
-        f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
+        f"{text(label)}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
         f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
         for label, _, _, cov in loaded
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -14,11 +15,13 @@ from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
 from mvlsib.atomic import atomic_open
+from mvlsib.escape import has_markup, web_url
 from mvlsib.image_pool.hashes import (
     ImageHashes,
     NearDupPolicy,
     PairDistance,
     all_pairs,
+    compare,
     compute_hashes,
     nearest_neighbours,
 )
@@ -36,7 +39,9 @@ DEFAULT_EXPECTED_PER_TOPIC = IMAGES_PER_TOPIC
 class Finding:
     image_id: str  # empty for findings about a whole topic
     topic: str
-    code: str  # licence, attribution, path, missing, format, decode, size, pixels, sha256, duplicate, near-duplicate, topic, count, id
+    # licence, attribution, url, markup, path, missing, format, decode, size, pixels, sha256, duplicate,
+    # near-duplicate, topic, count, id
+    code: str
     message: str
     severity: str = "error"  # or "warning" (reported, does not fail the check)
 
@@ -233,21 +238,29 @@ def check_pool(
     for row in tqdm(rows, desc="checking images", unit="img", disable=not progress):
         _check_row_metadata(row, allowed, scan.findings)
         _check_file(root, row, options, scan)
-    _check_duplicates(rows, scan)
-    pairs = all_pairs(scan.hashes, options.policy)
-    _check_near_duplicates(rows, pairs, scan)
+    topic_of = {r.image_id: r.topic for r in rows}
+    _check_duplicates(topic_of, scan)
+    # Pairs are compared once per distinct image content: byte-identical copies are reported as
+    # duplicates above, and comparing each of them again made a pool of n copies cost n^2.
+    pairs = all_pairs({ids[0]: scan.hashes[ids[0]] for ids in scan.by_sha.values() if ids[0] in scan.hashes})
+    _check_near_duplicates(topic_of, pairs, scan)
+    twins = _twin_pairs(scan, options.policy)
     _check_topics(rows, options, scan.findings)
-    _check_orphans(root, rows, scan.findings)
+    _check_orphans(root, {p.resolve() for p, _ in scan.resolved.values() if p is not None}, scan.findings)
     order = {r.image_id: i for i, r in enumerate(rows)}
     findings = sorted(
         scan.findings, key=lambda f: (f.image_id == "", order.get(f.image_id, 0), f.topic, f.code, f.message)
     )
+    nearest = nearest_neighbours(pairs)
+    for rid, pair in twins.items():  # a byte-identical copy is an image's nearest neighbour
+        nearest[rid] = pair
+    closest = sorted({id(p): p for p in twins.values()}.values(), key=lambda p: p.sort_key)
     return CheckReport(
         str(root),
         len(rows),
         findings,
-        pairs[: max(options.closest, 0)],
-        nearest_neighbours(pairs),
+        (closest + pairs)[: max(options.closest, 0)],
+        nearest,
         scan.info,
         options,
         scan.hashes,
@@ -263,20 +276,29 @@ class _Scan:
     info: dict[str, ImageInfo] = field(default_factory=dict)
     hashes: dict[str, ImageHashes] = field(default_factory=dict)
     by_sha: dict[str, list[str]] = field(default_factory=dict)
+    # Each file is resolved and read, and each distinct content decoded, once however many rows name it.
+    resolved: dict[str, tuple[Path | None, str]] = field(default_factory=dict)
+    sha_of_path: dict[Path, str] = field(default_factory=dict)
+    inspected: dict[str, tuple[list[tuple[str, str]], ImageInfo | None]] = field(default_factory=dict)
 
 
 def _check_file(root: Path, row: ManifestRow, options: CheckOptions, scan: _Scan) -> None:
     """The row's file: inside the pool, present, as the manifest's sha256 says, decodable; hashed."""
     rid, topic = row.image_id, row.topic
-    path, why = resolve_in_pool(root, row.file)
+    if row.file not in scan.resolved:
+        scan.resolved[row.file] = resolve_in_pool(root, row.file)
+    path, why = scan.resolved[row.file]
     if path is None:
         scan.findings.append(Finding(rid, topic, "path", why))
         return
-    if not path.is_file():
-        scan.findings.append(Finding(rid, topic, "missing", f"file {row.file!r} does not exist in {root}"))
-        return
-    data = path.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
+    sha = scan.sha_of_path.get(path)
+    data = b""
+    if sha is None:
+        if not path.is_file():
+            scan.findings.append(Finding(rid, topic, "missing", f"file {row.file!r} does not exist in {root}"))
+            return
+        data = path.read_bytes()
+        sha = scan.sha_of_path[path] = hashlib.sha256(data).hexdigest()
     scan.info[rid] = ImageInfo(sha256=sha)
     if row.sha256.lower() != sha:
         scan.findings.append(
@@ -289,48 +311,62 @@ def _check_file(root: Path, row: ManifestRow, options: CheckOptions, scan: _Scan
             )
         )
     scan.by_sha.setdefault(sha, []).append(rid)
-    im = _inspect(rid, topic, data, options, scan.findings)
-    if im is None:
-        return
-    scan.info[rid] = ImageInfo(im.format, im.size[0], im.size[1], sha)
-    if sha not in scan.cache:
-        scan.cache[sha] = compute_hashes(im)
-    scan.hashes[rid] = scan.cache[sha]
+    if sha not in scan.inspected:
+        found: list[Finding] = []
+        im = _inspect("", "", data or path.read_bytes(), options, found)
+        info = None if im is None else ImageInfo(im.format, im.size[0], im.size[1], sha)
+        scan.inspected[sha] = ([(f.code, f.message) for f in found], info)
+        if im is not None and sha not in scan.cache:
+            scan.cache[sha] = compute_hashes(im)
+    problems, info = scan.inspected[sha]
+    scan.findings += [Finding(rid, topic, code, message) for code, message in problems]
+    if info is not None:
+        scan.info[rid] = info
+        scan.hashes[rid] = scan.cache[sha]
 
 
-def _check_duplicates(rows: list[ManifestRow], scan: _Scan) -> None:
-    for _sha, ids in sorted(scan.by_sha.items()):
-        if len(ids) > 1:
-            for rid in ids:
-                others = ", ".join(i for i in ids if i != rid)
-                scan.findings.append(
-                    Finding(
-                        rid,
-                        _topic_of(rows, rid),
-                        "duplicate",
-                        f"byte-identical to {others}; keep one and replace the other(s)",
-                    )
-                )
-
-
-def _check_near_duplicates(rows: list[ManifestRow], pairs: list[PairDistance], scan: _Scan) -> None:
-    for p in pairs:
-        if not p.near_duplicate or scan.info[p.a].sha256 == scan.info[p.b].sha256:  # exact duplicates: above
+def _twin_pairs(scan: _Scan, policy: NearDupPolicy) -> dict[str, PairDistance]:
+    """Each byte-identical copy's pair with the first of its copies (the first: with the second)."""
+    out: dict[str, PairDistance] = {}
+    for ids in scan.by_sha.values():
+        if len(ids) < 2 or ids[0] not in scan.hashes:
             continue
+        h = scan.hashes[ids[0]]
+        first = compare(ids[0], h, ids[1], h, policy)  # one comparison per content, not per copy
+        out[ids[0]] = first
+        for rid in ids[1:]:
+            out[rid] = first if rid == ids[1] else dataclasses.replace(first, b=rid)
+    return out
+
+
+def _check_duplicates(topic_of: dict[str, str], scan: _Scan) -> None:
+    for _sha, ids in sorted(scan.by_sha.items()):
+        for rid in ids if len(ids) > 1 else ():
+            # at most five names and a count: a message stays short however many copies there are
+            shown = [i for i in ids[:6] if i != rid][:5]
+            more = f" and {len(ids) - 1 - len(shown):,} more" if len(ids) - 1 > len(shown) else ""
+            message = f"byte-identical to {', '.join(shown)}{more}; keep one and replace the other(s)"
+            scan.findings.append(Finding(rid, topic_of.get(rid, ""), "duplicate", message))
+
+
+def _check_near_duplicates(topic_of: dict[str, str], pairs: list[PairDistance], scan: _Scan) -> None:
+    """Pairs are between the first rows of two distinct contents; each copy of either is flagged too."""
+    for p in pairs:
+        if not p.near_duplicate:
+            continue
+        group = {x: scan.by_sha[scan.info[x].sha256] for x in (p.a, p.b)}
         for x, y in ((p.a, p.b), (p.b, p.a)):
-            scan.findings.append(
-                Finding(
-                    x, _topic_of(rows, x), "near-duplicate", f"near-duplicate of {y} ({_topic_of(rows, y)}): {p.reason}"
+            copies = len(group[y]) - 1
+            other = f"{y} ({topic_of.get(y, '')})" + (f" and its {copies:,} byte-identical copies" if copies else "")
+            for rid in group[x]:
+                scan.findings.append(
+                    Finding(rid, topic_of.get(rid, ""), "near-duplicate", f"near-duplicate of {other}: {p.reason}")
                 )
-            )
-
-
-def _topic_of(rows: list[ManifestRow], image_id: str) -> str:
-    return next((r.topic for r in rows if r.image_id == image_id), "")
 
 
 def _check_row_metadata(row: ManifestRow, allowed: frozenset[str], findings: list[Finding]) -> None:
     rid, topic = row.image_id, row.topic
+    _check_row_text(row, findings)
     verdict = judge_license(row.license, allowed)
     if not verdict.allowed:
         findings.append(Finding(rid, topic, "licence", f"licence {row.license!r} refused: {verdict.reason}"))
@@ -370,12 +406,45 @@ def _check_row_metadata(row: ManifestRow, allowed: frozenset[str], findings: lis
         )
 
 
+# Manifest fields whose text reaches the card, the credits and the gallery (file and sha256 are checked
+# as a path and a hash; extra columns such as title and licence_evidence are text too).
+_TEXT_FIELDS = ("image_id", "topic", "license", "author")
+
+
+def _check_row_text(row: ManifestRow, findings: list[Finding]) -> None:
+    """A source_url that is not an http(s) address, and markup in any text field: both are shown
+    escaped in every output, but a curator meant something else and should fix the row."""
+    rid, topic = row.image_id, row.topic
+    url = row.source_url.strip()
+    if has_value(url) and web_url(url) is None:
+        findings.append(
+            Finding(
+                rid,
+                topic,
+                "url",
+                f"source_url {url[:200]!r} is not an http(s) address (javascript:, data:, file: and relative "
+                "links are never linked); give the web page the image was published on",
+            )
+        )
+    texts = [(name, getattr(row, name)) for name in _TEXT_FIELDS] + sorted(row.extra.items())
+    for name, value in texts:
+        if value and has_markup(value):
+            findings.append(
+                Finding(
+                    rid,
+                    topic,
+                    "markup",
+                    f"{name} {value[:200]!r} holds HTML or Markdown markup (a tag, entity, link or script URL); "
+                    "write it as plain text",
+                )
+            )
+
+
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp"}
 
 
-def _check_orphans(root: Path, rows: list[ManifestRow], findings: list[Finding]) -> None:
-    """Image files in the pool that no row names: usually a forgotten manifest edit."""
-    named = {(root / r.file).resolve() for r in rows if resolve_in_pool(root, r.file)[0] is not None}
+def _check_orphans(root: Path, named: set[Path], findings: list[Finding]) -> None:
+    """Image files in the pool that no row names (``named``: resolved paths): a forgotten manifest edit."""
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts) or path.suffix.lower() not in IMAGE_SUFFIXES:

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from mvlsib.escape import md_autolink, md_code, md_link, md_text
 from mvlsib.image_pool.licenses import has_value, judge_license, license_url
 from mvlsib.workdir.pool_manifest import ManifestRow, image_order, read_manifest
-
-
-def _md(text: str) -> str:
-    """Escape characters that would turn a plain name into Markdown formatting or links."""
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", " ".join(text.split()))
 
 
 def title_of(row: ManifestRow) -> str:
@@ -20,13 +15,20 @@ def title_of(row: ManifestRow) -> str:
 
 
 def credit_line(row: ManifestRow) -> str:
-    """``- `id` — *Title* by Author, [LICENCE](url), source: <url>`` (one line, no line breaks)."""
+    """``- `id` (topic): *Title* by Author, licence [LICENCE](url), source: <url>`` on one line.
+
+    Every manifest field goes through ``mvlsib.escape``: shown literally, never as markup; only
+    http(s) URLs become links.
+    """
     expr = judge_license(row.license).expression or row.license
     url = license_url(expr)
-    lic = f"[{_md(expr)}]({url})" if url else _md(expr)
-    author = _md(row.author) if has_value(row.author) else "unknown author"
-    src = f"source: <{row.source_url}>" if row.source_url.strip() else "source: not recorded"
-    return f"- `{row.image_id}` ({row.topic}): *{_md(title_of(row))}* by {author}, licence {lic}, {src}"
+    lic = md_link(url, md_text(expr)) if url else md_text(expr)
+    author = md_text(row.author) if has_value(row.author) else "unknown author"
+    source = row.source_url.strip()
+    src = f"source: {md_autolink(source)}" if source else "source: not recorded"
+    title = md_text(title_of(row)) or "untitled"
+    image = md_code(row.image_id, in_table=False)
+    return f"- {image} ({md_text(row.topic)}): *{title}* by {author}, licence {lic}, {src}"
 
 
 def credits_markdown(rows: list[ManifestRow], heading: str = "Image credits") -> str:

@@ -9,7 +9,6 @@ each model's verdict. Plus one contact-sheet PNG per topic for quick side-by-sid
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 from collections import Counter
@@ -21,6 +20,7 @@ from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 from mvlsib.atomic import atomic_open, atomic_path
 from mvlsib.errors import MvlsibError
+from mvlsib.escape import html_href, html_text
 from mvlsib.image_pool.check import CheckOptions, CheckReport, check_pool
 from mvlsib.image_pool.credits import title_of
 from mvlsib.image_pool.licenses import judge_license, license_url
@@ -148,7 +148,7 @@ def _short_url(url: str) -> str:
 
 
 def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict | None) -> str:
-    e = html.escape
+    e = html_text
     path, _ = resolve_in_pool(root, row.file)
     try:
         src = _data_uri(_thumb(path, THUMB)) if path and path.is_file() else ""
@@ -161,10 +161,12 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
     )
     expr = judge_license(row.license).expression or row.license
     url = license_url(expr)
-    lic = f'<a href="{e(url)}">{e(expr)}</a>' if url else e(expr or "(none)")
+    lic_href = html_href(url)
+    lic = f'<a href="{lic_href}">{e(expr)}</a>' if lic_href else e(expr or "(none)")
+    href = html_href(row.source_url)
     source = (
-        f'<a href="{e(row.source_url)}" title="{e(row.source_url)}">{e(_short_url(row.source_url))}</a>'
-        if row.source_url.startswith(("http://", "https://"))
+        f'<a href="{href}" title="{href}">{e(_short_url(row.source_url))}</a>'
+        if href
         else e(row.source_url or "(no source)")
     )
     findings = [f for f in report.findings if f.image_id == row.image_id]
@@ -225,7 +227,7 @@ def _prediction_summary(predictions: list, margin: object = None) -> str:
 
 
 def render_html(rows: list[ManifestRow], root: Path, report: CheckReport, verification: dict | None) -> str:
-    e = html.escape
+    e = html_text
     topics = [t for t in TOPICS if any(r.topic == t for r in rows)] + sorted({r.topic for r in rows} - set(TOPICS))
     n_topic = len([f for f in report.errors if not f.image_id])
     parts = ([f"{len(report.offending_ids)} image(s) marked in red"] if report.offending_ids else []) + (

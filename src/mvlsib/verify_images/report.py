@@ -10,6 +10,7 @@ from typing import Any
 
 from mvlsib import __version__
 from mvlsib.atomic import atomic_open
+from mvlsib.escape import md_code
 
 from .prompts import question_text
 from .rotations import LETTERS, required_correct
@@ -83,7 +84,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = [
         "# verify-images report",
         "",
-        f"Pool `{report['pool']}`, {len(report['images'])} images, {len(models)} model(s); "
+        f"Pool {md_code(report['pool'], in_table=False)}, {len(report['images'])} images, {len(models)} model(s); "
         f"generative models asked in {len(s['rotations'])} option order(s), passing with at least "
         f"{s['required_correct']} correct; dual encoders pass on a top-1 match. Languages: "
         + ", ".join(s["languages"])
@@ -95,11 +96,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     for m in models:
         e = report["summary"][m]
         fe = f"{e['format_errors']}/{e['prompts']}" if "format_errors" in e else "–"
-        lines.append(f"| `{m}` | {e['kind']} | {e['passed']} | {e['failed']} | {fe} |")
+        lines.append(f"| {md_code(m)} | {e['kind']} | {e['passed']} | {e['failed']} | {fe} |")
     lines += ["", "## Images (failures first)", ""]
-    lines.append("| image | topic | " + " | ".join(f"`{m}`" for m in models) + " |")
+    lines.append("| image | topic | " + " | ".join(md_code(m) for m in models) + " |")
     lines.append("|---|---|" + "---|" * len(models))
     ordered = sorted(report["images"], key=lambda i: i["passed"])  # stable: failures first, manifest order kept
+    # Image ids and topics need no escaping: the manifest schema allows only [a-z_0-9] in ids, topics are the fixed seven.
     for img in ordered:
         cells = [_cell(img["results"][m]) for m in models]
         lines.append(f"| {img['image_id']} | {img['topic']} | " + " | ".join(cells) + " |")

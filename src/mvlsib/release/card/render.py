@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 import string
-import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
 import yaml
 
+from mvlsib.escape import md_code, md_link, md_text
 from mvlsib.evaluation.languages import info
 from mvlsib.image_pool.licenses import judge_license, license_url
 from mvlsib.release.card.iso639 import hub_language_code
@@ -237,28 +237,8 @@ def provenance_markdown(ctx: CardContext) -> str:
     return "\n".join(out)
 
 
-# ASCII punctuation that starts Markdown or HTML syntax inside a table cell: emphasis, code,
-# links, raw HTML, entities, strikethrough and the cell separator. CommonMark lets any ASCII
-# punctuation be backslash-escaped, and GFM tables honour `\|`.
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>|~&!])")
-# Percent-encoded in a link destination: what could end the `(...)` or the table cell, or open HTML.
-_URL_SAFE = "".join(c for c in string.punctuation if c not in '()<>|`\\"{}^ ') + "%"
-
-
-def _cell(text: str) -> str:
-    """Text from a pool manifest or the build, shown literally in a Markdown table cell."""
-    flat = " ".join(str(text).split())
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", flat)
-
-
-def _link(url: str, label: str) -> str:
-    """A Markdown link to an http(s) URL, percent-encoded so it cannot break out of the link or
-    the table; any other scheme (``javascript:``, ``data:``) is shown as text, not linked."""
-    url = url.strip()
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return _cell(url)
-    return f"[{label}]({urllib.parse.quote(url, safe=_URL_SAFE)})"
+_cell = md_text  # text from a pool manifest or the build, shown literally in a Markdown table cell
+_link = md_link  # an http(s) link that cannot leave its cell; any other scheme shown as text
 
 
 def statistics_markdown(stats: ReleaseStats) -> str:
@@ -268,7 +248,7 @@ def statistics_markdown(stats: ReleaseStats) -> str:
         "| topic | instances |",
         "|---|---|",
     ]
-    out += [f"| {t} | {n:,} |" for t, n in stats.per_topic.items()]
+    out += [f"| {_cell(t)} | {n:,} |" for t, n in stats.per_topic.items()]
     out += [
         "",
         "Correct-option positions (the answer letter of each instance):",
@@ -288,7 +268,7 @@ def statistics_markdown(stats: ReleaseStats) -> str:
         "| topic | references per image (min-max) |",
         "|---|---|",
     ]
-    out += [f"| {t} | {lo:,}-{hi:,} |" for t, (lo, hi) in stats.reference_spread().items()]
+    out += [f"| {_cell(t)} | {lo:,}-{hi:,} |" for t, (lo, hi) in stats.reference_spread().items()]
     out += [
         "",
         "<details><summary>Per image</summary>",
@@ -296,7 +276,9 @@ def statistics_markdown(stats: ReleaseStats) -> str:
         "| image | topic | as reference | as option |",
         "|---|---|---|---|",
     ]
-    out += [f"| `{u.image_id}` | {u.topic} | {u.as_reference:,} | {u.as_option:,} |" for u in stats.images]
+    out += [
+        f"| {md_code(u.image_id)} | {_cell(u.topic)} | {u.as_reference:,} | {u.as_option:,} |" for u in stats.images
+    ]
     out += ["", "</details>"]
     return "\n".join(out)
 
@@ -308,7 +290,7 @@ def attribution_markdown(images: Sequence[CardImage]) -> str:
         src = _link(im.source_url, "link") if im.source_url else ""
         size = f"{im.width}×{im.height}" if im.width else ""
         out.append(
-            f"| `{im.image_id}` | {im.topic} | {_cell(im.title)} | {_cell(im.author)} | {lic} | {src} | {size} |"
+            f"| {md_code(im.image_id)} | {_cell(im.topic)} | {_cell(im.title)} | {_cell(im.author)} | {lic} | {src} | {size} |"
         )
     return "\n".join(out)
 

@@ -1,0 +1,112 @@
+"""Run names and model ids, generated and hostile, through the real `report` command: the leaderboard's
+CSV cells never start a spreadsheet formula, its Markdown and HTML show them literally, every report
+CSV is neutralised, and a `$` in a name does not break the figures (matplotlib mathtext)."""
+
+from __future__ import annotations
+
+import builtins
+import csv
+from pathlib import Path
+
+from click.testing import CliRunner
+from evaluation.planted import planted_records, write_run
+from hostile import FRAGMENTS, MD, TABLE_TAGS, parse_html
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mvlsib.cli import eval_cli
+from mvlsib.escape import csv_cell, flat
+
+LANGS = ("eng_Latn", "swh_Latn")
+RUNS_PER_REPORT = 4
+EXAMPLES = 12  # reports per property: EXAMPLES x RUNS_PER_REPORT generated run names and model ids
+FORMULA = set("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")
+# A run name is a command-line argument: no NUL; otherwise anything (a carriage return included).
+NAME = st.lists(
+    st.one_of(st.sampled_from(list("=+-@\t\r\\`*_[]<>|~&!#$() \"'aZ9é\uff1d")), FRAGMENTS), min_size=1, max_size=6
+).map("".join)
+
+
+def _no_matplotlib(monkeypatch) -> None:
+    real_import = builtins.__import__
+
+    def guarded(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("matplotlib is not installed here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", guarded)
+
+
+def _report(tmp: Path, names: list[str], models: list[str]) -> Path:
+    runs = [
+        write_run(tmp / f"run{i}", planted_records(0.6, languages=LANGS, n=12, seed=i), model=m, limit=12)
+        for i, m in enumerate(models)
+    ]
+    out = tmp / "report"
+    args = ["report", *map(str, runs), "--out", str(out)]
+    for n in names:
+        args += ["--name", n]
+    r = CliRunner().invoke(eval_cli, args)
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def _check_outputs(out: Path, names: list[str], models: list[str]) -> None:
+    labels = names if len(set(names)) == len(names) else [f"{i + 1}:{n}" for i, n in enumerate(names)]
+    for path in out.glob("*.csv"):
+        with open(path, newline="", encoding="utf-8") as fh:
+            for row in csv.reader(fh):
+                for cell in row:
+                    assert csv_cell(cell) == cell or cell[:1] == "'", (path.name, cell)  # neutral as written
+                    assert not (cell[:1] in FORMULA and csv_cell(cell) != cell), (path.name, cell)
+    board = list(csv.DictReader(open(out / "leaderboard.csv", newline="", encoding="utf-8")))
+    assert sorted(r["run"] for r in board) == sorted(csv_cell(label) for label in labels)
+    assert sorted(r["model"] for r in board) == sorted(csv_cell(m) for m in models)
+
+    doc = parse_html(MD.render((out / "leaderboard.md").read_text("utf-8")))
+    assert set(doc.tags) <= TABLE_TAGS | {"h1", "p", "code", "th"}
+    for label, model in zip(labels, models):
+        assert flat(label) in doc.cells, (label, doc.cells)
+        assert flat(model) in doc.cells, (model, doc.cells)
+
+    page = parse_html((out / "leaderboard.html").read_text("utf-8"))
+    assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "h1", "p", "table"} | {
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "code",
+        "br",
+        "small",
+    }
+    for label, model in zip(labels, models):  # read_text gives a CR back as LF
+        assert _lf(label) in page.text and _lf(model) in page.text
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    names=st.lists(NAME, min_size=RUNS_PER_REPORT, max_size=RUNS_PER_REPORT),
+    models=st.lists(NAME, min_size=RUNS_PER_REPORT, max_size=RUNS_PER_REPORT),
+)
+def test_hostile_run_names_and_models_in_every_table(names, models, tmp_path_factory, monkeypatch):
+    _no_matplotlib(monkeypatch)  # the tables; the figures are the next test
+    out = _report(tmp_path_factory.mktemp("r"), names, models)
+    _check_outputs(out, names, models)
+
+
+def test_dollar_signs_and_formulas_in_names_with_figures(tmp_path):
+    names = ["$x^{$", "=1+2", "a $b$ c", "<b>x</b>|y"]
+    models = ["=cmd|' /C calc'!A0", "@SUM(1)", "-2+3", "m`1`"]
+    out = _report(tmp_path, names, models)
+    _check_outputs(out, names, models)
+    assert len(list(out.glob("*.png"))) >= 5  # the figures were drawn with those names in their legends
