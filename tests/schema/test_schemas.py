@@ -79,6 +79,8 @@ def test_prediction_schema():
         "letter": "C",
         "correct": True,
     }
+    assert any(m.startswith("(record)") for m in schema_errors("prediction", pred))  # no label
+    pred["label"] = 2
     assert list(schema_errors("prediction", pred)) == []
     assert list(schema_errors("prediction", dict(pred, letter=None, correct=False))) == []
     assert any(m.startswith("task:") for m in schema_errors("prediction", dict(pred, task="x2y")))

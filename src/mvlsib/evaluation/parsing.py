@@ -11,7 +11,9 @@ Three modes, from the strictest:
 - ``lenient`` (opt-in): relaxed, else a letter after an explicit cue anywhere
   (``The answer is C``, ``Answer: (B)``, ``option D``).
 
-Letters are read after Unicode NFKC folding (full-width ``Ｃ``, circled ``Ⓒ``,
+Invisible format characters (Unicode category Cf: a byte-order mark ``\ufeff``, zero-width
+spaces and joiners, direction marks, soft hyphens) are removed first, so ``\ufeffB`` and
+``\u200bB`` read B. Letters are read after Unicode NFKC folding (full-width ``Ｃ``, circled ``Ⓒ``,
 mathematical ``𝐂``) and after mapping look-alike capitals of other scripts
 (Cyrillic ``А В С``, Greek ``Α Β``) to A-D. Lower-case letters count only when they
 stand alone (``c``, ``c)``), so the English article ``a`` never reads as A.
@@ -108,9 +110,17 @@ def _cue_for(letters: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(_CUE_PATTERN.replace("@LETTERS@", re.escape("".join(letters))))
 
 
+def drop_format_characters(text: str) -> str:
+    """``text`` without its Unicode format characters (category Cf): they are invisible, so a reader
+    sees the letter after them, and a BOM or zero-width space must not hide it from us either."""
+    if text.isascii():  # no Cf character is ASCII
+        return text
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
 def normalize(response: str) -> str:
-    """NFKC-fold and map look-alike letters of other scripts onto Latin."""
-    return unicodedata.normalize("NFKC", response).translate(_TRANSLATE)
+    """Drop format characters, NFKC-fold and map look-alike letters of other scripts onto Latin."""
+    return drop_format_characters(unicodedata.normalize("NFKC", response)).translate(_TRANSLATE)
 
 
 def _letter_at_start(text: str, letters: tuple[str, ...] = LETTERS) -> tuple[str | None, str]:

@@ -27,6 +27,7 @@ from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atom
 from .backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
+from .run_files import read_config, read_release_manifest
 from .schedule import MAX_PROMPTS, order_items
 from .shards import Shard
 from .store import (
@@ -248,6 +249,7 @@ def verify_data(data: str) -> None:
     """Refuse a local release whose files do not match its manifest.json, before any model call."""
     if not Path(data).is_dir():
         return
+    read_release_manifest(Path(data) / "manifest.json")  # bounded: the loader's own json.load is not
     check = getattr(_compat.loader(data), "manifest_problems", None)  # absent from older releases' loaders
     problems = check(data) if check else []
     if problems:
@@ -337,10 +339,7 @@ def _check_resumable(out: Path, fp: dict[str, Any], pred_path: Path, cfg_path: P
     """Refuse to add to a run folder that holds another run (a different fingerprint, or
     predictions without a config)."""
     if cfg_path.exists():
-        try:
-            old = json.loads(cfg_path.read_text(encoding="utf-8"))["fingerprint"]
-        except (ValueError, KeyError) as exc:
-            raise MvlsibError(f"{cfg_path}: unreadable run config ({exc}); use a new --out folder") from None
+        old = read_config(cfg_path)["fingerprint"]
         if old != fp:
             diff = sorted(k for k in set(old) | set(fp) if old.get(k) != fp.get(k))
             raise MvlsibError(
@@ -429,7 +428,7 @@ def _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path) 
     """The run's config (and, complete and unsharded, its sorted predictions and metrics); the summary."""
     records = read_predictions(pred_path)
     complete = len(records) == plan.n_shard
-    old_cfg = json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.exists() else {}
+    old_cfg = read_config(cfg_path) if cfg_path.exists() else {}
     config["backend"] = backend_info or old_cfg.get("backend")
     config["complete"] = complete
     summary = {

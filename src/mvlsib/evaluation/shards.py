@@ -12,15 +12,18 @@ tasks, ...), that none is missing or incomplete and that no key is in two shards
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import _compat
 from ._compat import MvlsibError, atomic_open
+from .run_files import read_config
 from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
+from .subset import select_rows
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 _FILE_RE = re.compile(r"^predictions\.shard-(\d+)-of-(\d+)\.jsonl$")
@@ -139,13 +142,7 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     if len(counts) != 1:
         raise MvlsibError(f"shards of different splits cannot be merged: {sorted(map(str, found))}")
     count = counts.pop()
-    configs: dict[Shard, dict] = {}
-    for shard, pred in found.items():
-        cfg_path = pred.with_name(f"config{shard.suffix}.json")
-        try:
-            configs[shard] = json.loads(cfg_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise MvlsibError(f"{cfg_path}: missing or unreadable shard config ({exc}); rerun that shard") from None
+    configs = _read_shard_configs(found)
     reference_shard = min(configs, key=lambda s: s.index)
     reference = configs[reference_shard]["fingerprint"]
     for shard, cfg in configs.items():
@@ -165,18 +162,24 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
         recs = read_predictions(found[shard])
         for rec in recs:
             key = record_key(rec)
+            if seen.get(key) == shard:
+                raise MvlsibError(f"{found[shard]}: {'|'.join(map(str, key))} is in it twice; rerun that shard")
             if key in seen:
                 raise MvlsibError(
-                    f"{key} is in both shard {seen[key]} and shard {shard}: the shards overlap; "
-                    "they were not made with the same --shard N"
+                    f"{'|'.join(map(str, key))} is in both {found[seen[key]]} and {found[shard]}: the shards "
+                    "overlap; they were not made with the same --shard N, or a file was edited: rerun those shards"
                 )
             seen[key] = shard
             records.append(rec)
+        _check_keys_in_plan(found[shard], recs, configs[shard]["fingerprint"])
         expected = configs[shard].get("n_expected")
         if expected is not None and len(recs) != expected:
             incomplete.append(f"shard {shard} is incomplete: {len(recs)} of {expected} predictions in {found[shard]}")
     if (missing or incomplete) and not allow_partial:
         raise MvlsibError(_unfinished(missing, count, incomplete))
+    _check_shard_positions(found, seen, reference)
+    if not missing and not incomplete:  # an incomplete shard's cells may legitimately differ
+        _check_cells_agree(records, seen, found)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "predictions.jsonl") as fh:
@@ -198,6 +201,98 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
         for s in sorted(found, key=lambda s: s.index)
     ]
     return finalize(out, config, records)
+
+
+def _read_shard_configs(found: dict[Shard, Path]) -> dict[Shard, dict]:
+    """Each shard's checked config, which must say it is the shard its file name says."""
+    configs: dict[Shard, dict] = {}
+    for shard, pred in found.items():
+        cfg_path = pred.with_name(f"config{shard.suffix}.json")
+        if not cfg_path.is_file():
+            raise MvlsibError(f"{cfg_path}: missing shard config; rerun that shard (it resumes)")
+        configs[shard] = read_config(cfg_path)
+        if configs[shard].get("shard") not in (None, str(shard)):
+            raise MvlsibError(
+                f"{cfg_path}, field shard: says {configs[shard]['shard']!r}, but the file is shard {shard}; "
+                "a shard file was renamed or copied: rerun that shard"
+            )
+    return configs
+
+
+def _check_keys_in_plan(path: Path, records: list[dict], fp: dict) -> None:
+    """Each record of a shard must be a key its own run names: a language and a (task, k) of its fingerprint."""
+    languages, tasks = fp.get("languages"), fp.get("tasks")
+    pairs = {(t, k) for t, k in tasks} if tasks is not None else None
+    for rec in records:
+        if languages is not None and rec["language"] not in languages:
+            raise MvlsibError(
+                f"{path}: holds {'|'.join(map(str, record_key(rec)))}, but language {rec['language']} is not one "
+                "of this run's languages; the file was edited or mixed with another run's: rerun that shard"
+            )
+        if pairs is not None and (rec["task"], rec["k"]) not in pairs:
+            raise MvlsibError(
+                f"{path}: holds {'|'.join(map(str, record_key(rec)))}, but {rec['task']} k={rec['k']} is not one "
+                "of this run's tasks; the file was edited or mixed with another run's: rerun that shard"
+            )
+
+
+def plan_keys(fp: dict) -> Iterator[tuple[int, tuple]]:
+    """(position, key) of every item of the run ``fp`` describes, in the canonical order the runner deals
+    shards by (language, task, k, row); only the release's ids are read."""
+    loader = _compat.loader(fp["data"])
+    position = 0
+    for language in fp["languages"]:
+        try:
+            rows = loader.load_rows(language, fp["data"], fp.get("data_revision"))
+        except (OSError, ValueError) as exc:
+            raise MvlsibError(f"{fp['data']}: the release the shards were made on cannot be read ({exc})") from None
+        rows = select_rows(rows, fp.get("limit"), fp.get("limit_mode", "first" if fp.get("limit") else "stratified"))
+        for task, k in fp["tasks"]:
+            for row in rows:
+                yield position, (task, k, language, row["instance_id"])
+                position += 1
+
+
+def _check_shard_positions(found: dict[Shard, Path], seen: dict[tuple, Shard], fp: dict) -> None:
+    """With the release the run was made on at hand (a local folder), every key must be in the plan and in
+    the shard the plan deals it to: a shard holding any other key in place of one of its own is refused."""
+    if not all(name in fp for name in ("data", "languages", "tasks")) or not Path(str(fp["data"])).is_dir():
+        return
+    count = next(iter(found)).count
+    unplanned = dict(seen)
+    for position, key in plan_keys(fp):
+        shard = unplanned.pop(key, None)
+        if shard is not None and shard.index != position % count:
+            raise MvlsibError(
+                f"{found[shard]}: holds {'|'.join(map(str, key))}, which the run deals to shard "
+                f"{position % count}/{count}; the file was edited or mixed with another shard's: rerun that shard"
+            )
+    if unplanned:
+        key, shard = min(unplanned.items(), key=lambda kv: (kv[1].index, str(kv[0])))
+        raise MvlsibError(
+            f"{found[shard]}: holds {'|'.join(map(str, key))}, which is not an item of this run "
+            f"({len(unplanned)} such keys); the file was edited or mixed with another run's: rerun that shard"
+        )
+
+
+def _check_cells_agree(records: list[dict], seen: dict[tuple, Shard], found: dict[Shard, Path]) -> None:
+    """Every (language, task, k) cell of a whole run holds the same instances (a release has the same
+    instances in every language): a key put in place of another shows as an instance that only some
+    cells hold. This needs no release, so it also holds for runs on Hub data or a release moved away."""
+    cells: dict[tuple, set[str]] = {}
+    for rec in records:
+        cells.setdefault((rec["task"], rec["k"], rec["language"]), set()).add(rec["instance_id"])
+    held = Counter(iid for ids in cells.values() for iid in ids)
+    if all(n == len(cells) for n in held.values()):
+        return
+    rarest = min(held, key=lambda iid: (held[iid], iid))
+    cell = min(c for c, ids in cells.items() if rarest in ids)
+    key = (*cell, rarest)
+    raise MvlsibError(
+        f"{found[seen[key]]}: holds {'|'.join(map(str, key))}, but instance {rarest} is in only {held[rarest]} of "
+        f"the run's {len(cells)} (task, k, language) cells, which all hold the same instances: the file was "
+        "edited or mixed with another run's; rerun that shard"
+    )
 
 
 def _unfinished(missing: list[int], count: int, incomplete: list[str]) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._compat import TASKS, MvlsibError, atomic_open, locks
+from .run_files import parse_prediction_lines, read_config, read_metrics
 from .scoring import compute_metrics
 
 
@@ -30,7 +31,8 @@ def _complete_length(data: bytes) -> int:
 
 
 def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict]:
-    """Records of a predictions file; a torn last line is ignored (and cut off with ``repair``)."""
+    """Records of a predictions file, each checked (``run_files``); a torn last line is ignored (and cut
+    off with ``repair``)."""
     path = Path(path)
     if not path.exists():
         return []
@@ -41,19 +43,7 @@ def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict]:
             fh.truncate(good)
             fh.flush()
             os.fsync(fh.fileno())
-    records = []
-    for lineno, line in enumerate(data[:good].split(b"\n")[:-1], start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            record_key(rec)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise MvlsibError(
-                f"{path}, line {lineno}: not a prediction record ({exc}); the file is damaged: "
-                "delete that line (the key is then re-run) or start a new --out folder"
-            ) from None
-        records.append(rec)
+    records = parse_prediction_lines(path, data[:good])
     return records
 
 
@@ -194,12 +184,9 @@ def load_run(run: str | Path) -> tuple[dict, list[dict], dict]:
             f"{run}: not a finished run folder (needs predictions.jsonl and config.json; "
             "for a sharded run, `mvlsib-eval merge` it first)"
         )
-    try:
-        config = json.loads(cfg.read_text(encoding="utf-8"))
-        metrics_path = run / "metrics.json"
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    except (OSError, ValueError) as exc:
-        raise MvlsibError(f"{run}: unreadable run file ({exc})") from None
+    config = read_config(cfg)
+    metrics_path = run / "metrics.json"
+    metrics = read_metrics(metrics_path) if metrics_path.is_file() else {}
     records = read_predictions(pred)
     refuse_duplicates(pred, records)
     return config, records, metrics

@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from mvlsib import jsonio
 from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import INSTANCES_FILE, SAMPLE_REPORT_FILE
@@ -41,16 +42,22 @@ def load_instances(workdir: str | os.PathLike[str]) -> list[dict]:
     if not path.is_file():
         raise MvlsibError(f"{path}: no instances file; run `mvlsib-build sample --workdir {Path(workdir)}` first")
     out = []
-    with open(path, encoding="utf-8") as fh:
+    with open(path, "rb") as fh:  # bytes: jsonio names a line that is not UTF-8
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+                rec = jsonio.loads(line)
+            except jsonio.JsonLimitError as exc:
+                raise MvlsibError(f"{path}, line {lineno}: {exc}; re-run `mvlsib-build sample`") from None
+            # Field-level faults are the validate stage's to report, all of them; a line that is not
+            # even a record is not something it can report on.
+            if not isinstance(rec, dict):
                 raise MvlsibError(
-                    f"{path}, line {lineno}: not valid JSON ({exc.msg}); re-run `mvlsib-build sample`"
-                ) from None
+                    f"{path}, line {lineno}: not an instance record (a JSON object), got {type(rec).__name__}; "
+                    "re-run `mvlsib-build sample`"
+                )
+            out.append(rec)
     return out
 
 

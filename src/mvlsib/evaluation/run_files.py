@@ -1,0 +1,319 @@
+"""The one reader of each file of a run folder: predictions (``predictions*.jsonl``), ``config*.json``
+and ``metrics.json``.
+
+A run folder may have been edited, torn, copied from elsewhere or planted; everything downstream
+(scoring, report, compare, items, correlate, merge, resume) indexes records by their fields. So a
+file is parsed through ``jsonio.loads`` (size, depth and number-length bounds, no NaN) and every
+record is checked field by field against the rules below before anything else sees it; the first
+violation becomes one ``MvlsibError`` naming the file, the line and the field, and what to do.
+
+The rules are the JSON Schemas of ``mvlsib/schema/`` (``prediction``, ``run_config``) written out
+without ``jsonschema``: the evaluator ships in releases with no dependency beyond its own leaves.
+``tests/schema/test_run_files_schema.py`` checks on generated records that both agree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ._compat import TASK_BY_NAME, TASKS, MvlsibError, jsonio
+
+# A response of a reasoning model with a large token budget stays far below this; a line above it
+# is not one of ours.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+MAX_JSON_FILE_BYTES = 64 * 1024 * 1024
+MAX_IMAGE_IDS = 64
+PARSE_MODES = ("strict", "relaxed", "lenient")  # parsing.MODES, spelled here to keep this module a leaf
+LETTER_VALUES = ("A", "B", "C", "D")
+SUBSET_MODES = ("stratified", "first")  # subset.SUBSET_MODES
+
+_LANGUAGE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
+_INSTANCE = re.compile(r"[0-9]{1,9}-[0-2]")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_SHARD = re.compile(r"[0-9]{1,6}/[0-9]{1,6}")
+
+Check = Callable[[Any], "str | None"]  # None when the value is fine, else what is wrong with it
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _string(pattern: re.Pattern[str] | None = None, what: str = "a string") -> Check:
+    def check(value: Any) -> str | None:
+        if not isinstance(value, str) or (pattern is not None and not pattern.fullmatch(value)):
+            return f"must be {what}, got {_shown(value)}"
+        return None
+
+    return check
+
+
+def _one_of(choices: tuple, what: str) -> Check:
+    def check(value: Any) -> str | None:
+        # `True in (1,)` holds in Python; a bool is never one of our choices
+        if isinstance(value, bool) or not isinstance(value, (str, int, type(None))) or value not in choices:
+            return f"must be {what}, got {_shown(value)}"
+        return None
+
+    return check
+
+
+def _integer(low: int, high: int | None = None, *, null: bool = False) -> Check:
+    def check(value: Any) -> str | None:
+        if value is None and null:
+            return None
+        if not _is_int(value) or value < low or (high is not None and value > high):
+            span = f"{low}..{high}" if high is not None else f">= {low}"
+            return f"must be an integer {span}{' or null' if null else ''}, got {_shown(value)}"
+        return None
+
+    return check
+
+
+def _boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"must be true or false, got {_shown(value)}"
+
+
+def _nullable(check: Check) -> Check:
+    return lambda value: None if value is None else check(value)
+
+
+def _list_of(item: Check, what: str, max_items: int | None = None) -> Check:
+    def check(value: Any) -> str | None:
+        if not isinstance(value, list):
+            return f"must be a list of {what}, got {_shown(value)}"
+        if max_items is not None and len(value) > max_items:
+            return f"must hold at most {max_items} items, got {len(value)}"
+        for n, v in enumerate(value):
+            why = item(v)
+            if why is not None:
+                return f"item {n} {why}"
+        return None
+
+    return check
+
+
+def _object(what: str = "an object") -> Check:
+    return lambda value: None if isinstance(value, dict) else f"must be {what}, got {_shown(value)}"
+
+
+def _task_k(value: Any) -> str | None:
+    if not (isinstance(value, list) and len(value) == 2 and value[0] in TASKS and _is_int(value[1])):
+        return f"must be a [task, k] pair with a task of {', '.join(TASKS)}, got {_shown(value)}"
+    if value[1] not in TASK_BY_NAME[value[0]].k_values:
+        return f"has k={value[1]}, which task {value[0]} does not have"
+    return None
+
+
+def _groups(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"must be an object {{grouping: {{language: group}}}}, got {_shown(value)}"
+    for name, table in value.items():
+        if not isinstance(table, dict) or not all(isinstance(g, str) for g in table.values()):
+            return f"grouping {_shown(name)} must map languages to group names, got {_shown(table)}"
+    return None
+
+
+# One row per field: (name, required, rule). Extra fields are allowed (older and newer runs add some).
+PREDICTION_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+    ("task", True, _one_of(TASKS, f"a task of {', '.join(TASKS)}")),
+    ("k", True, _integer(1, max(k for t in TASK_BY_NAME.values() for k in t.k_values))),
+    ("language", True, _string(_LANGUAGE, "a language code like eng_Latn")),
+    ("instance_id", True, _string(_INSTANCE, "an instance id like 12-0")),
+    ("prompt_sha256", True, _string(_SHA256, "64 lower-case hex digits")),
+    ("response", True, _string()),
+    ("letter", True, _one_of((*LETTER_VALUES, None), "one of A, B, C, D or null")),
+    ("label", True, _integer(0, len(LETTER_VALUES) - 1)),
+    ("correct", True, _boolean),
+    ("image_ids", False, _list_of(_string(), "image ids", MAX_IMAGE_IDS)),
+)
+
+FINGERPRINT_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+    ("data", False, _nullable(_string())),
+    ("model", False, _nullable(_string())),
+    ("backend", False, _nullable(_string())),
+    ("languages", False, _list_of(_string(_LANGUAGE, "a language code like eng_Latn"), "language codes")),
+    ("tasks", False, _list_of(_task_k, "[task, k] pairs")),
+    ("limit", False, _integer(1, null=True)),
+    ("limit_mode", False, _one_of(SUBSET_MODES, f"one of {', '.join(SUBSET_MODES)}")),
+    ("shard_count", False, _integer(1)),
+    ("max_new_tokens", False, _integer(1, null=True)),
+    ("prompts_sha256", False, _nullable(_string())),
+    ("release_manifest_sha256", False, _nullable(_string())),
+)
+
+CONFIG_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+    ("fingerprint", True, _object()),
+    ("n_expected", False, _integer(0, null=True)),
+    ("n_expected_run", False, _integer(0, null=True)),
+    ("complete", False, _boolean),
+    ("parse_mode", False, _one_of(PARSE_MODES, f"one of {', '.join(PARSE_MODES)}")),
+    ("groups", False, _nullable(_groups)),
+    ("shard", False, _nullable(_string(_SHARD, "a shard I/N"))),
+    ("missing_shards", False, _list_of(_string(_SHARD, "a shard I/N"), "shards")),
+    ("backend", False, _nullable(_object())),
+)
+
+
+def _fraction(value: Any) -> str | None:
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1):
+        return None
+    return f"must be a number 0..1 or null, got {_shown(value)}"
+
+
+# A macro row: what hub-results turns into a leaderboard entry and the run summary prints.
+MACRO_ROW_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+    ("task", True, _one_of(TASKS, f"a task of {', '.join(TASKS)}")),
+    ("k", True, _integer(1, max(k for t in TASK_BY_NAME.values() for k in t.k_values))),
+    ("accuracy", False, _fraction),
+    ("n", False, _integer(0)),
+    ("n_languages", False, _integer(0)),
+)
+
+
+def _macro_rows(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return f"must be a list of rows, got {_shown(value)}"
+    for n, row in enumerate(value):
+        found = field_error(row, MACRO_ROW_FIELDS)
+        if found is not None:
+            return f"row {n}: {found[0]} {found[1]}"
+    return None
+
+
+METRICS_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+    ("n_predictions", False, _integer(0)),
+    ("macro", False, _macro_rows),
+    ("per_language", False, _list_of(_object(), "objects")),
+)
+
+
+def field_error(record: Any, fields: tuple[tuple[str, bool, Check], ...]) -> tuple[str, str] | None:
+    """(field, what is wrong) of the first field of ``record`` that breaks its rule, or None."""
+    if not isinstance(record, dict):
+        return "(record)", f"must be a JSON object, got {_shown(record)}"
+    for name, required, check in fields:
+        if name not in record:
+            if required:
+                return name, "is missing"
+            continue
+        why = check(record[name])
+        if why is not None:
+            return name, why
+    return None
+
+
+def prediction_error(record: Any) -> tuple[str, str] | None:
+    """(field, what is wrong) of a predictions record, or None; k is checked against its task's k values, and
+    ``image_ids``, when recorded (older runs have none, or an empty list), against the images its prompt shows."""
+    found = field_error(record, PREDICTION_FIELDS)
+    if found is not None:
+        return found
+    task = TASK_BY_NAME[record["task"]]
+    if record["k"] not in task.k_values:
+        return "k", f"is {record['k']}, which task {task.name} does not have"
+    shown = len(record.get("image_ids") or [])
+    if shown and shown != image_count(task, record["k"]):
+        # the item analysis picks the gold image out of this list by the label
+        return (
+            "image_ids",
+            f"holds {shown} images, but a {task.name} prompt with k={record['k']} shows {image_count(task, record['k'])}",
+        )
+    return None
+
+
+def image_count(task, k: int) -> int:
+    """How many images a prompt of ``task`` with ``k`` references shows (the prompt's image columns)."""
+    return (k if task.references == "ref_image_ids" else 0) + (
+        len(LETTER_VALUES) if task.options == "image_option_ids" else 0
+    )
+
+
+def config_error(config: Any) -> tuple[str, str] | None:
+    """(field, what is wrong) of a run config (its fingerprint's fields named ``fingerprint.NAME``), or None."""
+    found = field_error(config, CONFIG_FIELDS)
+    if found is not None:
+        return found
+    inner = field_error(config["fingerprint"], FINGERPRINT_FIELDS)
+    return None if inner is None else (f"fingerprint.{inner[0]}", inner[1])
+
+
+def _parse(path: Path, data: bytes, where: str, max_bytes: int, advice: str | None = None) -> Any:
+    try:
+        return jsonio.loads(data, max_bytes=max_bytes)
+    except jsonio.JsonLimitError as exc:
+        raise MvlsibError(f"{path}{where}: {exc}; {advice or _ADVICE.get(path.suffix, '')}") from None
+
+
+_ADVICE = {
+    ".jsonl": "the file is damaged: delete that line (its key is then re-run) or start a new --out folder",
+    ".json": "the run folder is damaged: rerun the command that wrote it, or start a new --out folder",
+}
+
+
+def _refuse(path: Path, where: str, found: tuple[str, str]) -> None:
+    field, why = found
+    raise MvlsibError(f"{path}{where}, field {field}: {why}; {_ADVICE.get(path.suffix, '')}")
+
+
+def parse_prediction_lines(path: Path, data: bytes) -> list[dict]:
+    """The checked records of the complete lines of ``data`` (the bytes of predictions file ``path``)."""
+    records = []
+    for lineno, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f", line {lineno}"
+        rec = _parse(path, line, where, MAX_LINE_BYTES)
+        found = prediction_error(rec)
+        if found is not None:
+            _refuse(path, where, found)
+        records.append(rec)
+    return records
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_JSON_FILE_BYTES + 1)
+    except OSError as exc:
+        raise MvlsibError(
+            f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions"
+        ) from None
+    return _parse(path, data, "", MAX_JSON_FILE_BYTES)
+
+
+def read_config(path: str | Path) -> dict:
+    """A run's (or a shard's) ``config.json``, checked."""
+    path = Path(path)
+    config = _read_json(path)
+    found = config_error(config)
+    if found is not None:
+        _refuse(path, "", found)
+    return config
+
+
+def read_metrics(path: str | Path) -> dict:
+    """A run's ``metrics.json``, checked for the shape the evaluator writes."""
+    path = Path(path)
+    metrics = _read_json(path)
+    found = field_error(metrics, METRICS_FIELDS)
+    if found is not None:
+        _refuse(path, "", found)
+    return metrics
+
+
+def read_release_manifest(path: str | Path) -> Any:
+    """A release's ``manifest.json`` within the JSON bounds (None when there is none); the loader's
+    ``manifest_problems`` then checks the files it lists."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    return _parse(path, path.read_bytes(), "", MAX_JSON_FILE_BYTES, "re-download the release (or rebuild it anew)")
