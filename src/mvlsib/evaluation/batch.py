@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 from tqdm import tqdm
 
 from . import _compat
-from ._compat import MvlsibError
+from ._compat import MvlsibError, jsonio
 from .backends.openai import chat_body, check_body_options, encode_image
 from .runner import RunOptions, fingerprint, plan_items, resolve_languages, resolve_tasks_ks, verify_data
 from .schedule import order_items
@@ -126,7 +126,7 @@ class FileSplitter:
 def _ours(folder: Path) -> set[str]:
     """The names of the files a previous prepare (and collect) wrote into ``folder``."""
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        manifest = jsonio.loads((folder / MANIFEST).read_bytes())
         names = {f["name"] for f in manifest["files"]}
     except (OSError, ValueError, KeyError, TypeError):
         return set()

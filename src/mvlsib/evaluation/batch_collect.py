@@ -17,7 +17,6 @@ byte for byte); collecting the retry's results into the same run folder complete
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,7 +49,7 @@ class Results:
 def read_manifest(folder: Path) -> dict[str, Any]:
     path = Path(folder) / MANIFEST
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = jsonio.loads(path.read_bytes())
         manifest["run"], manifest["files"], manifest["fingerprint"]  # noqa: B018 - the keys collect needs
     except FileNotFoundError:
         raise MvlsibError(f"{folder}: no {MANIFEST}; give the folder `mvlsib-eval batch prepare` wrote") from None

@@ -229,8 +229,8 @@ def manifest_problems(source=".") -> list:
         with open(path, encoding="utf-8") as fh:
             listed = json.load(fh)["files"]
         items = sorted(listed.items())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        return [f"{MANIFEST_NAME}: unreadable ({exc})"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        return [f"{MANIFEST_NAME}: unreadable ({type(exc).__name__})"]
     problems = []
     root = os.path.realpath(os.fspath(source))
     for rel, entry in items:
