@@ -25,7 +25,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("image_pool"), help="Folder to write the PNGs and manifest.csv into."
+        "--out",
+        type=Path,
+        default=Path("image_pool"),
+        help="Folder to write the PNGs and manifest.csv into: new, empty, or an earlier demo draw "
+        "(a folder holding anything else, such as a curated pool, is refused).",
     )
     parser.add_argument("--no-progress", action="store_true", help="Do not show a progress bar.")
     args = parser.parse_args(argv)
@@ -35,7 +39,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported after parsing so that --help needs neither Pillow nor the package.
     from pictograms import write_demo_pool
 
-    path = write_demo_pool(args.out, progress=not args.no_progress)
+    from mvlsib.errors import MvlsibError
+    from mvlsib.oserrors import message
+
+    try:
+        # Refused when --out holds anything but an earlier demo draw (a curated pool's manifest.csv).
+        path = write_demo_pool(args.out, progress=not args.no_progress)
+    except MvlsibError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {message(exc)}", file=sys.stderr)
+        return 2
     print(f"wrote {path}")
     return 0
 

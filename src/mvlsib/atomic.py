@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
+import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
+
+from .errors import MvlsibError
 
 
 @contextlib.contextmanager
@@ -28,9 +32,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(target)  # a write() error names no file; the user needs to know which
         raise
 
 
@@ -133,3 +139,150 @@ def staged_folder(out: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+
+
+# ---------------------------------------------------------------- output folders we may replace
+
+# A hidden file in every output folder a command writes, listing the files it wrote there: the
+# one way the next run can tell its own earlier output (which it may replace) from the user's
+# files (which it must never overwrite or delete).
+LEDGER = ".mvlsib-outputs.json"
+# Files tools and operating systems drop into any folder; never anyone's work.
+_LITTER_DIRS = frozenset({"__pycache__"})
+_LITTER_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "Desktop.ini"})
+
+
+def _is_litter(rel: Path) -> bool:
+    return (
+        any(part in _LITTER_DIRS for part in rel.parts) or rel.name in _LITTER_NAMES or rel.suffix in (".pyc", ".pyo")
+    )
+
+
+def folder_files(folder: str | os.PathLike[str]) -> list[str]:
+    """Relative POSIX paths of the files (and symbolic links) under ``folder``, litter and ledger excluded."""
+    folder = Path(folder)
+    out = []
+    for path in folder.rglob("*"):
+        rel = path.relative_to(folder)
+        if _is_litter(rel) or rel.as_posix() == LEDGER or (path.is_dir() and not path.is_symlink()):
+            continue
+        out.append(rel.as_posix())
+    return sorted(out)
+
+
+def read_ledger(folder: str | os.PathLike[str]) -> dict[str, str | None]:
+    """``{file: sha256}`` of what ``folder``'s ledger says we wrote (empty without a readable ledger)."""
+    try:
+        data = json.loads((Path(folder) / LEDGER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if isinstance(files, dict):
+        return {f: h if isinstance(h, str) else None for f, h in files.items() if isinstance(f, str)}
+    return {}
+
+
+def write_ledger(folder: str | os.PathLike[str], writer: str) -> None:
+    """Record every file now in ``folder`` (with its sha256) as written by ``writer``; call only when
+    no foreign file was there."""
+    folder = Path(folder)
+    files = {rel: _digest(folder / rel) for rel in folder_files(folder)}
+    if (folder / LEDGER).is_file() and read_ledger(folder) == files:
+        return  # nothing new: leave the folder untouched
+    with atomic_open(folder / LEDGER) as fh:
+        json.dump({"writer": writer, "files": files}, fh, indent=1, ensure_ascii=False, sort_keys=True)
+        fh.write("\n")
+
+
+def _digest(path: Path) -> str | None:
+    return None if path.is_symlink() or not path.is_file() else sha256_file(path)
+
+
+def foreign_files(
+    folder: str | os.PathLike[str], ours: Iterable[str] | None = None, patterns: Iterable[str] = ()
+) -> list[str]:
+    """Files in ``folder`` we did not write: not in ``ours`` (default: its ledger, where a file whose
+    content changed since is the user's edit), matching no ``patterns``."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    pats = tuple(patterns)
+    ledger: dict[str, str | None] = dict.fromkeys(ours) if ours is not None else read_ledger(folder)
+    out = []
+    for rel in folder_files(folder):
+        if any(fnmatch.fnmatchcase(rel, p) for p in pats):
+            continue
+        if rel not in ledger or (ledger[rel] is not None and _digest(folder / rel) != ledger[rel]):
+            out.append(rel)
+    return out
+
+
+def refuse_foreign(
+    folder: str | os.PathLike[str],
+    ours: Iterable[str] | None = None,
+    patterns: Iterable[str] = (),
+    *,
+    option: str = "--out",
+) -> None:
+    """Raise ``MvlsibError`` naming the files when ``folder`` holds any we did not write.
+
+    The rule every writer of an output folder applies before it writes: what the user put
+    there is never overwritten or deleted, only files an earlier run of ours recorded.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise MvlsibError(f"{folder}: exists and is not a folder; choose another {option}")
+    foreign = foreign_files(folder, ours, patterns)
+    if foreign:
+        shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
+        raise MvlsibError(
+            f"{folder}: holds files this command did not write ({shown}); refusing to replace or overwrite "
+            f"them. Move them out of the folder, or choose another {option}"
+        )
+
+
+@contextlib.contextmanager
+def owned_folder(
+    folder: str | os.PathLike[str], writer: str, patterns: Iterable[str] = (), *, option: str = "--out"
+) -> Iterator[Path]:
+    """Write into ``folder`` in place, refused when it holds files we did not write; the ledger then
+    lists what is there (also after a failure, so a re-run may replace the partial files)."""
+    folder = Path(folder)
+    refuse_foreign(folder, None, patterns, option=option)
+    try:
+        yield folder
+    except BaseException:
+        with contextlib.suppress(OSError):  # an unwritable folder must not mask the real error
+            if folder.is_dir() and set(folder_files(folder)) - set(read_ledger(folder)):
+                write_ledger(folder, writer)
+        raise
+    if folder.is_dir() and folder_files(folder):
+        write_ledger(folder, writer)
+
+
+@contextlib.contextmanager
+def staged_output(
+    out: str | os.PathLike[str], writer: str, ours: Iterable[str] | None = None, *, option: str = "--out"
+) -> Iterator[Path]:
+    """``staged_folder`` for an output folder: refused when ``out`` holds files we did not write
+    (``ours``, default its ledger); the new folder gets a ledger of what it holds."""
+    out = Path(out)
+    refuse_foreign(out, ours, option=option)
+    with staged_folder(out) as stage:
+        yield stage
+        write_ledger(stage, writer)
+
+
+def probe_writable(path: str | os.PathLike[str]) -> None:
+    """Raise the ``OSError`` that creating ``path`` would raise (a read-only folder, a file in the
+    way, a name too long), leaving nothing behind: long commands check before working, not after."""
+    path = Path(os.path.abspath(path))
+    if path.is_dir():
+        probe_in, name = path, "probe"
+    else:
+        child = path
+        while not child.parent.exists() and child.parent != child:
+            child = child.parent
+        probe_in, name = child.parent, child.name
+    tmp = tempfile.mkdtemp(prefix=f".{name}.probe-{os.getpid()}-", dir=probe_in)
+    os.rmdir(tmp)

@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "httpio",
         "hubio",
         "locks",
+        "oserrors",
         "workdir",
         "release_format",
         "schema",

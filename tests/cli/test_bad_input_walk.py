@@ -327,6 +327,6 @@ def test_full_disk_while_writing_is_a_message(tmp_path, sib_dir):
     )
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
-    assert "File too large" in res.stderr
+    assert "file too large" in res.stderr and "corpus.parquet" in res.stderr
     assert not (work / "corpus.parquet").exists()
     assert [p.name for p in work.iterdir()] == [] if work.exists() else True

@@ -52,7 +52,7 @@ def test_refuses_to_replace_a_folder_that_is_not_a_release(full_workdir, pool_di
     out.mkdir()
     (out / "thesis.tex").write_text("do not delete\n")
     res = _run("publish", "--workdir", str(full_workdir), "--out", str(out), "--pool", str(pool_dir))
-    assert res.exit_code == 2 and "holds no release" in res.output
+    assert res.exit_code == 2 and "did not write (thesis.tex)" in res.output
     assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".precious")]  # no staging left behind
 

@@ -9,10 +9,11 @@ from pathlib import Path
 from PIL import Image
 from tqdm import tqdm
 
-from mvlsib.atomic import atomic_open
+from mvlsib.atomic import atomic_open, refuse_foreign
+from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
-from mvlsib.workdir.pool_manifest import ManifestRow, write_manifest
-from mvlsib.workdir.provenance import DEMO_AUTHOR, DEMO_LICENSE, DEMO_SOURCE_URL
+from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
+from mvlsib.workdir.provenance import DEMO_AUTHOR, DEMO_LICENSE, DEMO_SOURCE_URL, pool_kind
 
 from . import entertainment, geography, health, politics, science, sports, travel
 from .pen import HEIGHT, SCALE, WHITE, WIDTH, Pen, Pictogram
@@ -52,6 +53,7 @@ def write_demo_pool(out: str | Path, *, progress: bool = True) -> Path:
     never leaves a manifest that names missing files.
     """
     out = Path(out)
+    refuse_foreign(out, demo_pool_files(out))
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(t, n) for t in TOPICS for n in range(len(PICTOGRAMS[t]))]
     rows = []
@@ -74,3 +76,20 @@ def write_demo_pool(out: str | Path, *, progress: bool = True) -> Path:
             )
         )
     return write_manifest(out, rows)
+
+
+def demo_pool_files(out: Path) -> set[str]:
+    """The files of ``out`` an earlier draw wrote: a demo pool's manifest and the images it lists.
+
+    A demo manifest is its own ledger (no extra file in the package data). A curated or mixed
+    pool, or a folder without a manifest, holds nothing of ours, so drawing there is refused.
+    """
+    if not (out / MANIFEST_NAME).is_file():
+        return set()
+    try:
+        rows = read_manifest(out)
+    except MvlsibError:
+        return set()
+    if pool_kind(row.source_url for row in rows) != "demo":
+        return set()
+    return {MANIFEST_NAME, *(row.file for row in rows)}

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, POOL_DEFAULT_HELP, build_cli, pool_option, workdir_option
-from mvlsib.evaluation.commands import friendly_errors, with_backend_options
+from mvlsib.evaluation.commands import with_backend_options
 from mvlsib.limits import HUB_TIMEOUT_S
 from mvlsib.release.exports import FORMATS
 from mvlsib.workdir import INSTANCES_FILE
@@ -67,7 +67,6 @@ _progress_option = click.option(
 )
 @_progress_option
 @workdir_option
-@friendly_errors
 def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progress, workdir):
     """Read SIB-200 (or build it from Flores), check it and write WORKDIR/corpus.parquet.
 
@@ -114,7 +113,6 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
 )
 @_pool_option("Image-pool folder (with manifest.csv) whose image ids are sampled.")
 @_progress_option
-@friendly_errors
 def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     """Sample the 3 x 1,004 MVL-SIB instances (ids only, the same in every language).
 
@@ -159,7 +157,6 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     help="Also write every violation and the summary to this JSON file.",
 )
 @click.option("--max-show", type=int, default=50, show_default=True, help="Print at most this many violations.")
-@friendly_errors
 def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
     """Check corpus and instances against the JSON Schemas and every dataset invariant.
 
@@ -254,7 +251,6 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     help="Exit 0 even when some image fails some model (the report still lists them).",
 )
 @_progress_option
-@friendly_errors
 def verify_images_cmd(models, out, allow_fail, **options):
     """Check that every pool image is classified as its topic by every model.
 
@@ -264,9 +260,11 @@ def verify_images_cmd(models, out, allow_fail, **options):
     The backend options are the evaluator's (`mvlsib-eval run`); a model prefixed hf: or openai:
     uses that backend whatever --backend says.
     """
+    from mvlsib.atomic import owned_folder
     from mvlsib.verify_images.verify import VerifyOptions, verify_images
 
-    report = verify_images(VerifyOptions(models=list(models), out=out, **options))
+    with owned_folder(out, "mvlsib-build verify-images"):
+        report = verify_images(VerifyOptions(models=list(models), out=out, **options))
     n_images = len(report["images"])
     for name in report["models"]:
         e = report["summary"][name]
@@ -331,7 +329,6 @@ def verify_images_cmd(models, out, allow_fail, **options):
     help="Upload even when the release's images are the drawn demo pictograms (refused otherwise: a "
     "demo build is not the benchmark; its card says so).",
 )
-@friendly_errors
 def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_timeout, **hub_options):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
@@ -407,10 +404,17 @@ def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo
     default=None,
     help="English SIB-200 annotation (train/dev/test.tsv) for --flores.",
 )
-@friendly_errors
 def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annotation):
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
+    from mvlsib.atomic import probe_writable
     from mvlsib.pipeline import build
+    from mvlsib.workdir.pool_manifest import read_manifest
+
+    # What would fail at the end fails first, before any stage writes: the pool, the output folders.
+    read_manifest(pool)
+    for folder in (out, workdir):
+        if folder is not None:
+            probe_writable(folder)
 
     langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
     summary = build(
@@ -467,7 +471,6 @@ def _ks(ctx, param, value):
     metavar="N",
     help="inspect only: N instances per language, the ones `mvlsib-eval run --limit N` takes (default: all).",
 )
-@friendly_errors
 def export_cmd(fmt, release, out, languages, tasks, ks, revision, limit):
     """Export a release for another harness: lmms-eval, mteb, vlmevalkit or inspect (Inspect AI).
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from mvlsib.evaluation.command_options import BoundaryGroup
 from mvlsib.workdir import BUNDLED_POOL
 
 DEFAULT_WORKDIR = "mvlsib-work"
@@ -30,7 +31,7 @@ pool_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=BoundaryGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mvlsib-build")
 def build_cli() -> None:
     """Build, validate and publish the MVL-SIB benchmark.
@@ -39,7 +40,7 @@ def build_cli() -> None:
     """
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=BoundaryGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mvlsib-build")
 def eval_cli() -> None:
     """Evaluate vision-language models on MVL-SIB (the reference evaluator)."""

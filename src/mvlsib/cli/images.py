@@ -8,9 +8,8 @@ from pathlib import Path
 import click
 
 from mvlsib import limits
-from mvlsib.atomic import atomic_open
+from mvlsib.atomic import atomic_open, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
-from mvlsib.evaluation.commands import friendly_errors
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
 
@@ -152,7 +151,6 @@ def check_options(fn):
     show_default=True,
     help="Seconds to wait for a URL to answer.",
 )
-@friendly_errors
 def images_add(
     source,
     pool,
@@ -205,7 +203,6 @@ def images_add(
     show_default=True,
     help="How many closest image pairs to list (even when they pass).",
 )
-@friendly_errors
 def images_check(
     pool,
     allow_license,
@@ -251,7 +248,6 @@ def images_check(
     help="JSON report from `verify-images` to show each model's verdict per image.",
 )
 @check_options
-@friendly_errors
 def images_gallery(
     pool,
     out,
@@ -271,7 +267,7 @@ def images_gallery(
     from mvlsib.image_pool.hashes import hash_cache_file
 
     opts = options_from(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
-    with hash_cache_file(hash_cache, warn=_warn) as cache:
+    with hash_cache_file(hash_cache, warn=_warn) as cache, owned_folder(out, "mvlsib-build images gallery"):
         res = build_gallery(pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=True)
     click.echo(f"wrote {res.html} and {len(res.contact_sheets)} contact sheet(s)")
     if not res.report.ok:
@@ -285,7 +281,6 @@ def images_gallery(
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here (default: stdout)."
 )
-@friendly_errors
 def images_credits(pool, out) -> None:
     """Print the attribution list in Markdown: one line per image (title, author, licence link, source)."""
     from mvlsib.image_pool.credits import pool_credits
@@ -323,7 +318,6 @@ def images_credits(pool, out) -> None:
     show_default=True,
     help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.",
 )
-@friendly_errors
 def images_import_release(release, licences_csv, pool, box, fmt) -> None:
     """Import RELEASE's data/images/sib200/<category>_<i>.jpg with licence facts into a new pool."""
     from mvlsib.image_pool.import_release import import_release

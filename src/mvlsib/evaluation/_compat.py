@@ -19,6 +19,7 @@ __all__ = [
     "BUNDLED",
     "TOOLKIT_VERSION",
     "atomic_open",
+    "owned_folder",
     "open_csv",
     "MvlsibError",
     "library_versions",
@@ -34,14 +35,15 @@ __all__ = [
     "hubio",
     "jsonio",
     "locks",
+    "oserrors",
 ]
 
 
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import escape, httpio, hubio, jsonio, locks
-    from mvlsib.atomic import atomic_open
+    from mvlsib import escape, httpio, hubio, jsonio, locks, oserrors
+    from mvlsib.atomic import atomic_open, owned_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
     from mvlsib.release_format import mvl_sib as _loader_module
@@ -53,8 +55,8 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import escape, httpio, hubio, jsonio, locks
-    from ._shared.atomic import atomic_open
+    from ._shared import escape, httpio, hubio, jsonio, locks, oserrors
+    from ._shared.atomic import atomic_open, owned_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions

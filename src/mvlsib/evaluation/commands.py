@@ -13,13 +13,17 @@ from pathlib import Path
 
 import click
 
-from ._compat import MvlsibError
+from ._compat import MvlsibError, owned_folder
 from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
-from .command_options import friendly_errors, with_backend_options
+from .command_options import BoundaryGroup, with_backend_options
 from .hub_commands import hub_results_command
 from .report_format import macro_table
 from .selection import max_new_tokens_option, read_groups, run_options, selection_options
+
+# What a run folder holds besides its ledger: a run killed with kill -9 records nothing, yet its
+# files are ours to resume (predictions.shard-I-of-N.jsonl, config.json, metrics.json, the lock).
+RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock", ".*.tmp")
 
 
 @click.command("run")
@@ -61,7 +65,6 @@ from .selection import max_new_tokens_option, read_groups, run_options, selectio
     help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
-@friendly_errors
 def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import backend_options
@@ -82,7 +85,8 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
         groups=read_groups(groups_csv),
         progress=progress,
     )
-    summary = run_eval(opts)
+    with owned_folder(out, "mvlsib-eval run", RUN_FILES):
+        summary = run_eval(opts)
     click.echo(
         f"{summary['n_new']} new predictions ({summary['n_done_before']} already done) of "
         f"{summary['n_expected']} in {summary['predictions_file']}"
@@ -111,12 +115,12 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
     default=False,
     help="Merge even when shards are missing or incomplete (metrics then cover less).",
 )
-@friendly_errors
 def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
     from .shards import merge_shards
 
-    metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
+    with owned_folder(out, "mvlsib-eval merge", RUN_FILES):
+        metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
     click.echo(f"merged {metrics['n_predictions']} predictions into {Path(out) / 'predictions.jsonl'}")
     config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
     if not config.get("complete"):
@@ -166,14 +170,20 @@ def merge_command(sources, out, allow_partial):
     metavar="DIR",
     help="Release folder for the topic confusion figure (default: the runs' own, when it exists).",
 )
-@friendly_errors
 def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
+    with owned_folder(out, "mvlsib-eval report"):
+        written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     from .languages import read_overrides
     from .report import write_report
 
-    written = write_report(
+    return write_report(
         list(runs),
         out,
         groups=read_groups(groups_csv),
@@ -183,8 +193,6 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
         data=data,
         warn=lambda text: click.echo(f"warning: {text}", err=True),
     )
-    for path in written:
-        click.echo(f"wrote {path}")
 
 
 @click.command("compare")
@@ -205,7 +213,6 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
     show_default=True,
     help="How letters are read from the stored responses.",
 )
-@friendly_errors
 def compare_command(run_a, run_b, json_path, parse_mode):
     """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
     interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
@@ -246,7 +253,6 @@ def compare_command(run_a, run_b, json_path, parse_mode):
     show_default=True,
     help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
 )
-@friendly_errors
 def items_command(runs, out, data, parse_mode, names, max_listed):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
     per-image error rates and letter-position bias."""
@@ -254,9 +260,11 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
-    for path in write_items(
-        list(runs), out, data=data, mode=parse_mode, names=list(names) or None, max_listed=max_listed
-    ):
+    with owned_folder(out, "mvlsib-eval items"):
+        written = write_items(
+            list(runs), out, data=data, mode=parse_mode, names=list(names) or None, max_listed=max_listed
+        )
+    for path in written:
         click.echo(f"wrote {path}")
 
 
@@ -288,7 +296,6 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
     show_default=True,
     help="How letters are read from the stored responses.",
 )
-@friendly_errors
 def correlate_command(runs, scores, names, out_csv, parse_mode):
     """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
     task x k macro accuracies and other benchmarks' scores of the same models."""
@@ -318,7 +325,7 @@ COMMANDS = (
 def standalone_main(argv=None, prog_name="evaluate.py") -> None:
     """Entry point of a release's evaluate.py: ``run`` is the default command."""
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=BoundaryGroup, context_settings={"help_option_names": ["-h", "--help"]})
     def group():
         """MVL-SIB reference evaluator (bundled). `python evaluate.py --data . --model M --out RUN`
         runs the evaluation; `merge` and `report` as in mvlsib-eval."""

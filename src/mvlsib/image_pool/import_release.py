@@ -12,12 +12,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 from tqdm import tqdm
 
+from mvlsib.atomic import staged_folder
 from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.licenses import judge_license
@@ -107,9 +106,9 @@ def import_release(
     if problems:
         raise MvlsibError("cannot import the release:\n  " + "\n  ".join(problems))
 
-    pool.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{pool.name}.", dir=pool.parent))
-    try:
+    # The stage carries this process's pid (``.POOL.partial-PID``): a killed import's stage is
+    # removed by the next run, and the pool appears only when complete.
+    with staged_folder(pool) as tmp:
         rows = []
         for p in tqdm(files, desc="importing images", unit="img", disable=not progress):
             m = named[p]
@@ -136,10 +135,4 @@ def import_release(
                 )
             )
         write_manifest(tmp / MANIFEST_NAME, rows)
-        if pool.exists():
-            pool.rmdir()
-        tmp.rename(pool)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return rows

@@ -22,7 +22,7 @@ from mvlsib.atomic import atomic_open, atomic_path
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
 # Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
-SHARED_LEAVES = ("atomic", "csvio", "errors", "escape", "httpio", "hubio", "jsonio", "locks", "versions")
+SHARED_LEAVES = ("atomic", "csvio", "errors", "escape", "httpio", "hubio", "jsonio", "locks", "oserrors", "versions")
 TOOLKIT_VERSION = mvlsib.__version__
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same bytes on every build
 
@@ -93,7 +93,14 @@ if __name__ == "__main__":
     except ImportError:
         sys.exit("evaluate.py needs the click package: pip install click")
     # The evaluator package imports the release's own loader (mvl_sib.py, beside this file).
-    from {package}.commands import standalone_main
+    # Its commands run inside the package's error boundary; an unreadable file of the package
+    # itself fails before that boundary exists, so it gets the same one line here.
+    try:
+        from {package}.commands import standalone_main
+    except OSError as exc:
+        where = exc.filename or "a file of this release"
+        print(f"{{where}}: {{exc.strerror or exc}}; check that the release folder is readable (ls -l)", file=sys.stderr)
+        sys.exit(2)
 
     standalone_main()
 '''

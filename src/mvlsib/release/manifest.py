@@ -14,7 +14,7 @@ from pathlib import Path
 
 import mvlsib
 from mvlsib import versions
-from mvlsib.atomic import atomic_open, sha256_file, staged_folder
+from mvlsib.atomic import atomic_open, refuse_foreign, sha256_file, staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release.inputs import ReleaseInputs
 from mvlsib.release_format.mvl_sib import manifest_problems
@@ -149,33 +149,20 @@ def unlisted_files(release: Path, listed) -> list[str]:
 @contextlib.contextmanager
 def staged_release(out: Path) -> Iterator[Path]:
     """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds; refuses to
-    replace a folder that holds no release, or files the old release does not list."""
+    replace a folder holding files the old release's manifest.json does not list (the one output
+    folder rule, ``atomic.refuse_foreign``: the card's own `python evaluate.py --data . --out RUN`
+    writes RUN/ there)."""
     out = Path(out).resolve()
-    if out.exists() and not out.is_dir():
-        raise MvlsibError(f"{out}: exists and is not a folder; choose another --out")
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_NAME).is_file():
-        raise MvlsibError(
-            f"{out}: exists, is not empty and holds no release (no manifest.json); "
-            "refusing to replace it, choose another --out or remove it"
-        )
+    listed: set[str] = set()
     if (out / MANIFEST_NAME).is_file():
-        # Replacing a release must not delete what the user put into it (the card's own
-        # `python evaluate.py --data . --out RUN` writes RUN/ there).
         try:
-            listed = read_release_manifest(out)["files"]
+            listed = {MANIFEST_NAME, *read_release_manifest(out)["files"]}
         except MvlsibError:
             raise MvlsibError(
                 f"{out}: its manifest.json is unreadable, so which files are the user's cannot be told; "
                 "choose another --out, or move your files out and remove the folder"
             ) from None
-        extra = unlisted_files(out, listed)
-        if extra:
-            raise MvlsibError(
-                f"{out}: holds files that are not part of the old release (not in its manifest.json): "
-                + ", ".join(extra[:10])
-                + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
-                + "; publishing would delete them. Move them out of the folder, or choose another --out"
-            )
+    refuse_foreign(out, listed)
     with staged_folder(out) as stage:
         yield stage
 

@@ -3,7 +3,8 @@
 Every format reads the release through its loader (``release_format/mvl_sib.py``) and the
 evaluator's own prompts (``evaluation/prompts.py``), so an exported prompt, option list,
 image order and gold letter is exactly what ``mvlsib-eval run`` sends and scores.
-``export`` writes the output folder atomically: a staging folder renamed into place.
+``export`` writes the output folder atomically: a staging folder renamed into place, refused when
+the folder holds files an earlier export did not write.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from mvlsib import __version__
-from mvlsib.atomic import staged_folder
+from mvlsib.atomic import staged_output
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format import mvl_sib
 
-# Written into every export folder; its presence lets a later export replace the folder.
+# Written into every export folder: what was exported from what.
 EXPORT_INFO = "export.json"
 
 
@@ -123,16 +124,9 @@ def select(
 
 @contextlib.contextmanager
 def staging(out: str | os.PathLike[str]) -> Iterator[Path]:
-    """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds."""
-    out = Path(out).resolve()
-    if out.exists() and not out.is_dir():
-        raise MvlsibError(f"{out}: exists and is not a folder; choose another --out")
-    if out.is_dir() and any(out.iterdir()) and not (out / EXPORT_INFO).is_file():
-        raise MvlsibError(
-            f"{out}: exists, is not empty and holds no export ({EXPORT_INFO}); "
-            "refusing to replace it, choose another --out or remove it"
-        )
-    with staged_folder(out) as stage:
+    """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds; refused when
+    ``out`` holds files an earlier export did not write (its ledger lists them)."""
+    with staged_output(Path(out).resolve(), "mvlsib-build export") as stage:
         yield stage
 
 

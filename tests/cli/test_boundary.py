@@ -1,0 +1,190 @@
+"""The error boundary itself: every errno in words, secrets kept out of tracebacks, the bundled
+evaluate.py under the same boundary (run as root without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mvlsib import oserrors
+from mvlsib.errors import MvlsibError
+from mvlsib.evaluation.command_options import BoundaryGroup
+
+DROP_CAPS = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+ERRNOS = sorted(errno.errorcode)
+
+
+def _group(raise_it) -> click.Group:
+    @click.group(cls=BoundaryGroup)
+    def g():
+        pass
+
+    @g.group("sub")
+    def sub():
+        pass
+
+    @sub.command("go")
+    def go():
+        raise_it()
+
+    return g
+
+
+@given(code=st.sampled_from(ERRNOS), path=st.text(min_size=1, max_size=40), with_name=st.booleans())
+def test_every_oserror_is_one_line_exit_2_naming_the_path(code, path, with_name):
+    exc = OSError(code, os.strerror(code), path) if with_name else OSError(code, os.strerror(code))
+
+    def boom():
+        raise exc
+
+    res = CliRunner().invoke(_group(boom), ["sub", "go"])
+    assert res.exit_code == 2 and res.exception is None or isinstance(res.exception, SystemExit)
+    text = res.output.strip()
+    assert text.startswith("Error: ") and len(text.splitlines()) == 1, text
+    assert errno.errorcode[code] in text
+    if with_name:
+        assert oserrors._path_text(path) in text
+
+
+@given(st.sampled_from([PermissionError, FileNotFoundError, IsADirectoryError, NotADirectoryError, OSError]))
+def test_library_oserrors_without_a_filename_still_name_the_file(cls):
+    # pyarrow puts the path into strerror and leaves filename empty
+    exc = cls(errno.EACCES, "Failed to open local file '/data/x.parquet'. Detail: [errno 13] Permission denied")
+    assert "/data/x.parquet" in oserrors.describe(exc) and "EACCES" in oserrors.describe(exc)
+
+
+def test_symlink_loop_runtime_error_is_eloop():
+    def boom():
+        Path("/tmp").joinpath("x").resolve()  # cannot loop; plant the real message instead
+        raise RuntimeError("Symlink loop from '/some/where'")
+
+    res = CliRunner().invoke(_group(boom), ["sub", "go"])
+    assert res.exit_code == 2 and "/some/where" in res.output and "ELOOP" in res.output
+
+
+def test_mvlsib_error_keeps_its_message():
+    def boom():
+        raise MvlsibError("corpus.parquet: wrong schema; re-run ingest")
+
+    res = CliRunner().invoke(_group(boom), ["sub", "go"])
+    assert res.exit_code == 2 and res.output == "Error: corpus.parquet: wrong schema; re-run ingest\n"
+
+
+SECRET_SHAPES = ["sk-live-{r}", "sk-live-{r}\n", "\tsk-live-{r}", "hf_{r}", "sk-{r}\r\n"]
+LEAKS = [
+    lambda s: ValueError(f"Invalid header value {('Bearer ' + s).encode()!r}"),
+    lambda s: KeyError(s),
+    lambda s: RuntimeError(f"token {s} refused"),
+]
+
+
+@given(
+    shape=st.sampled_from(SECRET_SHAPES),
+    r=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=30),
+    leak=st.sampled_from(LEAKS),
+    chained=st.booleans(),
+    var=st.sampled_from(["OPENAI_API_KEY", "HF_TOKEN", "MY_SERVICE_SECRET"]),
+)
+def test_a_bug_stays_a_traceback_but_never_shows_a_credential(shape, r, leak, chained, var):
+    secret = shape.format(r=r)
+
+    def boom():
+        if chained:
+            try:
+                raise leak(secret)
+            except Exception as exc:
+                raise TypeError("while sending the request") from exc
+        raise leak(secret)
+
+    old = os.environ.get(var)
+    os.environ[var] = secret
+    try:
+        res = CliRunner().invoke(_group(boom), ["sub", "go"])
+    finally:
+        os.environ.pop(var) if old is None else os.environ.__setitem__(var, old)
+    assert res.exit_code == 1 and res.exception is not None  # a bug: not turned into a user error
+    shown = "".join(traceback.format_exception(res.exception)) + res.output
+    assert r not in shown, shown
+
+
+@pytest.fixture(scope="module")
+def bundled_release(tmp_path_factory, release_dir):
+    root = tmp_path_factory.mktemp("bundled") / "rel"
+    shutil.copytree(release_dir, root)
+    for dirpath, _dirs, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            os.chmod(Path(dirpath) / f, 0o644)
+    return root
+
+
+def _evaluate(rel: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the release alone
+    return subprocess.run(
+        [*DROP_CAPS, sys.executable, "evaluate.py", *args], cwd=rel, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+
+
+def _chmod_case(path: Path, mode: int):
+    old = path.stat().st_mode & 0o7777
+    os.chmod(path, mode)
+    return lambda: os.chmod(path, old)
+
+
+def test_bundled_evaluate_py_has_the_same_boundary(bundled_release, tmp_path):
+    from fakes.openai_compat import content_server
+
+    rel = bundled_release
+    (tmp_path / "plain.txt").write_text("x")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    run_args = ["--backend", "openai", "--model", "m", "--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t",
+                "--k", "1", "--no-progress"]  # fmt: skip
+    with content_server() as srv:
+        base = [*run_args, "--base-url", srv.base_url, "--data", "."]
+        good = _evaluate(rel, *base, "--out", str(tmp_path / "good"))  # the control: the same run succeeds
+        assert good.returncode == 0, good.stderr
+        cases = [
+            ("unreadable language file", rel / "data/eng_Latn/test.parquet", 0, [*base, "--out", str(tmp_path / "r1")]),
+            ("unreadable images file", rel / "data/images/test.parquet", 0, [*base, "--out", str(tmp_path / "r2")]),
+            ("unreadable manifest", rel / "manifest.json", 0, [*base, "--out", str(tmp_path / "r3")]),
+            ("unreadable loader", rel / "mvl_sib.py", 0, [*base, "--out", str(tmp_path / "r4")]),
+            ("unreadable evaluator module", rel / "mvlsib_evaluate/commands.py", 0, ["--help"]),
+            ("unreadable shared leaf", rel / "mvlsib_evaluate/_shared/oserrors.py", 0, ["--help"]),
+            ("out in a read-only folder", ro, 0o555, [*base, "--out", str(ro / "run")]),
+            ("out under a file", None, None, [*base, "--out", str(tmp_path / "plain.txt" / "run")]),
+            ("out name too long", None, None, [*base, "--out", str(tmp_path / ("n" * 300))]),
+            (
+                "report out in a read-only folder",
+                ro,
+                0o555,
+                ["report", str(tmp_path / "good"), "--out", str(ro / "rep")],
+            ),
+        ]
+        failures = []
+        for label, path, mode, args in cases:
+            undo = _chmod_case(path, mode) if path is not None else (lambda: None)
+            try:
+                res = _evaluate(rel, *args)
+            finally:
+                undo()
+            err = res.stderr.strip().splitlines()
+            # --data . : a path inside the release may be named relative to it, as the user gave it
+            named = {str(path), os.path.relpath(path, rel)} if path is not None else {str(tmp_path)}
+            if res.returncode != 2 or "Traceback" in res.stderr or not err or not any(n in err[-1] for n in named):
+                failures.append(f"{label}: exit {res.returncode}: {res.stderr.strip()[-300:]}")
+    assert not failures, "\n".join(failures)
+    # nothing left behind: no run folder, nothing in the read-only folder
+    assert not [p for p in tmp_path.iterdir() if p.name in ("r1", "r2", "r3", "r4")] and not list(ro.iterdir())

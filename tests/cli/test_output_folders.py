@@ -1,0 +1,170 @@
+"""Never destroy what we did not write: every command's output folder, planted with the user's files.
+
+For every writer of an output folder (generated: writer x kind of foreign file), the command
+must refuse with exit 2 naming the file, and leave the folder byte-identical; re-running into
+its own earlier output must work (the ledger, or for a release its manifest, says what is ours).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support import REPO, subprocess_env
+
+from mvlsib.atomic import LEDGER, staged_folder
+from mvlsib.cli import build_cli, eval_cli
+
+# The user's files, as they may sit in a folder someone points --out at.
+FOREIGN = {
+    "top-level file": ("notes.txt", b"my notes\n"),
+    "nested file": ("chapter/thesis.tex", b"\\section{Mine}\n"),
+    "hidden file": (".git/config", b"[core]\n"),
+    "same name as an output": ("report.md", b"# my own report\n"),
+    "empty file": ("keep.me", b""),
+}
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory, release_dir, pool_dir):
+    from fakes.openai_compat import content_server
+
+    s = tmp_path_factory.mktemp("outs")
+    with content_server() as srv:
+        for name, extra in (("runA", []), ("shards", ["--shard", "0/2"]), ("shards", ["--shard", "1/2"])):
+            res = CliRunner().invoke(
+                eval_cli,
+                ["run", "--data", str(release_dir), "--model", "m", "--backend", "openai", "--base-url", srv.base_url,
+                 "--out", str(s / name), "--limit", "2", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1",
+                 "--no-progress", *extra],
+            )  # fmt: skip
+            assert res.exit_code == 0, res.output
+        yield s, release_dir, pool_dir, srv.base_url
+
+
+def _writers(s: Path, release: Path, pool: Path, url: str) -> dict[str, tuple]:
+    """writer -> (cli, args with {out})."""
+    return {
+        "report": (eval_cli, ["report", str(s / "runA"), "--out", "{out}"]),
+        "items": (eval_cli, ["items", str(s / "runA"), "--out", "{out}"]),
+        "run": (eval_cli, ["run", "--data", str(release), "--model", "m", "--backend", "openai", "--base-url", url,
+                           "--out", "{out}", "--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1",
+                           "--no-progress"]),
+        "merge": (eval_cli, ["merge", str(s / "shards"), "--out", "{out}"]),
+        "export lmms-eval": (build_cli, ["export", "lmms-eval", "--release", str(release), "--out", "{out}",
+                                         "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1"]),
+        "export vlmevalkit": (build_cli, ["export", "vlmevalkit", "--release", str(release), "--out", "{out}",
+                                          "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1"]),
+        "export mteb": (build_cli, ["export", "mteb", "--release", str(release), "--out", "{out}",
+                                    "--languages", "eng_Latn"]),
+        "images gallery": (build_cli, ["images", "gallery", "--pool", str(pool), "--out", "{out}"]),
+        "verify-images": (build_cli, ["verify-images", "--model", "m", "--backend", "openai", "--base-url", url,
+                                      "--rotations", "1", "--out", "{out}", "--allow-fail", "--no-progress"]),
+    }  # fmt: skip
+
+
+def _state(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+WRITERS = list(_writers(Path("."), Path("."), Path("."), "").keys())
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_refuses_folders_holding_the_users_files_and_replaces_its_own(scene, writer, tmp_path):
+    s, release, pool, url = scene
+    cli, args = _writers(s, release, pool, url)[writer]
+
+    def invoke(out: Path):
+        return CliRunner().invoke(cli, [a.replace("{out}", str(out)) for a in args])
+
+    own = tmp_path / "own"
+    first = invoke(own)
+    assert first.exit_code == 0, first.output
+    again = invoke(own)  # its own earlier output: replaced or resumed, never refused
+    assert again.exit_code == 0, again.output
+    failures = []
+    for variant, (rel, data) in FOREIGN.items():
+        for where, base in (("a new folder", None), ("its own earlier output", own)):
+            out = tmp_path / f"{variant.replace(' ', '-')}-{where.split()[-1]}"
+            if base is not None:
+                shutil.copytree(base, out, symlinks=True)
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(data)
+            before = _state(out)
+            res = invoke(out)
+            if res.exit_code != 2 or rel not in res.output or "Traceback" in res.output:
+                failures.append(f"{variant} in {where}: exit {res.exit_code}: {res.output.strip()[-200:]}")
+            elif _state(out) != before:
+                failures.append(f"{variant} in {where}: the folder changed")
+    assert not failures, "\n".join(failures)
+
+
+def test_publish_refuses_the_users_files_in_an_old_release(full_workdir, pool_dir, tmp_path):
+    out = tmp_path / "rel"
+    args = ["publish", "--workdir", str(full_workdir), "--pool", str(pool_dir), "--out", str(out), "--no-validate"]
+    assert CliRunner().invoke(build_cli, args).exit_code == 0
+    for variant, (rel, data) in FOREIGN.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(data)
+        res = CliRunner().invoke(build_cli, args)
+        assert res.exit_code == 2 and rel in res.output, (variant, res.output)
+        assert (out / rel).read_bytes() == data
+        (out / rel).unlink()
+    assert CliRunner().invoke(build_cli, args).exit_code == 0  # its own release again: replaced
+
+
+def test_demo_pool_refuses_a_curated_pool_and_redraws_a_demo_one(tmp_path, pool_dir):
+    curated = tmp_path / "curated"
+    shutil.copytree(pool_dir, curated)
+    manifest = curated / "manifest.csv"
+    text = manifest.read_text(encoding="utf-8")
+    # the same files, but one row now credits a real photographer: a curated pool, not ours
+    lines = text.splitlines()
+    lines[1] = lines[1].replace("https://github.com/mvlsib/mvlsib-build/blob/main/src/mvlsib/image_pool/demo.py",
+                                "https://commons.wikimedia.org/wiki/File:Mine.jpg")  # fmt: skip
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = _state(curated)
+    tool = [sys.executable, str(REPO / "tools" / "demo_pool.py"), "--no-progress", "--out"]
+    res = subprocess.run([*tool, str(curated)], env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "did not write" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert _state(curated) == before
+    demo = tmp_path / "demo"
+    shutil.copytree(pool_dir, demo)
+    res = subprocess.run([*tool, str(demo)], env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert _state(demo) == _state(pool_dir)  # redrawn byte-identically, no ledger added to package data
+
+
+def test_a_killed_import_leaves_a_stage_that_the_next_run_removes(tmp_path):
+    """import-release builds its pool in ``staged_folder``: the stage carries its writer's pid, and
+    once that process is gone the next run removes it (a live writer's stage is kept)."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stage = tmp_path / f".pool.partial-{int(dead.stdout)}"
+    (stage / "sports").mkdir(parents=True)
+    (stage / "sports" / "sports_0.jpg").write_bytes(b"half")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = tmp_path / f".pool.partial-{other.pid}"
+        live.mkdir()
+        with staged_folder(tmp_path / "pool") as new:
+            (new / "manifest.csv").write_text("image_id\n")
+        assert not stage.exists() and live.exists()
+        assert [p.name for p in (tmp_path / "pool").iterdir()] == ["manifest.csv"]
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_output_ledger_is_hidden_and_lists_what_was_written(scene, tmp_path):
+    s, *_ = scene
+    out = tmp_path / "rep"
+    assert CliRunner().invoke(eval_cli, ["report", str(s / "runA"), "--out", str(out)]).exit_code == 0
+    import json
+
+    listed = set(json.loads((out / LEDGER).read_text())["files"])  # names -> sha256
+    assert listed == {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != LEDGER}
