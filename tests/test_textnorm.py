@@ -1,4 +1,4 @@
-"""The one text normalisation, computed the fast way for a whole corpus (issue #15), must equal
+"""The one text normalisation, computed the fast way for a whole corpus, must equal
 `normalize_text` text by text."""
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def test_yaml_header_parses_and_names_every_config(photos):
     first = dict(meta["dataset_info"][0])
     features = first.pop("features")
     # features and the file's size (the local cache key): split sizes per config are repetition
-    # `datasets` does not need (issue #15)
+    # `datasets` does not need
     assert first == {"config_name": "ace_Arab", "download_size": 500}
     assert {"name": "ref_image_ids", "list": "string"} in features
     # labels are ClassLabels named by the option letters (stored as int64 0-3)

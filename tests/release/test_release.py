@@ -435,7 +435,7 @@ def test_publish_applies_the_release_row_schema(full_workdir):
 def test_a_release_rebuilt_in_the_same_folder_loads_afresh(sib_dir, pool_dir, tmp_path):
     """`datasets` keys its cache for a local folder on the card, not on the files' contents or
     times: the card's per-config `download_size` is what makes a rebuilt release load anew
-    (the split sizes were dropped from the card for speed, issue #15)."""
+    (the split sizes were dropped from the card for speed)."""
     import datasets
 
     from mvlsib.builder.ingest import ingest
