@@ -390,7 +390,7 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
         exc = exc.__cause__ if exc.__cause__ is not None or exc.__suppress_context__ else exc.__context__
 
 
-def _translated(exc: BaseException, subject: str) -> HubProblem | None:
+def translated(exc: BaseException, subject: str) -> HubProblem | None:
     """The one-line problem ``exc`` stands for, if a Hub answer (not the toolkit) caused it."""
     import httpx2
 
@@ -449,7 +449,7 @@ def session(subject: str, timeout: float | None = None, max_file_bytes: int = MA
     except HubProblem:
         raise
     except Exception as exc:
-        problem = _translated(exc, subject)
+        problem = translated(exc, subject)
         if problem is not None:
             raise problem from None
         raise

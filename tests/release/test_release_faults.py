@@ -109,7 +109,7 @@ def test_republishing_keeps_the_users_files(full_workdir, pool_dir, release_copy
     run.mkdir()
     (run / "predictions.jsonl").write_text('{"a": 1}\n')
     before = {p: p.read_bytes() for p in release_copy.rglob("*") if p.is_file()}
-    with pytest.raises(MvlsibError, match=r"RUN/predictions.jsonl.*publishing would delete them"):
+    with pytest.raises(MvlsibError, match=r"RUN/predictions.jsonl.*refusing to replace or overwrite them"):
         publish_from(full_workdir, release_copy, pool_dir, languages=["eng_Latn"], progress=False, check=False)
     assert {p: p.read_bytes() for p in release_copy.rglob("*") if p.is_file()} == before
     # and verifying it for upload names the file without advising a rebuild into that folder

@@ -311,13 +311,18 @@ def _commit(
             allow_patterns=[_literal_pattern(p) for p in sorted([*manifest["files"], MANIFEST_NAME])],
             delete_patterns="*",
         )
-    except (httpx2.TransportError, OSError) as exc:
-        # The commit may have reached the Hub before the answer was lost; a re-run compares
-        # files and commits only what still differs, so it never duplicates.
+    except Exception as exc:
+        # The commit may have reached the Hub before the answer was lost (a dropped connection, a
+        # deadline passed, an answer cut short); a re-run compares files and commits only what
+        # still differs, so it never duplicates. Anything else is not about the answer: raise it.
+        network = isinstance(exc, (httpx2.TransportError, OSError))
+        problem = exc if network else hubio.translated(exc, "the Hub's answer")
+        if problem is None:
+            raise
         raise MvlsibError(
             httpio.redact(
-                f"the connection to the Hub failed during the upload to {repo_id} ({type(exc).__name__}"
-                f"{'' if not str(exc) else ': ' + str(exc)[:200]}); the commit may or may not have landed. "
+                f"the connection to the Hub failed during the upload to {repo_id} ({type(problem).__name__}"
+                f"{'' if not str(problem) else ': ' + str(problem)[:200]}); the commit may or may not have landed. "
                 "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
                 (token,),
             )
