@@ -20,6 +20,7 @@ __all__ = [
     "TOOLKIT_VERSION",
     "atomic_open",
     "owned_folder",
+    "staged_folder",
     "open_csv",
     "MvlsibError",
     "library_versions",
@@ -43,7 +44,7 @@ __all__ = [
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
     from mvlsib import escape, httpio, hubio, jsonio, locks, oserrors
-    from mvlsib.atomic import atomic_open, owned_folder
+    from mvlsib.atomic import atomic_open, owned_folder, staged_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError
     from mvlsib.release_format import mvl_sib as _loader_module
@@ -56,7 +57,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
 
     from . import _bundle_info
     from ._shared import escape, httpio, hubio, jsonio, locks, oserrors
-    from ._shared.atomic import atomic_open, owned_folder
+    from ._shared.atomic import atomic_open, owned_folder, staged_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
     from ._shared.versions import library_versions

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,24 +147,6 @@ def check_out(out: Path) -> None:
         )
 
 
-def replace_folder(staging: Path, out: Path) -> None:
-    """Put the finished ``staging`` folder at ``out`` (replacing a previous prepare's folder)."""
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.replace(out, old)
-        os.replace(staging, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, out)
-
-
-def staging_for(out: Path) -> Path:
-    staging = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    return staging
-
-
 def write_json(path: Path, obj: Any) -> None:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         json.dump(obj, fh, ensure_ascii=False, indent=2, sort_keys=True)
@@ -228,8 +209,8 @@ def prepare(
     languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
     fp = fingerprint(opts, pairs, languages)
     verify_data(opts.data)
-    staging = staging_for(out)
-    try:
+    # Staged beside out and renamed into place; a killed prepare's stage is removed by the next one.
+    with _compat.staged_folder(out) as staging:
         splitter = FileSplitter(staging, max_requests, max_bytes)
         n = _write_requests(opts, pairs, languages, splitter, body_options)
         splitter.close()
@@ -247,10 +228,6 @@ def prepare(
             "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
         }
         write_json(staging / MANIFEST, manifest)
-        replace_folder(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return manifest
 
 

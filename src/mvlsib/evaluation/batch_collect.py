@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._compat import MvlsibError, jsonio
+from ._compat import MvlsibError, jsonio, staged_folder
 from .backends import Backend, Request
 from .backends.openai import Malformed, answer_text, check_answer, settings_description
-from .batch import MANIFEST, RETRY_DIR, FileSplitter, line_custom_id, options_from, replace_folder, staging_for
+from .batch import MANIFEST, RETRY_DIR, FileSplitter, line_custom_id, options_from
 from .batch import write_json as _write_json
 from .runner import fingerprint, prediction_key, resolve_languages, resolve_tasks_ks, run_eval
 from .store import read_predictions, record_key
@@ -213,8 +213,7 @@ def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) ->
         shutil.rmtree(target, ignore_errors=True)
         return None
     wanted = set(keys)
-    staging = staging_for(target)
-    try:
+    with staged_folder(target) as staging:
         limits = manifest.get("limits") or {}
         splitter = FileSplitter(staging, limits.get("max_requests", 50_000), limits.get("max_bytes", 200_000_000))
         for entry in manifest["files"]:
@@ -226,10 +225,6 @@ def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) ->
                 "prepare the batch again"
             )
         _write_json(staging / "retry.json", {"n_requests": len(keys), "files": splitter.files, **report})
-        replace_folder(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return str(target)
 
 
