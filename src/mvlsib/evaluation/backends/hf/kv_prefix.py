@@ -23,10 +23,44 @@ from .generation import COMPARED, outputs_differ
 # suffix: 1-D positions derived from the attention mask, no state kept between calls. Qwen2/2.5/3-VL
 # are left out: their mrope positions, when a cache is given, come from rope_deltas the model keeps
 # from its previous call (a batch after the self-check failed with a shape error); Mllama's image
-# batches are its processor's own, so only its text prompts get here.
+# batches are its processor's own, so only its text prompts get here. Gemma 4 (sliding layers: see
+# sliding_window; bidirectional attention inside an image, which a prefix through the images holds
+# whole) and Mistral 3 (Pixtral tower, Mistral text model) were compared with the plain path on tiny
+# models: first-step logits within 1e-6, every answer the same.
 KV_PREFIX_TYPES = frozenset(
-    {"llava", "llava_next", "llava_onevision", "gemma3", "internvl", "idefics3", "smolvlm", "mllama", "aya_vision"}
+    {
+        "llava",
+        "llava_next",
+        "llava_onevision",
+        "gemma3",
+        "gemma4",
+        "internvl",
+        "idefics3",
+        "smolvlm",
+        "mllama",
+        "aya_vision",
+        "mistral3",
+    }
 )
+
+# Text-model layer kinds that attend over a KV cache; any other kind in ``layer_types`` (Qwen3.5's
+# "linear_attention", LFM2's "conv", a Mamba layer) carries a state from token to token.
+ATTENTION_LAYERS = frozenset({"full_attention", "sliding_attention", "chunked_attention", "attention"})
+
+
+def recurrent_layers(config: Any) -> list[str]:
+    """The text model's layer kinds that carry a state from token to token instead of attending over
+    a KV cache (Qwen3.5's gated-delta "linear_attention", LFM2's short "conv"); empty for attention only.
+
+    Such a layer cannot continue from a shared prefix with the padding moved between prefix and
+    suffix: the padding (zeroed, but still steps of the recurrence: a decay, a convolution window)
+    runs between the prefix's state and a row's own tokens, so a padded row no longer continues its
+    prefix as it does alone. On tiny Qwen3.5 and LFM2-VL the first-step logits of padded rows moved by
+    up to 1.4e-4 and 3e-6 (1e-7 for rows without padding and for attention-only families): too small
+    for the self-check's tolerance to be a safe guard, so these are refused before it."""
+    text = getattr(config, "text_config", None) or config
+    kinds = getattr(text, "layer_types", None) or []
+    return sorted({str(kind) for kind in kinds if kind not in ATTENTION_LAYERS})
 
 
 def sliding_window(config: Any) -> int | None:
@@ -182,7 +216,8 @@ class PrefixReuse:
         self.model, self.pad_token_id, self.stats = model, pad_token_id, stats
         self.layouts, self.batched, self.budget = layouts, batched, budget
         model_type = getattr(model.config, "model_type", "?")
-        allowed = model_type in KV_PREFIX_TYPES
+        recurrent = recurrent_layers(model.config)
+        allowed = model_type in KV_PREFIX_TYPES and not recurrent
         self.cache = PrefixCache(stats) if on and allowed else None
         # Two self-checked batches per kind of prefix: text only, and through the images.
         self.checks_left = {False: 2, True: 2}
@@ -192,6 +227,12 @@ class PrefixReuse:
             self.mode = "off (--kv-prefix not given)"
         elif allowed:
             self.mode = "checking"
+        elif recurrent:
+            self.mode = (
+                f"off (model type {model_type!r} has layers with a state carried from token to token "
+                f"({', '.join(recurrent)}): the padding moved between a shared prefix and each row's own "
+                "tokens would run through that state)"
+            )
         else:
             self.mode = f"off (model type {model_type!r} cannot continue from a shared prefix cache here)"
         self.window = sliding_window(model.config)

@@ -1,0 +1,109 @@
+"""KV-prefix reuse (``--kv-prefix``) for the families whose processors need torchvision.
+
+Gemma 4 and Mistral 3 continue from a shared prefix cache: with reuse on, every answer equals the
+plain path's, the self-checks of both kinds of prefix (text only; through an i2s reference set's
+images) pass, and later batches really take their prefix from the cache. Qwen3.5 (gated-delta
+"linear_attention" layers) and LFM2-VL (short "conv" layers) carry a state from token to token
+that the padding moved between prefix and suffix would run through: they are refused before any
+batch, with the reason in ``describe()``, and answer as the plain path does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from evaluation.test_families import model_dir, one_thread, texts  # noqa: F401  (shared fixtures)
+from support import release_requests
+
+from mvlsib.evaluation.backends import make_backend
+from mvlsib.evaluation.backends.hf.kv_prefix import sliding_window
+from mvlsib.evaluation.backends.hf.loading import move_inputs
+from mvlsib.evaluation.schedule import prefix_order
+
+# The tiny Gemma 4's own window (64 tokens) is shorter than every MVL-SIB prompt, so it never reuses
+# a prefix (as tiny Gemma 3); a copy with a window longer than these prompts (up to 694 tokens, the
+# tiny processor's images being large) does. A real checkpoint reuses only batches that fit its window.
+GEMMA4_WINDOW = 1024
+
+
+@pytest.fixture(scope="module")
+def prompts(release_dir):
+    """i2s k=1,3, s2i k=1 and s2t k=1 for 2 instances in both languages, in the evaluator's prefix order."""
+    reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2t", 1)])
+    return prefix_order(reqs, messages_of=lambda r: r.messages), images
+
+
+def _backend(model, images, **kw):
+    b = make_backend("hf", model=str(model), batch_size=4, device="cpu", max_new_tokens=3, feature_cache_mb=0, **kw)
+    b.set_images(images)
+    return b
+
+
+def _reusing_model(name, model_dir, tmp_path):  # noqa: F811
+    if name != "gemma4":
+        return model_dir(name)
+    widened = tmp_path / "gemma4-window"
+    shutil.copytree(model_dir(name), widened)
+    config = json.loads((widened / "config.json").read_text())
+    assert config["text_config"]["sliding_window"] == 64
+    config["text_config"]["sliding_window"] = GEMMA4_WINDOW
+    (widened / "config.json").write_text(json.dumps(config, indent=2))
+    return widened
+
+
+@pytest.mark.parametrize("name", ["gemma4", "mistral3"])
+def test_reused_prefix_gives_the_plain_answers(name, model_dir, prompts, tmp_path):  # noqa: F811
+    reqs, images = prompts
+    model = _reusing_model(name, model_dir, tmp_path)
+    want = _backend(model, images).generate(reqs)
+    backend = _backend(model, images, kv_prefix=True)
+    assert backend.generate(reqs) == want
+    described = backend.describe()
+    assert (described["kv_prefix"], described["kv_prefix_images"]) == ("on", "on"), described
+    stats = backend.stats
+    assert stats.get("kv_prefix_batches", 0) >= 1  # batches after the self-checks really used it
+    assert stats.get("kv_prefix_image_batches", 0) >= 1  # some of them through an i2s set's images
+    assert stats["prefix_tokens_reused"] > stats["prefix_tokens_computed"] > 0
+    # A row whose padding was moved between prefix and suffix continues exactly as alone: the first
+    # step's logits of every row (padded ones included) equal the plain batch's.
+    for idx, inputs in backend.build_batches(reqs):
+        has_images = bool(reqs[idx[0]].image_ids)
+        inputs = move_inputs(inputs, "cpu", torch.float32)
+        length = backend.prefixes.length(inputs, has_images)
+        if length and int((inputs["attention_mask"] == 0).sum()):
+            break
+    else:
+        pytest.fail("no batch with padding shares a prefix")
+    settings = {**backend.decoding(1), "output_logits": True, "return_dict_in_generate": True}
+    with torch.inference_mode():
+        ours, _ = backend.prefixes.generate(inputs, length, has_images, settings)
+        theirs = backend.model.generate(**inputs, **settings)
+    assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-5, atol=1e-5), float(
+        (ours.logits[0] - theirs.logits[0]).abs().max()
+    )
+
+
+def test_tiny_gemma4s_own_window_is_shorter_than_every_prompt(model_dir, prompts):  # noqa: F811
+    """The sliding-window rule (``sliding_window``) holds for Gemma 4's layer types too: a batch that
+    does not fit the window whole runs the plain way."""
+    reqs, images = prompts
+    backend = _backend(model_dir("gemma4"), images, kv_prefix=True)
+    assert sliding_window(backend.model.config) == 64
+    for idx, inputs in backend.build_batches(reqs):
+        assert backend.prefixes.length(inputs, bool(reqs[idx[0]].image_ids)) == 0
+
+
+@pytest.mark.parametrize(("name", "kind"), [("qwen3_5", "linear_attention"), ("lfm2_vl", "conv")])
+def test_families_with_a_recurrent_state_are_refused_with_the_reason(name, kind, model_dir, prompts):  # noqa: F811
+    reqs, images = prompts
+    want = _backend(model_dir(name), images).generate(reqs)
+    backend = _backend(model_dir(name), images, kv_prefix=True)
+    assert backend.prefixes.cache is None
+    reason = backend.describe()["kv_prefix"]
+    assert reason.startswith(f"off (model type '{name}' has layers with a state carried from token to token ({kind})")
+    assert "padding moved between a shared prefix" in reason
+    assert backend.generate(reqs) == want
+    assert backend.stats.get("prefix_tokens_computed", 0) == 0 and backend.stats.get("kv_prefix_batches", 0) == 0
