@@ -21,6 +21,16 @@ For each family (tiny random-weight models of ``tiny_models.families`` in tests/
   ``batch_size`` and the same greedy settings, ``return_full_text=False``. Its answers are compared
   with ours; where the pipeline cannot run a family the column says why.
 
+With ``--reuse-only`` the script skips the naive loop, the pipeline and the memo and prints one
+row per family for the reuse mechanisms alone, each against **plain** (the backend with the
+memo, no feature cache, no KV prefix): **feat** (the feature cache), **kv** (``--kv-prefix``, no
+feature cache) and **feat+kv** (both), with what each really reused and the modes ``describe()``
+ends with (a family refused says why in the last column). ``--window N`` sets the text model's
+sliding window of the tiny models built here (tiny Gemma 4 has 64 tokens, shorter than every
+prompt, so a prefix is never reused; Gemma 4's config default is 512).
+
+    python benchmarks/eval_throughput.py --reuse-only --families gemma4,mistral3,qwen3_5,lfm2_vl --window 1024
+
 All render the same prompts (the backend's renderer, so images stay in place) and decode
 greedily with the same settings; "agree" counts prompts where naive and every variant of ours
 give the same answer. Prompts are sent in ``--order`` (default prefix, the evaluator's default),
@@ -259,6 +269,95 @@ def measure(model: str, requests, images, args) -> dict:
     }
 
 
+# --reuse-only: plain (memo on, nothing reused) against each reuse mechanism alone and both.
+REUSE_VARIANTS = {
+    "plain": {"feature_cache_mb": 0},
+    "feat": {},
+    "kv": {"feature_cache_mb": 0, "kv_prefix": True},
+    "feat+kv": {"kv_prefix": True},
+}
+
+
+def measure_reuse(model: str, requests, images, args) -> dict:
+    """Median time of each of REUSE_VARIANTS over ``--repeats`` rounds (each backend built afresh, its
+    self-checks paid again), the answers' agreement and what was reused in the last round."""
+    from mvlsib.evaluation.backends.hf import HFBackend
+
+    def backend(**options) -> HFBackend:
+        options.setdefault("feature_cache_mb", args.feature_cache_mb)
+        b = HFBackend(
+            model,
+            batch_size=args.batch_size,
+            device=args.device,
+            dtype=args.dtype,
+            max_new_tokens=args.max_new_tokens,
+            thinking_max_new_tokens=args.max_new_tokens,
+            **options,
+        )
+        b.set_images(images)
+        return b
+
+    backend(**REUSE_VARIANTS["plain"]).generate(requests[:2])  # warm-up
+    times: dict[str, list[float]] = {v: [] for v in REUSE_VARIANTS}
+    answers: dict[str, list[str]] = {}
+    last: dict = {}
+    for _ in range(args.repeats):
+        for name, options in REUSE_VARIANTS.items():
+            b = backend(**options)
+            t0 = time.perf_counter()
+            answers[name] = run_backend(b, requests)
+            times[name].append(time.perf_counter() - t0)
+            last[name] = b
+    med = {k: statistics.median(v) for k, v in times.items()}
+    feat, kv = last["feat"], last["feat+kv"]
+    stats = kv.stats
+    described = kv.describe()
+    return {
+        "prompts": len(requests),
+        **{name: len(requests) / med[name] for name in REUSE_VARIANTS},
+        **{f"{name}/plain": med["plain"] / med[name] for name in REUSE_VARIANTS if name != "plain"},
+        "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in REUSE_VARIANTS))),
+        "tower": feat.stats["image_features_computed"] + feat.stats["image_features_plain"],
+        "tower without": sum(len(r.image_ids) for r in requests),
+        "kv share": (stats.get("prefix_tokens_reused", 0) - stats.get("prefix_tokens_computed", 0))
+        / max(1, stats.get("prompt_tokens", 0)),
+        "kv batches": stats.get("kv_prefix_batches", 0),
+        "feature cache": feat.describe()["image_feature_cache"]["mode"],
+        "kv mode": described["kv_prefix"],
+        "kv img mode": described["kv_prefix_images"],
+    }
+
+
+def print_reuse(models: dict[str, str], requests, images, args) -> None:
+    head = (
+        f"{'family':<10} {'plain p/s':>9} {'feat p/s':>9} {'kv p/s':>8} {'feat+kv':>8} {'feat':>6} {'kv':>6} "
+        f"{'both':>6} {'tower (shown)':>13} {'kv tok':>6} {'kv bat':>6} {'agree':>7}  feature cache; kv prefix (text; images)"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, model in models.items():
+        r = measure_reuse(model, requests, images, args)
+        print(
+            f"{name:<10} {r['plain']:>9.1f} {r['feat']:>9.1f} {r['kv']:>8.1f} {r['feat+kv']:>8.1f} "
+            f"{r['feat/plain']:>5.2f}x {r['kv/plain']:>5.2f}x {r['feat+kv/plain']:>5.2f}x "
+            f"{r['tower']:>5} ({r['tower without']:>4}) {100 * r['kv share']:>5.1f}% {r['kv batches']:>6} "
+            f"{r['agree']:>3}/{r['prompts']:<3}  {r['feature cache']}; {r['kv mode']}; {r['kv img mode']}",
+            flush=True,
+        )
+
+
+def widen_window(model_dir: str, window: int) -> None:
+    """Set the text model's sliding window of a tiny model built here (config.json) to ``window``."""
+    import json
+
+    path = Path(model_dir) / "config.json"
+    config = json.loads(path.read_text())
+    for part in (config.get("text_config"), config):
+        if isinstance(part, dict) and part.get("sliding_window"):
+            part["sliding_window"] = window
+    path.write_text(json.dumps(config, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", help="release folder (default: build one for --languages in a temp folder)")
@@ -281,6 +380,14 @@ def main() -> None:
         help="order the prompts are sent in (the evaluator's --order; prefix is its default)",
     )
     ap.add_argument("--feature-cache-mb", type=int, default=1024, help="the hf backend's --feature-cache-mb for ours")
+    ap.add_argument(
+        "--reuse-only",
+        action="store_true",
+        help="only plain vs feature cache vs KV prefix vs both (no naive loop, no pipeline)",
+    )
+    ap.add_argument(
+        "--window", type=int, help="set the sliding window of the tiny models built here to this many tokens"
+    )
     args = ap.parse_args()
 
     import torch
@@ -320,6 +427,9 @@ def main() -> None:
         )
         texts = sib_sentences(REPO.parent / "shared" / "sib-200", languages, limit=100)
         models = {n: str(build_family(n, tmp / n, texts)) for n in names}
+        if args.window:
+            for model in models.values():
+                widen_window(model, args.window)
     print(
         f"{len(requests)} prompts ({', '.join(languages)}; {args.limit} instances each; tasks {args.tasks}; "
         f"k {args.k}); batch size {args.batch_size}; max_new_tokens {args.max_new_tokens}; "
@@ -335,6 +445,9 @@ def main() -> None:
     for name, shares in prefix_shares(canonical, capacities).items():
         print(f"  {name:<28} " + " / ".join(f"{100 * x:.1f} %" for x in shares))
     print(f"order sent: {args.order}")
+    if args.reuse_only:
+        print_reuse(models, requests, images, args)
+        return
     head = (
         f"{'family':<16} {'naive p/s':>9} {'no memo':>8} {'no feat':>8} {'ours p/s':>8} {'ours/naive':>10} "
         f"{'memo':>6} {'feat':>6} {'+kv p/s':>8} {'kv':>6} {'kv tok':>6} {'tower (all; distinct img)':>26} {'agree':>7} "

@@ -59,10 +59,10 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
         assert f"transformers {transformers.__version__}" in lines[0] and family(name).KNOWN_LIBRARY_FAILURE in lines[0]
 
 
-@pytest.mark.parametrize("name", ["gemma4", "lfm2_vl"])
+@pytest.mark.parametrize("name", ["gemma4", "lfm2_vl", "mistral3"])
 def test_cached_image_features_give_the_plain_answers(name, model_dir, release_dir):  # noqa: F811
     """The per-image feature cache (``patches`` units: a row of patches with its positions / shape and
-    mask) passes its self-check and answers what the plain path answers, reusing features across prompts."""
+    mask; Mistral 3's ``sized`` units: an image cut to its own size) passes its self-check and answers what the plain path answers, reusing features across prompts."""
     from support import release_requests
 
     from mvlsib.evaluation.backends import make_backend
@@ -78,3 +78,40 @@ def test_cached_image_features_give_the_plain_answers(name, model_dir, release_d
     assert cached.generate(reqs) == plain.generate(reqs)
     assert cached.describe()["image_feature_cache"]["mode"].startswith("on ("), cached.describe()
     assert cached.stats["image_features_reused"] > cached.stats["image_features_computed"] > 0
+
+
+def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_dir):  # noqa: F811
+    """Mistral 3's ``sized`` units: images of different shapes in one call (zero-padded to the largest),
+    cut to their own size, cached and re-padded in another call's company, give the features the
+    model's own ``get_image_features`` gives for the same call."""
+    import numpy as np
+    import torch
+    from PIL import Image
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from mvlsib.evaluation.backends.hf.feature_cache import FeatureCache
+    from mvlsib.evaluation.backends.hf.feature_units import adapter_for
+
+    processor = AutoProcessor.from_pretrained(model_dir("mistral3"))
+    model = AutoModelForImageTextToText.from_pretrained(model_dir("mistral3")).eval()
+    rng = np.random.default_rng(0)
+    pictures = [
+        Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)) for h, w in ((48, 96), (96, 40), (64, 64))
+    ]
+    pixels = processor.image_processor(pictures, return_tensors="pt")
+    assert len({tuple(s) for s in pixels["image_sizes"].tolist()}) == 3  # three shapes, padded to one
+    own = model.base_model.get_image_features
+    stats: dict = {}
+    cache = FeatureCache(model, adapter_for(model), 2**26, stats)
+    with torch.inference_mode():
+        for order in ([0, 1], [2, 1, 0]):  # the second call reuses 0 and 1 beside a new, larger neighbour
+            call = processor.image_processor([pictures[i] for i in order], return_tensors="pt")
+            want = own(pixel_values=call["pixel_values"], image_sizes=call["image_sizes"]).pooler_output
+            got = model.base_model.get_image_features(
+                pixel_values=call["pixel_values"], image_sizes=call["image_sizes"]
+            ).pooler_output
+            assert len(got) == len(want) == len(order)
+            for a, b in zip(got, want):
+                assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5), float((a - b).abs().max())
+    cache.remove()
+    assert stats["image_features_computed"] == 3 and stats["image_features_reused"] == 2

@@ -23,6 +23,9 @@ key sees that. Units per family (``ADAPTERS``, by the base model's ``model_type`
   tile with its ``pixel_attention_mask``; features are regrouped per prompt;
 - ``patches`` (Gemma 4, LFM2-VL): ``pixel_values`` (N, patches, D) padded to a fixed count, one
   unit per row with its position ids / spatial shape and patch mask;
+- ``sized`` (Mistral 3): ``pixel_values`` (N, C, H, W) padded to the batch's largest image, with
+  ``image_sizes``; one unit per image, its pixels cut to its own size (Pixtral reads only those,
+  attends within each image alone and merges patches per image);
 - ``grid`` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5): flattened patches, one unit per image
   (``image_grid_thw`` rows; Qwen3-VL's deepstack features kept per unit too).
 
@@ -259,6 +262,50 @@ class _Patches(Adapter):
         return template(pooler_output=tuple(f[0] for f in features))
 
 
+class _Sized(Adapter):
+    """``pixel_values`` (N, C, H, W) zero-padded to the batch's largest image, ``image_sizes`` (N, 2):
+    one unit per image, its pixels cut to its size (the key sees only what the tower reads); units
+    are padded again to the largest of a call, features come back one entry per image."""
+
+    name = "sized"
+
+    def units(self, args):
+        pv, sizes = args.get("pixel_values"), args.get("image_sizes")
+        if pv is None or sizes is None or pv.dim() != 4 or len(sizes) != pv.shape[0]:
+            return None
+        settings = _settings(args, "pixel_values", "image_sizes")
+        keys, inputs = [], []
+        for row, size in zip(pv, sizes):
+            h, w = (int(x) for x in size)
+            used = row[:, :h, :w]
+            keys.append(_key(settings, used, [h, w]))
+            inputs.append({"pixels": used, "size": size})
+        return keys, inputs, None
+
+    def encode(self, fn, args, inputs):
+        import torch
+
+        height = max(u["pixels"].shape[1] for u in inputs)
+        width = max(u["pixels"].shape[2] for u in inputs)
+        pv = torch.stack(
+            [
+                torch.nn.functional.pad(
+                    u["pixels"], (0, width - u["pixels"].shape[2], 0, height - u["pixels"].shape[1])
+                )
+                for u in inputs
+            ]
+        )
+        sizes = torch.stack([torch.as_tensor(u["size"]) for u in inputs])
+        out = fn(**{**args, "pixel_values": pv, "image_sizes": sizes})
+        pooled = out.pooler_output
+        if len(pooled) != len(inputs):  # a family splitting otherwise: the self-check must not see it pass
+            raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} images")
+        return [(p,) for p in pooled], type(out)
+
+    def assemble(self, features, grouping, template):
+        return template(pooler_output=tuple(f[0] for f in features))
+
+
 def _per_row(value: Any, n: int) -> bool:
     return hasattr(value, "shape") and getattr(value, "dim", lambda: 0)() >= 1 and value.shape[0] == n
 
@@ -314,7 +361,7 @@ def adapter_for(model: Any) -> Adapter | None:
     if kind == "anyres":
         module = importlib.import_module(type(model.base_model).__module__)
         return _Anyres(config, module) if hasattr(module, "image_size_to_num_patches") else None
-    return {"rows": _Rows, "tiles": _Tiles, "grid": _Grid, "patches": _Patches}[kind]()
+    return {"rows": _Rows, "tiles": _Tiles, "grid": _Grid, "patches": _Patches, "sized": _Sized}[kind]()
 
 
 # model_type -> unit kind. Only families whose get_image_features was read in transformers 5.x and
@@ -334,4 +381,5 @@ ADAPTERS = {
     "qwen3_5": "grid",  # Qwen3.5: Qwen3-VL's tower and split, no deepstack
     "gemma4": "patches",
     "lfm2_vl": "patches",
+    "mistral3": "sized",  # Pixtral tower: block-diagonal attention per image, patches merged per image
 }
