@@ -317,7 +317,9 @@ def measure_reuse(model: str, requests, images, args) -> dict:
         **{name: len(requests) / med[name] for name in REUSE_VARIANTS},
         **{f"{name}/plain": med["plain"] / med[name] for name in REUSE_VARIANTS if name != "plain"},
         "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in REUSE_VARIANTS))),
-        "tower": feat.stats["image_features_computed"] + feat.stats["image_features_plain"],
+        "tower": feat.stats["image_features_computed"] + feat.stats["image_features_plain"]
+        if feat.features.cache is not None
+        else "-",
         "tower without": sum(len(r.image_ids) for r in requests),
         "kv share": (stats.get("prefix_tokens_reused", 0) - stats.get("prefix_tokens_computed", 0))
         / max(1, stats.get("prompt_tokens", 0)),
