@@ -94,7 +94,9 @@ def test_openai_sends_neutral_sampling_and_refuses_truncated_thinking():
         return {"content": "<think>let me see, A or", "finish_reason": "length"}
 
     with ChatServer(answer) as server:
-        backend = make_backend("openai", model="m", base_url=server.base_url, max_new_tokens=8, max_retries=0)
+        backend = make_backend(
+            "openai", model="m", base_url=server.base_url, max_new_tokens=8, thinking_max_new_tokens=0, max_retries=0
+        )
         backend.set_images({})
         with pytest.raises(MvlsibError, match="still thinking.*--max-new-tokens"):
             backend.generate([_text_request()])

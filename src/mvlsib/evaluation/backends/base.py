@@ -45,6 +45,18 @@ CHAT_TEMPLATE_KWARGS = BackendOption(
     "chat_template_kwargs, which vLLM and SGLang pass on), e.g. '{\"enable_thinking\": false}'.",
 )
 
+THINKING_MAX_NEW_TOKENS = BackendOption(
+    "thinking-max-new-tokens",
+    "thinking_max_new_tokens",
+    int,
+    2048,
+    "new-token budget when thinking is on. hf: used when the chat template opens a thinking block, writes a "
+    "marker that lets the model open one (Gemma 4's <|think|>), or --chat-template-kwargs asks for it "
+    "(enable_thinking: true). hf and openai: a response cut off inside a thinking block (its markers, or a "
+    "reasoning parser's reasoning_content with no answer) is generated again with this budget (greedy, it "
+    "repeats its start and goes on); still unfinished, it is a format error. 0 refuses thinking models instead.",
+)
+
 
 # Every run config has recorded the model revision and the weights dtype; a backend without
 # either records these values, so configs written before backends owned their options resume.

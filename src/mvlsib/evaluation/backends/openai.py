@@ -1,7 +1,9 @@
 """OpenAI-compatible chat-completions backend (vLLM, SGLang, hosted APIs).
 
 Images are sent inline as base64 data URLs, encoded once per image id. Decoding is
-deterministic (temperature 0). Requests run with bounded concurrency; HTTP 429, 5xx,
+deterministic (temperature 0). A response cut off inside a thinking block (``cut_in_thinking``:
+a reasoning parser's ``reasoning_content`` with no answer, or an unclosed thinking marker in the
+content) is asked for once more with ``--thinking-max-new-tokens``, as the hf backend does. Requests run with bounded concurrency; HTTP 429, 5xx,
 timeouts and dropped connections are retried with exponential backoff (honouring
 ``Retry-After``). The API key comes from ``OPENAI_API_KEY`` and is only ever put in
 the ``Authorization`` header: never logged, never written to config.json.
@@ -12,6 +14,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +25,7 @@ from ..parsing import REASONING_MARKERS, strip_reasoning
 from .base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
+    THINKING_MAX_NEW_TOKENS,
     Backend,
     BackendOption,
     Request,
@@ -77,10 +81,9 @@ def check_answer(answer: Any) -> None:
         raise Malformed(f"choices[0].message.reasoning_content is a {type(reasoning).__name__}, not text")
 
 
-def answer_text(answer: Any, key: str, max_new_tokens: int, where: str = "the server") -> str:
-    """The response text of a chat completion, as a run stores it: content parts joined, a reasoning
-    parser's separate reasoning put back as a thinking block (which parsing removes again).
-    A completion without ``choices[0].message``, or one cut off while still thinking, is an ``MvlsibError``."""
+def _message_parts(answer: Any, key: str, where: str) -> tuple[str, str, str | None]:
+    """(content, reasoning, finish_reason) of a chat completion: content parts joined, a reasoning
+    parser's separate reasoning ("" when none)."""
     try:
         choice = answer["choices"][0]
         message = choice["message"]
@@ -91,18 +94,44 @@ def answer_text(answer: Any, key: str, max_new_tokens: int, where: str = "the se
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     content = content if isinstance(content, str) else ""
     reasoning = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
-        content = f"<think>{reasoning}</think>{content}"
-    if (
-        choice.get("finish_reason") == "length"
+    return content, reasoning if isinstance(reasoning, str) else "", choice.get("finish_reason")
+
+
+def cut_in_thinking(answer: Any, key: str = "", where: str = "the server") -> bool:
+    """Did the budget run out while the model was still thinking? The completion stopped for its length
+    and has no answer beside its thinking: a reasoning parser's ``reasoning_content`` (vLLM, SGLang)
+    and empty content, or a thinking block opened in the content (``<think>``, Gemma 4's
+    ``<|channel>``, Kimi's ``◁think▷``: ``parsing.REASONING_MARKERS``) and nothing after it.
+
+    A response whose thinking carries no marker at all (the template opened the block in the prompt
+    and the server has no reasoning parser) cannot be told from an answer that rambles: not recognised."""
+    content, reasoning, finish = _message_parts(answer, key, where)
+    return (
+        finish == "length"
         and strip_reasoning(content) == ""
-        and (reasoning or any(opener in content for opener, _ in REASONING_MARKERS))
-    ):
+        and bool(reasoning or any(opener in content for opener, _ in REASONING_MARKERS))
+    )
+
+
+def answer_text(
+    answer: Any, key: str, max_new_tokens: int, where: str = "the server", unfinished_ok: bool = False
+) -> str:
+    """The response text of a chat completion, as a run stores it: content parts joined, a reasoning
+    parser's separate reasoning put back as a thinking block (which parsing removes again).
+    A completion without ``choices[0].message`` is an ``MvlsibError``; so is one cut off while still
+    thinking, unless ``unfinished_ok``: then its thinking is kept unclosed (``<think>`` + reasoning),
+    which parsing reads as no answer (a format error)."""
+    content, reasoning, _ = _message_parts(answer, key, where)
+    unfinished = cut_in_thinking(answer, key, where)
+    if unfinished and not unfinished_ok:
         raise MvlsibError(
             f"{key}: the model was still thinking when its {max_new_tokens} new tokens ran "
-            "out, so it never answered; give a reasoning model room with --max-new-tokens (e.g. 4096), "
-            "or switch thinking off (--chat-template-kwargs '{\"enable_thinking\": false}')"
+            "out, so it never answered; give a reasoning model room with --max-new-tokens (e.g. 4096) or "
+            "--thinking-max-new-tokens, or switch thinking off (--chat-template-kwargs "
+            "'{\"enable_thinking\": false}')"
         )
+    if reasoning:
+        content = f"<think>{reasoning}{'' if unfinished and not content else '</think>'}{content}"
     # A lone surrogate (a server cutting an emoji in half) kept recoverably: the predictions line can hold it.
     return jsonio.storable(content)
 
@@ -230,6 +259,7 @@ class OpenAIBackend(Backend):
             choices=REQUEST_STYLES,
         ),
         CHAT_TEMPLATE_KWARGS,
+        THINKING_MAX_NEW_TOKENS,
     )
 
     @classmethod
@@ -258,6 +288,10 @@ class OpenAIBackend(Backend):
             values["max_retries"],
             values["backoff"],
         )
+        if values["thinking_max_new_tokens"] < 0:
+            raise MvlsibError(
+                f"--thinking-max-new-tokens must be 0 (refuse) or more, got {values['thinking_max_new_tokens']}"
+            )
         if not timeout > 0 or max_retries < 0 or not backoff >= 0:
             raise MvlsibError(
                 f"--request-timeout must be > 0, --max-retries >= 0 and --retry-backoff >= 0; got "
@@ -288,9 +322,11 @@ class OpenAIBackend(Backend):
         api_key_env: str = "OPENAI_API_KEY",
         request_style: str = "chat",
         chat_template_kwargs: Any = None,
+        thinking_max_new_tokens: int = 2048,
     ) -> None:
         self.check_options(
             {
+                "thinking_max_new_tokens": thinking_max_new_tokens,
                 "max_new_tokens": max_new_tokens,
                 "base_url": base_url,
                 "concurrency": concurrency,
@@ -309,6 +345,7 @@ class OpenAIBackend(Backend):
         self.concurrency = concurrency
         self.preferred_chunk = concurrency * 4
         self.max_new_tokens = max_new_tokens
+        self.thinking_max_new_tokens = thinking_max_new_tokens
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -318,7 +355,8 @@ class OpenAIBackend(Backend):
             raise MvlsibError(str(exc)) from None
         self._encoded: dict[str, str] = {}
         self.images: dict[str, Any] = {}
-        self.stats = {"requests": 0, "retries": 0}
+        self.stats = {"requests": 0, "retries": 0, "thinking_continued": 0, "thinking_unfinished": 0}
+        self._stats_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="mvlsib-openai")
 
     def _data_url(self, image_id: str) -> str:
@@ -331,12 +369,12 @@ class OpenAIBackend(Backend):
             url = self._encoded[image_id] = encode_image(image)
         return url
 
-    def payload(self, request: Request) -> dict[str, Any]:
+    def payload(self, request: Request, max_new_tokens: int | None = None) -> dict[str, Any]:
         return chat_body(
             request,
             self.model_id,
             self._data_url,
-            max_new_tokens=self.max_new_tokens,
+            max_new_tokens=max_new_tokens or self.max_new_tokens,
             request_style=self.request_style,
             template_kwargs=self.template_kwargs,
         )
@@ -379,12 +417,33 @@ class OpenAIBackend(Backend):
     def _redact(self, text: str) -> str:
         return httpio.redact(text, (self._api_key,))
 
+    def _ask(self, request: Request, max_new_tokens: int) -> dict[str, Any]:
+        answer = self._post(json.dumps(self.payload(request, max_new_tokens), ensure_ascii=False).encode("utf-8"))
+        self._count("requests")
+        return answer
+
+    def _count(self, name: str) -> None:
+        with self._stats_lock:  # requests run in the pool's threads
+            self.stats[name] += 1
+
     def _one(self, request: Request) -> str:
-        answer = self._post(json.dumps(self.payload(request), ensure_ascii=False).encode("utf-8"))
-        self.stats["requests"] += 1
+        """One prompt's response. Cut off inside a thinking block, it is asked for once more with the
+        thinking budget: at temperature 0 the model repeats its start and goes on (the first tokens are
+        generated twice, at most --max-new-tokens + --thinking-max-new-tokens in all). Prefilling the
+        cut-off thinking as an assistant message (vLLM's ``continue_final_message``) is not used: only
+        some servers accept it, and chat templates re-render a thinking block in an assistant message
+        (Qwen3.5's closes it, Gemma 4's drops thought channels), so the model would not continue it."""
         where = f"{self.base_url}/chat/completions"
+        budget = self.max_new_tokens
         try:
-            return answer_text(answer, request.key, self.max_new_tokens, where)
+            answer = self._ask(request, budget)
+            if self.thinking_max_new_tokens > budget and cut_in_thinking(answer, request.key, where):
+                budget = self.thinking_max_new_tokens
+                answer = self._ask(request, budget)
+                self._count("thinking_continued")
+            if self.thinking_max_new_tokens and cut_in_thinking(answer, request.key, where):
+                self._count("thinking_unfinished")  # stored unclosed: a format error, the run goes on
+            return answer_text(answer, request.key, budget, where, unfinished_ok=self.thinking_max_new_tokens > 0)
         except MvlsibError as exc:
             raise MvlsibError(self._redact(str(exc))) from None
 
@@ -404,6 +463,14 @@ class OpenAIBackend(Backend):
             ),
             "base_url": self.base_url,
             "concurrency": self.concurrency,
+            "thinking_max_new_tokens": self.thinking_max_new_tokens,
+            "thinking_continuation": (
+                f"a response cut off inside a thinking block is asked for again with max tokens "
+                f"{self.thinking_max_new_tokens}; still unfinished, a format error"
+                if self.thinking_max_new_tokens > self.max_new_tokens
+                else "none (a response cut off inside a thinking block is "
+                + ("a format error)" if self.thinking_max_new_tokens else "refused with an error)")
+            ),
         }
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ from ...parsing import opens_unclosed_thinking
 from ..base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
+    THINKING_MAX_NEW_TOKENS,
     Backend,
     BackendOption,
     Request,
@@ -130,16 +131,7 @@ class HFBackend(Backend):
             "batched together). Each kind is self-checked against the plain path. Off by default: on "
             "CPU with small models it does not pay (docs/performance.md).",
         ),
-        BackendOption(
-            "thinking-max-new-tokens",
-            "thinking_max_new_tokens",
-            int,
-            2048,
-            "hf: new-token budget when thinking is on: the chat template opens a thinking block, writes a "
-            "marker that lets the model open one (Gemma 4's <|think|>), or --chat-template-kwargs asks for "
-            "it (enable_thinking: true). A response cut off inside a thinking block the model opened on its "
-            "own is generated again with this budget. 0 refuses thinking models instead.",
-        ),
+        THINKING_MAX_NEW_TOKENS,
     )
 
     @classmethod
