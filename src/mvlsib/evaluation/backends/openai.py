@@ -430,9 +430,10 @@ class OpenAIBackend(Backend):
         """One prompt's response. Cut off inside a thinking block, it is asked for once more with the
         thinking budget: at temperature 0 the model repeats its start and goes on (the first tokens are
         generated twice, at most --max-new-tokens + --thinking-max-new-tokens in all). Prefilling the
-        cut-off thinking as an assistant message (vLLM's ``continue_final_message``) is not used: only
-        some servers accept it, and chat templates re-render a thinking block in an assistant message
-        (Qwen3.5's closes it, Gemma 4's drops thought channels), so the model would not continue it."""
+        cut-off thinking as an assistant message (vLLM's ``continue_final_message``) is not used: hosted
+        APIs do not accept it, and chat templates re-render a thinking block in an assistant message
+        (Qwen3.5-9B's writes a closed empty block before an unclosed one, Gemma 4's drops an unclosed
+        thought channel), so the model would not continue its own block."""
         where = f"{self.base_url}/chat/completions"
         budget = self.max_new_tokens
         try:
