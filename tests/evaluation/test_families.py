@@ -108,6 +108,7 @@ IMAGE_MARKER = {
     "mistral3": "[IMG]",
     "lfm2_vl": "<image>",
     "gemma4": "<|image|>",  # written as "\n\n<|image|>\n\n", and the text parts around it are trimmed
+    "ovis2": "<image>",  # written as "<image>\n"; plain text for the tokenizer, expanded by the processor
 }
 IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision"}
 
@@ -139,7 +140,13 @@ def _requests() -> list[Request]:
     return out
 
 
-def _image_token_id(processor) -> int:
+# Processors whose placeholder is only text (not a vocabulary token): the token each image's features fill.
+EXPANDED_IMAGE_TOKEN = {"ovis2": "<IMG_ATOM>"}
+
+
+def _image_token_id(processor, name: str = "") -> int:
+    if name in EXPANDED_IMAGE_TOKEN:
+        return int(processor.tokenizer.convert_tokens_to_ids(EXPANDED_IMAGE_TOKEN[name]))
     token_id = getattr(processor, "image_token_id", None)
     if token_id is None:
         token_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
@@ -173,7 +180,7 @@ def test_inputs_are_right(name, model_dir, photos):
             backend.batcher.call_processor([text], [[photos[i] for i in req.image_ids]] if req.image_ids else None)
         )
     processor.image_processor = inner  # build_batches re-installs nothing: the memo was swapped out above
-    image_token = _image_token_id(processor)
+    image_token = _image_token_id(processor, name)
     bos = processor.tokenizer.bos_token_id
     batches = backend.build_batches(reqs)
     assert sorted(i for idx, _ in batches for i in idx) == list(range(len(reqs)))

@@ -39,6 +39,7 @@ class Facts:
     generation_prompt: str  # how the rendered text ends with add_generation_prompt=True
     starts_with: str  # how the rendered text starts
     once_per_image: str  # a token each expanded image carries exactly once
+    image_token: str | None = None  # the token the features fill, where the processor's placeholder is only text
 
 
 FAMILIES = {
@@ -62,6 +63,14 @@ FAMILIES = {
         generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
         starts_with="<|startoftext|><|im_start|>user\n",
         once_per_image="<|image_start|>",
+    ),
+    "ovis2": Facts(
+        template_file=None,
+        rendered_turn="<|im_start|>user\nImages:\n<image>\n\n<image>\n\nWhich?<|im_end|>\n",
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
+        starts_with="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n",
+        once_per_image="<IMG_START>",
+        image_token="<IMG_ATOM>",
     ),
     "qwen3_5": Facts(
         template_file="qwen3_5_9b.jinja",
@@ -119,6 +128,9 @@ def _image_token_counts(name: str, processor, photo) -> int:
         out = processor.image_processor(images=[[photo]], return_row_col_info=True)
         factor = processor.image_processor.downsample_factor
         return sum((int(h) // factor) * (int(w) // factor) for h, w in out["spatial_shapes"])
+    if name == "ovis2":  # the global view, plus every tile when the image is cropped to several
+        rows, cols = (int(v) for v in processor.image_processor(images=[photo])["grids"][0])
+        return processor.image_seq_length * (1 + (rows * cols if rows * cols > 1 else 0))
     grid = processor.image_processor(images=[photo])["image_grid_thw"][0]
     return int(grid.prod()) // processor.image_processor.merge_size**2
 
@@ -145,7 +157,7 @@ def test_real_template_two_images_in_place_one_bos_and_the_processors_counts(nam
     if tok.bos_token_id is not None and rendered.startswith(tok.bos_token):
         assert ids.count(tok.bos_token_id) == 1 and ids[0] == tok.bos_token_id
     assert ids.count(tok.convert_tokens_to_ids(facts.once_per_image)) == 2
-    image_id = tok.convert_tokens_to_ids(processor.image_token)
+    image_id = tok.convert_tokens_to_ids(facts.image_token or processor.image_token)
     expected = [_image_token_counts(name, processor, p) for p in photos]
     assert ids.count(image_id) == sum(expected)
 
