@@ -102,6 +102,7 @@ IMAGE_MARKER = {
     "smolvlm": "<image>",
     "mllama": "<|image|>",
     "internvl": "<IMG_CONTEXT>",
+    "internvl3_5": "<IMG_CONTEXT>",
     "llava_1_5": "<image>",
     "llava_next": "<image>",
     "llava_onevision": "<image>",

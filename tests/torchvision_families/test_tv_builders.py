@@ -64,6 +64,13 @@ FAMILIES = {
         starts_with="<|startoftext|><|im_start|>user\n",
         once_per_image="<|image_start|>",
     ),
+    "internvl3_5": Facts(
+        template_file=None,
+        rendered_turn="<|im_start|>user\nImages:\n<IMG_CONTEXT>\n\n<IMG_CONTEXT>\n\nWhich?<|im_end|>\n",
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
+        starts_with="<|im_start|>user\n",
+        once_per_image="<img>",
+    ),
     "ovis2": Facts(
         template_file=None,
         rendered_turn="<|im_start|>user\nImages:\n<image>\n\n<image>\n\nWhich?<|im_end|>\n",
@@ -128,6 +135,9 @@ def _image_token_counts(name: str, processor, photo) -> int:
         out = processor.image_processor(images=[[photo]], return_row_col_info=True)
         factor = processor.image_processor.downsample_factor
         return sum((int(h) // factor) * (int(w) // factor) for h, w in out["spatial_shapes"])
+    if name == "internvl3_5":  # tiles (plus a thumbnail when there are several) x tokens per tile
+        out = processor.image_processor(images=[photo], crop_to_patches=True, return_tensors="pt")
+        return int(out["num_patches"][0]) * processor.image_seq_length
     if name == "ovis2":  # the global view, plus every tile when the image is cropped to several
         rows, cols = (int(v) for v in processor.image_processor(images=[photo])["grids"][0])
         return processor.image_seq_length * (1 + (rows * cols if rows * cols > 1 else 0))

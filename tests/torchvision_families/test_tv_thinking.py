@@ -128,3 +128,18 @@ def test_a_thinking_block_cut_off_by_the_budget_is_continued(release_dir, tmp_pa
     # With no thinking budget the cut-off block stays what it is: no answer.
     config, records = _run(model, release_dir, tmp_path / "run0", *kwargs, "--thinking-max-new-tokens", "0")
     assert all(r["response"] == "<think>C" and r["letter"] is None for r in records)
+
+
+def test_internvl3_5_thinking_in_think_tags_is_read_after_the_block(release_dir, tmp_path):
+    """InternVL 3.5's thinking mode is a system prompt (its model card's ``R1_SYSTEM_PROMPT``), not a template
+    switch: nothing in the prompt opens a block, the model answers ``<think>…</think>`` then the letter. Cut
+    off inside the block by ``--max-new-tokens``, the evaluator continues it and reads the letter after it."""
+    from tiny_models.families import build_family
+
+    base = build_family("internvl3_5", tmp_path / "base", SENTENCES, seed=0)
+    model = _taught(base, tmp_path / "thinks", ["<think>", "C", "D", "</think>", "B", "<|im_end|>"])
+    kwargs = ["--max-new-tokens", "2", "--thinking-max-new-tokens", "16"]
+    config, records = _run(model, release_dir, tmp_path / "run", *kwargs)
+    assert config["backend"]["opens_thinking"] is False
+    for r in records:
+        assert r["response"] == "<think>CD</think>B" and r["letter"] == "B", r
