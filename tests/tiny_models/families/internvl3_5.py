@@ -9,8 +9,8 @@ mode is switched on by a system prompt (the model card's ``R1_SYSTEM_PROMPT``) a
 
 Template: the InternVL-HF template of transformers' conversion script (the one ``internvl`` stores). The
 -HF checkpoints' own ``chat_template.jinja`` was **not** reachable in any public copy searched (the Hub
-repositories themselves are not reachable from here; transformers' converter in main names only
-InternVL2.5/3 checkpoints), so whether 3.5-HF ships exactly this string is not shown; what this module
+repositories themselves are not reachable from here; the versions of transformers' converter found name
+only InternVL2.5/3 checkpoints), so whether 3.5-HF ships exactly this string is not shown; what this module
 tests is the 3.5 architecture under the InternVL processor and that template (docs/model_families.md).
 Tiny sizes as ``internvl``: 56-pixel tiles, 4 tokens per tile, at most 3 tiles + a thumbnail.
 """
