@@ -27,8 +27,9 @@ KIND = "generative"
 NEEDS = ("torchvision",)
 TEMPLATE_SOURCE = (
     "allenai/molmo2 olmo/hf_model/convert_molmo2_to_hf.py CHAT_TEMPLATE (commit d2c3055c, the template the "
-    "conversion writes into every allenai/Molmo2-* checkpoint; the same 3,169 characters as the Molmo2-4B "
-    "checkpoint's chat_template.jinja), stored verbatim in molmo2_convert_chat_template.jinja; BOS = EOS = "
+    "conversion writes into every allenai/Molmo2-* checkpoint; a public copy of the Molmo2-4B checkpoint, "
+    "albud1978/CV src/models/Molmo2-4B/chat_template.jinja, reads the same, 3,169 characters), stored verbatim "
+    "in molmo2_convert_chat_template.jinja; BOS = EOS = "
     "<|im_end|>, left padding and the processor's token settings from the same script and the Molmo2-4B "
     "checkpoint's special_tokens_map.json / config.json"
 )
