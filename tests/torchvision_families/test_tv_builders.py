@@ -1,7 +1,8 @@
 """The tiny models of the families that need torchvision, built and loaded as a user loads a checkpoint.
 
 Per family, with the real processor classes (real video processors included): the stored template is
-the one named by ``TEMPLATE_SOURCE``, a two-image turn renders each image in place, the tokenized
+the one named by ``TEMPLATE_SOURCE``, a two-image turn renders each image where the real template puts it
+(in place; Molmo2: first, numbered), the tokenized
 prompt carries one BOS, each image expands to the image processor's own count of image tokens,
 and the model generates. Thinking switches are rendered as the real templates render them.
 Collected only where torchvision runs (``conftest.py``); Qwen3.5 is here too because its processor
@@ -39,7 +40,7 @@ class Facts:
     generation_prompt: str  # how the rendered text ends with add_generation_prompt=True
     starts_with: str  # how the rendered text starts
     once_per_image: str  # a token each expanded image carries exactly once
-    image_token: str | None = None  # the token the features fill, where the processor's placeholder is only text
+    filled_token: str | None = None  # the token the model fills with features, if not the processor's image_token
 
 
 FAMILIES = {
@@ -77,7 +78,16 @@ FAMILIES = {
         generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
         starts_with="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n",
         once_per_image="<IMG_START>",
-        image_token="<IMG_ATOM>",
+        filled_token="<IMG_ATOM>",
+    ),
+    "molmo2": Facts(
+        template_file="molmo2_convert_chat_template.jinja",
+        # Every image first, numbered; the text parts joined with a space.
+        rendered_turn="Image 1<|image|>Image 2<|image|><|im_start|>user\nImages:\n \n \nWhich?<|im_end|>\n",
+        generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
+        starts_with="Image 1<|image|>Image 2<|image|><|im_start|>user\n",
+        once_per_image="<low_res_im_start>",
+        filled_token="<im_patch>",
     ),
     "qwen3_5": Facts(
         template_file="qwen3_5_9b.jinja",
@@ -131,6 +141,8 @@ def _image_token_counts(name: str, processor, photo) -> int:
         height, width = (int(v) for v in processor.image_processor(images=[photo])["image_sizes"][0])
         unit = processor.patch_size * processor.spatial_merge_size
         return (height // unit) * (width // unit)
+    if name == "molmo2":  # one pooled token per row of image_token_pooling: the low-res view and the crops
+        return int(processor.image_processor(images=[photo])["image_token_pooling"].shape[0])
     if name == "lfm2_vl":
         out = processor.image_processor(images=[[photo]], return_row_col_info=True)
         factor = processor.image_processor.downsample_factor
@@ -167,7 +179,7 @@ def test_real_template_two_images_in_place_one_bos_and_the_processors_counts(nam
     if tok.bos_token_id is not None and rendered.startswith(tok.bos_token):
         assert ids.count(tok.bos_token_id) == 1 and ids[0] == tok.bos_token_id
     assert ids.count(tok.convert_tokens_to_ids(facts.once_per_image)) == 2
-    image_id = tok.convert_tokens_to_ids(facts.image_token or processor.image_token)
+    image_id = tok.convert_tokens_to_ids(facts.filled_token or processor.image_token)
     expected = [_image_token_counts(name, processor, p) for p in photos]
     assert ids.count(image_id) == sum(expected)
 
@@ -200,3 +212,22 @@ def test_qwen3_5_thinking_is_on_unless_switched_off_and_the_template_is_the_pinn
     tok = processor.tokenizer
     ids = tok.encode("<think>\nB</think>\n\nA", add_special_tokens=False)
     assert tok.decode(ids, skip_special_tokens=True) == "<think>\nB</think>\n\nA"
+
+
+def test_molmo2_processor_prepends_its_bos_once_and_the_template_is_the_pinned_one(load, photos):
+    """Molmo2's BOS is ``<|im_end|>``; the template writes none and the processor prepends it as text (once,
+    whether or not the call adds special tokens), so ``<|im_end|>`` opens the prompt and ends the user turn."""
+    module, out, processor, _ = load("molmo2")
+    text = (out / "chat_template.jinja").read_bytes()
+    assert hashlib.sha256(text).hexdigest() == module.TEMPLATE_SHA256 and len(text) == 3169
+    tok = processor.tokenizer
+    assert tok.bos_token == tok.eos_token == "<|im_end|>" and tok.padding_side == "left"
+    one = processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Which?"}]}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
+    assert one == "<|image|><|im_start|>user\nWhich?<|im_end|>\n<|im_start|>assistant\n"
+    for add in (True, False):
+        ids = processor(text=[one], images=[photos[:1]], return_tensors="pt", add_special_tokens=add)["input_ids"][0]
+        assert ids[0] == tok.bos_token_id != ids[1] and int((ids == tok.bos_token_id).sum()) == 2

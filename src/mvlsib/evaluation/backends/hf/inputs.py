@@ -4,8 +4,8 @@ Three things go wrong when one evaluator meets many families, and this module ow
 
 1. **Where images land.** A chat template decides where an image part goes. Some keep it
    where the message puts it (Qwen, Gemma 3, Idefics3, InternVL, ...); some move every
-   image to the start of the turn (the LLaVA-1.5 / NeXT / OneVision templates), which
-   separates an s2i option letter from its image. ``Renderer`` renders natively, checks
+   image to the start of the turn (the LLaVA-1.5 / NeXT / OneVision templates) or of the
+   conversation, numbered (Molmo2), which separates an s2i option letter from its image. ``Renderer`` renders natively, checks
    that every image placeholder sits in the text span the prompt gave it, and otherwise
    writes the family's own image placeholder into the text where the image belongs
    ("inline" mode, exactly what the processor expects to find). If neither keeps the
@@ -53,13 +53,18 @@ def hf_content(messages: Sequence[dict[str, Any]], inline_placeholder: str | Non
     return out
 
 
-def find_image_placeholder(render) -> str:
+def find_image_placeholder(render, image_token: str | None = None) -> str:
     """The text a chat template writes for one image part (e.g. ``<image>``,
     ``<|vision_start|><|image_pad|><|vision_end|>``, ``<start_of_image>``), found by rendering a
     probe turn with one image and with two and taking the difference.
 
     Both probes have images, so what a template does only when a turn has images (Mllama
     drops its system block) is the same in both and stays out of the difference.
+
+    A template that numbers the images it moves to the start (Molmo2: ``<|image|>`` for one image,
+    ``Image 1<|image|>Image 2<|image|>`` for two) leaves a difference that is no per-image
+    placeholder (``Image 1<|image|>Image 2`` occurs once in the two-image turn, not twice); then
+    the processor's own ``image_token`` is the placeholder, if the template writes it once per image.
     """
 
     def turn(n_images: int) -> list[dict[str, Any]]:
@@ -77,7 +82,14 @@ def find_image_placeholder(render) -> str:
     inserted = two[start : len(two) - end]
     if _PROBE_A in inserted or _PROBE_B in inserted:  # the template moved the texts: no clean difference
         return ""
-    return inserted.strip()
+    placeholder = inserted.strip()
+
+    def once_per_image(text: str) -> bool:
+        return bool(text) and two.count(text) == 2 and one.count(text) == 1
+
+    if image_token and not once_per_image(placeholder) and once_per_image(image_token):
+        return image_token
+    return placeholder
 
 
 def placement_errors(rendered: str, placeholder: str, messages: Sequence[dict[str, Any]]) -> list[str]:
@@ -141,7 +153,8 @@ class Renderer:
         return text
 
     def _choose_mode(self, messages: Sequence[dict[str, Any]]) -> None:
-        self.placeholder = find_image_placeholder(self._render)
+        token = getattr(self.processor, "image_token", None)
+        self.placeholder = find_image_placeholder(self._render, token if isinstance(token, str) else None)
         if not self.placeholder:
             raise MvlsibError(
                 "the chat template writes nothing for an image part, so the model would never "
