@@ -107,6 +107,7 @@ IMAGE_MARKER = {
     "llava_onevision": "<image>",
     "mistral3": "[IMG]",
     "lfm2_vl": "<image>",
+    "glm4v": "<|begin_of_image|><|image|><|end_of_image|>",
     "gemma4": "<|image|>",  # written as "\n\n<|image|>\n\n", and the text parts around it are trimmed
 }
 IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision"}

@@ -63,6 +63,16 @@ FAMILIES = {
         starts_with="<|startoftext|><|im_start|>user\n",
         once_per_image="<|image_start|>",
     ),
+    "glm4v": Facts(
+        template_file="glm4_1v_9b_thinking.jinja",
+        rendered_turn=(
+            "<|user|>\nImages:\n<|begin_of_image|><|image|><|end_of_image|>\n"
+            "<|begin_of_image|><|image|><|end_of_image|>\nWhich?"
+        ),
+        generation_prompt="Which?<|assistant|>\n",
+        starts_with="[gMASK]<sop><|user|>\n",
+        once_per_image="<|begin_of_image|>",
+    ),
     "qwen3_5": Facts(
         template_file="qwen3_5_9b.jinja",
         rendered_turn=(
