@@ -188,3 +188,24 @@ def test_qwen3_5_thinking_is_on_unless_switched_off_and_the_template_is_the_pinn
     tok = processor.tokenizer
     ids = tok.encode("<think>\nB</think>\n\nA", add_special_tokens=False)
     assert tok.decode(ids, skip_special_tokens=True) == "<think>\nB</think>\n\nA"
+
+
+def test_glm4v_template_is_the_recorded_one_and_thinking_is_the_models_own(load):
+    """The stored GLM-4.1V-9B-Thinking template hashes as the public record of the checkpoint's template
+    does; it opens no thinking block and knows no switch (``enable_thinking`` renders the same); the
+    tokenizer has no BOS (the template writes ``[gMASK]<sop>``) and keeps ``<think>``/``<answer>`` tags
+    when special tokens are skipped."""
+    import json
+
+    module, out, processor, _ = load("glm4v")
+    text = (out / "chat_template.jinja").read_text(encoding="utf-8")
+    assert hashlib.sha256(json.dumps(text).encode()).hexdigest() == module.TEMPLATE_JSON_SHA256 and len(text) == 922
+    plain = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    on = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=True)
+    off = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=False)
+    assert plain == on == off and "<think>" not in plain
+    tok = processor.tokenizer
+    assert tok.bos_token is None
+    assert tok(plain)["input_ids"] == tok(plain, add_special_tokens=False)["input_ids"]  # nothing added
+    ids = tok.encode("<think>C</think><answer>B</answer><|endoftext|>", add_special_tokens=False)
+    assert tok.decode(ids, skip_special_tokens=True) == "<think>C</think><answer>B</answer>"
