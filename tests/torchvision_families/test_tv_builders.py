@@ -209,3 +209,27 @@ def test_glm4v_template_is_the_recorded_one_and_thinking_is_the_models_own(load)
     assert tok(plain)["input_ids"] == tok(plain, add_special_tokens=False)["input_ids"]  # nothing added
     ids = tok.encode("<think>C</think><answer>B</answer><|endoftext|>", add_special_tokens=False)
     assert tok.decode(ids, skip_special_tokens=True) == "<think>C</think><answer>B</answer>"
+
+
+def test_glm4v_renders_a_recorded_prompt_of_the_real_checkpoint_byte_for_byte(load):
+    """The same public record holds prompts the real GLM-4.1V-9B-Thinking processor rendered, with their
+    sha256 (tests/snapshots/glm_atomic_prompts/direct_visual_relation_01.txt, 409 characters): the stored
+    template renders that conversation to the same bytes."""
+    _, _, processor, _ = load("glm4v")
+    system = (
+        "Solve the relation task using only the supplied evidence. Return exactly one allowed lowercase answer "
+        "word and no explanation."
+    )
+    question = (
+        "What is eizadfsanr's direction from fllzxdxvuq?\nAllowed answers in displayed order: east, north, south, "
+        "west.\nAnswer schema: Return exactly one allowed lowercase direction word and nothing else."
+    )
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]},
+    ]
+    rendered = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert len(rendered) == 409
+    assert hashlib.sha256(rendered.encode()).hexdigest() == (
+        "2965591ff19607b946a2f901f4eb533b426943d1776f82e29aa690703c61ba7d"
+    )

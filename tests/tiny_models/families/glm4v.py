@@ -27,7 +27,8 @@ TEMPLATE_SOURCE = (
     "the chat template of zai-org/GLM-4.1V-9B-Thinking at revision 3c1471e51dc811b589d4d12b1c1c7c1c941267c2, "
     "as Yangjunjie-Lin/vlm-synergy-qualification reports/atomic_v2/renderer_validation.md records it "
     "(official_chat_template, read from the checkpoint's Glm4vProcessor) with its sha256 "
-    "(5232dbe7..., of the template's JSON string form), stored verbatim in glm4_1v_9b_thinking.jinja; "
+    "(5232dbe7..., of the template's JSON string form), stored verbatim in glm4_1v_9b_thinking.jinja (a prompt the "
+    "real processor rendered, recorded there by hash, is reproduced byte for byte); "
     "tokenizer special tokens, no BOS, left padding: the checkpoint's tokenizer as printed in "
     "zai-org/GLM-V issue #95 and ai-bot-pro/achatbot PR #168"
 )
