@@ -108,6 +108,7 @@ IMAGE_MARKER = {
     "llava_onevision": "<image>",
     "mistral3": "[IMG]",
     "lfm2_vl": "<image>",
+    "glm4v": "<|begin_of_image|><|image|><|end_of_image|>",
     "gemma4": "<|image|>",  # written as "\n\n<|image|>\n\n", and the text parts around it are trimmed
     "ovis2": "<image>",  # written as "<image>\n"; plain text for the tokenizer, expanded by the processor
     "molmo2": "<|image|>",  # the template moves them first, numbered: rendered inline with the processor's token

@@ -89,6 +89,16 @@ FAMILIES = {
         once_per_image="<low_res_im_start>",
         filled_token="<im_patch>",
     ),
+    "glm4v": Facts(
+        template_file="glm4_1v_9b_thinking.jinja",
+        rendered_turn=(
+            "<|user|>\nImages:\n<|begin_of_image|><|image|><|end_of_image|>\n"
+            "<|begin_of_image|><|image|><|end_of_image|>\nWhich?"
+        ),
+        generation_prompt="Which?<|assistant|>\n",
+        starts_with="[gMASK]<sop><|user|>\n",
+        once_per_image="<|begin_of_image|>",
+    ),
     "qwen3_5": Facts(
         template_file="qwen3_5_9b.jinja",
         rendered_turn=(
@@ -231,3 +241,48 @@ def test_molmo2_processor_prepends_its_bos_once_and_the_template_is_the_pinned_o
     for add in (True, False):
         ids = processor(text=[one], images=[photos[:1]], return_tensors="pt", add_special_tokens=add)["input_ids"][0]
         assert ids[0] == tok.bos_token_id != ids[1] and int((ids == tok.bos_token_id).sum()) == 2
+
+
+def test_glm4v_template_is_the_recorded_one_and_thinking_is_the_models_own(load):
+    """The stored GLM-4.1V-9B-Thinking template hashes as the public record of the checkpoint's template
+    does; it opens no thinking block and knows no switch (``enable_thinking`` renders the same); the
+    tokenizer has no BOS (the template writes ``[gMASK]<sop>``) and keeps ``<think>``/``<answer>`` tags
+    when special tokens are skipped."""
+    import json
+
+    module, out, processor, _ = load("glm4v")
+    text = (out / "chat_template.jinja").read_text(encoding="utf-8")
+    assert hashlib.sha256(json.dumps(text).encode()).hexdigest() == module.TEMPLATE_JSON_SHA256 and len(text) == 922
+    plain = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    on = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=True)
+    off = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=False)
+    assert plain == on == off and "<think>" not in plain
+    tok = processor.tokenizer
+    assert tok.bos_token is None
+    assert tok(plain)["input_ids"] == tok(plain, add_special_tokens=False)["input_ids"]  # nothing added
+    ids = tok.encode("<think>C</think><answer>B</answer><|endoftext|>", add_special_tokens=False)
+    assert tok.decode(ids, skip_special_tokens=True) == "<think>C</think><answer>B</answer>"
+
+
+def test_glm4v_renders_a_recorded_prompt_of_the_real_checkpoint_byte_for_byte(load):
+    """The same public record holds prompts the real GLM-4.1V-9B-Thinking processor rendered, with their
+    sha256 (tests/snapshots/glm_atomic_prompts/direct_visual_relation_01.txt, 409 characters): the stored
+    template renders that conversation to the same bytes."""
+    _, _, processor, _ = load("glm4v")
+    system = (
+        "Solve the relation task using only the supplied evidence. Return exactly one allowed lowercase answer "
+        "word and no explanation."
+    )
+    question = (
+        "What is eizadfsanr's direction from fllzxdxvuq?\nAllowed answers in displayed order: east, north, south, "
+        "west.\nAnswer schema: Return exactly one allowed lowercase direction word and nothing else."
+    )
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": question}]},
+    ]
+    rendered = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert len(rendered) == 409
+    assert hashlib.sha256(rendered.encode()).hexdigest() == (
+        "2965591ff19607b946a2f901f4eb533b426943d1776f82e29aa690703c61ba7d"
+    )

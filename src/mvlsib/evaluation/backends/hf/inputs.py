@@ -123,6 +123,28 @@ def placement_errors(rendered: str, placeholder: str, messages: Sequence[dict[st
     return errors
 
 
+def template_reads(processor: Any, template_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Those of ``template_kwargs`` the processor's chat template reads (all of them when that cannot be told).
+
+    A switch the template does not know (``enable_thinking`` for GLM-4.1V's template, which always
+    thinks) cannot change what it renders, but transformers takes every kwarg a template does not read
+    for a processor kwarg and logs a warning on each call: one line per prompt. The kwargs stay what the
+    run records and what decides the thinking budget; only rendering leaves such names out."""
+    template = getattr(processor, "chat_template", None)
+    if not template_kwargs or not isinstance(template, str):
+        return dict(template_kwargs)
+    import jinja2
+    import jinja2.meta
+
+    try:
+        names = jinja2.meta.find_undeclared_variables(
+            jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(template)
+        )
+    except jinja2.TemplateError:  # a tag only transformers' environment knows ({% generation %})
+        return dict(template_kwargs)
+    return {name: value for name, value in template_kwargs.items() if name in names}
+
+
 @dataclass
 class Renderer:
     """Renders requests with a processor's chat template so images stay in place (see module doc)."""
@@ -132,9 +154,12 @@ class Renderer:
     mode: str | None = None  # decided on the first prompt with images
     placeholder: str | None = None
 
+    def __post_init__(self) -> None:
+        self._render_kwargs = template_reads(self.processor, self.template_kwargs)
+
     def _render(self, conversation: list[dict[str, Any]]) -> str:
         return self.processor.apply_chat_template(
-            conversation, add_generation_prompt=True, tokenize=False, **self.template_kwargs
+            conversation, add_generation_prompt=True, tokenize=False, **self._render_kwargs
         )
 
     def render(self, messages: Sequence[dict[str, Any]], has_images: bool) -> str:
