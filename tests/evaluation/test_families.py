@@ -108,8 +108,10 @@ IMAGE_MARKER = {
     "mistral3": "[IMG]",
     "lfm2_vl": "<image>",
     "gemma4": "<|image|>",  # written as "\n\n<|image|>\n\n", and the text parts around it are trimmed
+    "gemma3n": "<image_soft_token>",  # the processor expands it into <start_of_image> ... <end_of_image>
+    "perception_lm": "<|image|>",  # all images first, then the text parts trimmed and glued
 }
-IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision"}
+IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision", "perception_lm"}
 
 _BUILT: dict[str, Path] = {}
 

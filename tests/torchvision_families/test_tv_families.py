@@ -25,7 +25,9 @@ def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_di
 
 
 def test_the_torchvision_families_are_the_ones_the_docs_name():
-    assert {"gemma4", "mistral3", "lfm2_vl"} <= set(checks.TORCHVISION) and checks.LIBRARY_FAILURES == ["llama4"]
+    assert {"gemma4", "mistral3", "lfm2_vl", "gemma3n", "perception_lm"} <= set(
+        checks.TORCHVISION
+    ) and checks.LIBRARY_FAILURES == ["llama4"]
 
 
 @pytest.mark.parametrize("name", checks.LIBRARY_FAILURES)
