@@ -92,7 +92,16 @@ def video_settings(image_processor) -> dict:
     built from: those checkpoints ship only ``preprocessor_config.json``, and transformers reads the
     video processor's config from it."""
     saved = image_processor.to_dict()
-    keys = ("patch_size", "merge_size", "temporal_patch_size", "min_pixels", "max_pixels", "image_mean", "image_std")
+    keys = (
+        "patch_size",
+        "merge_size",
+        "temporal_patch_size",
+        "size",
+        "min_pixels",
+        "max_pixels",
+        "image_mean",
+        "image_std",
+    )
     return {key: saved[key] for key in keys if key in saved}
 
 
