@@ -134,7 +134,7 @@ TIMM_CONFIG_TYPES = ("timm_wrapper", "gemma3n_vision")
 
 def needs_timm(config: Any) -> bool:
     """Is a part of the model a timm network (PerceptionLM's Perception Encoder, Gemma 3n's MobileNetV5)?
-    transformers builds it, and even reads its config, only where timm is installed."""
+    transformers builds it only where timm is installed (and reads a timm config without label names only there)."""
     parts = [config] + [getattr(config, key, None) for key in getattr(config, "sub_configs", None) or {}]
     return any(getattr(part, "model_type", None) in TIMM_CONFIG_TYPES for part in parts)
 
