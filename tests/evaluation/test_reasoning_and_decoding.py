@@ -398,3 +398,35 @@ def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir,
         "0",
     )
     assert "opens a thinking block" in message and "--thinking-max-new-tokens" in message
+
+
+def test_a_template_kwarg_the_template_does_not_read_still_turns_thinking_on_but_is_not_rendered():
+    """GLM-4.1V's template always thinks and knows no ``enable_thinking``: the kwarg must still give the
+    thinking budget, but rendering leaves it out (transformers would take it for a processor kwarg and
+    log a warning on every prompt); a kwarg the template reads is passed on."""
+    from mvlsib.evaluation.backends.hf.generation import opens_thinking
+    from mvlsib.evaluation.backends.hf.inputs import Renderer, template_reads
+
+    class Processor:
+        chat_template = (
+            "{% for m in messages %}{{ m.content[0].text }}{% endfor %}"
+            "{% if add_generation_prompt %}>{% if reasoning_effort is defined %}{{ reasoning_effort }}{% endif %}"
+            "{% endif %}"
+        )
+
+        def __init__(self):
+            self.calls: list[dict] = []
+
+        def apply_chat_template(self, conversation, **kwargs):
+            self.calls.append(kwargs)
+            return "rendered"
+
+    processor = Processor()
+    kwargs = {"enable_thinking": True, "reasoning_effort": "high"}
+    assert template_reads(processor, kwargs) == {"reasoning_effort": "high"}
+    Renderer(processor, kwargs).render([{"role": "user", "content": [{"type": "text", "text": "hi"}]}], False)
+    assert opens_thinking(processor, kwargs, 8, 16) is True  # the budget: from the kwargs, read or not
+    assert all("enable_thinking" not in call and call["reasoning_effort"] == "high" for call in processor.calls)
+    # A template that cannot be parsed here (a tag only transformers knows) gets every kwarg.
+    processor.chat_template = "{% generation %}x{% endgeneration %}"
+    assert template_reads(processor, kwargs) == kwargs

@@ -38,9 +38,10 @@ def test_the_torchvision_families_are_the_ones_the_docs_name():
     from tiny_models.families import needs
 
     assert needs("gemma3n") == needs("perception_lm") == ("torchvision", "timm") and needs("gemma4") == ("torchvision",)
-    assert {"gemma4", "mistral3", "lfm2_vl", "gemma3n", "perception_lm"} <= set(
+    assert {"gemma4", "mistral3", "lfm2_vl", "internvl3_5", "ovis2", "gemma3n", "perception_lm"} <= set(
         checks.TORCHVISION
-    ) and checks.LIBRARY_FAILURES == ["llama4"]
+    )
+    assert checks.LIBRARY_FAILURES == ["llama4"]
 
 
 @pytest.mark.parametrize("name", checks.LIBRARY_FAILURES)
@@ -74,10 +75,10 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
         assert f"transformers {transformers.__version__}" in lines[0] and family(name).KNOWN_LIBRARY_FAILURE in lines[0]
 
 
-@pytest.mark.parametrize("name", ["gemma4", "lfm2_vl"])
+@pytest.mark.parametrize("name", ["gemma4", "lfm2_vl", "glm4v"])
 def test_cached_image_features_give_the_plain_answers(name, model_dir, release_dir):  # noqa: F811
     """The per-image feature cache (``patches`` units: a row of patches with its positions / shape and
-    mask) passes its self-check and answers what the plain path answers, reusing features across prompts."""
+    mask; GLM-4.1V's ``grid`` units: an image's patch rows with its grid) passes its self-check and answers what the plain path answers, reusing features across prompts."""
     from support import release_requests
 
     from mvlsib.evaluation.backends import make_backend

@@ -128,3 +128,61 @@ def test_a_thinking_block_cut_off_by_the_budget_is_continued(release_dir, tmp_pa
     # With no thinking budget the cut-off block stays what it is: no answer.
     config, records = _run(model, release_dir, tmp_path / "run0", *kwargs, "--thinking-max-new-tokens", "0")
     assert all(r["response"] == "<think>C" and r["letter"] is None for r in records)
+
+
+def test_internvl3_5_thinking_in_think_tags_is_read_after_the_block(release_dir, tmp_path):
+    """InternVL 3.5's thinking mode is a system prompt (its model card's ``R1_SYSTEM_PROMPT``), not a template
+    switch: nothing in the prompt opens a block, the model answers ``<think>…</think>`` then the letter. Cut
+    off inside the block by ``--max-new-tokens``, the evaluator continues it and reads the letter after it."""
+    from tiny_models.families import build_family
+
+    base = build_family("internvl3_5", tmp_path / "base", SENTENCES, seed=0)
+    model = _taught(base, tmp_path / "thinks", ["<think>", "C", "D", "</think>", "B", "<|im_end|>"])
+    kwargs = ["--max-new-tokens", "2", "--thinking-max-new-tokens", "16"]
+    config, records = _run(model, release_dir, tmp_path / "run", *kwargs)
+    assert config["backend"]["opens_thinking"] is False
+    for r in records:
+        assert r["response"] == "<think>CD</think>B" and r["letter"] == "B", r
+
+
+def test_glm4v_thinking_opened_by_the_model_is_continued_and_the_answer_read_after_think(release_dir, tmp_path):
+    """GLM-4.1V-Thinking: the generation prompt (``<|assistant|>\\n``) opens nothing and the template has no
+    thinking switch, yet the model always writes ``<think>...</think><answer>...</answer>``. Cut off inside
+    the block by ``--max-new-tokens``, it is continued with the thinking budget; the letter is read after
+    ``</think>``, out of the answer tags."""
+    from tiny_models.families import build_family
+
+    base = build_family("glm4v", tmp_path / "base", SENTENCES, seed=0)
+    chain = ["<think>", "C", "</think>", "<answer>", "B", "</answer>", "<|endoftext|>"]
+    model = _taught(base, tmp_path / "thinks", chain)
+    config, records = _run(
+        model, release_dir, tmp_path / "run", "--max-new-tokens", "2", "--thinking-max-new-tokens", "16"
+    )
+    assert config["backend"]["opens_thinking"] is False
+    for r in records:
+        assert r["response"] == "<think>C</think><answer>B</answer>" and r["letter"] == "B", r
+        assert r["correct"] == (r["label"] == 1)
+
+
+def test_glm4v_enable_thinking_gets_the_budget_up_front(release_dir, tmp_path):
+    """``enable_thinking`` (which GLM-4.5V/4.6V templates read; GLM-4.1V's ignores it) turns the budget on
+    before anything is cut off."""
+    from tiny_models.families import build_family
+
+    base = build_family("glm4v", tmp_path / "base", SENTENCES, seed=0)
+    on = {"enable_thinking": True}
+    chain = ["<think>", "C", "</think>", "<answer>", "B", "</answer>", "<|endoftext|>"]
+    model = _taught(base, tmp_path / "thinks", chain, on)
+    config, records = _run(
+        model,
+        release_dir,
+        tmp_path / "run",
+        "--chat-template-kwargs",
+        json.dumps(on),
+        "--thinking-max-new-tokens",
+        "16",
+    )
+    assert config["backend"]["opens_thinking"] is True
+    assert config["backend"]["generation"]["max_new_tokens"] == 16
+    for r in records:
+        assert r["response"] == "<think>C</think><answer>B</answer>" and r["letter"] == "B", r

@@ -1,6 +1,6 @@
 """Tiny random-weight InternVL 3 in the Hugging Face format (``InternVLForConditionalGeneration``).
 
-Real protocol kept (OpenGVLab/InternVL3-*-hf, InternVL3_5-*-HF): ChatML turns without a
+Real protocol kept (OpenGVLab/InternVL3-*-hf; InternVL 3.5 is ``internvl3_5``): ChatML turns without a
 system turn, each image rendered in place as ``<IMG_CONTEXT>\\n``; the processor tiles each
 image (dynamic crop to patches + a thumbnail) and expands ``<IMG_CONTEXT>`` into
 ``<img>`` + ``image_seq_length`` x tiles x ``<IMG_CONTEXT>`` + ``</img>``. Tiny here: 56-pixel
@@ -20,7 +20,7 @@ FAMILY = "internvl"
 KIND = "generative"
 TEMPLATE_SOURCE = (
     "huggingface/transformers src/transformers/models/internvl/convert_internvl_weights_to_hf.py "
-    "(chat_template, the template the OpenGVLab/InternVL3-*-hf / InternVL3_5-*-HF checkpoints ship)"
+    "(chat_template, the template the OpenGVLab/InternVL3-*-hf checkpoints ship)"
 )
 
 # Verbatim (the converter's Python string, so '\n' are real newlines inside the Jinja strings).

@@ -332,6 +332,7 @@ ADAPTERS = {
     "qwen2_5_vl": "grid",
     "qwen3_vl": "grid",
     "qwen3_5": "grid",  # Qwen3.5: Qwen3-VL's tower and split, no deepstack
+    "glm4v": "grid",  # GLM-4.1V: flattened patches + image_grid_thw, one tuple entry per image
     "gemma4": "patches",
     "lfm2_vl": "patches",
 }

@@ -20,6 +20,7 @@ from typing import Any
 from ..._compat import MvlsibError
 from ...parsing import REASONING_MARKERS
 from ..base import one_line
+from .inputs import template_reads
 
 # Generation settings that make decoding greedy whatever the checkpoint's generation_config says
 # (a shipped repetition penalty or n-gram block would otherwise change answers silently).
@@ -56,7 +57,9 @@ def opens_thinking(processor: Any, template_kwargs: dict[str, Any], max_new_toke
     (``--thinking-max-new-tokens 0``) it is refused."""
     probe = [{"role": "user", "content": [{"type": "text", "text": "Answer with the letter."}]}]
     try:
-        text = processor.apply_chat_template(probe, add_generation_prompt=True, tokenize=False, **template_kwargs)
+        text = processor.apply_chat_template(
+            probe, add_generation_prompt=True, tokenize=False, **template_reads(processor, template_kwargs)
+        )
     except Exception as exc:  # a template error is the user's to fix: say which
         raise MvlsibError(f"the chat template cannot be rendered: {one_line(exc)}") from None
     opens = (

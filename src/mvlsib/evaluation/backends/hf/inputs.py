@@ -4,8 +4,8 @@ Three things go wrong when one evaluator meets many families, and this module ow
 
 1. **Where images land.** A chat template decides where an image part goes. Some keep it
    where the message puts it (Qwen, Gemma 3, Idefics3, InternVL, ...); some move every
-   image to the start of the turn (the LLaVA-1.5 / NeXT / OneVision templates), which
-   separates an s2i option letter from its image. ``Renderer`` renders natively, checks
+   image to the start of the turn (the LLaVA-1.5 / NeXT / OneVision templates) or of the
+   conversation, numbered (Molmo2), which separates an s2i option letter from its image. ``Renderer`` renders natively, checks
    that every image placeholder sits in the text span the prompt gave it, and otherwise
    writes the family's own image placeholder into the text where the image belongs
    ("inline" mode, exactly what the processor expects to find). If neither keeps the
@@ -53,13 +53,18 @@ def hf_content(messages: Sequence[dict[str, Any]], inline_placeholder: str | Non
     return out
 
 
-def find_image_placeholder(render) -> str:
+def find_image_placeholder(render, image_token: str | None = None) -> str:
     """The text a chat template writes for one image part (e.g. ``<image>``,
     ``<|vision_start|><|image_pad|><|vision_end|>``, ``<start_of_image>``), found by rendering a
     probe turn with one image and with two and taking the difference.
 
     Both probes have images, so what a template does only when a turn has images (Mllama
     drops its system block) is the same in both and stays out of the difference.
+
+    A template that numbers the images it moves to the start (Molmo2: ``<|image|>`` for one image,
+    ``Image 1<|image|>Image 2<|image|>`` for two) leaves a difference that is no per-image
+    placeholder (``Image 1<|image|>Image 2`` occurs once in the two-image turn, not twice); then
+    the processor's own ``image_token`` is the placeholder, if the template writes it once per image.
     """
 
     def turn(n_images: int) -> list[dict[str, Any]]:
@@ -77,7 +82,14 @@ def find_image_placeholder(render) -> str:
     inserted = two[start : len(two) - end]
     if _PROBE_A in inserted or _PROBE_B in inserted:  # the template moved the texts: no clean difference
         return ""
-    return inserted.strip()
+    placeholder = inserted.strip()
+
+    def once_per_image(text: str) -> bool:
+        return bool(text) and two.count(text) == 2 and one.count(text) == 1
+
+    if image_token and not once_per_image(placeholder) and once_per_image(image_token):
+        return image_token
+    return placeholder
 
 
 def placement_errors(rendered: str, placeholder: str, messages: Sequence[dict[str, Any]]) -> list[str]:
@@ -111,6 +123,28 @@ def placement_errors(rendered: str, placeholder: str, messages: Sequence[dict[st
     return errors
 
 
+def template_reads(processor: Any, template_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Those of ``template_kwargs`` the processor's chat template reads (all of them when that cannot be told).
+
+    A switch the template does not know (``enable_thinking`` for GLM-4.1V's template, which always
+    thinks) cannot change what it renders, but transformers takes every kwarg a template does not read
+    for a processor kwarg and logs a warning on each call: one line per prompt. The kwargs stay what the
+    run records and what decides the thinking budget; only rendering leaves such names out."""
+    template = getattr(processor, "chat_template", None)
+    if not template_kwargs or not isinstance(template, str):
+        return dict(template_kwargs)
+    import jinja2
+    import jinja2.meta
+
+    try:
+        names = jinja2.meta.find_undeclared_variables(
+            jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(template)
+        )
+    except jinja2.TemplateError:  # a tag only transformers' environment knows ({% generation %})
+        return dict(template_kwargs)
+    return {name: value for name, value in template_kwargs.items() if name in names}
+
+
 @dataclass
 class Renderer:
     """Renders requests with a processor's chat template so images stay in place (see module doc)."""
@@ -120,9 +154,12 @@ class Renderer:
     mode: str | None = None  # decided on the first prompt with images
     placeholder: str | None = None
 
+    def __post_init__(self) -> None:
+        self._render_kwargs = template_reads(self.processor, self.template_kwargs)
+
     def _render(self, conversation: list[dict[str, Any]]) -> str:
         return self.processor.apply_chat_template(
-            conversation, add_generation_prompt=True, tokenize=False, **self.template_kwargs
+            conversation, add_generation_prompt=True, tokenize=False, **self._render_kwargs
         )
 
     def render(self, messages: Sequence[dict[str, Any]], has_images: bool) -> str:
@@ -141,7 +178,8 @@ class Renderer:
         return text
 
     def _choose_mode(self, messages: Sequence[dict[str, Any]]) -> None:
-        self.placeholder = find_image_placeholder(self._render)
+        token = getattr(self.processor, "image_token", None)
+        self.placeholder = find_image_placeholder(self._render, token if isinstance(token, str) else None)
         if not self.placeholder:
             raise MvlsibError(
                 "the chat template writes nothing for an image part, so the model would never "
