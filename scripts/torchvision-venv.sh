@@ -28,7 +28,7 @@ index_pip() {  # pip without the machine's configuration: the package index's ow
 
 works() {
   "$venv/bin/python" - <<'EOF' 2>/dev/null
-import torch, torchvision, torchvision.ops, transformers
+import torch, torchvision, torchvision.ops, transformers, timm
 boxes = torch.tensor([[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 2.0, 1.9]])
 assert torchvision.ops.nms(boxes, torch.tensor([1.0, 0.5]), 0.5).tolist() == [0]
 EOF

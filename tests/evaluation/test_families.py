@@ -112,8 +112,10 @@ IMAGE_MARKER = {
     "gemma4": "<|image|>",  # written as "\n\n<|image|>\n\n", and the text parts around it are trimmed
     "ovis2": "<image>",  # written as "<image>\n"; plain text for the tokenizer, expanded by the processor
     "molmo2": "<|image|>",  # the template moves them first, numbered: rendered inline with the processor's token
+    "gemma3n": "<image_soft_token>",  # the processor expands it into <start_of_image> ... <end_of_image>
+    "perception_lm": "<|image|>",  # all images first, then the text parts trimmed and glued
 }
-IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision", "molmo2"}
+IMAGES_FIRST = {"llava_1_5", "llava_next", "llava_onevision", "molmo2", "perception_lm"}
 # Families whose processor expands its image token into other tokens: the token the model fills with features.
 # Families whose processor expands its image placeholder into other tokens (Molmo2), or whose placeholder is only
 # text (Ovis2's "<image>"): the token the model fills with features, which the checks count.

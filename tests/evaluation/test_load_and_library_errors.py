@@ -68,6 +68,54 @@ def test_a_processor_needing_torchvision_names_it_and_the_matching_release(name,
     assert "--trust-remote-code" not in message  # a native transformers model: no custom code to trust
 
 
+# Models whose vision tower is a timm network: transformers reads even their config only where timm
+# (which needs torchvision) is installed.
+TIMM_CONFIGS = {
+    "perception_lm": {
+        "model_type": "perception_lm",
+        "text_config": {"model_type": "llama"},
+        "vision_config": {"model_type": "timm_wrapper", "architecture": "vit_pe_core_large_patch14_336"},
+    },
+    "gemma3n": {"model_type": "gemma3n", "vision_config": {"model_type": "gemma3n_vision"}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(TIMM_CONFIGS))
+def test_a_model_needing_timm_names_it_and_torchvision_with_the_matching_release(name, release_dir, tmp_path):
+    import importlib.util
+
+    import torch
+
+    if importlib.util.find_spec("timm") is not None:
+        pytest.skip("timm is installed here: the refusal cannot happen")
+    model = tmp_path / name
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(TIMM_CONFIGS[name]), encoding="utf-8")
+    message = _one_line_error(*_run_args(release_dir, model, tmp_path / "r"))
+    minor = int(torch.__version__.split(".")[1])
+    # Said from the config, before the processor (whose own error would name torchvision only) loads.
+    assert "its vision tower is a timm model" in message and "needs the timm and torchvision packages" in message
+    assert f"pip install torchvision==0.{minor + 15}.* timm" in message, message
+    assert "--trust-remote-code" not in message
+
+
+def test_a_timm_tower_is_refused_before_loading_when_timm_is_missing(monkeypatch):
+    """A config that loads (its timm sub-config carries label names) still names timm before the
+    processor or weights load; and a model without a timm tower is not held to it."""
+    import importlib.util
+
+    from transformers import Gemma3nConfig, LlavaConfig
+
+    from mvlsib.evaluation.backends.hf.loading import check_packages, needs_timm
+
+    assert needs_timm(Gemma3nConfig()) and not needs_timm(LlavaConfig())
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "timm" else real(n, *a))
+    with pytest.raises(MvlsibError, match=r"vision tower is a timm model \(gemma3n\).*pip install torchvision==0\."):
+        check_packages("google/gemma-3n-E2B-it", None, Gemma3nConfig())
+    check_packages("llava", None, LlavaConfig())
+
+
 def _broken_processor(tiny_llava, dest, auto_map: bool):
     """The tiny LLaVA with an unreadable tokenizer.json; with ``auto_map``, a config naming custom code."""
     shutil.copytree(tiny_llava, dest)

@@ -66,11 +66,12 @@ def _stand_in_class():
     return NeverCalledVideoProcessor
 
 
-def install() -> None:
-    """Install the two hooks (idempotent; nothing to do where torchvision works)."""
+def install(force: bool = False) -> None:
+    """Install the two hooks (idempotent; nothing to do where torchvision works, unless ``force``: the
+    torchvision venv's comparison of the stand-in path with the real video processors)."""
     from transformers.utils import is_torchvision_available
 
-    if "check" in _saved or is_torchvision_available():
+    if "check" in _saved or (is_torchvision_available() and not force):
         return
     from transformers.models.auto.video_processing_auto import AutoVideoProcessor, get_video_processor_config
     from transformers.processing_utils import ProcessorMixin

@@ -1,7 +1,8 @@
 """The families whose processors need torchvision, checked inside the torchvision venv.
 
 transformers' processors of Gemma 4, Mistral 3 (Pixtral), LFM2-VL, ... cannot be built without
-torchvision, and torchvision cannot be installed beside the main test environment's CPU torch. So
+torchvision (PerceptionLM's and Gemma 3n's vision towers also need timm, which needs torchvision), and
+torchvision cannot be installed beside the main test environment's CPU torch. So
 these tests run in their own venv (``scripts/torchvision-venv.sh``), as ``.ci/run`` does::
 
     "$(bash scripts/torchvision-venv.sh)/bin/python" -m pytest -q -p no:xdist tests/torchvision_families

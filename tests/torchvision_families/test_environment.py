@@ -35,7 +35,7 @@ def test_the_torchvision_families_run_somewhere():
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
     # The venv must really run torchvision and the project (a half-built venv fails here, not later).
-    code = "import torch, torchvision.ops, transformers, mvlsib; print(torchvision.__version__)"
+    code = "import torch, torchvision.ops, transformers, timm, mvlsib; print(torchvision.__version__)"
     done = subprocess.run([str(python), "-c", code], env=subprocess_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().startswith("0.28.0")

@@ -14,18 +14,33 @@ from evaluation import test_families as checks
 from evaluation.test_families import model_dir, one_thread, photos, texts  # noqa: F401  (shared fixtures)
 
 
+def _has_what_it_needs(name: str) -> None:
+    """The venv must provide every package the family NEEDS (torchvision, timm): a missing one fails here,
+    naming it, instead of skipping the family or failing deep inside transformers."""
+    from tiny_models.families import missing
+
+    assert missing(name) == [], f"{name} needs {missing(name)}: rebuild the venv with scripts/torchvision-venv.sh"
+
+
 @pytest.mark.parametrize("name", checks.TORCHVISION)
 def test_inputs_are_right(name, model_dir, photos):  # noqa: F811
+    _has_what_it_needs(name)
     checks.test_inputs_are_right(name, model_dir, photos)
 
 
 @pytest.mark.parametrize("name", checks.TORCHVISION)
 def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path):  # noqa: F811
+    _has_what_it_needs(name)
     checks.test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path)
 
 
 def test_the_torchvision_families_are_the_ones_the_docs_name():
-    assert {"gemma4", "mistral3", "lfm2_vl", "internvl3_5", "ovis2"} <= set(checks.TORCHVISION)
+    from tiny_models.families import needs
+
+    assert needs("gemma3n") == needs("perception_lm") == ("torchvision", "timm") and needs("gemma4") == ("torchvision",)
+    assert {"gemma4", "mistral3", "lfm2_vl", "internvl3_5", "ovis2", "gemma3n", "perception_lm"} <= set(
+        checks.TORCHVISION
+    )
     assert checks.LIBRARY_FAILURES == ["llama4"]
 
 

@@ -12,9 +12,10 @@ A family module defines::
     FAMILY: str              # the key, e.g. "qwen2_vl"
     KIND: str                # "generative" or "dual_encoder"
     TEMPLATE_SOURCE: str     # where the chat template comes from (generative)
-    NEEDS: tuple[str, ...]   # optional: packages its processor needs beyond the main test
-                             # environment (e.g. "torchvision"); such families are tested in
-                             # tests/torchvision_families/, inside scripts/torchvision-venv.sh's venv
+    NEEDS: tuple[str, ...]   # optional: packages its processor or model needs beyond the main test
+                             # environment (("torchvision",), or ("torchvision", "timm") for a timm
+                             # vision tower); such families are tested in tests/torchvision_families/,
+                             # inside scripts/torchvision-venv.sh's venv, which has both
     def build(out_dir, texts, *, seed=0) -> Path
 
 Modules are found by name: adding a family is adding a module here.

@@ -87,8 +87,36 @@ def image_processor(patch_size: int, merge_size: int = 2, max_merged: int = 4):
     )
 
 
-def finish(model, tokenizer, out: Path, *, processor_class: str, image_processor, chat_template: str) -> Path:
-    """Favour letters, set generation ids, save weights and the processor files."""
+def video_settings(image_processor) -> dict:
+    """The image processor's saved settings that a Qwen2-VL / Qwen2.5-VL checkpoint's video processor is
+    built from: those checkpoints ship only ``preprocessor_config.json``, and transformers reads the
+    video processor's config from it."""
+    saved = image_processor.to_dict()
+    keys = (
+        "patch_size",
+        "merge_size",
+        "temporal_patch_size",
+        "size",
+        "min_pixels",
+        "max_pixels",
+        "image_mean",
+        "image_std",
+    )
+    return {key: saved[key] for key in keys if key in saved}
+
+
+def finish(
+    model,
+    tokenizer,
+    out: Path,
+    *,
+    processor_class: str,
+    image_processor,
+    chat_template: str,
+    video_processor: dict,
+) -> Path:
+    """Favour letters, set generation ids, save weights and the processor files (``video_processor``:
+    the saved video-processor config, so the folder loads where torchvision works too)."""
     model.eval()
     # The real generation_config.json stops on both <|im_end|> and <|endoftext|>.
     _common.finish(model, tokenizer, eos=[tokenizer.eos_token_id, tokenizer.pad_token_id])
@@ -101,5 +129,6 @@ def finish(model, tokenizer, out: Path, *, processor_class: str, image_processor
         image_processor_type="Qwen2VLImageProcessor",
         tokenizer=tokenizer,
         chat_template=chat_template,
+        video_processor=video_processor,
     )
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import _qwen
 from ._common import finish, train_fast_tokenizer
-from ._processor_files import write_processor
+from ._processor_files import video_config, write_processor
 
 FAMILY = "internvl"
 KIND = "generative"
@@ -125,6 +125,14 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         image_processor_type="GotOcr2ImageProcessor",
         tokenizer=tokenizer,
         chat_template=CHAT_TEMPLATE,
+        # InternVLVideoProcessor cannot be imported without torchvision: its settings that differ from
+        # the class defaults (frames at the tile size, the image statistics), as the -hf checkpoints set them.
+        video_processor=video_config(
+            "InternVLVideoProcessor",
+            size={"height": TILE, "width": TILE},
+            image_mean=[0.485, 0.456, 0.406],
+            image_std=[0.229, 0.224, 0.225],
+        ),
         image_seq_length=IMAGE_SEQ_LENGTH,
     )
     return out

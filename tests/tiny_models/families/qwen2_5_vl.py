@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import _qwen, qwen2_vl
+from ._processor_files import video_config
 
 FAMILY = "qwen2_5_vl"
 KIND = "generative"
@@ -50,6 +51,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         },
         **_qwen.vision_token_ids(tokenizer),
     )
+    image_processor = _qwen.image_processor(PATCH_SIZE, MERGE_SIZE)
     torch.manual_seed(seed)
     model = Qwen2_5_VLForConditionalGeneration(config)
     return _qwen.finish(
@@ -57,6 +59,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         tokenizer,
         Path(out_dir),
         processor_class="Qwen2_5_VLProcessor",
-        image_processor=_qwen.image_processor(PATCH_SIZE, MERGE_SIZE),
+        image_processor=image_processor,
         chat_template=CHAT_TEMPLATE,
+        video_processor=video_config("Qwen2VLVideoProcessor", **_qwen.video_settings(image_processor)),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import _qwen
+from ._processor_files import video_config
 
 FAMILY = "qwen2_vl"
 KIND = "generative"
@@ -51,6 +52,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         },
         **_qwen.vision_token_ids(tokenizer),
     )
+    image_processor = _qwen.image_processor(PATCH_SIZE, MERGE_SIZE)
     torch.manual_seed(seed)
     model = Qwen2VLForConditionalGeneration(config)
     return _qwen.finish(
@@ -58,6 +60,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         tokenizer,
         Path(out_dir),
         processor_class="Qwen2VLProcessor",
-        image_processor=_qwen.image_processor(PATCH_SIZE, MERGE_SIZE),
+        image_processor=image_processor,
         chat_template=CHAT_TEMPLATE,
+        video_processor=video_config("Qwen2VLVideoProcessor", **_qwen.video_settings(image_processor)),
     )

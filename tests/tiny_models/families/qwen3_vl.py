@@ -34,6 +34,7 @@ def build_with_template(out_dir: Path, texts: list[str], chat_template: str, *, 
     """The Qwen3-VL architecture with the given template (Instruct and Thinking share the architecture)."""
     import torch
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
 
     tokenizer = _qwen.qwen_tokenizer(texts)
     text = _qwen.text_kwargs(tokenizer)
@@ -77,6 +78,10 @@ def build_with_template(out_dir: Path, texts: list[str], chat_template: str, *, 
         processor_class="Qwen3VLProcessor",
         image_processor=image_processor,
         chat_template=chat_template,
+        # The real class (importable without torchvision, which only processing videos needs), as in qwen3_5.
+        video_processor=Qwen3VLVideoProcessor(
+            patch_size=PATCH_SIZE, merge_size=MERGE_SIZE, temporal_patch_size=2
+        ).to_dict(),
     )
 
 

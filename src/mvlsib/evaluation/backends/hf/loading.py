@@ -106,20 +106,54 @@ def _missing_package(exc: BaseException) -> str | None:
 
 def install_advice(package: str) -> str:
     """How to install ``package``. torchvision must be the release built for the installed torch
-    (0.N+15 for torch 2.N, from the same package index as torch), or it does not load beside it."""
-    if package == "torchvision":
-        try:
-            import torch
+    (0.N+15 for torch 2.N, from the same package index as torch), or it does not load beside it.
+    timm needs torchvision: its advice installs both, since a plain ``pip install timm`` pulls the
+    newest torchvision, which may not match the installed torch."""
+    if package not in ("torchvision", "timm"):
+        return f"pip install {package}"
+    also = " timm" if package == "timm" else ""
+    try:
+        import torch
 
-            major, minor = (int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
-        except (ImportError, ValueError):
-            return "pip install torchvision (the release built for your torch, from the same package index)"
-        if major == 2:
-            return (
-                f"pip install torchvision==0.{minor + 15}.*, the release built for your torch {torch.__version__}, "
-                "from the same package index as torch"
-            )
-    return f"pip install {package}"
+        major, minor = (int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    except (ImportError, ValueError):
+        major, minor = 0, 0
+    if major != 2:
+        return (
+            f"pip install torchvision{also} (the torchvision release built for your torch, from the same package index)"
+        )
+    return (
+        f"pip install torchvision==0.{minor + 15}.*{also}, the torchvision release built for your torch "
+        f"{torch.__version__}, from the same package index as torch"
+    )
+
+
+# Sub-config types that transformers builds as a timm network (TimmWrapperModel or a subclass of it).
+TIMM_CONFIG_TYPES = ("timm_wrapper", "gemma3n_vision")
+
+
+def needs_timm(config: Any) -> bool:
+    """Is a part of the model a timm network (PerceptionLM's Perception Encoder, Gemma 3n's MobileNetV5)?
+    transformers builds it only where timm is installed (and reads a timm config without label names only there)."""
+    parts = [config] + [getattr(config, key, None) for key in getattr(config, "sub_configs", None) or {}]
+    return any(getattr(part, "model_type", None) in TIMM_CONFIG_TYPES for part in parts)
+
+
+def check_packages(model: str, revision: str | None, config: Any) -> None:
+    """Refuse, before anything loads, a model whose vision tower is a timm network where timm (or the
+    torchvision it needs) is missing: one line naming both packages and how to install them."""
+    import importlib.util
+
+    if not needs_timm(config):
+        return
+    missing = [package for package in ("torchvision", "timm") if importlib.util.find_spec(package) is None]
+    if missing:
+        raise MvlsibError(
+            f"cannot load model {_where(model, revision)}: its vision tower is a timm model "
+            f"({config.model_type}), which needs the timm and torchvision packages; {' and '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not installed here; install {'it' if len(missing) == 1 else 'them'} "
+            f"({install_advice('timm')}) and run again"
+        )
 
 
 def _package_error(what: str, exc: BaseException) -> MvlsibError | None:
@@ -151,7 +185,11 @@ def load_config(model: str, revision: str | None, trust_remote_code: bool):
 
     try:
         return AutoConfig.from_pretrained(model, revision=revision or "main", trust_remote_code=trust_remote_code)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ImportError, OSError, ValueError, KeyError, TypeError) as exc:
+        # A timm tower's config (Gemma 3n's) is read only where timm is installed.
+        missing = _package_error(f"the config of {_where(model, revision)}", exc)
+        if missing is not None:
+            raise missing from None
         raise MvlsibError(
             f"cannot load the config of {_where(model, revision)}: {one_line(exc)}. The model must be a local "
             f"folder or Hub id{_remote_code_advice(False, trust_remote_code, exc)}."
@@ -181,6 +219,7 @@ def check_architecture(model: str, revision: str | None, trust_remote_code: bool
             "image-text-to-text model (AutoModelForImageTextToText does not know it), so it cannot answer "
             "MVL-SIB prompts"
         )
+    check_packages(model, revision, config)
     return config
 
 
