@@ -9,6 +9,7 @@ registry (``--help``) must stay fast.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -142,8 +143,6 @@ def needs_timm(config: Any) -> bool:
 def check_packages(model: str, revision: str | None, config: Any) -> None:
     """Refuse, before anything loads, a model whose vision tower is a timm network where timm (or the
     torchvision it needs) is missing: one line naming both packages and how to install them."""
-    import importlib.util
-
     if not needs_timm(config):
         return
     missing = [package for package in ("torchvision", "timm") if importlib.util.find_spec(package) is None]
