@@ -179,3 +179,23 @@ def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir): 
     cache.remove()
     first, second = units
     assert stats["image_features_computed"] == second and stats["image_features_reused"] == first
+
+
+def test_ovis2_with_random_visual_tokens_is_refused_with_the_reason(model_dir, tmp_path):  # noqa: F811
+    """Ovis2's ``tokenize_function`` ``gumbel_argmax`` draws its visual tokens at random on every call:
+    the feature cache refuses it before any batch and says why."""
+    import json
+    import shutil
+
+    from mvlsib.evaluation.backends import make_backend
+
+    copy = tmp_path / "ovis2-gumbel"
+    shutil.copytree(model_dir("ovis2"), copy)
+    config = json.loads((copy / "config.json").read_text())
+    assert config["vision_config"].get("tokenize_function", "softmax") == "softmax"
+    config["vision_config"]["tokenize_function"] = "gumbel_argmax"
+    (copy / "config.json").write_text(json.dumps(config, indent=2))
+    backend = make_backend("hf", model=str(copy), batch_size=4, device="cpu", max_new_tokens=3)
+    assert backend.features.cache is None
+    mode = backend.describe()["image_feature_cache"]["mode"]
+    assert mode.startswith("off (Ovis2 with vision_config.tokenize_function 'gumbel_argmax' draws"), mode
