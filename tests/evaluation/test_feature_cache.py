@@ -123,6 +123,25 @@ def test_a_planted_feature_difference_switches_the_cache_off(model_dir, release_
     assert bad.stats["image_features_plain"] >= sum(len(r.image_ids) for r in reqs)
 
 
+def test_an_error_in_the_cached_path_switches_the_cache_off(model_dir, release_prompts, capsys):
+    """A call the units do not rebuild (here: assembling fails) is refused like a difference: the
+    self-check's plain answers are kept, the cache is off for the run, the reason recorded."""
+    reqs, images = release_prompts
+    want = _backend(model_dir("llava_1_5"), images, feature_cache_mb=0).generate(reqs)
+    bad = _backend(model_dir("llava_1_5"), images)
+
+    def broken(features, grouping, template):
+        raise TypeError("an output this adapter cannot rebuild")
+
+    bad.features.cache.adapter.assemble = broken
+    capsys.readouterr()
+    assert bad.generate(reqs) == want
+    assert "feature cache is off for this run" in capsys.readouterr().err
+    mode = bad.describe()["image_feature_cache"]["mode"]
+    assert mode.startswith("off (self-check: TypeError: an output this adapter cannot rebuild"), mode
+    assert bad.features.cache.enabled is False and len(bad.features.cache) == 0
+
+
 def test_the_cache_stays_within_its_byte_bound(model_dir, release_prompts):
     reqs, images = release_prompts
     backend = _backend(model_dir("llava_1_5"), images)

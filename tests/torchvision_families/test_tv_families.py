@@ -75,12 +75,16 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
         assert f"transformers {transformers.__version__}" in lines[0] and family(name).KNOWN_LIBRARY_FAILURE in lines[0]
 
 
-@pytest.mark.parametrize("name", ["gemma4", "lfm2_vl", "glm4v", "mistral3"])
+@pytest.mark.parametrize(
+    "name", ["gemma4", "lfm2_vl", "glm4v", "mistral3", "gemma3n", "perception_lm", "ovis2", "molmo2"]
+)
 def test_cached_image_features_give_the_plain_answers(name, model_dir, release_dir):  # noqa: F811
     """The per-image feature cache (``patches`` units: a row of patches with its positions / shape and
     mask; GLM-4.1V's ``grid`` units: an image's patch rows with its grid; Mistral 3's ``sized`` units:
-    an image cut to its own size) passes its self-check and answers what the plain path answers,
-    reusing features across prompts."""
+    an image cut to its own size; Gemma 3n's and Ovis2's ``rows``: an image, a tile, Ovis2's indicator
+    embeddings kept; PerceptionLM's ``flat`` units: a tile; Molmo2's ``crops``: an image's crops with its
+    own token pooling) passes its self-check and answers what the plain path answers, reusing features
+    across prompts."""
     from support import release_requests
 
     from mvlsib.evaluation.backends import make_backend
@@ -133,3 +137,65 @@ def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_di
                 assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5), float((a - b).abs().max())
     cache.remove()
     assert stats["image_features_computed"] == 3 and stats["image_features_reused"] == 2
+
+
+@pytest.mark.parametrize("name", ["gemma3n", "perception_lm", "ovis2", "molmo2"])
+def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir):  # noqa: F811
+    """The units of a call of several images (Ovis2: tiles; PerceptionLM: a thumbnail and tiles each;
+    Molmo2: crops indexed by the pooling of the whole call), cached and put back in another call's
+    company and order, give the features the model's own ``get_image_features`` gives for that call."""
+    import inspect
+
+    import numpy as np
+    import torch
+    from PIL import Image
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from mvlsib.evaluation.backends.hf.feature_cache import FeatureCache
+    from mvlsib.evaluation.backends.hf.feature_units import adapter_for
+
+    processor = AutoProcessor.from_pretrained(model_dir(name))
+    model = AutoModelForImageTextToText.from_pretrained(model_dir(name)).eval()
+    rng = np.random.default_rng(0)
+    shapes = ((48, 96), (96, 40), (64, 64)) if name == "molmo2" else ((64, 64),) * 3
+    pictures = [Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)) for h, w in shapes]
+    own = model.base_model.get_image_features
+    wanted = set(inspect.signature(own).parameters) - {"kwargs"}
+    stats: dict = {}
+    cache = FeatureCache(model, adapter_for(model), 2**26, stats)
+    units = []
+    with torch.inference_mode():
+        for order in ([0, 1], [2, 1, 0]):  # the second call reuses 0 and 1 beside a new neighbour, in another order
+            call = processor.image_processor([pictures[i] for i in order], return_tensors="pt")
+            call = {k: v for k, v in call.items() if k in wanted}
+            units.append(len(cache.adapter.units(dict(call))[0]))
+            want = own(**call)
+            got = model.base_model.get_image_features(**call)
+            assert len(got.pooler_output) == len(want.pooler_output)
+            for a, b in zip(got.pooler_output, want.pooler_output):
+                assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5), float((a - b).abs().max())
+            if name == "ovis2":
+                assert torch.equal(got.visual_indicator_features, want.visual_indicator_features)
+    cache.remove()
+    first, second = units
+    assert stats["image_features_computed"] == second and stats["image_features_reused"] == first
+
+
+def test_ovis2_with_random_visual_tokens_is_refused_with_the_reason(model_dir, tmp_path):  # noqa: F811
+    """Ovis2's ``tokenize_function`` ``gumbel_argmax`` draws its visual tokens at random on every call:
+    the feature cache refuses it before any batch and says why."""
+    import json
+    import shutil
+
+    from mvlsib.evaluation.backends import make_backend
+
+    copy = tmp_path / "ovis2-gumbel"
+    shutil.copytree(model_dir("ovis2"), copy)
+    config = json.loads((copy / "config.json").read_text())
+    assert config["vision_config"].get("tokenize_function", "softmax") == "softmax"
+    config["vision_config"]["tokenize_function"] = "gumbel_argmax"
+    (copy / "config.json").write_text(json.dumps(config, indent=2))
+    backend = make_backend("hf", model=str(copy), batch_size=4, device="cpu", max_new_tokens=3)
+    assert backend.features.cache is None
+    mode = backend.describe()["image_feature_cache"]["mode"]
+    assert mode.startswith("off (Ovis2 with vision_config.tokenize_function 'gumbel_argmax' draws"), mode

@@ -1,7 +1,7 @@
 """KV-prefix reuse (``--kv-prefix``) for the families whose processors need torchvision.
 
-Gemma 4 and Mistral 3 continue from a shared prefix cache: with reuse on, every answer equals the
-plain path's, the self-checks of both kinds of prefix (text only; through an i2s reference set's
+Gemma 4, Mistral 3, Gemma 3n (per-layer inputs, KV-shared layers, sliding layers) and PerceptionLM
+continue from a shared prefix cache: with reuse on, every answer equals the plain path's, the self-checks of both kinds of prefix (text only; through an i2s reference set's
 images) pass, and later batches really take their prefix from the cache. Qwen3.5 (gated-delta
 "linear_attention" layers) and LFM2-VL (short "conv" layers) carry a state from token to token
 that the padding moved between prefix and suffix would run through: they are refused before any
@@ -42,19 +42,23 @@ def _backend(model, images, **kw):
     return b
 
 
+# The tiny Gemma 3n's window (512) is shorter than its i2s prompts (256 tokens an image).
+OWN_WINDOW = {"gemma4": 64, "gemma3n": 512}
+
+
 def _reusing_model(name, model_dir, tmp_path):  # noqa: F811
-    if name != "gemma4":
+    if name not in OWN_WINDOW:
         return model_dir(name)
-    widened = tmp_path / "gemma4-window"
+    widened = tmp_path / f"{name}-window"
     shutil.copytree(model_dir(name), widened)
     config = json.loads((widened / "config.json").read_text())
-    assert config["text_config"]["sliding_window"] == 64
+    assert config["text_config"]["sliding_window"] == OWN_WINDOW[name]
     config["text_config"]["sliding_window"] = GEMMA4_WINDOW
     (widened / "config.json").write_text(json.dumps(config, indent=2))
     return widened
 
 
-@pytest.mark.parametrize("name", ["gemma4", "mistral3"])
+@pytest.mark.parametrize("name", ["gemma4", "mistral3", "gemma3n", "perception_lm"])
 def test_reused_prefix_gives_the_plain_answers(name, model_dir, prompts, tmp_path):  # noqa: F811
     reqs, images = prompts
     model = _reusing_model(name, model_dir, tmp_path)

@@ -17,7 +17,8 @@ import sys
 from collections import OrderedDict
 from typing import Any
 
-from .feature_units import Adapter, adapter_for
+from ..base import one_line
+from .feature_units import Adapter, adapter_for, refusal
 from .generation import COMPARED, outputs_differ
 
 # A few hundred images' features of a 7B model (LLaVA-1.5: 576 x 4096 x 2 bytes = 4.7 MB an
@@ -131,8 +132,11 @@ class FeatureReuse:
         for name in ("image_features_computed", "image_features_reused", "image_features_plain"):
             stats[name] = 0
         adapter = adapter_for(model) if mb > 0 else None
+        refused = refusal(model) if mb > 0 else None
         if mb == 0:
             self.mode = "off (--feature-cache-mb 0)"
+        elif refused is not None:
+            self.mode = f"off ({refused}; plain path)"
         elif adapter is None:
             self.mode = (
                 f"off (no per-image feature split known for model type "
@@ -161,10 +165,14 @@ class FeatureReuse:
             plain = self.model.generate(**inputs, **both)
         finally:
             cache.enabled = True
-        cached = self.model.generate(**inputs, **both)
         self.checks += 1
         width = inputs["input_ids"].shape[1]
-        problem = outputs_differ(plain, width, cached, width, self.model.dtype)
+        try:
+            cached = self.model.generate(**inputs, **both)
+        except Exception as exc:  # a family whose call the units do not rebuild: refused, the plain answers kept
+            problem: str | None = f"{type(exc).__name__}: {one_line(exc)[:120]}"
+        else:
+            problem = outputs_differ(plain, width, cached, width, self.model.dtype)
         if problem:
             cache.enabled = False
             cache.clear()

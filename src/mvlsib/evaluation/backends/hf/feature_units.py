@@ -15,8 +15,12 @@ Keys are the pixels themselves, not image ids: a processor may preprocess one im
 differently by context (LLaVA-OneVision drops anyres tiling in multi-image prompts), and the
 key sees that. Units per family (``ADAPTERS``, by the base model's ``model_type``):
 
-- ``rows`` (LLaVA-1.5, Gemma 3, InternVL, Aya Vision): ``pixel_values`` (N, C, H, W), one
-  unit per row (an image, or an InternVL tile);
+- ``rows`` (LLaVA-1.5, Gemma 3, Gemma 3n, InternVL, Aya Vision, Ovis2): ``pixel_values`` (N, C, H, W),
+  one unit per row (an image, or an InternVL / Ovis2 tile); Ovis2's ``visual_indicator_features``
+  (its indicator tokens' embeddings: the embedding table at fixed ids, no pixels involved) are kept
+  from the first encoding and handed back with every output;
+- ``flat`` (PerceptionLM): ``pixel_values`` (N, tiles, C, H, W), the tower run on every tile
+  (``flatten(0, 1)``), pooled per tile; one unit per tile (a thumbnail, a tile, a video frame);
 - ``anyres`` (LLaVA-NeXT, LLaVA-OneVision): one unit per image (its anyres patches, the
   batch's zero padding left out, its ``image_sizes`` row, OneVision's tiling on/off);
 - ``tiles`` (Idefics3, SmolVLM): ``pixel_values`` (B, N, C, H, W), one unit per non-padding
@@ -27,7 +31,13 @@ key sees that. Units per family (``ADAPTERS``, by the base model's ``model_type`
   ``image_sizes``; one unit per image, its pixels cut to its own size (Pixtral reads only those,
   attends within each image alone and merges patches per image);
 - ``grid`` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5): flattened patches, one unit per image
-  (``image_grid_thw`` rows; Qwen3-VL's deepstack features kept per unit too).
+  (``image_grid_thw`` rows; Qwen3-VL's deepstack features kept per unit too);
+- ``crops`` (Molmo2): ``pixel_values`` (crops, patches, D) of all images of the call and
+  ``image_token_pooling`` (tokens, pool) indexing the patches of the whole call; one unit per image:
+  its ``image_grids`` row gives its tokens (rows of the pooling), the lowest patch its tokens pool
+  gives where its crops start, and its pooling indices are made its own (minus that start). A call
+  whose pooling does not cut this way (a padding row, an image reaching into another's crops) runs
+  the plain path.
 
 Families not listed (Mllama: cross-attention, its tower is not behind ``get_image_features``)
 run the plain path. The cache itself and its self-check against the plain path are in
@@ -81,6 +91,23 @@ class Adapter:
         raise NotImplementedError
 
 
+def _output(cls: Any, **fields: Any) -> Any:
+    """The family's own output class with the given fields, any other required field None (timm's
+    ``TimmWrapperModelOutput`` requires ``last_hidden_state``; the model's forward reads ``pooler_output``)."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(cls):
+        for f in dataclasses.fields(cls):
+            if (
+                f.init
+                and f.name not in fields
+                and f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING
+            ):
+                fields[f.name] = None
+    return cls(**fields)
+
+
 def _rest(args: dict[str, Any], *names: str) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k not in names}
 
@@ -91,7 +118,13 @@ def _settings(args: dict[str, Any], *names: str) -> str:
 
 
 class _Rows(Adapter):
+    """``constant``: output fields that depend on the weights alone (Ovis2's ``visual_indicator_features``),
+    kept from an encoding and handed back with every output."""
+
     name = "rows"
+
+    def __init__(self, constant: tuple[str, ...] = ()) -> None:
+        self.constant = constant
 
     def units(self, args):
         pv = args.get("pixel_values")
@@ -105,15 +138,115 @@ class _Rows(Adapter):
 
         out = fn(**{**args, "pixel_values": torch.stack([u["row"] for u in inputs])})
         pooled = out.pooler_output
-        template = ("list" if isinstance(pooled, (list, tuple)) else "tensor", type(out))
+        if len(pooled) != len(inputs):  # a family splitting otherwise: the self-check must not see it pass
+            raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} rows")
+        constant = {}
+        for name in self.constant:
+            value = getattr(out, name, None)
+            if value is None:
+                raise ValueError(f"get_image_features gave no {name}")
+            constant[name] = value.detach()
+        template = ("list" if isinstance(pooled, (list, tuple)) else "tensor", type(out), constant)
         return [(p,) for p in pooled], template
 
     def assemble(self, features, grouping, template):
         import torch
 
-        kind, cls = template
+        kind, cls, constant = template
         pooled = [f[0] for f in features]
-        return cls(pooler_output=list(pooled) if kind == "list" else torch.stack(pooled))
+        return _output(cls, pooler_output=list(pooled) if kind == "list" else torch.stack(pooled), **constant)
+
+
+class _Flat(Adapter):
+    """``pixel_values`` (N, tiles, C, H, W) that the family flattens to (N * tiles, C, H, W) and encodes
+    tile by tile (PerceptionLM: a ViT per tile, a per-token projector, 2x2 pooling within the tile);
+    one unit per tile, features one row per tile, as a tensor (N * tiles, tokens, D)."""
+
+    name = "flat"
+
+    def units(self, args):
+        pv = args.get("pixel_values")
+        if pv is None or pv.dim() != 5:
+            return None
+        settings = _settings(args, "pixel_values")
+        tiles = pv.flatten(0, 1)
+        return [_key(settings, t) for t in tiles], [{"tile": t} for t in tiles], None
+
+    def encode(self, fn, args, inputs):
+        import torch
+
+        out = fn(**{**args, "pixel_values": torch.stack([u["tile"] for u in inputs])[:, None]})
+        pooled = out.pooler_output
+        if not hasattr(pooled, "shape") or pooled.shape[0] != len(inputs):
+            raise ValueError(f"get_image_features gave {len(pooled)} feature rows for {len(inputs)} tiles")
+        return [(p,) for p in pooled], type(out)
+
+    def assemble(self, features, grouping, template):
+        import torch
+
+        return _output(template, pooler_output=torch.stack([f[0] for f in features]))
+
+
+class _Crops(Adapter):
+    """Molmo2: ``pixel_values`` (crops, patches, D) (or (images, crops, patches, D), flattened the same
+    way by the model), ``image_token_pooling`` (tokens, pool) indexing the patches of the whole call
+    (-1: a padding slot), ``image_grids`` (images, 4): image i has ``g0 * g1 + g2 * g3`` tokens. The tower
+    encodes each crop alone and each token pools (attention over) its own patches only, so an image's
+    features depend on its crops alone. Its crops start at the lowest patch its tokens pool (a crop's
+    first patch); the call is cut only when these starts are crop-aligned, rising, and no image pools a
+    patch beyond its own crops; otherwise (or with a padding-only token row) it runs the plain path."""
+
+    name = "crops"
+
+    def units(self, args):
+        pv, pooling, grids = args.get("pixel_values"), args.get("image_token_pooling"), args.get("image_grids")
+        if pv is None or pooling is None or grids is None or pv.dim() not in (3, 4) or pooling.dim() != 2:
+            return None
+        if pv.dim() == 4:
+            pv = pv.reshape(-1, pv.shape[-2], pv.shape[-1])
+        per_crop = pv.shape[1]
+        sizes = [int(g[0] * g[1] + g[2] * g[3]) for g in grids]
+        if sum(sizes) != pooling.shape[0] or not bool((pooling >= 0).any(-1).all()):
+            return None
+        parts = list(pooling.split(sizes))
+        starts = [int(p[p >= 0].min()) for p in parts]
+        ends = starts[1:] + [pv.shape[0] * per_crop]
+        if starts and starts[0] != 0:
+            return None
+        for part, start, end in zip(parts, starts, ends):
+            if start % per_crop or end <= start or int(part.max()) >= end:
+                return None
+        settings = _settings(args, "pixel_values", "image_token_pooling", "image_grids")
+        keys, inputs = [], []
+        for part, start, end, grid in zip(parts, starts, ends, grids):
+            crops = pv[start // per_crop : end // per_crop]
+            own = part.where(part < 0, part - start)
+            keys.append(_key(settings, crops, own, grid))
+            inputs.append({"crops": crops, "pooling": own, "grid": grid})
+        return keys, inputs, None
+
+    def encode(self, fn, args, inputs):
+        import torch
+
+        poolings, offset = [], 0
+        for u in inputs:
+            poolings.append(u["pooling"].where(u["pooling"] < 0, u["pooling"] + offset))
+            offset += u["crops"].shape[0] * u["crops"].shape[1]
+        out = fn(
+            **{
+                **args,
+                "pixel_values": torch.cat([u["crops"] for u in inputs]),
+                "image_token_pooling": torch.cat(poolings),
+                "image_grids": torch.stack([u["grid"] for u in inputs]),
+            }
+        )
+        pooled = out.pooler_output
+        if len(pooled) != len(inputs):
+            raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} images")
+        return [(p,) for p in pooled], type(out)
+
+    def assemble(self, features, grouping, template):
+        return _output(template, pooler_output=tuple(f[0] for f in features))
 
 
 class _Anyres(Adapter):
@@ -181,7 +314,7 @@ class _Anyres(Adapter):
         return features, template
 
     def assemble(self, features, grouping, template):
-        return template(pooler_output=[f[0] for f in features])
+        return _output(template, pooler_output=[f[0] for f in features])
 
 
 class _Tiles(Adapter):
@@ -229,7 +362,7 @@ class _Tiles(Adapter):
             out.append(
                 torch.cat(part).reshape(-1, width) if part else torch.zeros(0, width, dtype=dtype, device=device)
             )
-        return cls(pooler_output=out)
+        return _output(cls, pooler_output=out)
 
 
 class _Patches(Adapter):
@@ -259,7 +392,7 @@ class _Patches(Adapter):
         return [(p,) for p in pooled], type(out)
 
     def assemble(self, features, grouping, template):
-        return template(pooler_output=tuple(f[0] for f in features))
+        return _output(template, pooler_output=tuple(f[0] for f in features))
 
 
 class _Sized(Adapter):
@@ -303,7 +436,7 @@ class _Sized(Adapter):
         return [(p,) for p in pooled], type(out)
 
     def assemble(self, features, grouping, template):
-        return template(pooler_output=tuple(f[0] for f in features))
+        return _output(template, pooler_output=tuple(f[0] for f in features))
 
 
 def _per_row(value: Any, n: int) -> bool:
@@ -349,7 +482,20 @@ class _Grid(Adapter):
         if deep:
             layers = len(features[0]) - 1
             extra["deepstack_features"] = [tuple(f[1 + layer] for f in features) for layer in range(layers)]
-        return cls(pooler_output=tuple(f[0] for f in features), **extra)
+        return _output(cls, pooler_output=tuple(f[0] for f in features), **extra)
+
+
+def refusal(model: Any) -> str | None:
+    """Why this model's image features must not be cached although its family has units (None: they may)."""
+    config = getattr(model, "config", None)
+    if getattr(config, "model_type", "") == "ovis2":
+        tokenize = getattr(getattr(config, "vision_config", None), "tokenize_function", "softmax")
+        if tokenize == "gumbel_argmax":
+            return (
+                "Ovis2 with vision_config.tokenize_function 'gumbel_argmax' draws its visual tokens at random on "
+                "every call (gumbel_softmax), so no two encodings of an image agree"
+            )
+    return None
 
 
 def adapter_for(model: Any) -> Adapter | None:
@@ -358,10 +504,16 @@ def adapter_for(model: Any) -> Adapter | None:
     kind = ADAPTERS.get(getattr(config, "model_type", ""))
     if kind is None or not callable(getattr(getattr(model, "base_model", None), "get_image_features", None)):
         return None
+    if refusal(model) is not None:
+        return None
     if kind == "anyres":
         module = importlib.import_module(type(model.base_model).__module__)
         return _Anyres(config, module) if hasattr(module, "image_size_to_num_patches") else None
-    return {"rows": _Rows, "tiles": _Tiles, "grid": _Grid, "patches": _Patches, "sized": _Sized}[kind]()
+    if kind == "rows":
+        return _Rows(CONSTANT_FIELDS.get(getattr(config, "model_type", ""), ()))
+    return {"tiles": _Tiles, "grid": _Grid, "patches": _Patches, "sized": _Sized, "flat": _Flat, "crops": _Crops}[
+        kind
+    ]()
 
 
 # model_type -> unit kind. Only families whose get_image_features was read in transformers 5.x and
@@ -383,4 +535,11 @@ ADAPTERS = {
     "gemma4": "patches",
     "lfm2_vl": "patches",
     "mistral3": "sized",  # Pixtral tower: block-diagonal attention per image, patches merged per image
+    "gemma3n": "rows",  # MobileNetV5 (timm) per image, (N, 256, D) tensor
+    "ovis2": "rows",  # a tile per row; softmax visual tokens per patch (see refusal for gumbel_argmax)
+    "perception_lm": "flat",  # Perception Encoder per tile, projector and 2x2 pooling per tile
+    "molmo2": "crops",  # crops per image, image_token_pooling made per image
 }
+
+# Output fields of a ``rows`` family that come from the weights alone, kept from an encoding.
+CONSTANT_FIELDS = {"ovis2": ("visual_indicator_features",)}

@@ -26,7 +26,8 @@ from .generation import COMPARED, outputs_differ
 # batches are its processor's own, so only its text prompts get here. Gemma 4 (sliding layers: see
 # sliding_window; bidirectional attention inside an image, which a prefix through the images holds
 # whole) and Mistral 3 (Pixtral tower, Mistral text model) were compared with the plain path on tiny
-# models: first-step logits within 1e-6, every answer the same.
+# models: first-step logits within 1e-6, every answer the same. Gemma 3n (per-layer inputs, KV-shared layers, sliding
+# layers) and PerceptionLM (Llama text model) likewise: padded rows' first-step logits within 1e-5, answers the same.
 KV_PREFIX_TYPES = frozenset(
     {
         "llava",
@@ -40,6 +41,8 @@ KV_PREFIX_TYPES = frozenset(
         "mllama",
         "aya_vision",
         "mistral3",
+        "gemma3n",
+        "perception_lm",
     }
 )
 
