@@ -5,7 +5,7 @@ torchvision (PerceptionLM's and Gemma 3n's vision towers also need timm, which n
 torchvision cannot be installed beside the main test environment's CPU torch. So
 these tests run in their own venv (``scripts/torchvision-venv.sh``), as ``.ci/run`` does::
 
-    "$(bash scripts/torchvision-venv.sh)/bin/python" -m pytest -q -p no:xdist tests/torchvision_families
+    "$(bash scripts/torchvision-venv.sh)/bin/python" -m pytest -n 2 -q tests/torchvision_families
 
 In an interpreter without torchvision (the main suite) the family modules here are not collected:
 they run exactly once, in the venv. ``test_environment.py`` is collected everywhere and, under

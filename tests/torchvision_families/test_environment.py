@@ -29,7 +29,7 @@ def test_the_torchvision_families_run_somewhere():
         message = (
             f"no torchvision here and no torchvision venv at {venv_dir()}: the families that need torchvision "
             f"(Gemma 4, Mistral 3, LFM2-VL) are not tested; run bash {SCRIPT.relative_to(REPO)} and then "
-            f"{python} -m pytest -q -p no:xdist tests/torchvision_families"
+            f"{python} -m pytest -n 2 -q tests/torchvision_families"
         )
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
