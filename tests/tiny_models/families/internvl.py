@@ -67,12 +67,21 @@ INTERNVL_TOKENS = [
 ]
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
-    import torch
-    from transformers import InternVLConfig, InternVLForConditionalGeneration
-    from transformers.models.got_ocr2.image_processing_pil_got_ocr2 import GotOcr2ImageProcessorPil
+# What the -hf checkpoints' processor files set (image statistics, tiles, frames at the tile size).
+MEAN_STD = {"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}
+IMAGE_PROCESSOR = {
+    "size": {"height": TILE, "width": TILE},
+    "crop_to_patches": False,  # as in the real preprocessor_config.json; the processor turns it on
+    "min_patches": 1,
+    "max_patches": MAX_PATCHES,
+    **MEAN_STD,
+}
+VIDEO_PROCESSOR = {"size": {"height": TILE, "width": TILE}, **MEAN_STD}
 
-    tokenizer = train_fast_tokenizer(
+
+def tokenizer_for(texts: list[str], **kwargs):
+    """The Qwen tokenizer with the converter's InternVL tokens (``kwargs`` go to ``train_fast_tokenizer``)."""
+    return train_fast_tokenizer(
         texts,
         _qwen.SPECIAL_TOKENS + INTERNVL_TOKENS,
         eos_token="<|im_end|>",
@@ -83,12 +92,20 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
             "context_image_token": "<IMG_CONTEXT>",
             "video_token": "<video>",
         },
+        **kwargs,
     )
-    text = _qwen.text_kwargs(tokenizer)
+
+
+def model_for(tokenizer, text_config: dict, *, seed: int):
+    """A tiny ``InternVLForConditionalGeneration``: ``text_config`` (model type and what differs) over the
+    Qwen text sizes, the tiny InternViT of 56-pixel tiles."""
+    import torch
+    from transformers import InternVLConfig, InternVLForConditionalGeneration
+
     config = InternVLConfig(
         text_config={
-            "model_type": "qwen2",
-            **text,
+            **text_config,
+            **_qwen.text_kwargs(tokenizer),
             "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
         },
         vision_config={
@@ -107,32 +124,27 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     model = InternVLForConditionalGeneration(config).eval()
     finish(model, tokenizer)
+    return model
+
+
+def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+    from transformers.models.got_ocr2.image_processing_pil_got_ocr2 import GotOcr2ImageProcessorPil
+
+    tokenizer = tokenizer_for(texts)
+    model = model_for(tokenizer, {"model_type": "qwen2"}, seed=seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
-    image_processor = GotOcr2ImageProcessorPil(
-        size={"height": TILE, "width": TILE},
-        crop_to_patches=False,  # as in the real preprocessor_config.json; the processor turns it on
-        min_patches=1,
-        max_patches=MAX_PATCHES,
-        image_mean=[0.485, 0.456, 0.406],
-        image_std=[0.229, 0.224, 0.225],
-    )
     write_processor(
         out,
         processor_class="InternVLProcessor",
-        image_processor=image_processor,
+        image_processor=GotOcr2ImageProcessorPil(**IMAGE_PROCESSOR),
         image_processor_type="GotOcr2ImageProcessor",
         tokenizer=tokenizer,
         chat_template=CHAT_TEMPLATE,
         # InternVLVideoProcessor cannot be imported without torchvision: its settings that differ from
-        # the class defaults (frames at the tile size, the image statistics), as the -hf checkpoints set them.
-        video_processor=video_config(
-            "InternVLVideoProcessor",
-            size={"height": TILE, "width": TILE},
-            image_mean=[0.485, 0.456, 0.406],
-            image_std=[0.229, 0.224, 0.225],
-        ),
+        # the class defaults, as the -hf checkpoints set them.
+        video_processor=video_config("InternVLVideoProcessor", **VIDEO_PROCESSOR),
         image_seq_length=IMAGE_SEQ_LENGTH,
     )
     return out

@@ -20,9 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import _qwen
-from ._common import finish, train_fast_tokenizer
 from .internvl import CHAT_TEMPLATE as INTERNVL_HF_TEMPLATE
-from .internvl import DOWNSAMPLE, IMAGE_SEQ_LENGTH, INTERNVL_TOKENS, MAX_PATCHES, PATCH, TILE
+from .internvl import IMAGE_PROCESSOR, IMAGE_SEQ_LENGTH, VIDEO_PROCESSOR, model_for, tokenizer_for
 
 FAMILY = "internvl3_5"
 KIND = "generative"
@@ -36,70 +35,17 @@ CHAT_TEMPLATE = INTERNVL_HF_TEMPLATE
 
 
 def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
-    import torch
     from tokenizers import AddedToken
-    from transformers import (
-        GotOcr2ImageProcessor,
-        InternVLConfig,
-        InternVLForConditionalGeneration,
-        InternVLProcessor,
-        InternVLVideoProcessor,
-    )
+    from transformers import GotOcr2ImageProcessor, InternVLProcessor, InternVLVideoProcessor
 
-    tokenizer = train_fast_tokenizer(
-        texts,
-        _qwen.SPECIAL_TOKENS + INTERNVL_TOKENS,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        padding_side="left",
-        extra_special_tokens={
-            "start_image_token": "<img>",
-            "end_image_token": "</img>",
-            "context_image_token": "<IMG_CONTEXT>",
-            "video_token": "<video>",
-        },
-    )
+    tokenizer = tokenizer_for(texts, padding_side="left")
     # Qwen3's <think>/</think> (and tool-call tags): single tokens, not special, so decoding keeps them.
     tokenizer.add_tokens([AddedToken(t, normalized=False, special=False) for t in _qwen.PLAIN_ADDED_TOKENS])
-    text = _qwen.text_kwargs(tokenizer)
-    config = InternVLConfig(
-        text_config={
-            "model_type": "qwen3",
-            **text,
-            "head_dim": 16,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
-        },
-        vision_config={
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 2,
-            "image_size": [TILE, TILE],
-            "patch_size": [PATCH, PATCH],
-        },
-        image_token_id=tokenizer.convert_tokens_to_ids("<IMG_CONTEXT>"),
-        image_seq_length=IMAGE_SEQ_LENGTH,
-        downsample_ratio=DOWNSAMPLE,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(seed)
-    model = InternVLForConditionalGeneration(config).eval()
-    finish(model, tokenizer)
-    image_processor = GotOcr2ImageProcessor(
-        size={"height": TILE, "width": TILE},
-        crop_to_patches=False,  # as in the real preprocessor_config.json; the processor turns it on
-        min_patches=1,
-        max_patches=MAX_PATCHES,
-        image_mean=[0.485, 0.456, 0.406],
-        image_std=[0.229, 0.224, 0.225],
-    )
-    video_processor = InternVLVideoProcessor(
-        size={"height": TILE, "width": TILE}, image_mean=[0.485, 0.456, 0.406], image_std=[0.229, 0.224, 0.225]
-    )
+    model = model_for(tokenizer, {"model_type": "qwen3", "head_dim": 16}, seed=seed)
     processor = InternVLProcessor(
-        image_processor=image_processor,
+        image_processor=GotOcr2ImageProcessor(**IMAGE_PROCESSOR),
         tokenizer=tokenizer,
-        video_processor=video_processor,
+        video_processor=InternVLVideoProcessor(**VIDEO_PROCESSOR),
         chat_template=CHAT_TEMPLATE,
         image_seq_length=IMAGE_SEQ_LENGTH,
     )
