@@ -21,6 +21,19 @@ TOPIC_PHOTOS = SHARED / "topic-photos"
 POOL_DIR = REPO / "src" / "mvlsib" / "data" / "image_pool"
 # The languages of the evaluator tests' release: one Latin-script, one right-to-left.
 EVAL_LANGUAGES = ("eng_Latn", "arb_Arab")
+# A user turn with two images between text parts: how the family tests probe where a template puts images.
+TWO_IMAGE_TURN = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Images:\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\n"},
+            {"type": "image"},
+            {"type": "text", "text": "\nWhich?"},
+        ],
+    }
+]
 
 
 def release_requests(release_dir, task_ks, per_language: int = 2):
@@ -40,6 +53,18 @@ def release_requests(release_dir, task_ks, per_language: int = 2):
                 reqs.append(Request(f"{task}|{k}|{language}|{ex['instance_id']}", tuple(p.messages()), p.image_ids))
     needed = {i for r in reqs for i in r.image_ids}
     return reqs, {i: images[i] for i in sorted(needed)}
+
+
+def one_line_cli_error(cli, *args) -> str:
+    """Invoke ``cli`` with ``args``; assert it exits 2 with one line and no traceback; return that line.
+    transformers may draw its weight-loading bar first; the error is the one line besides it."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
+    assert "Traceback" not in result.output and len(lines) == 1, result.output
+    return lines[0]
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

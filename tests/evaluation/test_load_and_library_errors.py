@@ -8,19 +8,11 @@ import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
+from support import one_line_cli_error
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.runner import RunOptions, run_eval
-
-
-def _one_line_error(*args) -> str:
-    result = CliRunner().invoke(eval_cli, [str(a) for a in args])
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
-    assert "Traceback" not in result.output and len(lines) == 1, result.output
-    return lines[0]
 
 
 def _run_args(release_dir, model, out):
@@ -61,7 +53,7 @@ def test_a_processor_needing_torchvision_names_it_and_the_matching_release(name,
         if file == "processor_config.json" and "image_processor" in config:
             config["image_processor"].update(image_edit)
         path.write_text(json.dumps(config), encoding="utf-8")
-    message = _one_line_error(*_run_args(release_dir, needy, tmp_path / "r"))
+    message = one_line_cli_error(eval_cli, *_run_args(release_dir, needy, tmp_path / "r"))
     minor = int(torch.__version__.split(".")[1])
     assert "cannot load the processor" in message and "needs the torchvision package" in message, message
     assert f"pip install torchvision==0.{minor + 15}.*" in message, message
@@ -91,7 +83,7 @@ def test_a_model_needing_timm_names_it_and_torchvision_with_the_matching_release
     model = tmp_path / name
     model.mkdir()
     (model / "config.json").write_text(json.dumps(TIMM_CONFIGS[name]), encoding="utf-8")
-    message = _one_line_error(*_run_args(release_dir, model, tmp_path / "r"))
+    message = one_line_cli_error(eval_cli, *_run_args(release_dir, model, tmp_path / "r"))
     minor = int(torch.__version__.split(".")[1])
     # Said from the config, before the processor (whose own error would name torchvision only) loads.
     assert "its vision tower is a timm model" in message and "needs the timm and torchvision packages" in message
@@ -129,10 +121,10 @@ def _broken_processor(tiny_llava, dest, auto_map: bool):
 
 def test_trust_remote_code_is_advised_only_when_the_config_names_custom_code(tiny_llava, release_dir, tmp_path):
     native = _broken_processor(tiny_llava, tmp_path / "native", auto_map=False)
-    message = _one_line_error(*_run_args(release_dir, native, tmp_path / "r1"))
+    message = one_line_cli_error(eval_cli, *_run_args(release_dir, native, tmp_path / "r1"))
     assert "cannot load the processor" in message and "--trust-remote-code" not in message, message
     custom = _broken_processor(tiny_llava, tmp_path / "custom", auto_map=True)
-    message = _one_line_error(*_run_args(release_dir, custom, tmp_path / "r2"))
+    message = one_line_cli_error(eval_cli, *_run_args(release_dir, custom, tmp_path / "r2"))
     assert "cannot load the processor" in message and "--trust-remote-code" in message, message
 
 

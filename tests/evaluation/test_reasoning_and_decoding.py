@@ -9,6 +9,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 from fakes.openai_compat import ChatServer
+from support import one_line_cli_error
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
@@ -180,15 +181,6 @@ def test_bad_json_options_are_one_line_errors(tiny_llava, tmp_path):
         make_backend("hf", model=str(tiny_llava), device="cpu", max_new_tokens=0)
 
 
-def _cli_error(*args) -> str:
-    result = CliRunner().invoke(eval_cli, [str(a) for a in args])
-    assert result.exit_code == 2, result.output
-    # transformers may draw its weight-loading bar on stderr first; the error is one line after it.
-    lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
-    assert "Traceback" not in result.output and len(lines) == 1, result.output
-    return lines[0]
-
-
 def test_model_without_chat_template_is_a_one_line_error(tiny_llava, release_dir, tmp_path):
     bare = tmp_path / "bare"
     shutil.copytree(tiny_llava, bare)
@@ -200,7 +192,8 @@ def test_model_without_chat_template_is_a_one_line_error(tiny_llava, release_dir
             data = json.loads(path.read_text("utf-8"))
             data.pop("chat_template", None)
             path.write_text(json.dumps(data), encoding="utf-8")
-    message = _cli_error(
+    message = one_line_cli_error(
+        eval_cli,
         "run",
         "--data",
         release_dir,
@@ -237,7 +230,8 @@ def test_not_an_image_text_to_text_model_is_a_one_line_error(tiny_llava, release
     )
     LlamaForCausalLM(cfg).save_pretrained(text_only, safe_serialization=True)
     tok.save_pretrained(text_only)
-    message = _cli_error(
+    message = one_line_cli_error(
+        eval_cli,
         "run",
         "--data",
         release_dir,
@@ -278,7 +272,8 @@ def test_processor_needing_a_missing_package_names_it(tiny_llava, release_dir, t
     pre["image_processor_type"] = "PixtralImageProcessorFast"
     pre["processor_class"] = "PixtralProcessor"
     (needy / "preprocessor_config.json").write_text(json.dumps(pre), encoding="utf-8")
-    message = _cli_error(
+    message = one_line_cli_error(
+        eval_cli,
         "run",
         "--data",
         release_dir,
@@ -377,7 +372,8 @@ def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir,
         assert r["response"] == "</think>B" and r["letter"] == "B"
         assert r["correct"] == (r["label"] == 1)
     # The same model with no room to think is refused with advice, not scored as format errors.
-    message = _cli_error(
+    message = one_line_cli_error(
+        eval_cli,
         "run",
         "--data",
         release_dir,

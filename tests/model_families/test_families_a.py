@@ -17,19 +17,7 @@ from pathlib import Path
 
 import fakes.video_processor  # noqa: F401  (installs the never-called video-processor stand-in)
 import pytest
-
-TURN = [
-    {
-        "role": "user",
-        "content": [
-            {"type": "text", "text": "Images:\n"},
-            {"type": "image"},
-            {"type": "text", "text": "\n"},
-            {"type": "image"},
-            {"type": "text", "text": "\nWhich?"},
-        ],
-    }
-]
+from support import TWO_IMAGE_TURN
 
 
 @dataclass(frozen=True)
@@ -170,7 +158,7 @@ def test_real_template_two_images_generate(built, photos):
     assert facts.template_mark in processor.chat_template
     assert processor.chat_template == module.CHAT_TEMPLATE
 
-    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    rendered = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
     assert rendered.count(facts.rendered_image) == 2
     first, second = (rendered.index(facts.rendered_image, i) for i in (0, rendered.index(facts.rendered_image) + 1))
     if facts.in_place:
@@ -205,7 +193,7 @@ def test_a_batch_of_two_prompts_with_nested_image_lists(built, photos):
 
     name, _, _, processor, model = built
     one = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Which?"}]}]
-    rendered = processor.apply_chat_template([TURN, one], add_generation_prompt=True, tokenize=False)
+    rendered = processor.apply_chat_template([TWO_IMAGE_TURN, one], add_generation_prompt=True, tokenize=False)
     inputs = processor(text=rendered, images=[photos, [photos[1]]], padding=True, return_tensors="pt")
     assert inputs["input_ids"].shape[0] == 2
     # Left padding, so that every prompt ends where generation starts.
@@ -227,7 +215,7 @@ def test_build_is_deterministic(any_built, texts, tmp_path):
 @pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_thinking"])
 def test_qwen2_vl_adds_a_default_system_turn_qwen3_vl_does_not(load, name):
     _, _, _, processor, _ = load(name)
-    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    rendered = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
     has_system = rendered.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n")
     assert has_system == name.startswith("qwen2")
 
@@ -244,7 +232,7 @@ def test_think_tokens_are_single_and_survive_skip_special_tokens(load, name):
 def test_internvl_tiles_a_wide_image_and_wraps_each_image_in_img_tags(load, photos):
     _, module, _, processor, _ = load("internvl")
     wide = photos[0].resize((module.TILE * 3, module.TILE))
-    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    rendered = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
     inputs = processor(text=[rendered], images=[[wide, photos[1]]], return_tensors="pt")
     ids = inputs["input_ids"][0].tolist()
     tok = processor.tokenizer
@@ -262,7 +250,7 @@ def test_paligemma_has_no_chat_template_and_takes_a_prefix_prompt(load, photos):
     _, module, _, processor, model = load("paligemma")
     assert processor.chat_template is None and module.CHAT_TEMPLATE is None
     with pytest.raises(ValueError, match="chat template"):
-        processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+        processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
 
     inputs = processor(text=["<image><image>Which?"], images=[photos], return_tensors="pt")
     ids = inputs["input_ids"][0].tolist()

@@ -16,22 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 from PIL import Image
-from support import REPO, subprocess_env
+from support import REPO, TWO_IMAGE_TURN, subprocess_env
 from tiny_models.families import build_family, family, family_names
 from tiny_models.llava import sib_sentences
-
-TWO_IMAGE_TURN = [
-    {
-        "role": "user",
-        "content": [
-            {"type": "text", "text": "Images:\n"},
-            {"type": "image"},
-            {"type": "text", "text": "\n"},
-            {"type": "image"},
-            {"type": "text", "text": "\nWhich?"},
-        ],
-    }
-]
 
 
 @pytest.fixture(scope="module")

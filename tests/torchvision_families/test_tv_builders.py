@@ -18,19 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 from PIL import Image
-
-TURN = [
-    {
-        "role": "user",
-        "content": [
-            {"type": "text", "text": "Images:\n"},
-            {"type": "image"},
-            {"type": "text", "text": "\n"},
-            {"type": "image"},
-            {"type": "text", "text": "\nWhich?"},
-        ],
-    }
-]
+from support import TWO_IMAGE_TURN
 
 
 @dataclass(frozen=True)
@@ -40,7 +28,6 @@ class Facts:
     generation_prompt: str  # how the rendered text ends with add_generation_prompt=True
     starts_with: str  # how the rendered text starts
     once_per_image: str | None  # a token each expanded image carries exactly once (None: the family has none)
-    filled_token: str | None = None  # the token the model fills with features, if not the processor's image_token
 
 
 FAMILIES = {
@@ -78,7 +65,6 @@ FAMILIES = {
         generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
         starts_with="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n",
         once_per_image="<IMG_START>",
-        filled_token="<IMG_ATOM>",
     ),
     "molmo2": Facts(
         template_file="molmo2_convert_chat_template.jinja",
@@ -87,7 +73,6 @@ FAMILIES = {
         generation_prompt="<|im_end|>\n<|im_start|>assistant\n",
         starts_with="Image 1<|image|>Image 2<|image|><|im_start|>user\n",
         once_per_image="<low_res_im_start>",
-        filled_token="<im_patch>",
     ),
     "glm4v": Facts(
         template_file="glm4_1v_9b_thinking.jinja",
@@ -206,7 +191,7 @@ def test_real_template_two_images_in_place_one_bos_and_the_processors_counts(nam
     video = getattr(processor, "video_processor", None)
     assert video is None or type(video).__name__ != "NeverCalledVideoProcessor"  # the real one here
 
-    rendered = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    rendered = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
     assert facts.rendered_turn in rendered, rendered
     assert rendered.startswith(facts.starts_with) and rendered.endswith(facts.generation_prompt)
 
@@ -217,7 +202,7 @@ def test_real_template_two_images_in_place_one_bos_and_the_processors_counts(nam
         assert ids.count(tok.bos_token_id) == 1 and ids[0] == tok.bos_token_id
     if facts.once_per_image is not None:
         assert ids.count(tok.convert_tokens_to_ids(facts.once_per_image)) == 2
-    image_id = tok.convert_tokens_to_ids(facts.filled_token or processor.image_token)
+    image_id = tok.convert_tokens_to_ids(getattr(module, "FILLED_TOKEN", None) or processor.image_token)
     expected = [_image_token_counts(name, processor, p) for p in photos]
     assert ids.count(image_id) == sum(expected)
 
@@ -229,8 +214,8 @@ def test_real_template_two_images_in_place_one_bos_and_the_processors_counts(nam
 
 def test_gemma4_thinking_is_a_system_marker_and_a_channel_the_model_opens(load):
     _, _, processor, _ = load("gemma4")
-    on = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=True)
-    off = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
+    on = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False, enable_thinking=True)
+    off = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
     assert on.startswith("<bos><|turn>system\n<|think|>\n<turn|>\n") and on.endswith("<|turn>model\n")
     assert "<|think|>" not in off and off.endswith("<|channel>thought\n<channel|>")
     tok = processor.tokenizer
@@ -245,7 +230,9 @@ def test_qwen3_5_thinking_is_on_unless_switched_off_and_the_template_is_the_pinn
     module, out, processor, _ = load("qwen3_5")
     text = (out / "chat_template.jinja").read_bytes()
     assert hashlib.sha256(text).hexdigest() == module.TEMPLATE_SHA256 and len(text) == 7756
-    off = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=False)
+    off = processor.apply_chat_template(
+        TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False, enable_thinking=False
+    )
     assert off.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
     tok = processor.tokenizer
     ids = tok.encode("<think>\nB</think>\n\nA", add_special_tokens=False)
@@ -281,9 +268,11 @@ def test_glm4v_template_is_the_recorded_one_and_thinking_is_the_models_own(load)
     module, out, processor, _ = load("glm4v")
     text = (out / "chat_template.jinja").read_text(encoding="utf-8")
     assert hashlib.sha256(json.dumps(text).encode()).hexdigest() == module.TEMPLATE_JSON_SHA256 and len(text) == 922
-    plain = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False)
-    on = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=True)
-    off = processor.apply_chat_template(TURN, add_generation_prompt=True, tokenize=False, enable_thinking=False)
+    plain = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False)
+    on = processor.apply_chat_template(TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False, enable_thinking=True)
+    off = processor.apply_chat_template(
+        TWO_IMAGE_TURN, add_generation_prompt=True, tokenize=False, enable_thinking=False
+    )
     assert plain == on == off and "<think>" not in plain
     tok = processor.tokenizer
     assert tok.bos_token is None

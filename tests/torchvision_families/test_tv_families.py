@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from evaluation import test_families as checks
 from evaluation.test_families import model_dir, one_thread, photos, texts  # noqa: F401  (shared fixtures)
+from support import one_line_cli_error
 
 
 def _has_what_it_needs(name: str) -> None:
@@ -55,7 +56,6 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
     """Llama 4's forward fails inside transformers 5.24 whatever the input: both commands say so in one
     line (family, library, version, the library's own message), exit 2, no traceback."""
     import transformers
-    from click.testing import CliRunner
     from tiny_models.families import family
 
     from mvlsib.cli import build_cli, eval_cli
@@ -68,11 +68,9 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
     verify = ["verify-images", "--pool", small, "--out", tmp_path / "verify", "--rotations", "1", "--allow-fail"]
     verify += ["--no-progress"]
     for cli, args in ((eval_cli, run), (build_cli, verify)):
-        result = CliRunner().invoke(cli, [str(a) for a in args] + ["--model", str(model), "--device", "cpu"])
-        lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
-        assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
-        assert f"the model's own code failed ({name}, " in lines[0], lines[0]
-        assert f"transformers {transformers.__version__}" in lines[0] and family(name).KNOWN_LIBRARY_FAILURE in lines[0]
+        line = one_line_cli_error(cli, *args, "--model", model, "--device", "cpu")
+        assert f"the model's own code failed ({name}, " in line, line
+        assert f"transformers {transformers.__version__}" in line and family(name).KNOWN_LIBRARY_FAILURE in line
 
 
 @pytest.mark.parametrize(

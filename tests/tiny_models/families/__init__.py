@@ -16,6 +16,8 @@ A family module defines::
                              # environment (("torchvision",), or ("torchvision", "timm") for a timm
                              # vision tower); such families are tested in tests/torchvision_families/,
                              # inside scripts/torchvision-venv.sh's venv, which has both
+    FILLED_TOKEN: str        # optional: the token the model fills with image features, where the
+                             # processor expands its placeholder into other tokens or it is only text
     def build(out_dir, texts, *, seed=0) -> Path
 
 Modules are found by name: adding a family is adding a module here.

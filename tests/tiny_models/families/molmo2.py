@@ -25,6 +25,9 @@ from ._common import finish, train_fast_tokenizer
 FAMILY = "molmo2"
 KIND = "generative"
 NEEDS = ("torchvision",)
+# The token the model fills with image features (the processor expands <|image|> into rows of it around
+# view and crop markers): what the family checks count.
+FILLED_TOKEN = "<im_patch>"
 TEMPLATE_SOURCE = (
     "allenai/molmo2 olmo/hf_model/convert_molmo2_to_hf.py CHAT_TEMPLATE (commit d2c3055c, the template the "
     "conversion writes into every allenai/Molmo2-* checkpoint; a public copy of the Molmo2-4B checkpoint, "

@@ -22,6 +22,8 @@ from ._common import TINY_VISION, finish, train_fast_tokenizer
 FAMILY = "ovis2"
 KIND = "generative"
 NEEDS = ("torchvision",)
+# The token the model fills with image features ("<image>" is only text; see above): what the family checks count.
+FILLED_TOKEN = "<IMG_ATOM>"
 TEMPLATE_SOURCE = (
     "huggingface/transformers src/transformers/models/ovis2/convert_ovis2_weights_to_hf.py (CHAT_TEMPLATE, "
     "written into every converted AIDC-AI/Ovis2-* checkpoint); the same string is prepare_processor_dict() of "
