@@ -13,7 +13,14 @@ from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
 from .report_format import macro_table
 from .schedule import MAX_PROMPTS
-from .selection import max_new_tokens_option, read_groups, run_options, selection_options
+from .selection import (
+    groups_option,
+    max_new_tokens_option,
+    parse_mode_option,
+    read_groups,
+    run_options,
+    selection_options,
+)
 
 # The openai backend's options that shape a request body (the rest are about the connection).
 BODY_OPTIONS = ("request-style", "chat-template-kwargs")
@@ -108,20 +115,8 @@ def _names(label: str, items, limit: int = 10) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     help="Run folder (predictions.jsonl, metrics.json, config.json); collecting again adds to it.",
 )
-@click.option(
-    "--parse-mode",
-    type=click.Choice(["relaxed", "strict", "lenient"]),
-    default="relaxed",
-    show_default=True,
-    help="How letters are read for 'letter'/'correct' (as for run).",
-)
-@click.option(
-    "--groups",
-    "groups_csv",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="CSV with columns language,group to average over; repeatable (as for run).",
-)
+@parse_mode_option("How letters are read for 'letter'/'correct' (as for run).")
+@groups_option("CSV with columns language,group to average over; repeatable (as for run).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 @friendly_errors
 def collect_command(folder, results, out, parse_mode, groups_csv, progress):

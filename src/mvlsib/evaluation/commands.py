@@ -19,7 +19,14 @@ from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
 from .hub_commands import hub_results_command
 from .report_format import macro_table
-from .selection import max_new_tokens_option, read_groups, run_options, selection_options
+from .selection import (
+    groups_option,
+    max_new_tokens_option,
+    parse_mode_option,
+    read_groups,
+    run_options,
+    selection_options,
+)
 
 # What a run folder holds besides its ledger: a run killed with kill -9 records nothing, yet its
 # files are ours to resume (predictions.shard-I-of-N.jsonl, config.json, metrics.json, the lock).
@@ -49,21 +56,9 @@ RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
     "SLURM_ARRAY_TASK_COUNT, less SLURM_ARRAY_TASK_MIN), or RANK/WORLD_SIZE under torchrun/accelerate; "
     "else everything.",
 )
-@click.option(
-    "--parse-mode",
-    type=click.Choice(["relaxed", "strict", "lenient"]),
-    default="relaxed",
-    show_default=True,
-    help="How letters are read for 'letter'/'correct' (metrics.json reports strict too).",
-)
+@parse_mode_option("How letters are read for 'letter'/'correct' (metrics.json reports strict too).")
 @with_backend_options
-@click.option(
-    "--groups",
-    "groups_csv",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="CSV with columns language,group (e.g. resource tiers) to average over; repeatable.",
-)
+@groups_option("CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
@@ -141,20 +136,8 @@ def merge_command(sources, out, allow_partial):
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder for report.md, the CSV tables, the leaderboard and the figures.",
 )
-@click.option(
-    "--groups",
-    "groups_csv",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="CSV with columns language,group (e.g. resource tiers); repeatable.",
-)
-@click.option(
-    "--parse-mode",
-    type=click.Choice(["relaxed", "strict", "lenient"]),
-    default="relaxed",
-    show_default=True,
-    help="How letters are read from the stored responses.",
-)
+@groups_option("CSV with columns language,group (e.g. resource tiers); repeatable.")
+@parse_mode_option("How letters are read from the stored responses.")
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
 @click.option(
     "--language-metadata",
@@ -206,13 +189,7 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     help="Also write the figures machine-readably (overall at the top level, then per task x k and per "
     "language x task x k).",
 )
-@click.option(
-    "--parse-mode",
-    type=click.Choice(["relaxed", "strict", "lenient"]),
-    default="relaxed",
-    show_default=True,
-    help="How letters are read from the stored responses.",
-)
+@parse_mode_option("How letters are read from the stored responses.")
 def compare_command(run_a, run_b, json_path, parse_mode):
     """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
     interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
@@ -238,13 +215,7 @@ def compare_command(run_a, run_b, json_path, parse_mode):
     metavar="DIR",
     help="Release folder whose texts and options are shown for listed items (default: the runs' own).",
 )
-@click.option(
-    "--parse-mode",
-    type=click.Choice(["relaxed", "strict", "lenient"]),
-    default="relaxed",
-    show_default=True,
-    help="How letters are read from the stored responses.",
-)
+@parse_mode_option("How letters are read from the stored responses.")
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
 @click.option(
     "--max-listed",
@@ -289,13 +260,7 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
     default=None,
     help="Also write the correlations as CSV.",
 )
-@click.option(
-    "--parse-mode",
-    type=click.Choice(["relaxed", "strict", "lenient"]),
-    default="relaxed",
-    show_default=True,
-    help="How letters are read from the stored responses.",
-)
+@parse_mode_option("How letters are read from the stored responses.")
 def correlate_command(runs, scores, names, out_csv, parse_mode):
     """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
     task x k macro accuracies and other benchmarks' scores of the same models."""

@@ -104,6 +104,24 @@ max_new_tokens_option = click.option(
 )
 
 
+# parsing.MODES, with the default first as --help lists them.
+PARSE_MODE_CHOICES = ("relaxed", "strict", "lenient")
+
+
+def parse_mode_option(help: str):
+    """``--parse-mode``: how letters are read from responses (the commands that score say how)."""
+    return click.option(
+        "--parse-mode", type=click.Choice(PARSE_MODE_CHOICES), default="relaxed", show_default=True, help=help
+    )
+
+
+def groups_option(help: str):
+    """``--groups CSV`` (repeatable), received as ``groups_csv``; ``read_groups`` reads the files."""
+    return click.option(
+        "--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False), help=help
+    )
+
+
 def selection_options(fn):
     """The selection options; the command receives them as keywords (``run_options`` reads them)."""
     for decorate in reversed(_SELECTION):
