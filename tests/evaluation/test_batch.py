@@ -33,6 +33,12 @@ def invoke(*args, env=None):
     return CliRunner().invoke(eval_cli, [str(a) for a in args], env=env)
 
 
+def run_online(base_url, release, out, env=None):
+    """``mvlsib-eval run`` of the SELECTION against the server at ``base_url``."""
+    args = ["run", "--backend", "openai", "--base-url", base_url, "--model", MODEL, "--data", release, *SELECTION]
+    return invoke(*args, "--out", out, "--no-progress", env=env)
+
+
 def ok(result):
     assert result.exit_code == 0, result.output
     return result
@@ -56,23 +62,7 @@ def server():
 @pytest.fixture(scope="module")
 def online_run(tmp_path_factory, release, server) -> Path:
     out = tmp_path_factory.mktemp("online") / "run"
-    ok(
-        invoke(
-            "run",
-            "--backend",
-            "openai",
-            "--base-url",
-            server.base_url,
-            "--model",
-            MODEL,
-            "--data",
-            release,
-            *SELECTION,
-            "--out",
-            out,
-            "--no-progress",
-        )
-    )
+    ok(run_online(server.base_url, release, out))
     server.online_payloads = list(server.requests)
     return out
 
@@ -144,23 +134,7 @@ def test_round_trip_equals_the_online_run(release, prepared, online_run, server,
         "thinking_continuation",
     }
     # The collected run is an ordinary run: the online runner resumes it and finds nothing to do.
-    again = ok(
-        invoke(
-            "run",
-            "--backend",
-            "openai",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            MODEL,
-            "--data",
-            release,
-            *SELECTION,
-            "--out",
-            out,
-            "--no-progress",
-        )
-    )
+    again = ok(run_online("http://127.0.0.1:9/v1", release, out))
     assert f"0 new predictions ({N_PROMPTS} already done)" in again.output
 
 
@@ -309,24 +283,7 @@ def test_a_slurm_array_and_merge_give_the_one_process_run(release, online_run, s
     out = tmp_path / "sharded"
     for task in range(4):
         env = slurm(task + 3, minimum=3)  # --array=3-6: the offset is taken off
-        ok(
-            invoke(
-                "run",
-                "--backend",
-                "openai",
-                "--base-url",
-                server.base_url,
-                "--model",
-                MODEL,
-                "--data",
-                release,
-                *SELECTION,
-                "--out",
-                out,
-                "--no-progress",
-                env=env,
-            )
-        )
+        ok(run_online(server.base_url, release, out, env=env))
     assert sorted(p.name for p in out.glob("predictions.shard-*")) == [
         f"predictions.shard-{i}-of-4.jsonl" for i in range(4)
     ]
