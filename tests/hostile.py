@@ -92,3 +92,32 @@ URLS = st.one_of(
         HOSTILE,
     ),
 )
+
+
+def card_context(images, *, source_location: str, source_revision: str):
+    """A card context of ``images`` (one instance per image, the first language), with the given source:
+    how the card tests put text into a whole card."""
+    from mvlsib.release.card.render import CardContext
+    from mvlsib.release.stats import compute_stats
+
+    instances = [
+        {
+            "topic": im.topic,
+            "sentence_label": 0,
+            "image_label": 0,
+            "ref_image_ids": [im.image_id],
+            "image_option_ids": [im.image_id],
+        }
+        for im in images
+    ]
+    return CardContext(
+        languages=["eng_Latn"],
+        images=images,
+        stats=compute_stats(instances, {im.image_id: im.topic for im in images}),
+        seed=0,
+        instances_sha256="ab" * 32,
+        toolkit_version="1",
+        num_sentences=1004,
+        source_location=source_location,
+        source_revision=source_revision,
+    )

@@ -7,10 +7,10 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
+from hostile import card_context
 from markdown_it import MarkdownIt
 
-from mvlsib.release.card.render import CardContext, CardImage, attribution_markdown, render_card
-from mvlsib.release.stats import compute_stats
+from mvlsib.release.card.render import CardImage, attribution_markdown, render_card
 
 HOSTILE_TITLE = "Lions | *bold* _it_ `code` <script>alert(1)</script> [x](https://evil.example) &amp; ~~s~~ \\ !"
 HOSTILE_AUTHOR = "Ann <b>B</b> | C\nD ![img](https://evil.example/i.png) # not a heading"
@@ -94,27 +94,7 @@ def test_non_http_urls_are_not_linked(url):
 
 def test_hostile_text_in_a_whole_card():
     images = [_image(image_id=f"{t}_0", topic=t) for t in ("travel", "sports")]
-    instances = [
-        {
-            "topic": im.topic,
-            "sentence_label": 0,
-            "image_label": 0,
-            "ref_image_ids": [im.image_id],
-            "image_option_ids": [im.image_id],
-        }
-        for im in images
-    ]
-    ctx = CardContext(
-        languages=["eng_Latn"],
-        images=images,
-        stats=compute_stats(instances, {im.image_id: im.topic for im in images}),
-        seed=0,
-        instances_sha256="ab" * 32,
-        toolkit_version="1",
-        num_sentences=1004,
-        source_location="/data/<b>sib</b>|x",
-        source_revision="none",
-    )
+    ctx = card_context(images, source_location="/data/<b>sib</b>|x", source_revision="none")
     parsed = _render(render_card(ctx).split("\n---\n", 1)[1])
     assert "script" not in parsed.tags and "b" not in parsed.tags and "img" not in parsed.tags
     assert ["SIB-200 source", "/data/<b>sib</b>|x"] in parsed.rows

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import urllib.parse
 
-from hostile import HOSTILE, MD, URLS, parse_html
+from hostile import HOSTILE, MD, URLS, card_context, parse_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mvlsib.escape import flat, web_url
-from mvlsib.release.card.render import CardContext, CardImage, attribution_markdown, render_card
-from mvlsib.release.stats import compute_stats
+from mvlsib.release.card.render import CardImage, attribution_markdown, render_card
 
 IMAGE = st.builds(
     CardImage,
@@ -54,27 +53,7 @@ def test_attribution_table_cells_are_literal(images):
     revision=HOSTILE,
 )
 def test_whole_card_makes_no_element_from_data(images, location, revision):
-    instances = [
-        {
-            "topic": im.topic,
-            "sentence_label": 0,
-            "image_label": 0,
-            "ref_image_ids": [im.image_id],
-            "image_option_ids": [im.image_id],
-        }
-        for im in images
-    ]
-    ctx = CardContext(
-        languages=["eng_Latn"],
-        images=images,
-        stats=compute_stats(instances, {im.image_id: im.topic for im in images}),
-        seed=0,
-        instances_sha256="ab" * 32,
-        toolkit_version="1",
-        num_sentences=1004,
-        source_location=location,
-        source_revision=revision,
-    )
+    ctx = card_context(images, source_location=location, source_revision=revision)
     card = render_card(ctx)
     body = card.split("\n---\n", 1)[1]
     doc = parse_html(MD.render(body))
