@@ -127,24 +127,29 @@ def run_backend(b, requests) -> list[str]:
     return out
 
 
+def make_backend(model: str, images, args, **options):
+    """An ``HFBackend`` for ``model`` with the command line's settings, ``options`` (a variant) on top."""
+    from mvlsib.evaluation.backends.hf import HFBackend
+
+    options.setdefault("feature_cache_mb", args.feature_cache_mb)
+    b = HFBackend(
+        model,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        max_new_tokens=args.max_new_tokens,
+        thinking_max_new_tokens=args.max_new_tokens,
+        **options,
+    )
+    b.set_images(images)
+    return b
+
+
 def measure(model: str, requests, images, args) -> dict:
     import torch
 
-    from mvlsib.evaluation.backends.hf import HFBackend
-
-    def backend(**options) -> HFBackend:
-        options.setdefault("feature_cache_mb", args.feature_cache_mb)
-        b = HFBackend(
-            model,
-            batch_size=args.batch_size,
-            device=args.device,
-            dtype=args.dtype,
-            max_new_tokens=args.max_new_tokens,
-            thinking_max_new_tokens=args.max_new_tokens,
-            **options,
-        )
-        b.set_images(images)
-        return b
+    def backend(**options):
+        return make_backend(model, images, args, **options)
 
     plain = backend(**VARIANTS["no memo"])  # the model the naive loop and the pipeline use: no wrapper on it
     proc, net = plain.processor, plain.model
@@ -281,21 +286,9 @@ REUSE_VARIANTS = {
 def measure_reuse(model: str, requests, images, args) -> dict:
     """Median time of each of REUSE_VARIANTS over ``--repeats`` rounds (each backend built afresh, its
     self-checks paid again), the answers' agreement and what was reused in the last round."""
-    from mvlsib.evaluation.backends.hf import HFBackend
 
-    def backend(**options) -> HFBackend:
-        options.setdefault("feature_cache_mb", args.feature_cache_mb)
-        b = HFBackend(
-            model,
-            batch_size=args.batch_size,
-            device=args.device,
-            dtype=args.dtype,
-            max_new_tokens=args.max_new_tokens,
-            thinking_max_new_tokens=args.max_new_tokens,
-            **options,
-        )
-        b.set_images(images)
-        return b
+    def backend(**options):
+        return make_backend(model, images, args, **options)
 
     backend(**REUSE_VARIANTS["plain"]).generate(requests[:2])  # warm-up
     times: dict[str, list[float]] = {v: [] for v in REUSE_VARIANTS}
