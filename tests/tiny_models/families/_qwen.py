@@ -61,6 +61,22 @@ def text_kwargs(tokenizer, hidden: int = 64) -> dict:
     )
 
 
+def vision_tower(out_hidden_size: int, patch_size: int, merge_size: int, **family) -> dict:
+    """The tiny vision tower of Qwen2.5-VL, Qwen3-VL and Qwen3.5 (their ``vision_config``): two blocks of
+    width 32, 2-frame patches merged ``merge_size`` x ``merge_size``; ``family`` adds what differs."""
+    return {
+        "depth": 2,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_heads": 2,
+        "out_hidden_size": out_hidden_size,
+        "patch_size": patch_size,
+        "spatial_merge_size": merge_size,
+        "temporal_patch_size": 2,
+        **family,
+    }
+
+
 def vision_token_ids(tokenizer) -> dict:
     ids = tokenizer.convert_tokens_to_ids
     return dict(

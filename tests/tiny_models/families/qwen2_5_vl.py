@@ -37,18 +37,13 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
             **text,
             "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]},
         },
-        vision_config={
-            "depth": 2,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
-            "out_hidden_size": text["hidden_size"],
-            "patch_size": PATCH_SIZE,
-            "spatial_merge_size": MERGE_SIZE,
-            "temporal_patch_size": 2,
-            "window_size": 112,  # the real window (8x8 patches): one window covers a whole tiny image
-            "fullatt_block_indexes": [1],  # the real model alternates windowed and full-attention blocks
-        },
+        vision_config=_qwen.vision_tower(
+            text["hidden_size"],
+            PATCH_SIZE,
+            MERGE_SIZE,
+            window_size=112,  # the real window (8x8 patches): one window covers a whole tiny image
+            fullatt_block_indexes=[1],  # the real model alternates windowed and full-attention blocks
+        ),
         **_qwen.vision_token_ids(tokenizer),
     )
     image_processor = _qwen.image_processor(PATCH_SIZE, MERGE_SIZE)

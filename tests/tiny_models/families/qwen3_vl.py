@@ -51,18 +51,13 @@ def build_with_template(out_dir: Path, texts: list[str], chat_template: str, *, 
                 "mrope_interleaved": True,
             },
         },
-        vision_config={
-            "depth": 2,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
-            "out_hidden_size": text["hidden_size"],
-            "patch_size": PATCH_SIZE,
-            "spatial_merge_size": MERGE_SIZE,
-            "temporal_patch_size": 2,
-            "num_position_embeddings": 256,  # a 16x16 learned grid, interpolated like the real 48x48
-            "deepstack_visual_indexes": [0],
-        },
+        vision_config=_qwen.vision_tower(
+            text["hidden_size"],
+            PATCH_SIZE,
+            MERGE_SIZE,
+            num_position_embeddings=256,  # a 16x16 learned grid, interpolated like the real 48x48
+            deepstack_visual_indexes=[0],
+        ),
         **_qwen.vision_token_ids(tokenizer),
     )
     torch.manual_seed(seed)
