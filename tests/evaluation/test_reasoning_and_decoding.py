@@ -10,6 +10,7 @@ import torch
 from click.testing import CliRunner
 from fakes.openai_compat import ChatServer
 from support import one_line_cli_error
+from tiny_models.teach import teach_chain
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
@@ -297,35 +298,14 @@ def test_processor_needing_a_missing_package_names_it(tiny_llava, release_dir, t
 def _thinking_model_that_answers(src, dest, answer: str = "B"):
     """The tiny Qwen3-VL-Thinking, its weights edited so that it closes the thinking block the
     template opened and then answers ``answer``: after the prompt's last token it says
-    ``</think>``, after ``</think>`` the letter, after the letter ``<|im_end|>``. Each step is
-    a huge input embedding along a fresh direction and the next token's output row along it,
-    so the last position's hidden state (residual stream) picks the next token."""
-    from transformers import AutoModelForImageTextToText, AutoProcessor
+    ``</think>``, after ``</think>`` the letter, after the letter ``<|im_end|>`` (``teach_chain``)."""
+    from transformers import AutoProcessor
 
-    shutil.copytree(src, dest)
-    processor = AutoProcessor.from_pretrained(src)
-    tok = processor.tokenizer
-    model = AutoModelForImageTextToText.from_pretrained(src)
-    rendered = processor.apply_chat_template(
+    rendered = AutoProcessor.from_pretrained(src).apply_chat_template(
         [{"role": "user", "content": [{"type": "text", "text": "x"}]}], add_generation_prompt=True, tokenize=False
     )
     assert rendered.endswith("<think>\n")
-    last = tok(rendered, add_special_tokens=False)["input_ids"][-1]
-    steps = [
-        last,
-        tok.convert_tokens_to_ids("</think>"),
-        tok.convert_tokens_to_ids(answer),
-        tok.convert_tokens_to_ids("<|im_end|>"),
-    ]
-    emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
-    torch.manual_seed(0)
-    directions = torch.linalg.qr(torch.randn(emb.shape[1], len(steps) - 1))[0].T
-    with torch.no_grad():
-        for (now, nxt), d in zip(zip(steps, steps[1:]), directions):
-            emb[now] = d * 1000
-            head[nxt] = d * 100 * head.norm(dim=1).mean()
-    model.save_pretrained(dest, safe_serialization=True)
-    return dest
+    return teach_chain(src, dest, ["</think>", answer, "<|im_end|>"])
 
 
 def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir, tmp_path):

@@ -18,50 +18,14 @@ and scored as a format error, fails the test.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import torch
 from click.testing import CliRunner
+from tiny_models.teach import teach_chain
 
 from mvlsib.cli import eval_cli
 
 SENTENCES = ["The match was played.", "Mutation adds variation.", "Tourism matters.", "Pests spoil food."]
-
-
-def _taught(src: Path, dest: Path, chain: list[str], template_kwargs: dict | None = None) -> Path:
-    """A copy of the tiny model at ``src`` that, after its generation prompt, says ``chain`` token by
-    token: each step is a huge input embedding along a fresh direction and the next token's output
-    row along it, so the last position's residual stream picks the next token."""
-    from transformers import AutoModelForImageTextToText, AutoProcessor
-
-    shutil.copytree(src, dest)
-    processor = AutoProcessor.from_pretrained(src)
-    tok = processor.tokenizer
-    model = AutoModelForImageTextToText.from_pretrained(src)
-    rendered = processor.apply_chat_template(
-        [{"role": "user", "content": [{"type": "text", "text": "x"}]}],
-        add_generation_prompt=True,
-        tokenize=False,
-        **(template_kwargs or {}),
-    )
-    last = tok(rendered, add_special_tokens=False)["input_ids"][-1]
-    steps = [last] + [tok.convert_tokens_to_ids(t) for t in chain]
-    assert len(set(steps)) == len(steps) and tok.unk_token_id not in steps[1:], chain
-    if model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr():
-        # Tied embeddings (Gemma 4): untie them, or each edit would overwrite the other.
-        model.get_output_embeddings().weight = torch.nn.Parameter(model.get_input_embeddings().weight.clone())
-        for config in (model.config, model.config.get_text_config()):
-            config.tie_word_embeddings = False
-    emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
-    torch.manual_seed(0)
-    directions = torch.linalg.qr(torch.randn(emb.shape[1], len(steps) - 1))[0].T
-    with torch.no_grad():
-        for (now, nxt), d in zip(zip(steps, steps[1:]), directions):
-            emb[now] = d * 1000
-            head[nxt] = d * 100 * head.norm(dim=1).mean()
-    model.save_pretrained(dest, safe_serialization=True)
-    return dest
 
 
 def _run(model: Path, release_dir: Path, out: Path, *extra: str):
@@ -80,7 +44,7 @@ def test_gemma4_thinking_channel_gets_the_budget_and_the_letter_after_it(release
 
     base = build_family("gemma4", tmp_path / "base", SENTENCES, seed=0)
     on = {"enable_thinking": True}
-    model = _taught(base, tmp_path / "thinks", ["<|channel>", "C", "<channel|>", "B", "<turn|>"], on)
+    model = teach_chain(base, tmp_path / "thinks", ["<|channel>", "C", "<channel|>", "B", "<turn|>"], on)
     config, records = _run(
         model,
         release_dir,
@@ -103,7 +67,7 @@ def test_qwen3_5_thinking_run_reads_the_letter_after_think(release_dir, tmp_path
     from tiny_models.families import build_family
 
     base = build_family("qwen3_5", tmp_path / "base", SENTENCES, seed=0)
-    model = _taught(base, tmp_path / "thinks", ["C", "</think>", "B", "<|im_end|>"])
+    model = teach_chain(base, tmp_path / "thinks", ["C", "</think>", "B", "<|im_end|>"])
     config, records = _run(model, release_dir, tmp_path / "run", "--thinking-max-new-tokens", "16")
     assert config["backend"]["opens_thinking"] is True
     for r in records:
@@ -119,7 +83,7 @@ def test_a_thinking_block_cut_off_by_the_budget_is_continued(release_dir, tmp_pa
 
     base = build_family("qwen3_5", tmp_path / "base", SENTENCES, seed=0)
     off = {"enable_thinking": False}
-    model = _taught(base, tmp_path / "thinks", ["<think>", "C", "D", "</think>", "B", "<|im_end|>"], off)
+    model = teach_chain(base, tmp_path / "thinks", ["<think>", "C", "D", "</think>", "B", "<|im_end|>"], off)
     kwargs = ["--chat-template-kwargs", json.dumps(off), "--max-new-tokens", "2"]
     config, records = _run(model, release_dir, tmp_path / "run", *kwargs, "--thinking-max-new-tokens", "16")
     assert config["backend"]["opens_thinking"] is False
@@ -137,7 +101,7 @@ def test_internvl3_5_thinking_in_think_tags_is_read_after_the_block(release_dir,
     from tiny_models.families import build_family
 
     base = build_family("internvl3_5", tmp_path / "base", SENTENCES, seed=0)
-    model = _taught(base, tmp_path / "thinks", ["<think>", "C", "D", "</think>", "B", "<|im_end|>"])
+    model = teach_chain(base, tmp_path / "thinks", ["<think>", "C", "D", "</think>", "B", "<|im_end|>"])
     kwargs = ["--max-new-tokens", "2", "--thinking-max-new-tokens", "16"]
     config, records = _run(model, release_dir, tmp_path / "run", *kwargs)
     assert config["backend"]["opens_thinking"] is False
@@ -154,7 +118,7 @@ def test_glm4v_thinking_opened_by_the_model_is_continued_and_the_answer_read_aft
 
     base = build_family("glm4v", tmp_path / "base", SENTENCES, seed=0)
     chain = ["<think>", "C", "</think>", "<answer>", "B", "</answer>", "<|endoftext|>"]
-    model = _taught(base, tmp_path / "thinks", chain)
+    model = teach_chain(base, tmp_path / "thinks", chain)
     config, records = _run(
         model, release_dir, tmp_path / "run", "--max-new-tokens", "2", "--thinking-max-new-tokens", "16"
     )
@@ -172,7 +136,7 @@ def test_glm4v_enable_thinking_gets_the_budget_up_front(release_dir, tmp_path):
     base = build_family("glm4v", tmp_path / "base", SENTENCES, seed=0)
     on = {"enable_thinking": True}
     chain = ["<think>", "C", "</think>", "<answer>", "B", "</answer>", "<|endoftext|>"]
-    model = _taught(base, tmp_path / "thinks", chain, on)
+    model = teach_chain(base, tmp_path / "thinks", chain, on)
     config, records = _run(
         model,
         release_dir,
