@@ -67,6 +67,26 @@ def one_line_cli_error(cli, *args) -> str:
     return lines[0]
 
 
+def prefix_ordered_requests(release_dir):
+    """i2s k=1,3, s2i k=1 and s2t k=1 for 2 instances in both languages, in the evaluator's prefix order
+    (what the KV-prefix tests send), and the images they show."""
+    from mvlsib.evaluation.schedule import prefix_order
+
+    reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2t", 1)])
+    return prefix_order(reqs, messages_of=lambda r: r.messages), images
+
+
+def tiny_hf_backend(model, images, **options):
+    """The hf backend on CPU as the reuse tests run it (batch 4, 3 new tokens, no feature cache unless
+    ``options`` say so), its images set."""
+    from mvlsib.evaluation.backends import make_backend
+
+    options.setdefault("feature_cache_mb", 0)
+    b = make_backend("hf", model=str(model), batch_size=4, device="cpu", max_new_tokens=3, **options)
+    b.set_images(images)
+    return b
+
+
 def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for running the package from this checkout in a child process."""
     env = dict(os.environ)

@@ -9,7 +9,7 @@ import fakes.video_processor  # noqa: F401  (processors with a video processor: 
 import pytest
 import test_families
 import torch
-from support import release_requests
+from support import prefix_ordered_requests, release_requests, tiny_hf_backend
 from test_families import GENERATIVE
 
 from mvlsib.evaluation.backends import make_backend
@@ -28,15 +28,7 @@ REUSING = [n for n in GENERATIVE if MODEL_TYPE.get(n, n) in KV_PREFIX_TYPES and 
 
 @pytest.fixture(scope="module")
 def prompts(release_dir):
-    """i2s k=1,3, s2i k=1 and s2t k=1 for 2 instances in both languages, in the evaluator's prefix order."""
-    reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2t", 1)])
-    return prefix_order(reqs, messages_of=lambda r: r.messages), images
-
-
-def _backend(model, images, **kw):
-    b = make_backend("hf", model=str(model), batch_size=4, device="cpu", max_new_tokens=3, feature_cache_mb=0, **kw)
-    b.set_images(images)
-    return b
+    return prefix_ordered_requests(release_dir)
 
 
 def test_the_padding_moves_between_prefix_and_suffix_and_positions_stay():
@@ -67,8 +59,8 @@ def test_the_padding_moves_between_prefix_and_suffix_and_positions_stay():
 @pytest.mark.parametrize("name", REUSING)
 def test_reused_prefix_gives_the_plain_answers_and_logits(name, model_dir, prompts):
     reqs, images = prompts
-    want = _backend(model_dir(name), images).generate(reqs)
-    backend = _backend(model_dir(name), images, kv_prefix=True)
+    want = tiny_hf_backend(model_dir(name), images).generate(reqs)
+    backend = tiny_hf_backend(model_dir(name), images, kv_prefix=True)
     assert backend.generate(reqs) == want
     assert backend.describe()["kv_prefix"] == "on"
     stats = backend.stats
@@ -91,7 +83,7 @@ def test_reused_prefix_gives_the_plain_answers_and_logits(name, model_dir, promp
 
 def test_a_planted_cache_difference_switches_reuse_off(model_dir, prompts, capsys, monkeypatch):
     reqs, images = prompts
-    want = _backend(model_dir("llava_1_5"), images).generate(reqs)
+    want = tiny_hf_backend(model_dir("llava_1_5"), images).generate(reqs)
     honest = PrefixCache.for_batch
 
     def spoiled(self, model, prefix, rows):
@@ -101,7 +93,7 @@ def test_a_planted_cache_difference_switches_reuse_off(model_dir, prompts, capsy
         return cache
 
     monkeypatch.setattr(PrefixCache, "for_batch", spoiled)
-    backend = _backend(model_dir("llava_1_5"), images, kv_prefix=True)
+    backend = tiny_hf_backend(model_dir("llava_1_5"), images, kv_prefix=True)
     capsys.readouterr()
     assert backend.generate(reqs) == want
     assert "KV-prefix reuse is off for this run" in capsys.readouterr().err
@@ -111,9 +103,9 @@ def test_a_planted_cache_difference_switches_reuse_off(model_dir, prompts, capsy
 
 def test_mrope_families_and_the_default_do_not_reuse(model_dir, prompts):
     reqs, images = prompts
-    qwen = _backend(model_dir("qwen2_vl"), images, kv_prefix=True)
+    qwen = tiny_hf_backend(model_dir("qwen2_vl"), images, kv_prefix=True)
     assert qwen.prefixes.cache is None and "cannot continue from a shared prefix cache" in qwen.describe()["kv_prefix"]
-    assert _backend(model_dir("llava_1_5"), images).describe()["kv_prefix"] == "off (--kv-prefix not given)"
+    assert tiny_hf_backend(model_dir("llava_1_5"), images).describe()["kv_prefix"] == "off (--kv-prefix not given)"
 
 
 def test_a_batch_longer_than_the_attention_window_is_not_reused(model_dir, prompts):
@@ -121,12 +113,12 @@ def test_a_batch_longer_than_the_attention_window_is_not_reused(model_dir, promp
     the prefix out of a suffix token's window (tiny Gemma 3 answered differently on one of 420
     prompts before this rule, after its self-check had passed)."""
     reqs, images = prompts
-    backend = _backend(model_dir("gemma3"), images, kv_prefix=True)
+    backend = tiny_hf_backend(model_dir("gemma3"), images, kv_prefix=True)
     assert sliding_window(backend.model.config) == 64
     idx, inputs = backend.build_batches(reqs)[0]
     assert inputs["input_ids"].shape[1] > 64
     assert backend.prefixes.length(inputs, bool(reqs[idx[0]].image_ids)) == 0
-    assert backend.generate(reqs) == _backend(model_dir("gemma3"), images).generate(reqs)
+    assert backend.generate(reqs) == tiny_hf_backend(model_dir("gemma3"), images).generate(reqs)
     assert backend.describe()["kv_prefix"].startswith("unused")
     assert backend.stats.get("kv_prefix_batches", 0) == 0
 
@@ -230,7 +222,7 @@ def test_prompts_with_other_images_do_not_share_an_image_prefix(model_dir, i2s_p
 
 def test_a_planted_difference_in_an_image_prefix_turns_only_that_kind_off(model_dir, i2s_prompts, capsys, monkeypatch):
     reqs, images = i2s_prompts
-    plain = _backend(model_dir("llava_1_5"), images)
+    plain = tiny_hf_backend(model_dir("llava_1_5"), images)
     want = plain.generate(reqs)
     honest = PrefixCache.for_batch
 

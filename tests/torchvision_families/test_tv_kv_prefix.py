@@ -16,12 +16,10 @@ import shutil
 import pytest
 import torch
 from evaluation.test_families import model_dir, one_thread, texts  # noqa: F401  (shared fixtures)
-from support import release_requests
+from support import prefix_ordered_requests, tiny_hf_backend
 
-from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf.kv_prefix import sliding_window
 from mvlsib.evaluation.backends.hf.loading import move_inputs
-from mvlsib.evaluation.schedule import prefix_order
 
 # The tiny Gemma 4's own window (64 tokens) is shorter than every MVL-SIB prompt, so it never reuses
 # a prefix (as tiny Gemma 3); a copy with a window longer than these prompts (up to 694 tokens, the
@@ -31,15 +29,7 @@ GEMMA4_WINDOW = 1024
 
 @pytest.fixture(scope="module")
 def prompts(release_dir):
-    """i2s k=1,3, s2i k=1 and s2t k=1 for 2 instances in both languages, in the evaluator's prefix order."""
-    reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2t", 1)])
-    return prefix_order(reqs, messages_of=lambda r: r.messages), images
-
-
-def _backend(model, images, **kw):
-    b = make_backend("hf", model=str(model), batch_size=4, device="cpu", max_new_tokens=3, feature_cache_mb=0, **kw)
-    b.set_images(images)
-    return b
+    return prefix_ordered_requests(release_dir)
 
 
 # The tiny Gemma 3n's window (512) is shorter than its i2s prompts (256 tokens an image).
@@ -62,8 +52,8 @@ def _reusing_model(name, model_dir, tmp_path):  # noqa: F811
 def test_reused_prefix_gives_the_plain_answers(name, model_dir, prompts, tmp_path):  # noqa: F811
     reqs, images = prompts
     model = _reusing_model(name, model_dir, tmp_path)
-    want = _backend(model, images).generate(reqs)
-    backend = _backend(model, images, kv_prefix=True)
+    want = tiny_hf_backend(model, images).generate(reqs)
+    backend = tiny_hf_backend(model, images, kv_prefix=True)
     assert backend.generate(reqs) == want
     described = backend.describe()
     assert (described["kv_prefix"], described["kv_prefix_images"]) == ("on", "on"), described
@@ -94,7 +84,7 @@ def test_tiny_gemma4s_own_window_is_shorter_than_every_prompt(model_dir, prompts
     """The sliding-window rule (``sliding_window``) holds for Gemma 4's layer types too: a batch that
     does not fit the window whole runs the plain way."""
     reqs, images = prompts
-    backend = _backend(model_dir("gemma4"), images, kv_prefix=True)
+    backend = tiny_hf_backend(model_dir("gemma4"), images, kv_prefix=True)
     assert sliding_window(backend.model.config) == 64
     for idx, inputs in backend.build_batches(reqs):
         assert backend.prefixes.length(inputs, bool(reqs[idx[0]].image_ids)) == 0
@@ -103,8 +93,8 @@ def test_tiny_gemma4s_own_window_is_shorter_than_every_prompt(model_dir, prompts
 @pytest.mark.parametrize(("name", "kind"), [("qwen3_5", "linear_attention"), ("lfm2_vl", "conv")])
 def test_families_with_a_recurrent_state_are_refused_with_the_reason(name, kind, model_dir, prompts):  # noqa: F811
     reqs, images = prompts
-    want = _backend(model_dir(name), images).generate(reqs)
-    backend = _backend(model_dir(name), images, kv_prefix=True)
+    want = tiny_hf_backend(model_dir(name), images).generate(reqs)
+    backend = tiny_hf_backend(model_dir(name), images, kv_prefix=True)
     assert backend.prefixes.cache is None
     reason = backend.describe()["kv_prefix"]
     assert reason.startswith(f"off (model type '{name}' has layers with a state carried from token to token ({kind})")
