@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -19,6 +20,68 @@ from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, write
 from mvlsib.pipeline import build
 from mvlsib.workdir.corpus import read_corpus
 from mvlsib.workdir.instances import load_instances
+
+# Which test environment (noxfile.py session) a test belongs to: ``pytest.mark.eval`` (needs the
+# [eval] extra), ``pytest.mark.harness`` (runs the real harnesses), else the core. A module says
+# it with ``pytestmark``, read here from its source before it is imported, so that ``--env core``
+# never imports a module that needs torch; ``--env all`` (the default) runs everything.
+ENVIRONMENTS = ("core", "eval", "harness")
+# Folders whose every module belongs to one environment.
+FOLDER_ENVIRONMENTS = {"model_families": "eval", "torchvision_families": "eval", "tiny_models": "eval"}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--env",
+        choices=(*ENVIRONMENTS, "all"),
+        default="all",
+        help="Run only the tests of one test environment (noxfile.py): core, eval or harness.",
+    )
+
+
+def pytest_configure(config):
+    for name in ENVIRONMENTS[1:]:
+        config.addinivalue_line("markers", f"{name}: belongs to the {name!r} test environment (noxfile.py)")
+
+
+@functools.lru_cache(maxsize=None)
+def module_environment(path: Path) -> str:
+    """The environment a test module declares (``pytestmark``), or its folder's, or ``core``."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets):
+            marks = {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute)}
+            found = [name for name in ENVIRONMENTS[1:] if name in marks]
+            if found:
+                return found[0]
+    for part in path.relative_to(Path(__file__).parent).parts[:-1]:
+        if part in FOLDER_ENVIRONMENTS:
+            return FOLDER_ENVIRONMENTS[part]
+    return "core"
+
+
+def pytest_ignore_collect(collection_path, config):
+    env = config.getoption("--env")
+    if env == "all" or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return True if module_environment(collection_path) != env else None
+
+
+def pytest_collection_modifyitems(config, items):
+    env = config.getoption("--env")
+    keep, drop = [], []
+    for item in items:
+        marked = [name for name in ENVIRONMENTS[1:] if item.get_closest_marker(name)]
+        own = marked[0] if marked else module_environment(Path(str(item.path)))
+        if own != "core":
+            item.add_marker(own)
+        (keep if env in ("all", own) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
 
 # CI runs the property tests with a fixed seed, so a red build is reproducible; locally they explore.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

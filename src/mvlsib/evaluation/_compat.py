@@ -23,6 +23,7 @@ __all__ = [
     "staged_folder",
     "open_csv",
     "MvlsibError",
+    "missing_dependency_message",
     "library_versions",
     "TOPICS",
     "TASK_TABLE",
@@ -46,7 +47,7 @@ if TYPE_CHECKING or not BUNDLED:
     from mvlsib import escape, httpio, hubio, jsonio, locks, oserrors
     from mvlsib.atomic import atomic_open, owned_folder, staged_folder
     from mvlsib.csvio import open_csv
-    from mvlsib.errors import MvlsibError
+    from mvlsib.errors import MvlsibError, missing_dependency_message
     from mvlsib.release_format import mvl_sib as _loader_module
     from mvlsib.versions import library_versions
 
@@ -59,7 +60,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     from ._shared import escape, httpio, hubio, jsonio, locks, oserrors
     from ._shared.atomic import atomic_open, owned_folder, staged_folder
     from ._shared.csvio import open_csv
-    from ._shared.errors import MvlsibError
+    from ._shared.errors import MvlsibError, missing_dependency_message
     from ._shared.versions import library_versions
 
     TOOLKIT_VERSION = _bundle_info.VERSION

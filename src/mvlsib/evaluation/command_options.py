@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import click
 
-from ._compat import MvlsibError, oserrors
+from ._compat import MvlsibError, missing_dependency_message, oserrors
 from .backends import BACKENDS, backend_options, backends_help
 
 
@@ -39,6 +39,8 @@ def error_boundary() -> Iterator[None]:
     except OSError as exc:
         raise InputError(oserrors.message(exc)) from None
     except Exception as exc:
+        if (missing := missing_dependency_message(exc)) is not None:
+            raise InputError(missing) from None
         if (os_error := oserrors.as_oserror(exc)) is not None:
             raise InputError(oserrors.message(os_error)) from None
         withheld = _redact_chain(exc, _secrets())

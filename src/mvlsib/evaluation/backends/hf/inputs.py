@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
-import jinja2.meta
 
 from ..._compat import MvlsibError
 
@@ -136,6 +134,9 @@ def template_reads(processor: Any, template_kwargs: dict[str, Any]) -> dict[str,
     template = getattr(processor, "chat_template", None)
     if not template_kwargs or not isinstance(template, str):
         return dict(template_kwargs)
+    import jinja2
+    import jinja2.meta
+
     try:
         names = jinja2.meta.find_undeclared_variables(
             jinja2.Environment(extensions=["jinja2.ext.loopcontrols"]).parse(template)

@@ -1,0 +1,151 @@
+"""The test environments, one session per kind of user (``pip install nox && nox``).
+
+Each session installs what that user installs and runs the tests that belong to it; a test
+module says where it belongs (``pytest.mark.eval`` or ``pytest.mark.harness``, else the core)
+and ``tests/conftest.py`` collects, per ``--env``, only those modules, so a core test that
+imports torch fails in ``core`` instead of hiding in an environment that has everything.
+
+=============  ============================================================================
+``lint``       ruff and mypy
+``core``       ``pip install mvlsib-build`` (no torch, transformers, jinja2, matplotlib):
+               README command 1, every ``--help``, every core test
+``eval``       the ``[eval]`` extra as a user gets it, torchvision included (the index's
+               torch 2.13.0 build), plus what single families need on top (timm)
+``harnesses``  lmms-eval, MTEB and Inspect AI from their pinned sets (``tests/envs/``)
+``lowest``     the lower bounds in ``pyproject.toml``, resolved lowest-direct
+``py310``      the core session and the full build under Python 3.10 (same bytes)
+``py313``      the same under Python 3.13
+=============  ============================================================================
+
+Sessions reuse their virtualenvs (``.nox/``) between runs; uv builds them from its cache in
+seconds. Interpreters come from ``PATH`` or, where pyenv is used, from ``$(pyenv root)/versions``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_venv = "yes"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["lint", "core", "eval", "harnesses", "lowest", "py310", "py313"]
+
+ROOT = Path(__file__).resolve().parent
+ENVS = ROOT / "tests" / "envs"
+PYTHON = "3.11"
+# The index's own torch 2.13.0 is a CUDA build that also runs on the CPU and loads torchvision
+# 0.28.0 beside it (a CPU-only torch wheel some machines carry does not); the project's tested pair.
+TORCH = ("torch==2.13.0", "torchvision==0.28.0")
+# What single families need beyond [eval] (docs/evaluation.md's family table): timm's vision towers.
+FAMILY_EXTRAS = ("timm==1.0.31",)
+WORKERS = os.environ.get("MVLSIB_TEST_WORKERS", "2")
+
+
+def _add_pyenv_pythons() -> None:
+    """Make pyenv's installed Pythons findable as ``python3.X`` (its shims hide all but the active one)."""
+    try:
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return
+    bins = sorted((Path(root) / "versions").glob("3.*/bin"))
+    if bins:
+        os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), *map(str, bins)])
+
+
+_add_pyenv_pythons()
+
+
+def _uv_env(session: nox.Session) -> dict[str, str]:
+    # uv reads no pip configuration: installs come from the package index alone, as for a user.
+    return {"VIRTUAL_ENV": session.virtualenv.location}
+
+
+def _pytest(session: nox.Session, env: str, *args: str) -> None:
+    session.run(
+        "python", "-m", "pytest", "--env", env, "-n", WORKERS, "-q", *args, *session.posargs,
+        env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+    )
+
+
+def _core(session: nox.Session) -> None:
+    session.install("-e", ".[test]")
+    # README command 1 exactly as a user runs it: only the core installed, outside the test runner.
+    out = Path(session.create_tmp()) / "readme-build"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    session.chdir(out)
+    session.run("mvlsib-build", "build", "--sib", str(ROOT.parent / "shared" / "sib-200"), "--seed", "0", "--out", "release")
+    session.chdir(ROOT)
+    _pytest(session, "core")
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    session.install("-e", ".[eval,test]", *TORCH)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def core(session: nox.Session) -> None:
+    _core(session)
+
+
+@nox.session(python=PYTHON)
+def eval(session: nox.Session) -> None:  # noqa: A001 - the session's name is the extra's
+    session.install("-e", ".[eval,test]", *TORCH, *FAMILY_EXTRAS)
+    _pytest(session, "eval")
+
+
+@nox.session(python=PYTHON)
+def harnesses(session: nox.Session) -> None:
+    """The exports run by the real harnesses, each in its own pinned venv beside this session's."""
+    session.install("-e", ".[test]")
+    venvs = Path(session.virtualenv.location).parent / "harness-venvs"
+    for name, module, torch in (("lmms", "lmms_eval", True), ("mteb", "mteb", True), ("inspect", "inspect_ai", False)):
+        _harness_venv(session, venvs / name, ENVS / f"{name}.txt", module, torch)
+    session.env["MVLSIB_HARNESS_VENVS"] = str(venvs)
+    _pytest(session, "harness")
+
+
+def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, torch: bool) -> None:
+    stamp = venv / ".mvlsib-stamp"
+    digest = subprocess.run(["sha256sum", str(pins)], capture_output=True, text=True, check=True).stdout.split()[0]
+    python = venv / "bin" / "python"
+    if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+        return
+    session.run("uv", "venv", "-q", "--clear", "-p", PYTHON, str(venv), external=True)
+    env = {"VIRTUAL_ENV": str(venv)}
+    if torch:
+        session.run("uv", "pip", "install", "-q", TORCH[0], env=env, external=True)
+    session.run("uv", "pip", "install", "-q", "--no-deps", "-r", str(pins), env=env, external=True)
+    session.run(str(python), "-c", f"import {module}", external=True)
+    stamp.write_text(digest + "\n")
+
+
+@nox.session(python=PYTHON)
+def lowest(session: nox.Session) -> None:
+    """Every declared lower bound at once: the bounds in pyproject.toml are the ones this passes with."""
+    session.run(
+        "uv", "pip", "install", "-q", "--resolution", "lowest-direct", "-e", ".[eval,test]", *FAMILY_EXTRAS,
+        env=_uv_env(session), external=True,
+    )
+    _pytest(session, "core", "-m", "not slow")
+    _pytest(session, "eval", "-m", "not slow")
+
+
+@nox.session(python="3.10")
+def py310(session: nox.Session) -> None:
+    _core(session)
+
+
+@nox.session(python="3.13")
+def py313(session: nox.Session) -> None:
+    _core(session)
