@@ -68,7 +68,16 @@ def _uv_env(session: nox.Session) -> dict[str, str]:
 
 def _pytest(session: nox.Session, env: str, *args: str) -> None:
     session.run(
-        "python", "-m", "pytest", "--env", env, "-n", WORKERS, "-q", *args, *session.posargs,
+        "python",
+        "-m",
+        "pytest",
+        "--env",
+        env,
+        "-n",
+        WORKERS,
+        "-q",
+        *args,
+        *session.posargs,
         env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
     )
 
@@ -80,7 +89,9 @@ def _core(session: nox.Session) -> None:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     session.chdir(out)
-    session.run("mvlsib-build", "build", "--sib", str(ROOT.parent / "shared" / "sib-200"), "--seed", "0", "--out", "release")
+    session.run(
+        "mvlsib-build", "build", "--sib", str(ROOT.parent / "shared" / "sib-200"), "--seed", "0", "--out", "release"
+    )
     session.chdir(ROOT)
     _pytest(session, "core")
 
@@ -134,8 +145,17 @@ def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, tor
 def lowest(session: nox.Session) -> None:
     """Every declared lower bound at once: the bounds in pyproject.toml are the ones this passes with."""
     session.run(
-        "uv", "pip", "install", "-q", "--resolution", "lowest-direct", "-e", ".[eval,test]", *FAMILY_EXTRAS,
-        env=_uv_env(session), external=True,
+        "uv",
+        "pip",
+        "install",
+        "-q",
+        "--resolution",
+        "lowest-direct",
+        "-e",
+        ".[eval,test]",
+        *FAMILY_EXTRAS,
+        env=_uv_env(session),
+        external=True,
     )
     _pytest(session, "core", "-m", "not slow")
     _pytest(session, "eval", "-m", "not slow")

@@ -43,9 +43,7 @@ share of the prompts in canonical and prefix order by the LRU model of ``prefix_
     python benchmarks/eval_throughput.py --families qwen2_vl,gemma3 --languages eng_Latn,fra_Latn,arb_Arab
     python benchmarks/eval_throughput.py --model MODEL_DIR --device cuda --data REL
 
-Processors that insist on a video processor need torchvision; without it, this script
-installs the tests' never-called stand-in (``tests/fakes/video_processor.py``) so the
-tiny models load (MVL-SIB never sends a video).
+Processors that insist on a video processor need torchvision, which the ``[eval]`` extra installs.
 """
 
 from __future__ import annotations
@@ -396,7 +394,6 @@ def main() -> None:
     from tiny_models.llava import sib_sentences
 
     torch.set_num_threads(args.threads)
-    import fakes.video_processor  # noqa: F401  (a no-op where torchvision works)
 
     languages = args.languages.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="mvlsib-bench-"))

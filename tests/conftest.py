@@ -44,7 +44,7 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: belongs to the {name!r} test environment (noxfile.py)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def module_environment(path: Path) -> str:
     """The environment a test module declares (``pytestmark``), or its folder's, or ``core``."""
     import ast

@@ -10,6 +10,8 @@ from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.prompts import build_prompt
 
+pytestmark = pytest.mark.eval
+
 
 @pytest.fixture(scope="module")
 def images(topic_photos_dir):

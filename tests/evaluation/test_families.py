@@ -6,9 +6,7 @@ image tokens per row are the prompt's images' tokens, in prompt order; s2i image
 their letters; one BOS; answers at batch size 8 equal those at batch size 1; the full
 ``mvlsib-eval run`` (all tasks, k 1,3,5, default batch size) and ``verify-images`` exit 0.
 
-Processors with a video processor need torchvision, which cannot be installed next to the
-CPU torch used here: ``tests/fakes/video_processor.py`` gives them a stand-in that is never
-called (it raises if it is). Project code knows nothing of it.
+Processors with a video processor load the real one: the eval session has torchvision.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import re
 import shutil
 from pathlib import Path
 
-import fakes.video_processor  # noqa: F401  (installs the never-called stand-in: see the module docstring)
 import pytest
 import torch
 from click.testing import CliRunner
@@ -36,6 +33,8 @@ from mvlsib.evaluation.backends.hf.inputs import (
 )
 from mvlsib.evaluation.prompts import build_prompt
 
+pytestmark = pytest.mark.eval
+
 # Chat models; PaliGemma (no chat template: a prefix LM) is refused with a message instead.
 CHAT = [
     n
@@ -48,7 +47,7 @@ CHAT = [
 # so in one line, which tests/torchvision_families checks.
 LIBRARY_FAILURES = [n for n in family_names() if hasattr(family(n), "KNOWN_LIBRARY_FAILURE")]
 # Families whose processors need torchvision are checked by tests/torchvision_families/, which runs these
-# same checks once, inside the torchvision venv (scripts/torchvision-venv.sh); the rest are checked here.
+# same checks once, in the same eval session; the rest are checked here.
 GENERATIVE = [n for n in CHAT if not needs(n)]
 TORCHVISION = [n for n in CHAT if needs(n)]
 NO_TEMPLATE = [n for n in family_names() if getattr(family(n), "CHAT_TEMPLATE", "") is None and not needs(n)]

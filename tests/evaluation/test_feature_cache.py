@@ -8,7 +8,6 @@ The tiny family models come from ``test_families`` (built once per process there
 
 from __future__ import annotations
 
-import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
 import test_families
 import torch
@@ -20,6 +19,8 @@ from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf.feature_units import ADAPTERS
 from mvlsib.evaluation.backends.hf.loading import move_inputs
+
+pytestmark = pytest.mark.eval
 
 # The tiny family models and their texts: test_families' fixtures (built once per process there).
 model_dir = test_families.model_dir

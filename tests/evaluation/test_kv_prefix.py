@@ -5,7 +5,6 @@ plain path's; a planted difference switches it off; Qwen's mrope families are re
 
 from __future__ import annotations
 
-import fakes.video_processor  # noqa: F401  (processors with a video processor: see test_families)
 import pytest
 import test_families
 import torch
@@ -16,6 +15,8 @@ from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf.kv_prefix import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
 from mvlsib.evaluation.backends.hf.loading import move_inputs
 from mvlsib.evaluation.schedule import prefix_order
+
+pytestmark = pytest.mark.eval
 
 # The tiny family models and their texts: test_families' fixtures (built once per process there).
 model_dir = test_families.model_dir

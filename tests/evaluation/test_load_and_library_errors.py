@@ -14,6 +14,8 @@ from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.runner import RunOptions, run_eval
 
+pytestmark = pytest.mark.eval
+
 
 def _run_args(release_dir, model, out):
     return ["run", "--data", release_dir, "--model", model, "--out", out, "--tasks", "s2t", "--k", "1"] + [

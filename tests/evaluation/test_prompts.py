@@ -86,6 +86,7 @@ def test_bad_arguments():
         build_prompt("x2y", ["x"], ["a", "b", "c", "d"])
 
 
+@pytest.mark.eval
 def test_chat_template_places_images(tiny_llava):
     """Through a real processor's chat template the image tokens land where the parts put them."""
     from transformers import AutoProcessor

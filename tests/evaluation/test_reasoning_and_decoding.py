@@ -18,6 +18,8 @@ from mvlsib.evaluation.backends import Request, make_backend
 from mvlsib.evaluation.parsing import parse_letter, strip_reasoning
 from mvlsib.evaluation.prompts import build_prompt
 
+pytestmark = pytest.mark.eval
+
 SENTENCES = ["The match was played.", "Mutation adds variation.", "Tourism matters.", "Pests spoil food."]
 
 
@@ -311,7 +313,6 @@ def _thinking_model_that_answers(src, dest, answer: str = "B"):
 def test_thinking_model_end_to_end_scores_the_answer_after_thinking(release_dir, tmp_path):
     """A real thinking template (its generation prompt opens <think>): the budget is raised,
     the raw response keeps the thinking, the letter after </think> is what is scored."""
-    import fakes.video_processor  # noqa: F401  (Qwen3-VL's processor insists on a video processor)
     from tiny_models.families import build_family
 
     base = build_family("qwen3_vl_thinking", tmp_path / "base", SENTENCES, seed=0)

@@ -17,6 +17,7 @@ from mvlsib.cli import eval_cli
 LANGS = ("eng_Latn", "arb_Arab", "swh_Latn", "nqo_Nkoo")
 
 
+@pytest.mark.eval
 def test_report_tables_leaderboard_and_figures(tmp_path):
     strong = planted_records(0.8, languages=LANGS, n=40, seed=1)
     weak = planted_records(0.5, languages=LANGS[1:], n=40, seed=2)
@@ -100,6 +101,7 @@ def test_metrics_json_of_a_run_has_intervals_and_metadata_groups(tmp_path):
     json.dumps(m)  # serialisable as metrics.json
 
 
+@pytest.mark.eval
 def test_topic_confusion_on_a_real_release(tmp_path, release_dir):
     from mvlsib.evaluation.report import write_report
     from mvlsib.evaluation.report_figures import topic_confusions

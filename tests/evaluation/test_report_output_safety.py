@@ -8,6 +8,7 @@ import builtins
 import csv
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from evaluation.planted import planted_records, write_run
 from hostile import FRAGMENTS, MD, TABLE_TAGS, parse_html
@@ -104,6 +105,7 @@ def test_hostile_run_names_and_models_in_every_table(names, models, tmp_path_fac
     _check_outputs(out, names, models)
 
 
+@pytest.mark.eval
 def test_dollar_signs_and_formulas_in_names_with_figures(tmp_path):
     names = ["$x^{$", "=1+2", "a $b$ c", "<b>x</b>|y"]
     models = ["=cmd|' /C calc'!A0", "@SUM(1)", "-2+3", "m`1`"]

@@ -20,6 +20,8 @@ from support import subprocess_env
 
 from mvlsib.cli import eval_cli
 
+pytestmark = pytest.mark.eval
+
 RUN_ARGS = [
     "--tasks",
     "i2s,s2i,t2s,s2t",

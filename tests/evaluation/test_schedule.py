@@ -166,6 +166,7 @@ def test_openai_same_files_either_order_and_server_sees_prefix_order(release_dir
         assert (outs["canonical"] / name).read_bytes() == (outs["prefix"] / name).read_bytes(), name
 
 
+@pytest.mark.eval
 def test_hf_same_files_either_order(release_dir, tiny_llava, tmp_path):
     outs = {order: tmp_path / order for order in ("canonical", "prefix")}
     for order, out in outs.items():

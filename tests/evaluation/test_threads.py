@@ -12,6 +12,8 @@ from mvlsib.cli import build_cli, eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends.hf.loading import apply_threads, default_threads
 
+pytestmark = pytest.mark.eval
+
 
 def test_test_workers_run_one_torch_thread():
     import torch

@@ -5,8 +5,7 @@ loads a Hub checkpoint, fed a two-image turn with two real photos, and made to g
 The facts the evaluator relies on (the image marker in the rendered text, where the images
 land, BOS, tokens per image) are asserted per family.
 
-Families whose processor has a video processor are loaded with the test-only, never-called
-stand-in of ``tests/fakes/video_processor.py`` (torchvision cannot be installed here).
+Families whose processor has a video processor load the real one (the eval session has torchvision).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import fakes.video_processor  # noqa: F401  (installs the never-called video-processor stand-in)
 import pytest
 from support import TWO_IMAGE_TURN
 
@@ -265,36 +263,6 @@ def test_paligemma_has_no_chat_template_and_takes_a_prefix_prompt(load, photos):
     assert 1 <= generated.shape[1] - inputs["input_ids"].shape[1] <= 3
 
 
-def test_loading_needs_the_stand_in_and_importing_it_is_enough(load):
-    """In a fresh interpreter: without the stand-in a Qwen2-VL folder does not load (no torchvision);
-    after ``import fakes.video_processor`` it does. This is how a subprocess/CLI test activates it."""
-    import os
-    import subprocess
-    import sys
-
-    from support import REPO, subprocess_env
-
-    _, _, out, _, _ = load("qwen2_vl")
-    script = (
-        "from transformers import AutoProcessor\n"
-        "from transformers.utils import is_torchvision_available\n"
-        "if not is_torchvision_available():\n"
-        "    try:\n"
-        f"        AutoProcessor.from_pretrained({str(out)!r})\n"
-        "    except Exception:\n"
-        "        pass\n"
-        "    else:\n"
-        "        raise SystemExit('loaded without the stand-in: it is no longer needed')\n"
-        "import fakes.video_processor\n"
-        f"p = AutoProcessor.from_pretrained({str(out)!r})\n"
-        "print(type(p).__name__, type(p.video_processor).__name__)\n"
-    )
-    env = subprocess_env(PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[-2:] == ["Qwen2VLProcessor", "NeverCalledVideoProcessor"]
-
-
 def test_family_modules_import_nothing_heavy():
     """The registry imports every family module to list them; none may pull in torch/transformers."""
     import os
@@ -316,10 +284,3 @@ def test_family_modules_import_nothing_heavy():
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
-
-
-def test_video_stand_in_is_never_usable():
-    from fakes.video_processor import NeverCalledVideoProcessor
-
-    with pytest.raises(AssertionError, match="never sends videos"):
-        NeverCalledVideoProcessor()(videos=[])

@@ -183,13 +183,8 @@ def test_idefics3_splits_each_photo_into_a_tile_grid_plus_a_global_view(idefics3
 
 @pytest.fixture(scope="module")
 def smolvlm(tmp_path_factory, texts, photos) -> Run:
-    from fakes.video_processor import never_called_video_processor
-
     folder = build_family("smolvlm", tmp_path_factory.mktemp("smolvlm") / "smolvlm", texts)
-    # SmolVLMProcessor carries a video processor that needs torchvision; the evaluator never sends
-    # videos, so a stand-in that raises when used is enough to load it.
-    with never_called_video_processor():
-        return Run(folder, photos)
+    return Run(folder, photos)
 
 
 def test_smolvlm_template_starts_with_im_start_and_keeps_image_order(smolvlm):
@@ -206,11 +201,8 @@ def test_smolvlm_expands_tiles_with_single_token_tags_and_adds_no_bos(smolvlm):
     smolvlm.generate()
 
 
-def test_smolvlm_video_processor_is_a_stand_in_that_refuses_work(smolvlm):
-    video = smolvlm.processor.video_processor
-    assert type(video).__name__ == "NeverCalledVideoProcessor"
-    with pytest.raises(AssertionError, match="video processor stand-in was called"):
-        video([])
+def test_smolvlm_loads_its_real_video_processor(smolvlm):
+    assert type(smolvlm.processor.video_processor).__name__ == "SmolVLMVideoProcessor"
 
 
 # --- Llama 3.2 Vision (Mllama) ------------------------------------------------------------
@@ -268,12 +260,8 @@ def test_llava_next_expands_each_image_by_its_anyres_grid(llava_next):
 
 @pytest.fixture(scope="module")
 def llava_onevision(tmp_path_factory, texts, photos) -> Run:
-    from fakes.video_processor import never_called_video_processor
-
     folder = build_family("llava_onevision", tmp_path_factory.mktemp("llava_onevision") / "llava_onevision", texts)
-    # The processor carries a torchvision-bound video processor the evaluator never calls.
-    with never_called_video_processor():
-        return Run(folder, photos)
+    return Run(folder, photos)
 
 
 def test_llava_onevision_template_puts_all_images_first_without_system_or_bos(llava_onevision):

@@ -11,6 +11,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import mvlsib
 from mvlsib.evaluation import _compat
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_files, bundle_zip, evaluate_script, write_evaluate_script
@@ -105,6 +107,7 @@ def test_release_carries_the_bundled_evaluator(release_dir):
         assert (release_dir / BUNDLE_PACKAGE / rel).read_bytes() == data, rel
 
 
+@pytest.mark.eval
 def test_evaluate_py_runs_from_release_without_mvlsib(tmp_path, release_dir, tiny_llava):
     rel = tmp_path / "rel"
     shutil.copytree(release_dir, rel)

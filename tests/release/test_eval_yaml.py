@@ -199,11 +199,12 @@ def test_eval_yaml_is_valid_and_names_what_the_release_holds(eval_yaml, release_
     assert text.count('"ORG/mvl-sib"') == 1
 
 
+@pytest.mark.harness
 def test_inspect_accepts_every_task(eval_yaml, tmp_path):
     """Inspect AI's own HFTask model (what `inspect eval hf/ORG/NAME` validates) accepts each task."""
     py = VENVS / "inspect" / "bin" / "python"
     if not py.is_file():
-        msg = f"{py} not found: run scripts/harness-venvs.sh (docs/exports.md)"
+        msg = f"{py} not found: run nox -s harnesses (docs/exports.md)"
         if os.environ.get("CI"):
             pytest.fail(msg, pytrace=False)
         pytest.skip(msg)

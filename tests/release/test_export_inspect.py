@@ -1,7 +1,7 @@
 """The Inspect AI export, run by Inspect itself against the suite's OpenAI-compatible server.
 
 Inspect runs from its own virtual environment (``$MVLSIB_HARNESS_VENVS/inspect``, made by
-``scripts/harness-venvs.sh`` from ``scripts/harness/inspect.txt``; docs/exports.md); it is never
+``nox -s harnesses`` from ``scripts/harness/inspect.txt``; docs/exports.md); it is never
 installed into the test interpreter. The same server answers ``mvlsib-eval run`` with the
 openai backend: an answer is a function of the prompt alone (its text and which images it
 shows), so both runs get the same answer to the same prompt, and their scores must be equal.
@@ -27,6 +27,8 @@ from mvlsib.evaluation.scoring import METRICS
 from mvlsib.evaluation.subset import select_rows
 from mvlsib.release_format import mvl_sib
 
+pytestmark = pytest.mark.harness
+
 VENVS = Path(os.environ.get("MVLSIB_HARNESS_VENVS", Path.home() / ".cache" / "mvlsib" / "harness-venvs"))
 LIMIT = 7
 # Several images in one message (i2s k=3, s2i), and a text-only task.
@@ -36,7 +38,7 @@ RUNS = (("i2s", 3), ("s2i", 1), ("t2s", 1))
 def _inspect_bin() -> Path:
     path = VENVS / "inspect" / "bin" / "inspect"
     if not path.is_file():
-        msg = f"{path} not found: run scripts/harness-venvs.sh (docs/exports.md) to run the real harness"
+        msg = f"{path} not found: run nox -s harnesses (docs/exports.md) to run the real harness"
         if os.environ.get("CI"):
             pytest.fail(msg, pytrace=False)
         pytest.skip(msg)

@@ -259,6 +259,7 @@ print(json.dumps(out, ensure_ascii=False))
 """
 
 
+@pytest.mark.harness
 def test_lmms_eval_task_manager_discovers_and_builds_the_evaluator_prompts(lmms_dir, release, pixels, tmp_path):
     py = _venv_python("lmms")
     names = ["mvl_sib_s2i_k1_arb_Arab", "mvl_sib_i2s_k3_zho_Hans", "mvl_sib_s2t_k5_hin_Deva", "mvl_sib_t2s_k1_eng_Latn"]
@@ -421,6 +422,7 @@ print("MVLSIB-RESULT" + json.dumps(out))
 """
 
 
+@pytest.mark.harness
 def test_mteb_loads_the_export(release, images, tmp_path):
     """The documented MTEB task class (docs/exports.md), run in MTEB's venv, and MTEB's loader for i2s."""
     py = _venv_python("mteb")
@@ -551,6 +553,7 @@ def test_export_command_and_its_errors(release, tmp_path):
         export("mteb", "org/mvl-sib", tmp_path / "hub")
 
 
+@pytest.mark.harness
 def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, release, images, tmp_path):
     """lmms-eval itself, with its OpenAI-compatible chat model against the suite's fake server:
     the requests it sends are the evaluator's prompts (text and images in place), and the

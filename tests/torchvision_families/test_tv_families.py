@@ -20,7 +20,7 @@ def _has_what_it_needs(name: str) -> None:
     naming it, instead of skipping the family or failing deep inside transformers."""
     from tiny_models.families import missing
 
-    assert missing(name) == [], f"{name} needs {missing(name)}: rebuild the venv with scripts/torchvision-venv.sh"
+    assert missing(name) == [], f"{name} needs {missing(name)}: the eval session installs them (nox -s eval)"
 
 
 @pytest.mark.parametrize("name", checks.TORCHVISION)

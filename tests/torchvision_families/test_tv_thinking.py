@@ -63,7 +63,6 @@ def test_gemma4_thinking_channel_gets_the_budget_and_the_letter_after_it(release
 
 
 def test_qwen3_5_thinking_run_reads_the_letter_after_think(release_dir, tmp_path):
-    import fakes.video_processor  # noqa: F401  (a no-op here: the real video processor loads)
     from tiny_models.families import build_family
 
     base = build_family("qwen3_5", tmp_path / "base", SENTENCES, seed=0)
@@ -78,7 +77,6 @@ def test_a_thinking_block_cut_off_by_the_budget_is_continued(release_dir, tmp_pa
     """Qwen3.5 with thinking switched off (its prompt ends with an empty closed block): nothing asks for
     thinking, yet the model opens ``<think>``. ``--max-new-tokens 2`` cuts it inside; the evaluator
     continues it up to the thinking budget instead of scoring a format error."""
-    import fakes.video_processor  # noqa: F401  (a no-op here: the real video processor loads)
     from tiny_models.families import build_family
 
     base = build_family("qwen3_5", tmp_path / "base", SENTENCES, seed=0)

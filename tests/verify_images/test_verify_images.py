@@ -19,6 +19,8 @@ from click.testing import CliRunner
 from mvlsib.cli import build_cli
 from mvlsib.release_format.mvl_sib import TOPICS, topic_from_slug
 
+pytestmark = pytest.mark.eval
+
 N_IMAGES = 70
 
 

@@ -162,6 +162,7 @@ def test_openai_without_base_url(tmp_path, pool_dir):
     assert result.exit_code == 2 and "needs --base-url" in result.output
 
 
+@pytest.mark.eval
 def test_text_only_model_is_refused(tmp_path, pool_dir):
     from transformers import LlamaConfig
 

@@ -15,7 +15,7 @@ A family module defines::
     NEEDS: tuple[str, ...]   # optional: packages its processor or model needs beyond the main test
                              # environment (("torchvision",), or ("torchvision", "timm") for a timm
                              # vision tower); such families are tested in tests/torchvision_families/,
-                             # inside scripts/torchvision-venv.sh's venv, which has both
+                             # in the eval session (noxfile.py), which has both
     FILLED_TOKEN: str        # optional: the token the model fills with image features, where the
                              # processor expands its placeholder into other tokens or it is only text
     def build(out_dir, texts, *, seed=0) -> Path

@@ -1,12 +1,10 @@
 """Write a processor folder without instantiating the processor class.
 
 transformers 5 refuses to construct a processor that has a video processor (Qwen-VL,
-InternVL, ...) unless torchvision is installed, even when no video is ever processed; it
-cannot be installed here. The files a real checkpoint ships are plain JSON/Jinja, so the
-builders write them directly, exactly as ``ProcessorMixin.save_pretrained`` would
-(``processor_config.json`` with the image processor nested, the tokenizer files,
-``chat_template.jinja``). Users with torchvision load them as usual; without it, loading
-needs the test-only stand-in in ``tests/fakes/video_processor.py``.
+InternVL, ...) unless torchvision is installed. The files a real checkpoint ships are plain
+JSON/Jinja, so the builders write them directly, exactly as ``ProcessorMixin.save_pretrained``
+would (``processor_config.json`` with the image processor nested, the tokenizer files,
+``chat_template.jinja``), and the folder loads as a user's does (the eval session has torchvision).
 """
 
 from __future__ import annotations

@@ -83,8 +83,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
-    # With the video processor's config beside the image processor's, the folder loads where torchvision
-    # works (as a user's) and, through tests/fakes/video_processor.py, where it does not.
+    # With the video processor's config beside the image processor's, the folder loads as a user's does.
     save_processor_files(
         out,
         processor_class="Qwen3VLProcessor",

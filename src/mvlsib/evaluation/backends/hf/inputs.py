@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 from ..._compat import MvlsibError
 
 # Probe texts for finding the template's image placeholder: unlikely to be touched by any template.
