@@ -61,11 +61,6 @@ def _add_pyenv_pythons() -> None:
 _add_pyenv_pythons()
 
 
-def _uv_env(session: nox.Session) -> dict[str, str]:
-    # uv reads no pip configuration: installs come from the package index alone, as for a user.
-    return {"VIRTUAL_ENV": session.virtualenv.location}
-
-
 def _pytest(session: nox.Session, env: str, *args: str) -> None:
     session.run(
         "python",
@@ -133,10 +128,10 @@ def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, tor
     if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
         return
     session.run("uv", "venv", "-q", "--clear", "-p", PYTHON, str(venv), external=True)
-    env = {"VIRTUAL_ENV": str(venv)}
+    target = ("--python", str(python))  # not the session's own venv, which nox names in VIRTUAL_ENV
     if torch:
-        session.run("uv", "pip", "install", "-q", TORCH[0], env=env, external=True)
-    session.run("uv", "pip", "install", "-q", "--no-deps", "-r", str(pins), env=env, external=True)
+        session.run("uv", "pip", "install", "-q", *target, TORCH[0], external=True)
+    session.run("uv", "pip", "install", "-q", *target, "--no-deps", "-r", str(pins), external=True)
     session.run(str(python), "-c", f"import {module}", external=True)
     stamp.write_text(digest + "\n")
 
@@ -144,19 +139,7 @@ def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, tor
 @nox.session(python=PYTHON)
 def lowest(session: nox.Session) -> None:
     """Every declared lower bound at once: the bounds in pyproject.toml are the ones this passes with."""
-    session.run(
-        "uv",
-        "pip",
-        "install",
-        "-q",
-        "--resolution",
-        "lowest-direct",
-        "-e",
-        ".[eval,test]",
-        *FAMILY_EXTRAS,
-        env=_uv_env(session),
-        external=True,
-    )
+    session.install("--resolution", "lowest-direct", "-e", ".[eval,test]", *FAMILY_EXTRAS)
     _pytest(session, "core", "-m", "not slow")
     _pytest(session, "eval", "-m", "not slow")
 

@@ -67,6 +67,37 @@ def one_line_cli_error(cli, *args) -> str:
     return lines[0]
 
 
+# Runs ``mvlsib-eval`` in a child process in which the named packages behave as not installed
+# (``import`` fails, ``find_spec`` is None, so transformers' availability checks say False too).
+_WITHOUT = """
+import sys
+for name in sys.argv[1].split(","):
+    sys.modules[name] = None
+from mvlsib.cli import eval_cli
+eval_cli.main(sys.argv[2:], prog_name="mvlsib-eval")
+"""
+
+
+def one_line_eval_error_without(packages: tuple[str, ...], *args) -> str:
+    """``one_line_cli_error`` of ``mvlsib-eval ARGS`` where ``packages`` are not installed (the eval
+    session has them all: this is how it checks the refusals a user without them gets)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT, ",".join(packages), *map(str, args)],
+        env=subprocess_env(OMP_NUM_THREADS="1"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output[-3000:]
+    lines = [line for line in output.splitlines() if line.strip() and "Loading weights" not in line]
+    assert "Traceback" not in output and len(lines) == 1, output[-3000:]
+    return lines[0]
+
+
 def prefix_ordered_requests(release_dir):
     """i2s k=1,3, s2i k=1 and s2t k=1 for 2 instances in both languages, in the evaluator's prefix order
     (what the KV-prefix tests send), and the images they show."""

@@ -4,11 +4,12 @@ code (a library bug) is one line naming the family, the library and its version,
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shutil
 
 import pytest
-from support import one_line_cli_error
+from support import one_line_cli_error, one_line_eval_error_without
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
@@ -43,8 +44,6 @@ NEEDS_TORCHVISION = {
 def test_a_processor_needing_torchvision_names_it_and_the_matching_release(name, tiny_llava, release_dir, tmp_path):
     import torch
 
-    if __import__("importlib").util.find_spec("torchvision") is not None:
-        pytest.skip("torchvision is installed here: the refusal cannot happen")
     needy = tmp_path / "needy"
     shutil.copytree(tiny_llava, needy)
     processor_edit, image_edit = NEEDS_TORCHVISION[name]
@@ -55,7 +54,7 @@ def test_a_processor_needing_torchvision_names_it_and_the_matching_release(name,
         if file == "processor_config.json" and "image_processor" in config:
             config["image_processor"].update(image_edit)
         path.write_text(json.dumps(config), encoding="utf-8")
-    message = one_line_cli_error(eval_cli, *_run_args(release_dir, needy, tmp_path / "r"))
+    message = one_line_eval_error_without(("torchvision",), *_run_args(release_dir, needy, tmp_path / "r"))
     minor = int(torch.__version__.split(".")[1])
     assert "cannot load the processor" in message and "needs the torchvision package" in message, message
     assert f"pip install torchvision==0.{minor + 15}.*" in message, message
@@ -76,16 +75,12 @@ TIMM_CONFIGS = {
 
 @pytest.mark.parametrize("name", sorted(TIMM_CONFIGS))
 def test_a_model_needing_timm_names_it_and_torchvision_with_the_matching_release(name, release_dir, tmp_path):
-    import importlib.util
-
     import torch
 
-    if importlib.util.find_spec("timm") is not None:
-        pytest.skip("timm is installed here: the refusal cannot happen")
     model = tmp_path / name
     model.mkdir()
     (model / "config.json").write_text(json.dumps(TIMM_CONFIGS[name]), encoding="utf-8")
-    message = one_line_cli_error(eval_cli, *_run_args(release_dir, model, tmp_path / "r"))
+    message = one_line_eval_error_without(("timm",), *_run_args(release_dir, model, tmp_path / "r"))
     minor = int(torch.__version__.split(".")[1])
     # Said from the config, before the processor (whose own error would name torchvision only) loads.
     assert "its vision tower is a timm model" in message and "needs the timm and torchvision packages" in message
@@ -156,8 +151,6 @@ def _breaks_after(calls_ok: int):
 
 
 def test_a_failure_inside_the_library_is_one_line_and_the_run_resumes(tiny_llava, release_dir, tmp_path):
-    import torch
-    import transformers
 
     def opts(out):
         return RunOptions(
@@ -179,7 +172,8 @@ def test_a_failure_inside_the_library_is_one_line_and_the_run_resumes(tiny_llava
         run_eval(opts(out), backend_factory=_breaks_after(8))
     message = str(caught.value)
     assert "\n" not in message and "the model's own code failed (llava, LlavaForConditionalGeneration" in message
-    assert f"transformers {transformers.__version__}, torch {torch.__version__}" in message, message
+    versions = f"transformers {importlib.metadata.version('transformers')}, torch {importlib.metadata.version('torch')}"
+    assert versions in message, message
     assert "in modeling_llava.py:" in message and "RuntimeError: " in message and ".." not in message, message
     done = [json.loads(line) for line in (out / "predictions.jsonl").read_text("utf-8").splitlines()]
     assert len(done) == 16  # the answers written before the failure are kept
