@@ -22,18 +22,21 @@ OPTIONAL_DEPENDENCIES: dict[str, str] = {
 }
 
 
-def missing_dependency_message(exc: BaseException) -> str | None:
-    """One line for an ``ImportError`` of an optional dependency (or in its cause chain), else None."""
+def missing_dependency_message(exc: BaseException, install: dict[str, str] | None = None) -> str | None:
+    """One line for an ``ImportError`` of an optional dependency (or in its cause chain), else None.
+
+    ``install`` maps import names to what installs them, in place of the toolkit's extras: a
+    release's evaluator runs without mvlsib-build and names its own requirements.
+    """
+    table = OPTIONAL_DEPENDENCIES if install is None else install
     seen: set[int] = set()
     node: BaseException | None = exc
     while node is not None and id(node) not in seen:
         seen.add(id(node))
         if isinstance(node, ModuleNotFoundError) and node.name:
             top = node.name.split(".")[0]
-            if top in OPTIONAL_DEPENDENCIES:
-                return (
-                    f"this needs {top}, which is not installed (the core install leaves it out): "
-                    f"{OPTIONAL_DEPENDENCIES[top]}"
-                )
+            if top in table:
+                why = " (the core install leaves it out)" if install is None else ""
+                return f"this needs {top}, which is not installed{why}: {table[top]}"
         node = node.__cause__ or node.__context__
     return None

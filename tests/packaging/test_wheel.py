@@ -1,36 +1,37 @@
-"""A release built from a wheel install, outside any checkout, equals one built from the checkout.
+"""README command 1 from the wheel, as a user runs it: the package index alone, outside any checkout.
 
-The wheel is built from a copy of the project files (no network: ``--no-build-isolation``,
-``--no-index``) and installed with ``--no-deps`` into a fresh venv that sees the running
-interpreter's site-packages (a virtualenv's own, if the tests run in one) for the dependencies. The wheel's build runs with torch, transformers and
-matplotlib made unimportable, which proves the core install covers ``build``. The wheel holds
-the package with its data (bundled pool, schemas, card templates) and nothing of tests/ or tools/.
+The wheel is built by ``uv build`` from a copy of the project files (the build backend comes from
+the index, in an isolated build environment) and installed by ``uv pip install`` into a fresh venv
+(``uv venv``: no system site packages, no folder of the running interpreter), its dependencies
+resolved from the package index alone, as ``pip install mvlsib-build`` does for a user. In a
+folder outside any checkout, the venv's ``mvlsib-build`` runs README command 1's build exactly:
+it exits 0, gives the known ``instances.jsonl``, and its release equals one built from the
+checkout, byte for byte. The venv has none of the [eval] extra's libraries, which proves that
+the core install covers ``build``. The wheel holds the package with its data (bundled pool,
+schemas, card templates) and nothing of tests/ or tools/.
 """
 
 from __future__ import annotations
 
 import email
 import hashlib
+import json
 import shutil
-import site
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 from support import POOL_DIR, REPO
+from venvs import clean_env, fresh_venv, installed, run, uv
 
 pytestmark = pytest.mark.slow
 
-LANGS = "eng_Latn,fra_Latn"
-# These behave as not installed: `import torch` fails and `importlib.util.find_spec("torch")` is
-# None (what libraries such as `datasets` probe), exactly as in a core-only install.
-BLOCK_HEAVY = """
-import sys
-for _name in ("torch", "transformers", "matplotlib", "torchvision"):
-    sys.modules[_name] = None
-"""
+SIB = REPO.parent / "shared" / "sib-200"
+# README command 1's build step, word for word (its `--sib ../shared/sib-200` is this checkout's neighbour).
+README_BUILD = ["build", "--sib", str(SIB), "--seed", "0", "--out", "release"]
+INSTANCES_SHA256 = "6a62ee051aa5a85970ac33ad2b52ffed051302b47e6130481c7a20b217e62eb9"
+HEAVY = ("torch", "torchvision", "transformers", "jinja2", "matplotlib")
 
 
 def _tree_hashes(root: Path) -> dict[str, str]:
@@ -39,20 +40,6 @@ def _tree_hashes(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
-
-
-def _clean_env() -> dict[str, str]:
-    import os
-
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}}
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
-    return env
-
-
-def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -64,25 +51,25 @@ def wheel(tmp_path_factory) -> Path:
     for folder in ("src", "tests", "tools"):
         shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     out = tmp_path_factory.mktemp("dist")
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            ".",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "-q",
-            "-w",
-            str(out),
-        ],
-        src,
-        _clean_env(),
-    )
+    run([*uv(), "build", "--wheel", "-q", "--python", sys.executable, "--out-dir", out, src], src)
     (whl,) = out.glob("mvlsib_build-*.whl")
     return whl
+
+
+@pytest.fixture(scope="module")
+def venv_python(wheel: Path, tmp_path_factory) -> Path:
+    """A fresh venv holding the wheel and the core dependencies, resolved from the package index."""
+    return fresh_venv(tmp_path_factory.mktemp("wheel-venv") / "venv", wheel)
+
+
+@pytest.fixture(scope="module")
+def readme_build(venv_python: Path, tmp_path_factory, sib_dir: Path) -> tuple[Path, str]:
+    """README command 1's build, by the venv's console script, in a folder outside any checkout."""
+    assert sib_dir == SIB
+    user = tmp_path_factory.mktemp("user")
+    assert not any((parent / "pyproject.toml").exists() for parent in [user, *user.parents])
+    proc = run([venv_python.parent / "mvlsib-build", *README_BUILD], user, clean_env(), timeout=600)
+    return user / "release", proc.stdout
 
 
 def test_core_requirements_have_no_torch(wheel: Path):
@@ -119,55 +106,41 @@ def test_wheel_ships_the_product_and_its_data_but_no_tools_or_fixtures(wheel: Pa
     assert {t for t in tops if not t.endswith(".dist-info")} == {"mvlsib"}
 
 
-def test_wheel_build_equals_checkout_build(wheel: Path, tmp_path: Path, sib_dir: Path):
-    venv = tmp_path / "venv"
-    env = _clean_env()
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
-    py = venv / "bin" / "python"
-    # The dependencies come from the interpreter running the tests: a path file lists its site
-    # folders. `--system-site-packages` would not do: inside a user's virtualenv it means the base
-    # interpreter's packages, not the virtualenv's. Plain path lines do not process the .pth files
-    # found there, so the checkout's editable install stays out and mvlsib comes from the wheel.
-    purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path, env)
-    Path(purelib.stdout.strip(), "_test_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    # The venv gets no pip of its own (creating one copies ~15 MB); the system pip installs into it
-    # through `--python` (pip >= 22.3).
-    _run(
-        [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index", str(wheel)],
-        tmp_path,
-        env,
-    )
-    outside = tmp_path / "user"
-    outside.mkdir()
-    where = _run([str(py), "-c", "import mvlsib; print(mvlsib.__file__)"], outside, env).stdout.strip()
-    assert where.startswith(str(venv)), f"mvlsib came from {where}, not the wheel"
+def test_the_venv_is_the_core_install_from_the_wheel(venv_python: Path, tmp_path: Path):
+    names = installed(venv_python)
+    assert "mvlsib-build" in names and {"pyarrow", "click", "datasets"} <= names
+    assert not names & set(HEAVY), names & set(HEAVY)
+    # mvlsib comes from the wheel in the venv: no editable install, no folder of the test interpreter.
+    code = "import mvlsib, sys; print(mvlsib.__file__); print('\\n'.join(sys.path))"
+    where, *path = run([venv_python, "-c", code], tmp_path).stdout.splitlines()
+    venv = venv_python.parent.parent
+    assert Path(where).is_relative_to(venv), f"mvlsib came from {where}, not the wheel"
+    base = Path(sys.base_prefix)
+    assert all(Path(p).is_relative_to(venv) or Path(p).is_relative_to(base) for p in path if p), path
+    assert not [p for p in path if "site-packages" in p and not Path(p).is_relative_to(venv)], path
 
-    build_args = ["build", "--sib", str(sib_dir), "--seed", "0", "--out", "rel", "--languages", LANGS]
-    _run(
-        [str(py), "-c", BLOCK_HEAVY + "from mvlsib.cli import build_cli\nbuild_cli(sys.argv[1:])", *build_args],
-        outside,
-        env,
-    )
-    wheel_files = _tree_hashes(outside / "rel")
 
-    checkout_env = dict(env, PYTHONPATH=str(REPO / "src"))
-    _run([sys.executable, "-m", "mvlsib", *build_args], tmp_path, checkout_env)
-    checkout_files = _tree_hashes(tmp_path / "rel")
+def test_readme_command_1_from_the_wheel(readme_build: tuple[Path, str]):
+    release, stdout = readme_build
+    # `build` keeps its work folder (and so instances.jsonl) only with --workdir; it prints the file's
+    # hash, and the release's manifest records it.
+    assert f"instances.jsonl sha256: {INSTANCES_SHA256}" in stdout
+    manifest = json.loads((release / "manifest.json").read_text("utf-8"))
+    assert manifest["build"]["instances_sha256"] == INSTANCES_SHA256
+    assert "Hash key." in (release / "README.md").read_text("utf-8")  # the sampling procedure made it into the card
 
+
+def test_wheel_build_equals_checkout_build(readme_build: tuple[Path, str], tmp_path: Path):
+    release, _ = readme_build
+    wheel_files = _tree_hashes(release)
+    run([sys.executable, "-m", "mvlsib", *README_BUILD], tmp_path, clean_env(PYTHONPATH=str(REPO / "src")))
+    checkout_files = _tree_hashes(tmp_path / "release")
     assert "README.md" in wheel_files and any(p.startswith("data/images/") for p in wheel_files)
     assert wheel_files == checkout_files
-    card = (outside / "rel" / "README.md").read_text("utf-8")
-    assert "Hash key." in card  # the sampling procedure made it into the card
 
 
-def test_help_without_heavy_libraries():
-    code = (
-        BLOCK_HEAVY
-        + "from mvlsib.cli import build_cli, eval_cli\n"
-        + (
-            "for cli, args in ((build_cli, ['--help']), (build_cli, ['build', '--help']), (eval_cli, ['--help'])):\n"
-            "    try:\n        cli(args)\n    except SystemExit as e:\n        assert e.code == 0, e.code\n"
-        )
-    )
-    proc = _run([sys.executable, "-c", code], REPO, dict(_clean_env(), PYTHONPATH=str(REPO / "src")))
-    assert "Usage:" in proc.stdout
+def test_help_from_the_wheel(venv_python: Path, tmp_path: Path):
+    scripts = venv_python.parent
+    for cmd in (["mvlsib-build", "--help"], ["mvlsib-build", "build", "--help"], ["mvlsib-eval", "--help"]):
+        proc = run([scripts / cmd[0], *cmd[1:]], tmp_path)
+        assert "Usage:" in proc.stdout

@@ -60,10 +60,16 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     from ._shared import escape, httpio, hubio, jsonio, locks, oserrors
     from ._shared.atomic import atomic_open, owned_folder, staged_folder
     from ._shared.csvio import open_csv
-    from ._shared.errors import MvlsibError, missing_dependency_message
+    from ._shared.errors import MvlsibError
+    from ._shared.errors import missing_dependency_message as _missing_dependency_message
     from ._shared.versions import library_versions
+    from .requirements import INSTALL as _INSTALL
 
     TOOLKIT_VERSION = _bundle_info.VERSION
+
+    def missing_dependency_message(exc: BaseException) -> str | None:
+        """The one line for a missing module, naming what the release's evaluate.py needs (not the toolkit)."""
+        return _missing_dependency_message(exc, _INSTALL)
 
 
 # The task table, read from the release format's reader (the toolkit's copy, or the release's own).

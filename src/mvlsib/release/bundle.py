@@ -13,12 +13,14 @@ compares them with the package's own sources).
 from __future__ import annotations
 
 import io
+import textwrap
 import zipfile
 from pathlib import Path
 
 import mvlsib
 import mvlsib.evaluation
 from mvlsib.atomic import atomic_open, atomic_path
+from mvlsib.evaluation.requirements import PATHS, pip_line
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
 # Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
@@ -72,8 +74,9 @@ _TEMPLATE = '''#!/usr/bin/env python3
     python evaluate.py report RUN_DIR [RUN2 ...] --out REPORT_DIR
     python evaluate.py --help
 
-Needs torch, transformers, pyarrow (or datasets for Hub repos), pillow, click and tqdm;
-matplotlib for `report`. The mvlsib package is not needed: the evaluator's code is the
+What each path needs installed (pip packages: every path the first line's, the others add theirs):
+{requirements}
+The mvlsib package is not needed: the evaluator's code is the
 folder {package}/ beside this file (the `mvlsib.evaluation` package of mvlsib-build
 {version}, copied verbatim; the prompts are in {package}/prompts.py), and the loader is
 this folder's mvl_sib.py. Generated file: do not edit; regenerate with `mvlsib-build publish`.
@@ -88,10 +91,12 @@ if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
+    # What every path imports before the error boundary exists (the rest it names in one line itself).
     try:
         import click  # noqa: F401
-    except ImportError:
-        sys.exit("evaluate.py needs the click package: pip install click")
+        import numpy  # noqa: F401
+    except ImportError as exc:
+        sys.exit(f"evaluate.py needs {{exc.name}}, which is not installed: {core}")
     # The evaluator package imports the release's own loader (mvl_sib.py, beside this file).
     # Its commands run inside the package's error boundary; an unreadable file of the package
     # itself fails before that boundary exists, so it gets the same one line here.
@@ -106,9 +111,27 @@ if __name__ == "__main__":
 '''
 
 
+def requirements_text() -> str:
+    """The docstring's list of what each path of ``evaluate.py`` needs, from the evaluator's own table."""
+    lines = []
+    for i, (path, packages) in enumerate(PATHS):
+        need = pip_line(packages) if i == 0 else "+ " + " ".join(packages)
+        if len(f"  {path}: {need}") <= 96:
+            lines.append(f"  {path}: {need}")
+        else:  # the label wraps; the packages stay on one line of their own (a line to paste)
+            lines += textwrap.wrap(f"{path}:", 96, initial_indent="  ", subsequent_indent="  ")
+            lines.append(f"      {need}")
+    return "\n".join(lines)
+
+
 def evaluate_script() -> str:
     """The text of ``evaluate.py``."""
-    return _TEMPLATE.format(version=TOOLKIT_VERSION, package=BUNDLE_PACKAGE)
+    return _TEMPLATE.format(
+        version=TOOLKIT_VERSION,
+        package=BUNDLE_PACKAGE,
+        requirements=requirements_text(),
+        core=pip_line(PATHS[0][1]),
+    )
 
 
 def write_evaluate_script(path: str | Path) -> Path:
