@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -16,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mvlsib import progress as progress_bars
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sample import sample, sample_report
-from mvlsib.progress import tqdm_class
 from mvlsib.release.publish import publish
 from mvlsib.release.summary import ReleaseSummary
 from mvlsib.validation.invariants import refuse_if_invalid, validate
@@ -75,14 +74,11 @@ def build(
 
     ``flores``/``annotation`` add languages built from raw Flores files (e.g. N'Ko) to those of ``sib``.
     """
-    tqdm = tqdm_class()
     with contextlib.ExitStack() as stack:
         if workdir is None:
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="mvlsib-build-"))
         work = Path(workdir)
-        bar = stack.enter_context(
-            tqdm(total=len(STAGES), desc="build", unit="stage", file=sys.stderr, disable=not progress)
-        )
+        bar = stack.enter_context(progress_bars.bar(total=len(STAGES), desc="build", unit="stage", enabled=progress))
         stages = _Stages(bar)
         corpus = stages.run(
             "ingest",

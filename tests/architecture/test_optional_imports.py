@@ -67,3 +67,23 @@ def test_the_rule_sees_what_it_must():
         "def f():\n    import timm\n"
     )
     assert [name for _, name in _module_level_imports(tree)] == ["os", "torch", "transformers", "matplotlib"]
+
+
+def _imports_anywhere(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_progress_bars_come_from_one_module():
+    """Every bar goes through ``mvlsib.progress.bar`` (drawn on a terminal only): no other module imports tqdm."""
+    owners = [
+        path.relative_to(SRC).as_posix()
+        for path in _sources()
+        if "tqdm" in _imports_anywhere(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert owners == ["progress.py"], owners

@@ -11,7 +11,6 @@ import difflib
 import hashlib
 import json
 import os
-import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from operator import itemgetter
@@ -28,7 +27,7 @@ from mvlsib.builder.sib_sources import (
 )
 from mvlsib.builder.tsv import SPLITS, SibRow, read_language_columns, read_language_folder
 from mvlsib.errors import MvlsibError
-from mvlsib.progress import tqdm_class
+from mvlsib.progress import bar
 from mvlsib.textnorm import collapse_whitespace, normalize_many
 from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE
 from mvlsib.workdir.corpus import Corpus, corpus_table
@@ -337,10 +336,9 @@ def _read_languages(
 ) -> tuple[dict[str, list], list[tuple[str, int, int]]]:
     """The corpus columns of every selected language (rows by language, then index_id), and each
     language's ``(language, start, end)`` rows."""
-    tqdm = tqdm_class()
     columns: dict[str, list] = {name: [] for name in CORPUS_COLUMNS}
     spans: list[tuple[str, int, int]] = []
-    for lang in tqdm(selected, desc="ingest", unit="lang", disable=not progress, file=sys.stderr):
+    for lang in bar(selected, desc="ingest", unit="lang", enabled=progress):
         ids, topics, texts, splits = _language_columns(lang, sources, ref, own_reference)
         n = len(columns["index_id"])
         spans.append((lang, n, n + len(ids)))

@@ -277,9 +277,9 @@ class _NoProgress:
 
 
 def _progress(total: int, enabled: bool):
-    # The pure sampler must run on a bare Python (the cross-version test does that), so tqdm is optional here.
+    # The pure sampler must run on a bare Python (the cross-version test does that): no bar, no tqdm import.
     if not enabled:
         return _NoProgress()
-    from tqdm import tqdm
+    from mvlsib.progress import bar
 
-    return tqdm(total=total, desc="sample", unit="inst", leave=False)
+    return bar(total=total, desc="sample", unit="inst", leave=False)

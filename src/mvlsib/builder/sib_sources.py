@@ -13,7 +13,7 @@ from pathlib import Path
 from mvlsib import httpio
 from mvlsib.builder.tsv import SPLITS
 from mvlsib.errors import MvlsibError
-from mvlsib.progress import tqdm_class
+from mvlsib.progress import bar_class
 from mvlsib.release_format.mvl_sib import is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
@@ -28,17 +28,6 @@ class SibSource:
     revision: str | None  # resolved commit for the Hub
     root: Path  # folder holding one sub-folder per language
     languages: dict[str, Path]
-
-
-def _SilentTqdm():
-    tqdm = tqdm_class()
-
-    class Silent(tqdm):
-        def __init__(self, *args, **kwargs):
-            kwargs["disable"] = True
-            super().__init__(*args, **kwargs)
-
-    return Silent
 
 
 def is_hub_id(sib: str) -> bool:
@@ -171,7 +160,7 @@ def _hub_source(repo_id, revision, languages, endpoint, cache_dir, progress) -> 
             allow_patterns=patterns,
             cache_dir=None if cache_dir is None else str(cache_dir),
             endpoint=endpoint,
-            **({} if progress else {"tqdm_class": _SilentTqdm()}),
+            tqdm_class=bar_class(progress),
         )
     except download_errors as exc:
         raise MvlsibError(

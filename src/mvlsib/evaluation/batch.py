@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tqdm import tqdm
-
 from . import _compat
-from ._compat import MvlsibError, jsonio
+from ._compat import MvlsibError, jsonio, progress
 from .backends.openai import chat_body, check_body_options, encode_image
 from .runner import RunOptions, fingerprint, plan_items, resolve_languages, resolve_tasks_ks, verify_data
 from .schedule import order_items
@@ -245,7 +243,7 @@ def _write_requests(opts, pairs, languages, splitter: FileSplitter, body_options
         return urls[image_id]
 
     n = 0
-    with tqdm(total=plan.n_run, desc="batch prepare", unit="prompt", disable=not opts.progress, file=sys.stderr) as bar:
+    with progress.bar(total=plan.n_run, desc="batch prepare", unit="prompt", enabled=opts.progress) as bar:
         for wave in range(plan.waves):
             part = plan if plan.waves == 1 else plan_items(opts, pairs, languages, wave=Shard(wave, plan.waves))
             pending = order_items(part.pending, opts.order)

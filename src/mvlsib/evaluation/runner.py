@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from . import _compat
 from ._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atomic_open
+from ._compat import progress as _progress
 from .backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
@@ -462,7 +461,7 @@ def _process(
     chunk = max(1, int(getattr(backend, "preferred_chunk", 32)))
     with (
         PredictionWriter(pred_path) as writer,
-        tqdm(total=len(pending), desc=label, unit="prompt", disable=not progress, file=sys.stderr) as bar,
+        _progress.bar(total=len(pending), desc=label, unit="prompt", enabled=progress) as bar,
     ):
         for start in range(0, len(pending), chunk):
             part = pending[start : start + chunk]

@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
-from tqdm import tqdm
 
 from mvlsib.atomic import atomic_open
 from mvlsib.escape import has_markup, web_url
@@ -28,6 +27,7 @@ from mvlsib.image_pool.hashes import (
 from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license, read_allow_list
 from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
 from mvlsib.limits import IMAGES_PER_TOPIC, MIN_SIDE
+from mvlsib.progress import bar
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
 
@@ -235,7 +235,7 @@ def check_pool(
     rows = read_manifest(pool)
     scan = _Scan(hash_cache if hash_cache is not None else {})
     allowed = frozenset(options.allowed_licenses)
-    for row in tqdm(rows, desc="checking images", unit="img", disable=not progress):
+    for row in bar(rows, desc="checking images", unit="img", enabled=progress):
         _check_row_metadata(row, allowed, scan.findings)
         _check_file(root, row, options, scan)
     topic_of = {r.image_id: r.topic for r in rows}

@@ -14,13 +14,12 @@ import hashlib
 import re
 from pathlib import Path
 
-from tqdm import tqdm
-
 from mvlsib.atomic import staged_folder
 from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.licenses import judge_license
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
+from mvlsib.progress import bar
 from mvlsib.release_format.mvl_sib import topic_slug
 from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, write_manifest
 
@@ -110,7 +109,7 @@ def import_release(
     # removed by the next run, and the pool appears only when complete.
     with staged_folder(pool) as tmp:
         rows = []
-        for p in tqdm(files, desc="importing images", unit="img", disable=not progress):
+        for p in bar(files, desc="importing images", unit="img", enabled=progress):
             m = named[p]
             topic = CATEGORY_TO_TOPIC[m.group("cat").lower()]
             image_id = f"{topic_slug(topic)}_{int(m.group('i'))}"

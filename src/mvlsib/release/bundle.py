@@ -24,7 +24,19 @@ from mvlsib.evaluation.requirements import PATHS, pip_line
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
 # Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
-SHARED_LEAVES = ("atomic", "csvio", "errors", "escape", "httpio", "hubio", "jsonio", "locks", "oserrors", "versions")
+SHARED_LEAVES = (
+    "atomic",
+    "csvio",
+    "errors",
+    "escape",
+    "httpio",
+    "hubio",
+    "jsonio",
+    "locks",
+    "oserrors",
+    "progress",
+    "versions",
+)
 TOOLKIT_VERSION = mvlsib.__version__
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same bytes on every build
 

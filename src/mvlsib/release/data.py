@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from mvlsib.progress import tqdm_class
+from mvlsib.progress import bar
 from mvlsib.release.inputs import ReleaseInputs
 from mvlsib.release.preview import PER_TASK, PREVIEW_LANGUAGE, write_preview
 from mvlsib.release.tables import ConfigSize, language_table, write_images, write_language
@@ -14,11 +13,8 @@ from mvlsib.release_format.mvl_sib import PREVIEW_CONFIG
 
 def write_data(stage: Path, inputs: ReleaseInputs, *, progress: bool = True) -> dict[str, ConfigSize]:
     """Write every config of the release into ``stage``; return each config's sizes for the card."""
-    tqdm = tqdm_class()
     sizes: dict[str, ConfigSize] = {}
-    langs = tqdm(
-        inputs.languages, desc="write languages", unit="lang", file=sys.stderr, disable=not progress, leave=False
-    )
+    langs = bar(inputs.languages, desc="write languages", unit="lang", enabled=progress, leave=False)
     for n, lang in enumerate(langs):
         # The release row schema applies to every table: in full to the first, and to the
         # language-dependent columns of all (tables.check_language_table).

@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import BACKENDS, backend_class, make_backend, options_for
 from mvlsib.evaluation.backends.hf.feature_cache import DEFAULT_FEATURE_CACHE_MB
 from mvlsib.evaluation.parsing import MODES, parse_letter
+from mvlsib.progress import bar
 from mvlsib.release_format.mvl_sib import TOPICS
 
 from .inputs import DEFAULT_LANGUAGE, load_pool_images, read_topic_names
@@ -122,7 +121,7 @@ class VerifyOptions:
 
 
 def _progress(total: int, desc: str, enabled: bool):
-    return tqdm(total=total, desc=desc, unit="img", file=sys.stderr, disable=not enabled, dynamic_ncols=True)
+    return bar(total=total, desc=desc, unit="img", enabled=enabled, dynamic_ncols=True)
 
 
 def run_generative(backend, entries, names_by_language, opts: VerifyOptions, desc: str) -> dict[str, dict[str, Any]]:
