@@ -62,11 +62,25 @@ def module_environment(path: Path) -> str:
     return "core"
 
 
+@functools.cache
+def module_environments(path: Path) -> frozenset[str]:
+    """Every environment a module has tests for: its own, and any a single test is marked with."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    marked = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"
+    }
+    return frozenset({module_environment(path)} | (marked & set(ENVIRONMENTS[1:])))
+
+
 def pytest_ignore_collect(collection_path, config):
     env = config.getoption("--env")
     if env == "all" or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
         return None
-    return True if module_environment(collection_path) != env else None
+    return True if env not in module_environments(collection_path) else None
 
 
 def pytest_collection_modifyitems(config, items):

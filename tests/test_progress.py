@@ -17,7 +17,11 @@ class _Terminal(io.StringIO):
 
 
 def test_a_bar_draws_on_a_terminal_only():
-    for stream, enabled, drawn in ((_Terminal(), True, True), (io.StringIO(), True, False), (_Terminal(), False, False)):
+    for stream, enabled, drawn in (
+        (_Terminal(), True, True),
+        (io.StringIO(), True, False),
+        (_Terminal(), False, False),
+    ):
         for _ in progress.bar(range(3), enabled=enabled, file=stream, desc="work"):
             pass
         assert ("work" in stream.getvalue()) is drawn, (type(stream).__name__, enabled, stream.getvalue())
