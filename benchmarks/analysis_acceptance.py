@@ -53,7 +53,7 @@ def main() -> None:
     from fakes.openai_compat import ChatServer, lettered_server
 
     from mvlsib.cli import eval_cli
-    from mvlsib.evaluation.subset import select_rows
+    from mvlsib.evaluation.run.subset import select_rows
     from mvlsib.release_format import mvl_sib
 
     base = args.out

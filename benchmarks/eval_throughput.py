@@ -70,8 +70,8 @@ def build_release(tmp: Path, languages: str) -> Path:
 
 def requests_for(data: Path, languages: list[str], limit: int, tasks: str, ks: str):
     from mvlsib.evaluation.backends import Request
-    from mvlsib.evaluation.prompts import prompt_for_example
-    from mvlsib.evaluation.runner import resolve_tasks_ks
+    from mvlsib.evaluation.run.prompts import prompt_for_example
+    from mvlsib.evaluation.run.runner import resolve_tasks_ks
     from mvlsib.release_format import mvl_sib
 
     images = mvl_sib.load_images(data)
@@ -91,7 +91,7 @@ def prefix_shares(requests, capacities) -> dict[str, list[float]]:
     prefix-cache model of ``benchmarks/prefix_cache.py`` (documented in docs/performance.md)."""
     from prefix_cache import realised_share
 
-    from mvlsib.evaluation.schedule import prefix_key, prefix_order
+    from mvlsib.evaluation.run.schedule import prefix_key, prefix_order
 
     orders = {
         "canonical (language first)": list(requests),
@@ -401,7 +401,7 @@ def main() -> None:
     requests, images = requests_for(data, languages, args.limit, args.tasks, args.k)
     canonical = requests
     if args.order == "prefix":
-        from mvlsib.evaluation.schedule import prefix_order
+        from mvlsib.evaluation.run.schedule import prefix_order
 
         requests = prefix_order(list(requests), messages_of=lambda r: r.messages)
     if args.model:

@@ -53,7 +53,7 @@ def build_release(sib: Path, pool: Path, tmp: Path) -> Path:
 
 
 def _units(key: str) -> list[str]:
-    from mvlsib.evaluation.schedule import _IMAGE_CLOSE, _IMAGE_OPEN
+    from mvlsib.evaluation.run.schedule import _IMAGE_CLOSE, _IMAGE_OPEN
 
     out: list[str] = []
     for line in key.splitlines(keepends=True):
@@ -71,9 +71,9 @@ def _units(key: str) -> list[str]:
 def prompts(release: Path, languages: int | None):
     """(canonical list of unit-id tuples, unit texts): every prompt of a default full run."""
     from mvlsib.evaluation._compat import CROSS_MODAL
-    from mvlsib.evaluation.prompts import prompt_for_example
-    from mvlsib.evaluation.runner import resolve_tasks_ks
-    from mvlsib.evaluation.schedule import prefix_key
+    from mvlsib.evaluation.run.prompts import prompt_for_example
+    from mvlsib.evaluation.run.runner import resolve_tasks_ks
+    from mvlsib.evaluation.run.schedule import prefix_key
     from mvlsib.release_format import mvl_sib as loader
 
     pairs = resolve_tasks_ks(("i2s", "s2i", "t2s", "s2t"), (1, 3, 5))
@@ -96,7 +96,7 @@ def prompts(release: Path, languages: int | None):
 
 def unit_tokens(texts: list[str], image_tokens: int = 576, bytes_per_token: float = 3.0) -> list[int]:
     """The token cost of each unit (see the module doc): an image ``image_tokens``, text ceil(UTF-8 bytes / ``bytes_per_token``)."""
-    from mvlsib.evaluation.schedule import _IMAGE_OPEN
+    from mvlsib.evaluation.run.schedule import _IMAGE_OPEN
 
     return [
         image_tokens if t.startswith(_IMAGE_OPEN) else math.ceil(len(t.encode("utf-8")) / bytes_per_token)
@@ -163,7 +163,7 @@ def main() -> None:
         t1 = time.perf_counter()
         canonical, texts, n_langs = prompts(release, n_lang)
     t2 = time.perf_counter()
-    from mvlsib.evaluation.schedule import _IMAGE_OPEN
+    from mvlsib.evaluation.run.schedule import _IMAGE_OPEN
 
     weight = unit_tokens(texts, args.image_tokens, args.bytes_per_token)
     rank = {n: r for r, n in enumerate(sorted(range(len(texts)), key=texts.__getitem__))}

@@ -31,8 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from mvlsib.evaluation import runner
-from mvlsib.evaluation.shards import Shard, select
+from mvlsib.evaluation.run import runner
+from mvlsib.evaluation.run.shards import Shard, select
 data, n_lang, mode, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 opts = runner.RunOptions(data=data, model="m", out=Path("unused"), progress=False)
 pairs = runner.resolve_tasks_ks(opts.tasks, opts.ks)

@@ -40,7 +40,7 @@ def release_requests(release_dir, task_ks, per_language: int = 2):
     """The evaluator's requests for the first ``per_language`` instances of each of
     ``EVAL_LANGUAGES`` in a release, per ``(task, k)``; and the images they show (id -> image)."""
     from mvlsib.evaluation.backends import Request
-    from mvlsib.evaluation.prompts import prompt_for_example
+    from mvlsib.evaluation.run.prompts import prompt_for_example
     from mvlsib.release_format import mvl_sib
 
     images = mvl_sib.load_images(str(release_dir))
@@ -101,7 +101,7 @@ def one_line_eval_error_without(packages: tuple[str, ...], *args) -> str:
 def prefix_ordered_requests(release_dir):
     """i2s k=1,3, s2i k=1 and s2t k=1 for 2 instances in both languages, in the evaluator's prefix order
     (what the KV-prefix tests send), and the images they show."""
-    from mvlsib.evaluation.schedule import prefix_order
+    from mvlsib.evaluation.run.schedule import prefix_order
 
     reqs, images = release_requests(release_dir, [("i2s", 1), ("i2s", 3), ("s2i", 1), ("s2t", 1)])
     return prefix_order(reqs, messages_of=lambda r: r.messages), images

@@ -190,3 +190,62 @@ def test_the_checker_sees_a_planted_violation(tmp_path, monkeypatch):
         test_no_import_runs_against_the_layers()
     with pytest.raises(AssertionError):
         test_no_cycles()
+
+
+# Inside ``mvlsib.evaluation``, by job, lowest first (docs/architecture.md): what a model answers
+# (backends), the run path, then what reads or scales runs, then the Hub, then the commands. A
+# module may import its own sub-package and any lower one; the root leaves (``_compat``,
+# ``requirements``) serve all. Analysis and scale-out never reach into each other, nor the run
+# path into either.
+EVALUATION_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("_compat", "requirements", "__init__"),
+    ("backends",),
+    ("run",),
+    ("scale", "analysis"),
+    ("hub",),
+    ("commands",),
+)
+# The command modules (the evaluator's click commands and their shared options) form one layer.
+EVALUATION_COMMANDS = ("commands", "batch_commands", "hub_commands", "command_options", "selection")
+EVALUATION_RANK = {part: n for n, layer in enumerate(EVALUATION_LAYERS) for part in layer}
+
+
+def _evaluation_part(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["mvlsib", "evaluation"]:
+        return None
+    part = parts[2] if len(parts) > 2 else "__init__"
+    return "commands" if part in EVALUATION_COMMANDS else part
+
+
+def test_every_evaluation_module_has_a_sub_layer():
+    parts = {_evaluation_part(m) for m in _graph()} - {None}
+    assert parts - set(EVALUATION_RANK) == set(), "add it to EVALUATION_LAYERS here and in docs/architecture.md"
+
+
+def test_no_import_runs_against_the_evaluation_sub_layers():
+    bad = []
+    for module, deps in _graph().items():
+        here = _evaluation_part(module)
+        if here is None:
+            continue
+        for dep in deps:
+            there = _evaluation_part(dep)
+            if there is None or there == here or EVALUATION_RANK[there] == 0:
+                continue
+            if EVALUATION_RANK[there] >= EVALUATION_RANK[here]:
+                bad.append(f"{module} -> {dep}")
+    assert bad == []
+
+
+def test_the_sub_layer_rule_sees_a_planted_violation(tmp_path, monkeypatch):
+    """The run path reaching up into analysis is found (the test can fail)."""
+    import shutil
+
+    copy = tmp_path / "mvlsib"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    store = copy / "evaluation" / "run" / "store.py"
+    store.write_text(store.read_text() + "\nfrom ..analysis import report\n")
+    monkeypatch.setattr(__import__(__name__), "SRC", copy)
+    with pytest.raises(AssertionError):
+        test_no_import_runs_against_the_evaluation_sub_layers()

@@ -8,7 +8,7 @@ from PIL import Image
 
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
-from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.evaluation.run.prompts import build_prompt
 
 pytestmark = pytest.mark.eval
 

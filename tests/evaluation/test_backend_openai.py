@@ -11,8 +11,8 @@ from fakes.openai_compat import ANSWERS, images_of, lettered_server, text_of
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
-from mvlsib.evaluation.parsing import parse_letter
-from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.evaluation.run.parsing import parse_letter
+from mvlsib.evaluation.run.prompts import build_prompt
 
 SECRET = "sk-test-5e5e5e-do-not-print"
 

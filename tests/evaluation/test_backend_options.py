@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import BACKENDS, backend_class
-from mvlsib.evaluation.runner import RunOptions, fingerprint, resolve_tasks_ks
+from mvlsib.evaluation.run.runner import RunOptions, fingerprint, resolve_tasks_ks
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "mvlsib" / "evaluation"
 # The fields every run config's fingerprint has held, whatever the backend: a resumed run compares them.

@@ -265,7 +265,7 @@ def slurm(task_id: int, count: int = 4, minimum: int = 0) -> dict[str, str]:
 
 def test_parse_shard_reads_slurm_and_refuses_conflicts():
     from mvlsib.errors import MvlsibError
-    from mvlsib.evaluation.shards import Shard, parse_shard
+    from mvlsib.evaluation.run.shards import Shard, parse_shard
 
     assert parse_shard(None, slurm(2)) == Shard(2, 4)
     assert parse_shard(None, slurm(12, minimum=10)) == Shard(2, 4)  # --array=10-13

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from evaluation.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation.correlate import fisher_interval, pearson, spearman
+from mvlsib.evaluation.analysis.correlate import fisher_interval, pearson, spearman
 
 ACCURACIES = (0.3, 0.45, 0.55, 0.7, 0.85)
 

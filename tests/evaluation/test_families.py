@@ -31,7 +31,7 @@ from mvlsib.evaluation.backends.hf.inputs import (
     infer_layout,
     placement_errors,
 )
-from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.evaluation.run.prompts import build_prompt
 
 pytestmark = pytest.mark.eval
 

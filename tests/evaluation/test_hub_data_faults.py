@@ -69,7 +69,7 @@ def test_run_data_against_a_hostile_hub(endpoint, name, release_dir, tmp_path):
 def test_hub_results_task_ids_against_hostile_paths_info(name, release_dir, monkeypatch):
     """`hub-results` reads the release's eval.yaml from the Hub: a hostile paths-info answer is one message."""
     from mvlsib.errors import MvlsibError
-    from mvlsib.evaluation import hub_results
+    from mvlsib.evaluation.hub import results as hub_results
 
     monkeypatch.setenv("MVLSIB_HUB_TIMEOUT", "2")
     with serve_folder(REPO, release_dir, token=TOKEN) as hub:

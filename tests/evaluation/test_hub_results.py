@@ -22,7 +22,7 @@ from fakes.openai_compat import lettered_server
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation import hub_results
+from mvlsib.evaluation.hub import results as hub_results
 from mvlsib.release import eval_yaml
 
 TOKEN = "hf_test_5e5e5e_never_print"

@@ -14,7 +14,7 @@ from test_families import GENERATIVE
 from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf.kv_prefix import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
 from mvlsib.evaluation.backends.hf.loading import move_inputs
-from mvlsib.evaluation.schedule import prefix_order
+from mvlsib.evaluation.run.schedule import prefix_order
 
 pytestmark = pytest.mark.eval
 

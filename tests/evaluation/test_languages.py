@@ -8,7 +8,7 @@ import csv
 import pytest
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.languages import COLUMNS, UNKNOWN, groupings, info, read_overrides, table
+from mvlsib.evaluation.run.languages import COLUMNS, UNKNOWN, groupings, info, read_overrides, table
 
 
 def sib_languages(sib_dir):
@@ -67,7 +67,7 @@ def test_groupings_and_overrides(tmp_path):
 def test_packaged_csv_is_sorted_and_unique():
     from pathlib import Path
 
-    from mvlsib.evaluation import languages
+    from mvlsib.evaluation.run import languages
 
     with open(Path(languages.__file__).parent / "data" / "languages.csv", encoding="utf-8") as fh:
         codes = [r["language"] for r in csv.DictReader(fh)]

@@ -13,7 +13,7 @@ from support import one_line_cli_error, one_line_eval_error_without
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.runner import RunOptions, run_eval
+from mvlsib.evaluation.run.runner import RunOptions, run_eval
 
 pytestmark = pytest.mark.eval
 

@@ -23,7 +23,7 @@ from fakes.openai_compat import ANSWERS, completion, first_n_faulty, lettered_se
 from mvlsib import httpio, jsonio
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
-from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.evaluation.run.prompts import build_prompt
 
 SECRET = "sk-hostile-7c7c7c-never-print-me"
 REAL = json.loads(completion("(C)"))

@@ -26,7 +26,7 @@ from fakes.openai_compat import ChatServer
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
-from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.evaluation.run.prompts import build_prompt
 
 THOUGHT = 30  # tokens of thinking before the block closes
 

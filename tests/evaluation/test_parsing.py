@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mvlsib.evaluation.parsing import MODES, parse_letter
+from mvlsib.evaluation.run.parsing import MODES, parse_letter
 
 LETTERS = "ABCD"
 

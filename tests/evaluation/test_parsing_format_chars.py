@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mvlsib.evaluation.parsing import MODES, parse_letter
+from mvlsib.evaluation.run.parsing import MODES, parse_letter
 
 FORMAT_CHARS = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
 # Responses the parser reads (or refuses) in every mode, wrapped the ways models wrap letters.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlsib.evaluation.prompts import (
+from mvlsib.evaluation.run.prompts import (
     ANSWER_LINE,
     IMAGE_PLACEHOLDER,
     build_prompt,

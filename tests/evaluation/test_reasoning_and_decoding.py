@@ -15,8 +15,8 @@ from tiny_models.teach import teach_chain
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import Request, make_backend
-from mvlsib.evaluation.parsing import parse_letter, strip_reasoning
-from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.evaluation.run.parsing import parse_letter, strip_reasoning
+from mvlsib.evaluation.run.prompts import build_prompt
 
 pytestmark = pytest.mark.eval
 

@@ -16,7 +16,7 @@ from tiny_models.families.molmo2 import CHAT_TEMPLATE
 from transformers.utils.chat_template_utils import render_jinja_template
 
 from mvlsib.evaluation.backends.hf.inputs import Renderer, find_image_placeholder, placement_errors
-from mvlsib.evaluation.prompts import build_prompt
+from mvlsib.evaluation.run.prompts import build_prompt
 
 pytestmark = pytest.mark.eval
 

@@ -92,7 +92,7 @@ def test_report_tables_leaderboard_and_figures(tmp_path):
 
 
 def test_metrics_json_of_a_run_has_intervals_and_metadata_groups(tmp_path):
-    from mvlsib.evaluation.scoring import compute_metrics
+    from mvlsib.evaluation.run.scoring import compute_metrics
 
     m = compute_metrics(planted_records(0.7, languages=LANGS, n=30))
     assert set(m["groups"]) == {"script", "family", "resource"}
@@ -103,8 +103,8 @@ def test_metrics_json_of_a_run_has_intervals_and_metadata_groups(tmp_path):
 
 @pytest.mark.eval
 def test_topic_confusion_on_a_real_release(tmp_path, release_dir):
-    from mvlsib.evaluation.report import write_report
-    from mvlsib.evaluation.report_figures import topic_confusions
+    from mvlsib.evaluation.analysis.report import write_report
+    from mvlsib.evaluation.analysis.report_figures import topic_confusions
     from mvlsib.release_format import mvl_sib
 
     rows = mvl_sib.load_rows("eng_Latn", release_dir)[:60]
@@ -117,7 +117,7 @@ def test_topic_confusion_on_a_real_release(tmp_path, release_dir):
         if rec["instance_id"] in sports:
             rec["response"] = "ABCD"[(rec["label"] + 1) % 4]
     run = write_run(tmp_path / "run", recs)
-    from mvlsib.evaluation.store import load_run
+    from mvlsib.evaluation.run.store import load_run
 
     config, records, _ = load_run(run)
     task, [(label, counts)] = topic_confusions([("run", config, None, None)], [records], release_dir, "relaxed")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from fakes.openai_compat import ChatServer, lettered_server
 
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation.store import run_lock
+from mvlsib.evaluation.run.store import run_lock
 
 BASE = [
     "--backend",

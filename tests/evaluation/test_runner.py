@@ -74,7 +74,7 @@ def test_acceptance_run(run_dir, release_dir, tiny_llava):
         assert len(p["image_ids"]) == {"i2s": p["k"], "s2i": 4}.get(p["task"], 0)
     # --limit's stratified subset of the release, in release order
     eng_i2s = [p["instance_id"] for p in preds if (p["task"], p["k"], p["language"]) == ("i2s", 1, "eng_Latn")]
-    from mvlsib.evaluation.subset import select_rows
+    from mvlsib.evaluation.run.subset import select_rows
     from mvlsib.release_format import mvl_sib
 
     rows = mvl_sib.load_rows("eng_Latn", release_dir)
@@ -95,7 +95,7 @@ def test_acceptance_run(run_dir, release_dir, tiny_llava):
     assert fp["model"] == str(tiny_llava) and fp["backend"] == "hf"
     manifest = release_dir / "manifest.json"
     assert fp["release_manifest_sha256"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
-    from mvlsib.evaluation.prompts import prompts_hash
+    from mvlsib.evaluation.run.prompts import prompts_hash
 
     assert fp["prompts_sha256"] == prompts_hash()
     assert config["complete"] is True and config["backend"]["model_class"] == "LlavaForConditionalGeneration"
@@ -318,7 +318,7 @@ def test_report_side_by_side(run_dir, sharded, tmp_path):
 def test_a_model_that_cannot_load_is_refused_before_any_prompt_is_built(release_dir, tmp_path, monkeypatch):
     """Building every prompt of a full run takes minutes and, for all 199 languages, more memory
     than a 24 GB machine has: a wrong --model must be said before that (backend preflight)."""
-    from mvlsib.evaluation import runner
+    from mvlsib.evaluation.run import runner
 
     def never(*args, **kwargs):
         raise AssertionError("prompts were built for a model that cannot load")

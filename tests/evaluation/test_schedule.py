@@ -12,10 +12,10 @@ from fakes.openai_compat import content_server, text_of
 from support import EVAL_LANGUAGES as LANGUAGES
 
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation import runner
-from mvlsib.evaluation.runner import RunOptions, build_items, plan_items, resolve_tasks_ks, run_eval
-from mvlsib.evaluation.schedule import prefix_key, prefix_order
-from mvlsib.evaluation.shards import Shard, select
+from mvlsib.evaluation.run import runner
+from mvlsib.evaluation.run.runner import RunOptions, build_items, plan_items, resolve_tasks_ks, run_eval
+from mvlsib.evaluation.run.schedule import prefix_key, prefix_order
+from mvlsib.evaluation.run.shards import Shard, select
 
 COMMON = [
     "--tasks",

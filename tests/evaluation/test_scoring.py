@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.scoring import compute_metrics, read_groups_csv, script_of
+from mvlsib.evaluation.run.scoring import compute_metrics, read_groups_csv, script_of
 
 
 def rec(language, task, k, response, label, iid="0-0"):

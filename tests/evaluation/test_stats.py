@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from evaluation.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation.compare import compare_outcomes, outcomes
-from mvlsib.evaluation.scoring import compute_metrics
-from mvlsib.evaluation.stats import benjamini_hochberg, cell_interval, holm, macro_interval, mcnemar_exact
+from mvlsib.evaluation.analysis.compare import compare_outcomes, outcomes
+from mvlsib.evaluation.run.scoring import compute_metrics
+from mvlsib.evaluation.run.stats import benjamini_hochberg, cell_interval, holm, macro_interval, mcnemar_exact
 
 
 def test_cell_interval_matches_the_normal_approximation_and_is_seeded():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mvlsib.evaluation.subset import describe, select_rows, stratified_indices
+from mvlsib.evaluation.run.subset import describe, select_rows, stratified_indices
 from mvlsib.release_format import mvl_sib
 from mvlsib.release_format.mvl_sib import TOPICS
 

@@ -196,7 +196,7 @@ def test_rendered_card_matches_the_golden_file(photos):
 
 def test_language_table_names_each_config_from_the_evaluators_language_table():
     """The card's language rows come from the same table the reports group by (languages.csv)."""
-    from mvlsib.evaluation.languages import table
+    from mvlsib.evaluation.run.languages import table
     from mvlsib.release.card.render import language_table
 
     codes = sorted(table()) + ["xyz_Zzzz"]  # a code no table knows still gets its row

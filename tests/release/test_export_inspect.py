@@ -22,9 +22,9 @@ from fakes.openai_compat import ANSWERS, ChatServer, images_of, thumb
 from support import EVAL_LANGUAGES
 
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation.prompts import prompt_for_example
-from mvlsib.evaluation.scoring import METRICS
-from mvlsib.evaluation.subset import select_rows
+from mvlsib.evaluation.run.prompts import prompt_for_example
+from mvlsib.evaluation.run.scoring import METRICS
+from mvlsib.evaluation.run.subset import select_rows
 from mvlsib.release_format import mvl_sib
 
 pytestmark = pytest.mark.harness

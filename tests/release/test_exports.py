@@ -24,8 +24,8 @@ from support import WITHOUT_MVLSIB, subprocess_env
 
 from mvlsib.atomic import LEDGER
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.prompts import LETTERS, prompt_for_example
-from mvlsib.evaluation.scoring import METRICS, macro, per_language
+from mvlsib.evaluation.run.prompts import LETTERS, prompt_for_example
+from mvlsib.evaluation.run.scoring import METRICS, macro, per_language
 from mvlsib.pipeline import build
 from mvlsib.release_format import mvl_sib
 

@@ -20,7 +20,7 @@ def release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
 def test_preview_shows_rendered_examples_with_images(release, pool_dir, tmp_path):
     import datasets
 
-    from mvlsib.evaluation.prompts import prompt_for_example
+    from mvlsib.evaluation.run.prompts import prompt_for_example
     from mvlsib.release_format import mvl_sib
     from mvlsib.workdir.pool_manifest import read_manifest
 

@@ -34,7 +34,7 @@ def _env() -> dict[str, str]:
 
 
 def test_examples_carry_the_evaluators_prompt(release_dir, tmp_path):
-    from mvlsib.evaluation.prompts import prompt_for_example
+    from mvlsib.evaluation.run.prompts import prompt_for_example
     from mvlsib.release_format import mvl_sib
 
     rel = tmp_path / "rel"
@@ -94,7 +94,7 @@ def test_the_cards_hub_snippet_works_as_written(release_dir, tmp_path):
         fetched = {p for m, p in hub.requests if m == "GET" and "/resolve/" in p}
     assert got.returncode == 0, got.stderr[-3000:]
     out = json.loads(got.stdout.strip().splitlines()[-1])
-    from mvlsib.evaluation.prompts import prompt_for_example
+    from mvlsib.evaluation.run.prompts import prompt_for_example
     from mvlsib.release_format import mvl_sib
 
     local = mvl_sib.load_task("i2s", "eng_Latn", k=3, source=release_dir, with_prompt=False)[0]

@@ -1,4 +1,4 @@
-"""The evaluator's run-folder reader (``evaluation/run_files.py``, no jsonschema: it ships in
+"""The evaluator's run-folder reader (``evaluation/run/run_files.py``, no jsonschema: it ships in
 releases) against the JSON Schemas of those files (``prediction``, ``run_config``, ``run_metrics``):
 on generated records, whatever the schema refuses the reader refuses too, and the reader refuses
 nothing the schema accepts except integral floats (``1.0`` as a k or a label), which JSON Schema
@@ -11,7 +11,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mvlsib.evaluation.run_files import METRICS_FIELDS, config_error, field_error, prediction_error
+from mvlsib.evaluation.run.run_files import METRICS_FIELDS, config_error, field_error, prediction_error
 from mvlsib.schema.validators import is_valid
 
 PREDICTION = {

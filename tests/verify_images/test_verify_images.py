@@ -95,7 +95,7 @@ def test_report_shape_70_images_x_2_models(both_run, pool_dir, tiny_llava, rando
 
 
 def test_generative_predictions_follow_the_rotations(both_run, tiny_llava):
-    from mvlsib.evaluation.parsing import parse_letter
+    from mvlsib.evaluation.run.parsing import parse_letter
 
     _, _, report = both_run
     model = str(tiny_llava)

@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 
 from ._compat import atomic_open
+from .analysis.report_format import macro_table
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
-from .report_format import macro_table
-from .schedule import MAX_PROMPTS
+from .run.schedule import MAX_PROMPTS
 from .selection import (
     groups_option,
     max_new_tokens_option,
@@ -76,8 +76,8 @@ def batch_group():
 def prepare_command(out, model, max_requests, max_bytes, request_style, chat_template_kwargs, progress, **selection):
     """Write the run's prompts as OpenAI batch request files (one line per prompt, the body the openai
     backend would send) and a manifest."""
-    from .batch import DEFAULT_LIMITS, prepare
-    from .runner import RunOptions
+    from .run.runner import RunOptions
+    from .scale.prepare import DEFAULT_LIMITS, prepare
 
     opts = RunOptions(
         **run_options(selection),
@@ -123,7 +123,7 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
     """Read the batch's RESULTS files (OpenAI batch output format, or vllm run-batch's) into the run folder
     OUT, naming every missing, failed, duplicated and foreign custom_id; the prompts without an answer
     go into FOLDER/retry/ as a new request file."""
-    from .batch_collect import collect
+    from .scale.collect import collect
 
     summary = collect(
         folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv), progress=progress
@@ -167,8 +167,8 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
 def plan_command(gpus, model, out, prompts_per_second, script, **selection):
     """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
     one shard per GPU (then `mvlsib-eval merge`)."""
-    from .plan import count, describe, run_args, slurm_script
-    from .runner import RunOptions
+    from .run.runner import RunOptions
+    from .scale.plan import count, describe, run_args, slurm_script
 
     opts = RunOptions(**run_options(selection), model=model, out=Path(out))
     plan = count(opts, gpus)

@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 
 from ._compat import MvlsibError, owned_folder
+from .analysis.report_format import macro_table
 from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
 from .hub_commands import hub_results_command
-from .report_format import macro_table
 from .selection import (
     groups_option,
     max_new_tokens_option,
@@ -63,8 +63,8 @@ RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
 def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import backend_options
-    from .runner import RunOptions, run_eval
-    from .shards import parse_shard
+    from .run.runner import RunOptions, run_eval
+    from .run.shards import parse_shard
 
     params = {opt.param for _, opt in backend_options()}
     backend_values = {k: v for k, v in values.items() if k in params}
@@ -112,7 +112,7 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
 )
 def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
-    from .shards import merge_shards
+    from .run.shards import merge_shards
 
     with owned_folder(out, "mvlsib-eval merge", RUN_FILES):
         metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
@@ -163,8 +163,8 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
 
 
 def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
-    from .languages import read_overrides
-    from .report import write_report
+    from .analysis.report import write_report
+    from .run.languages import read_overrides
 
     return write_report(
         list(runs),
@@ -193,7 +193,7 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
 def compare_command(run_a, run_b, json_path, parse_mode):
     """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
     interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
-    from .compare import compare_runs, format_comparison, write_comparison_json
+    from .analysis.compare import compare_runs, format_comparison, write_comparison_json
 
     res = compare_runs(run_a, run_b, parse_mode)
     click.echo(format_comparison(res))
@@ -227,7 +227,7 @@ def compare_command(run_a, run_b, json_path, parse_mode):
 def items_command(runs, out, data, parse_mode, names, max_listed):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
     per-image error rates and letter-position bias."""
-    from .analysis import write_items
+    from .analysis.items import write_items
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
@@ -264,7 +264,7 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
 def correlate_command(runs, scores, names, out_csv, parse_mode):
     """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
     task x k macro accuracies and other benchmarks' scores of the same models."""
-    from .correlate import correlate, format_correlations, read_scores, write_correlations
+    from .analysis.correlate import correlate, format_correlations, read_scores, write_correlations
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")

@@ -86,7 +86,7 @@ def hub_results_command(run, dataset, revision, out, model_repo, create_pr, sour
 
     The token for --create-pr comes from HF_TOKEN or `hf auth login`; it is never printed.
     """
-    from . import hub_results
+    from .hub import results as hub_results
 
     if create_pr and model_repo is None:
         raise click.UsageError("--create-pr needs --model-repo ORG/MODEL")

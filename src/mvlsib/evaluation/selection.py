@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
-from .schedule import MAX_PROMPTS, ORDERS
+from .run.schedule import MAX_PROMPTS, ORDERS
 
 
 def csv_list(value: str) -> list[str]:
@@ -20,7 +20,7 @@ def csv_list(value: str) -> list[str]:
 
 def read_groups(paths) -> dict[str, dict[str, str]]:
     """``--groups`` CSV files, by file stem."""
-    from .scoring import read_groups_csv
+    from .run.scoring import read_groups_csv
 
     out = {}
     for p in paths:

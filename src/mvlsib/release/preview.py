@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mvlsib.evaluation.prompts import prompt_for_example
+from mvlsib.evaluation.run.prompts import prompt_for_example
 from mvlsib.release import tables as rt
 from mvlsib.release.stats import LETTERS
 from mvlsib.release_format import mvl_sib

@@ -27,7 +27,7 @@ from typing import Any
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import BACKENDS, backend_class, make_backend, options_for
 from mvlsib.evaluation.backends.hf.feature_cache import DEFAULT_FEATURE_CACHE_MB
-from mvlsib.evaluation.parsing import MODES, parse_letter
+from mvlsib.evaluation.run.parsing import MODES, parse_letter
 from mvlsib.progress import bar
 from mvlsib.release_format.mvl_sib import TOPICS
 

@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .._compat import MvlsibError, httpio, jsonio
-from ..parsing import REASONING_MARKERS, strip_reasoning
 from .base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
@@ -32,6 +31,7 @@ from .base import (
     json_options_fingerprint,
     parse_json_option,
 )
+from .reasoning import REASONING_MARKERS, strip_reasoning
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 REQUEST_STYLES = ("chat", "reasoning")

@@ -7,7 +7,7 @@ import re
 from importlib import resources
 
 import mvlsib
-from mvlsib.evaluation import prompts as ev
+from mvlsib.evaluation.run import prompts as ev
 from mvlsib.image_pool.credits import title_of
 from mvlsib.release.card.render import CardContext, CardImage, render_card
 from mvlsib.release.inputs import ReleaseInputs

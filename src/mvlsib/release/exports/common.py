@@ -1,7 +1,7 @@
 """What every export format shares: choosing what to export, reading the release, writing atomically.
 
 Every format reads the release through its loader (``release_format/mvl_sib.py``) and the
-evaluator's own prompts (``evaluation/prompts.py``), so an exported prompt, option list,
+evaluator's own prompts (``evaluation/run/prompts.py``), so an exported prompt, option list,
 image order and gold letter is exactly what ``mvlsib-eval run`` sends and scores.
 ``export`` writes the output folder atomically: a staging folder renamed into place, refused when
 the folder holds files an earlier export did not write.

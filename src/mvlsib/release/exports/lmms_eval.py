@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.scoring import METRICS
+from mvlsib.evaluation.run.scoring import METRICS
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_zip
 from mvlsib.release.exports.common import Selection, select, staging, write_info
 from mvlsib.release_format import mvl_sib

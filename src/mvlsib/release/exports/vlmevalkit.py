@@ -20,7 +20,7 @@ import io
 import json
 from pathlib import Path
 
-from mvlsib.evaluation.prompts import LETTERS, prompt_for_example
+from mvlsib.evaluation.run.prompts import LETTERS, prompt_for_example
 from mvlsib.release.exports.common import (
     Selection,
     image_suffix,

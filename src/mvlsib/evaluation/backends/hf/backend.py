@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._compat import MvlsibError
-from ...parsing import opens_unclosed_thinking
 from ..base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
@@ -37,6 +36,7 @@ from ..base import (
     json_options_fingerprint,
     parse_json_option,
 )
+from ..reasoning import opens_unclosed_thinking
 from .batching import Batcher
 from .feature_cache import DEFAULT_FEATURE_CACHE_MB, FeatureReuse
 from .generation import TokenDecoder, decoding, library_failures, opens_thinking, stopped

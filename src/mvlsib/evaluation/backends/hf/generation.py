@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..._compat import MvlsibError
-from ...parsing import REASONING_MARKERS
 from ..base import one_line
+from ..reasoning import REASONING_MARKERS
 from .inputs import template_reads
 
 # Generation settings that make decoding greedy whatever the checkpoint's generation_config says

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import _compat
-from ._compat import MvlsibError, jsonio, progress
-from .backends.openai import chat_body, check_body_options, encode_image
-from .runner import RunOptions, fingerprint, plan_items, resolve_languages, resolve_tasks_ks, verify_data
-from .schedule import order_items
-from .shards import Shard
+from .. import _compat
+from .._compat import MvlsibError, jsonio, progress
+from ..backends.openai import chat_body, check_body_options, encode_image
+from ..run.runner import RunOptions, fingerprint, plan_items, resolve_languages, resolve_tasks_ks, verify_data
+from ..run.schedule import order_items
+from ..run.shards import Shard
 
 FORMAT = "mvlsib-batch/1"
 ENDPOINT = "/v1/chat/completions"

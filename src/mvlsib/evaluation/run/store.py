@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ._compat import TASKS, MvlsibError, atomic_open, locks
+from .._compat import TASKS, MvlsibError, atomic_open, locks
 from .run_files import parse_prediction_lines, read_config, read_metrics
 from .scoring import compute_metrics
 

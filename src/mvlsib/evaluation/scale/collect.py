@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._compat import MvlsibError, jsonio, staged_folder
-from .backends import Backend, Request
-from .backends.openai import Malformed, answer_text, check_answer, settings_description
-from .batch import MANIFEST, RETRY_DIR, FileSplitter, line_custom_id, options_from
-from .batch import write_json as _write_json
-from .runner import fingerprint, prediction_key, resolve_languages, resolve_tasks_ks, run_eval
-from .store import read_predictions, record_key
+from .._compat import MvlsibError, jsonio, staged_folder
+from ..backends import Backend, Request
+from ..backends.openai import Malformed, answer_text, check_answer, settings_description
+from ..run.runner import fingerprint, prediction_key, resolve_languages, resolve_tasks_ks, run_eval
+from ..run.store import read_predictions, record_key
+from .prepare import MANIFEST, RETRY_DIR, FileSplitter, line_custom_id, options_from
+from .prepare import write_json as _write_json
 
 # A chat completion with a long reasoning trace is tens of KB; a line over this is not an answer.
 MAX_LINE_BYTES = 8 * 1024 * 1024

@@ -23,11 +23,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ._compat import TASK_BY_NAME, TASKS, MvlsibError, atomic_open, loader
-from .parsing import parse_letter
-from .prompts import LETTERS
+from .._compat import TASK_BY_NAME, TASKS, MvlsibError, atomic_open, loader
+from ..run.parsing import parse_letter
+from ..run.prompts import LETTERS
+from ..run.store import load_run
 from .report_format import coverage
-from .store import load_run
 
 
 def _load(runs, mode: str, names=None):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import _compat
+from .. import _compat
 
 SUBSET_MODES = ("stratified", "first")
 

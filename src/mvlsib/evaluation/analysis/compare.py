@@ -12,11 +12,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ._compat import TASKS, MvlsibError, atomic_open
-from .parsing import parse_letter
-from .prompts import LETTERS
-from .report_format import coverage
-from .stats import (
+from .._compat import TASKS, MvlsibError, atomic_open
+from ..run.parsing import parse_letter
+from ..run.prompts import LETTERS
+from ..run.stats import (
     CONFIDENCE,
     N_PERMUTATIONS,
     PairedCell,
@@ -27,7 +26,8 @@ from .stats import (
     method_note,
     paired_cell_interval,
 )
-from .store import load_run, record_key
+from ..run.store import load_run, record_key
+from .report_format import coverage
 
 
 def outcomes(records, mode: str = "relaxed") -> dict[tuple, bool]:

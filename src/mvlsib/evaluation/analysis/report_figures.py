@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, escape, loader
+from ..run.languages import UNKNOWN
+from ..run.parsing import parse_letter
+from ..run.prompts import LETTERS
 from . import figures
-from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, escape, loader
-from .languages import UNKNOWN
-from .parsing import parse_letter
-from .prompts import LETTERS
 from .report_format import N_RELEASE
 
 FIGURE_GROUPINGS = ("family", "resource")

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from ._compat import MvlsibError, atomic_open, httpio, hubio, loader
-from .store import completeness, load_run
+from .._compat import MvlsibError, atomic_open, httpio, hubio, loader
+from ..run.store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
 RESULTS_DIR = ".eval_results"

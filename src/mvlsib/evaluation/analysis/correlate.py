@@ -16,10 +16,10 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
-from ._compat import TASKS, MvlsibError, atomic_open, open_csv
-from .scoring import compute_metrics
-from .stats import CONFIDENCE
-from .store import load_run
+from .._compat import TASKS, MvlsibError, atomic_open, open_csv
+from ..run.scoring import compute_metrics
+from ..run.stats import CONFIDENCE
+from ..run.store import load_run
 
 
 def read_scores(path: str | Path) -> dict[str, dict[str, float]]:

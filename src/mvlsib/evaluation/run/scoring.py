@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ._compat import TASKS, MvlsibError, open_csv
+from .._compat import TASKS, MvlsibError, open_csv
 from .languages import groupings
 from .parsing import parse_letter
 from .prompts import LETTERS

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS
+from .._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS
 
 LETTERS = ("A", "B", "C", "D")
 IMAGE_PLACEHOLDER = "<image>"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._compat import TASKS, atomic_open
+from .._compat import TASKS, atomic_open
 
 PAGE_WIDTH = 7.0  # inches: a full page width of a two-column paper (A4/letter)
 COLUMN_WIDTH = 3.4

@@ -29,7 +29,7 @@ import pkgutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._compat import MvlsibError, open_csv
+from .._compat import MvlsibError, open_csv
 
 COLUMNS = ("language", "name", "iso639_3", "script", "script_name", "family", "joshi_class")
 UNKNOWN = "unknown"

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _compat
-from ._compat import MvlsibError, atomic_open
+from .. import _compat
+from .._compat import MvlsibError, atomic_open
 from .run_files import read_config
 from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
 from .subset import select_rows

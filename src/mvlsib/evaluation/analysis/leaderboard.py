@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._compat import atomic_open, escape
+from .._compat import atomic_open, escape
 from .report_format import ci, fmt, mean, scope_line, task_k_keys, write_csv
 
 

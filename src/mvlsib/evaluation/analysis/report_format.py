@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ._compat import TASKS, atomic_open, escape
-from .store import completeness
-from .subset import describe
+from .._compat import TASKS, atomic_open, escape
+from ..run.store import completeness
+from ..run.subset import describe
 
 N_RELEASE = 3012  # instances per language in a release (SPEC section 1)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._compat import TASK_BY_NAME, TASKS, MvlsibError, jsonio
+from .._compat import TASK_BY_NAME, TASKS, MvlsibError, jsonio
 
 # A response of a reasoning model with a large token budget stays far below this; a line above it
 # is not one of ours.

@@ -12,8 +12,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ._compat import MvlsibError
-from .runner import RunOptions, plan_items, resolve_languages, resolve_tasks_ks
+from .._compat import MvlsibError
+from ..run.runner import RunOptions, plan_items, resolve_languages, resolve_tasks_ks
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from statistics import NormalDist
 
-from ._compat import TASK_TABLE, MvlsibError, atomic_open
-from .languages import GROUPINGS, info
+from .._compat import TASK_TABLE, MvlsibError, atomic_open
+from ..run.languages import GROUPINGS, info
+from ..run.parsing import parse_letter
+from ..run.prompts import LETTERS
+from ..run.scoring import METRICS, compute_metrics
+from ..run.stats import cell_interval, macro_interval
+from ..run.store import load_run
 from .leaderboard import write_leaderboard
-from .parsing import parse_letter
-from .prompts import LETTERS
 from .report_figures import draw_figures, topic_confusion_figure
 from .report_format import ci, coverage, fmt, mean, scope_line, task_k_keys, write_csv
-from .scoring import METRICS, compute_metrics
-from .stats import cell_interval, macro_interval
-from .store import load_run
 
 TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
 CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)

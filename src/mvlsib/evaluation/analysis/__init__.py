@@ -1,0 +1,1 @@
+"""Reading finished runs: reports, tables, figures, leaderboard, paired comparison, items, correlation."""

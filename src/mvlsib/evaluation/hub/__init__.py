@@ -1,0 +1,1 @@
+"""A finished run as the Hub's ``.eval_results`` entries."""

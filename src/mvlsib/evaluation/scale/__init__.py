@@ -1,0 +1,1 @@
+"""Scale-out: OpenAI-format batch files (prepare, collect) and the SLURM plan."""
