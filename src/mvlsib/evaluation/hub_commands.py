@@ -80,7 +80,8 @@ def hub_results_command(run, dataset, revision, out, model_repo, create_pr, sour
     """Write the Hub's .eval_results/*.yaml entries for the finished run RUN, one per eval.yaml task it covers.
 
     \b
-    mvlsib-eval hub-results runs/my-vlm --dataset my-org/mvl-sib --revision SHA --out results/my-vlm
+    mvlsib-eval hub-results runs/my-vlm --dataset my-org/mvl-sib --revision SHA --out results/my-vlm \\
+        --model-repo some-org/my-vlm
     mvlsib-eval hub-results runs/my-vlm --dataset my-org/mvl-sib --revision SHA --out results/my-vlm \\
         --model-repo some-org/my-vlm --create-pr
 

@@ -59,7 +59,7 @@ _SELECTION = (
         default="all",
         show_default=True,
         help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "
-        "e.g. eng_Latn,urd_Arab.",
+        "e.g. eng_Latn,arb_Arab.",
     ),
     click.option(
         "--limit",
