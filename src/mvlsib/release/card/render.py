@@ -297,7 +297,7 @@ def attribution_markdown(images: Sequence[CardImage]) -> str:
 
 def language_table(languages: Sequence[str]) -> str:
     """One row per config: code, English name, script and family from the evaluator's language
-    table (``evaluation/data/languages.csv``, sources in ``evaluation/run/languages.py``), so the card and
+    table (``evaluation/run/data/languages.csv``, sources in ``evaluation/run/languages.py``), so the card and
     the reports' groupings say the same; a code outside that table still shows its code and script."""
     rows = [info(code) for code in sorted(languages)]
     scripts = sorted({r["script"] for r in rows})
