@@ -12,12 +12,15 @@ imports torch fails in ``core`` instead of hiding in an environment that has eve
 ``eval``       the ``[eval]`` extra as a user gets it, torchvision included (the index's
                torch 2.13.0 build), plus what single families need on top (timm)
 ``harnesses``  lmms-eval, MTEB and Inspect AI from their pinned sets (``tests/envs/``)
-``lowest``     the lower bounds in ``pyproject.toml``, resolved lowest-direct
-``py310``      the core session and the full build under Python 3.10 (same bytes)
+``lowest``     the lower bounds in ``pyproject.toml``, resolved lowest-direct: the unit
+               tier and the byte-pinning tests
+``py310``      README command 1, the unit tier and the byte-pinning tests under Python 3.10
 ``py313``      the same under Python 3.13
 =============  ============================================================================
 
-Sessions reuse their virtualenvs (``.nox/``) between runs; uv builds them from its cache in
+``core``, ``eval`` and ``harnesses`` run every tier (``--tier all``); plain ``pytest`` runs the
+unit tier (tests/conftest.py). Sessions reuse their virtualenvs (``.nox/``) between runs; uv builds
+them from its cache in
 seconds. Interpreters come from ``PATH`` or, where pyenv is used, from ``$(pyenv root)/versions``.
 """
 
@@ -45,6 +48,8 @@ TORCH = ("torch==2.13.0", "torchvision==0.28.0")
 # What single families need beyond [eval] (docs/evaluation.md's family table): timm's vision towers.
 FAMILY_EXTRAS = ("timm==1.0.31",)
 WORKERS = os.environ.get("MVLSIB_TEST_WORKERS", "2")
+# The tests that pin bytes: a full release (every data file and the card) and the sampler's output.
+SAME_BYTES = ("tests/release/test_release_bytes.py", "tests/builder/test_sample.py")
 
 
 def _add_pyenv_pythons() -> None:
@@ -77,7 +82,7 @@ def _pytest(session: nox.Session, env: str, *args: str) -> None:
     )
 
 
-def _core(session: nox.Session) -> None:
+def _core(session: nox.Session, *, tier: str = "all") -> None:
     session.install("-e", ".[test]")
     # README command 1 exactly as a user runs it: only the core installed, outside the test runner.
     out = Path(session.create_tmp()) / "readme-build"
@@ -88,7 +93,9 @@ def _core(session: nox.Session) -> None:
         "mvlsib-build", "build", "--sib", str(ROOT.parent / "shared" / "sib-200"), "--seed", "0", "--out", "release"
     )
     session.chdir(ROOT)
-    _pytest(session, "core")
+    _pytest(session, "core", "--tier", tier)
+    if tier != "all":  # the release's bytes and the sampler's, whatever the tier
+        _pytest(session, "core", *SAME_BYTES)
 
 
 @nox.session(python=PYTHON)
@@ -107,7 +114,7 @@ def core(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def eval(session: nox.Session) -> None:  # noqa: A001 - the session's name is the extra's
     session.install("-e", ".[eval,test]", *TORCH, *FAMILY_EXTRAS)
-    _pytest(session, "eval")
+    _pytest(session, "eval", "--tier", "all")
 
 
 @nox.session(python=PYTHON)
@@ -118,7 +125,7 @@ def harnesses(session: nox.Session) -> None:
     for name, module, torch in (("lmms", "lmms_eval", True), ("mteb", "mteb", True), ("inspect", "inspect_ai", False)):
         _harness_venv(session, venvs / name, ENVS / f"{name}.txt", module, torch)
     session.env["MVLSIB_HARNESS_VENVS"] = str(venvs)
-    _pytest(session, "harness")
+    _pytest(session, "harness", "--tier", "all")
 
 
 def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, torch: bool) -> None:
@@ -140,15 +147,16 @@ def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, tor
 def lowest(session: nox.Session) -> None:
     """Every declared lower bound at once: the bounds in pyproject.toml are the ones this passes with."""
     session.install("--resolution", "lowest-direct", "-e", ".[eval,test]", *FAMILY_EXTRAS)
-    _pytest(session, "core", "-m", "not slow")
-    _pytest(session, "eval", "-m", "not slow")
+    _pytest(session, "core", "--tier", "unit")
+    _pytest(session, "core", *SAME_BYTES)
+    _pytest(session, "eval", "--tier", "unit")
 
 
 @nox.session(python="3.10")
 def py310(session: nox.Session) -> None:
-    _core(session)
+    _core(session, tier="unit")
 
 
 @nox.session(python="3.13")
 def py313(session: nox.Session) -> None:
-    _core(session)
+    _core(session, tier="unit")

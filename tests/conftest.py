@@ -15,7 +15,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import settings
-from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, write_workdir
+from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, selected_env, write_workdir
 
 from mvlsib.pipeline import build
 from mvlsib.workdir.corpus import read_corpus
@@ -30,18 +30,98 @@ ENVIRONMENTS = ("core", "eval", "harness")
 FOLDER_ENVIRONMENTS = {"model_families": "eval", "torchvision_families": "eval", "tiny_models": "eval"}
 
 
+# Tiers: plain ``pytest`` runs the ``unit`` tier (units, architecture, the core command paths: under
+# two minutes on 2 cores); ``--tier all`` (the nox sessions) runs every tier. A module's tier is its
+# ``pytestmark`` or the table below (by path under tests/, a folder or a module), else ``unit``.
+TIERS = ("unit", "faults", "families", "e2e")
+PATH_TIERS = {
+    "model_families": "families",
+    "torchvision_families": "families",
+    "evaluation/test_families.py": "families",
+    "evaluation/test_feature_cache.py": "families",
+    "evaluation/test_kv_prefix.py": "families",
+    "evaluation/test_load_and_library_errors.py": "families",
+    "evaluation/test_reasoning_and_decoding.py": "families",
+    "cli/test_fault_matrix.py": "faults",
+    "cli/test_bad_input_walk.py": "faults",
+    "cli/test_output_folders.py": "faults",
+    "test_hub_faults.py": "faults",
+    "builder/test_ingest_faults.py": "faults",
+    "evaluation/test_hub_data_faults.py": "faults",
+    "evaluation/test_openai_faults.py": "faults",
+    "evaluation/test_openai_hostile.py": "faults",
+    "evaluation/test_run_file_faults.py": "faults",
+    "release/test_hub_publish_faults.py": "faults",
+    "release/test_release_faults.py": "faults",
+    "release/test_card_hostile.py": "faults",
+    "image_pool/test_pool_hostile_fields.py": "faults",
+    "docs": "e2e",
+    "packaging": "e2e",
+    "verify_images/test_verify_images.py": "e2e",
+    "evaluation/test_runner.py": "e2e",
+    "release/test_exports.py": "e2e",
+    "release/test_export_inspect.py": "e2e",
+    "release/test_evaluate_requirements.py": "e2e",
+    "release/test_release_bytes.py": "e2e",
+    "test_pipeline.py": "e2e",
+}
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--env",
         choices=(*ENVIRONMENTS, "all"),
-        default="all",
-        help="Run only the tests of one test environment (noxfile.py): core, eval or harness.",
+        default=None,
+        help="Run only the tests of one test environment (noxfile.py): core, eval or harness; default: all "
+        "where the [eval] extra is installed, else core.",
+    )
+    parser.addoption(
+        "--tier",
+        choices=(*TIERS, "all"),
+        default=None,
+        help="Run one tier (unit, faults, families, e2e) or all; default: unit, or all when paths are given.",
     )
 
 
 def pytest_configure(config):
     for name in ENVIRONMENTS[1:]:
         config.addinivalue_line("markers", f"{name}: belongs to the {name!r} test environment (noxfile.py)")
+    for name in TIERS:
+        config.addinivalue_line("markers", f"{name}: a test of the {name!r} tier (tests/conftest.py)")
+
+
+def pytest_report_header(config):
+    return f"mvlsib tests: --env {selected_env(config)} --tier {selected_tier(config)}"
+
+
+def selected_tier(config) -> str:
+    tier = config.getoption("--tier")
+    if tier is None:
+        tier = "all" if config.option.file_or_dir else "unit"
+    return tier
+
+
+def module_tier(path: Path) -> str:
+    """The tier a test module declares (``pytestmark``), or the table's for its path, or ``unit``."""
+    declared = _declared_marks(path) & set(TIERS)
+    if declared:
+        return sorted(declared)[0]
+    rel = path.relative_to(Path(__file__).parent).as_posix()
+    for key, tier in PATH_TIERS.items():
+        if rel == key or rel.startswith(key + "/"):
+            return tier
+    return "unit"
+
+
+@functools.cache
+def _declared_marks(path: Path) -> frozenset[str]:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets):
+            return frozenset(n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute))
+    return frozenset()
 
 
 @functools.cache
@@ -77,20 +157,25 @@ def module_environments(path: Path) -> frozenset[str]:
 
 
 def pytest_ignore_collect(collection_path, config):
-    env = config.getoption("--env")
-    if env == "all" or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
         return None
-    return True if env not in module_environments(collection_path) else None
+    env, tier = selected_env(config), selected_tier(config)
+    if env != "all" and env not in module_environments(collection_path):
+        return True
+    if tier != "all" and module_tier(collection_path) != tier:
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
-    env = config.getoption("--env")
+    env = selected_env(config)
     keep, drop = [], []
     for item in items:
         marked = [name for name in ENVIRONMENTS[1:] if item.get_closest_marker(name)]
         own = marked[0] if marked else module_environment(Path(str(item.path)))
         if own != "core":
             item.add_marker(own)
+        item.add_marker(module_tier(Path(str(item.path))))
         (keep if env in ("all", own) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -150,3 +150,14 @@ def write_workdir(work: Path, sib: Path, pool: Path, *, languages=None, seed: in
     save_instances(work, [inst.as_dict() for inst in instances])
     save_sample_report(work, sample_report(corpus, pool, instances, seed).to_dict())
     return work
+
+
+def selected_env(config) -> str:
+    """The test environment this run selects (``--env``; default: all where the [eval] extra is installed)."""
+    env = config.getoption("--env")
+    if env is None:
+        import importlib.util
+
+        have_eval = all(importlib.util.find_spec(name) for name in ("torch", "transformers"))
+        env = "all" if have_eval else "core"
+    return env

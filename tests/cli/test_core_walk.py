@@ -18,7 +18,7 @@ import sys
 
 import click
 import pytest
-from support import subprocess_env
+from support import selected_env, subprocess_env
 
 from mvlsib.cli import build_cli, eval_cli
 from mvlsib.errors import EVAL_EXTRA, OPTIONAL_DEPENDENCIES
@@ -83,7 +83,7 @@ def test_help_imports_no_optional_dependency(command):
 
 def test_this_is_the_core_environment(request):
     """Under ``--env core`` (the core session) nothing optional is installed: the walk means something."""
-    if request.config.getoption("--env") != "core":
+    if selected_env(request.config) != "core":
         pytest.skip("checks the core session's environment; this run is not --env core")
     present = [name for name in OPTIONAL_DEPENDENCIES if importlib.util.find_spec(name) is not None]
     assert present == [], f"the core session has optional dependencies installed: {present}"
@@ -109,7 +109,7 @@ def _tiny_model_folder(tmp_path):
 def test_a_command_that_needs_the_eval_extra_says_so_in_one_line(argv, tmp_path, release_dir, request):
     """In the core install (the only place where this path is reachable) a model command names the extra."""
     if any(importlib.util.find_spec(name) is not None for name in ("torch", "transformers")):
-        if request.config.getoption("--env") == "core":
+        if selected_env(request.config) == "core":
             pytest.fail("the core session has torch or transformers installed", pytrace=False)
         pytest.skip("torch and transformers are installed here: the model loads instead (eval session)")
     values = {"release": str(release_dir), "model": str(_tiny_model_folder(tmp_path)), "out": str(tmp_path / "out")}
