@@ -20,8 +20,7 @@ imports torch fails in ``core`` instead of hiding in an environment that has eve
 
 ``core``, ``eval`` and ``harnesses`` run every tier (``--tier all``); plain ``pytest`` runs the
 unit tier (tests/conftest.py). Sessions reuse their virtualenvs (``.nox/``) between runs; uv builds
-them from its cache in
-seconds. Interpreters come from ``PATH`` or, where pyenv is used, from ``$(pyenv root)/versions``.
+them from its cache in seconds. Interpreters come from ``PATH`` or, where pyenv is used, from ``$(pyenv root)/versions``.
 """
 
 from __future__ import annotations
