@@ -23,9 +23,11 @@ from support import selected_env, subprocess_env
 from mvlsib.cli import build_cli, eval_cli
 from mvlsib.errors import EVAL_EXTRA, OPTIONAL_DEPENDENCIES
 
-# Runs one command in this interpreter and prints, last, the optional packages it imported.
+# What ``--help`` must not import either, whatever is installed: it answers at once.
+HEAVY = ("pyarrow", "numpy", "pandas", "datasets", "PIL", "jsonschema", "huggingface_hub")
+# Runs one command in this interpreter and prints, last, the optional and heavy packages it imported.
 DRIVER = (
-    f"OPTIONAL = {sorted(OPTIONAL_DEPENDENCIES)!r}\n"
+    f"OPTIONAL = {sorted(OPTIONAL_DEPENDENCIES) + list(HEAVY)!r}\n"
     + """
 import json, sys
 from mvlsib.cli import build_cli, eval_cli
@@ -81,6 +83,14 @@ def test_help_imports_no_optional_dependency(command):
     assert loaded == [], f"{' '.join(command)} --help imported {loaded}"
 
 
+def test_a_run_reports_the_heavy_libraries_it_loads(release_dir, tmp_path):
+    """The driver's report is real: a command that reads parquet is seen loading pyarrow."""
+    code, _, err, loaded = _run(["mvlsib-build", "export", "vlmevalkit", "--release", str(release_dir),
+                                 "--out", str(tmp_path / "vlm")])  # fmt: skip
+    assert code == 0, err[-2000:]
+    assert "pyarrow" in loaded and not set(loaded) & set(OPTIONAL_DEPENDENCIES)
+
+
 def test_this_is_the_core_environment(request):
     """Under ``--env core`` (the core session) nothing optional is installed: the walk means something."""
     if selected_env(request.config) != "core":
@@ -113,7 +123,7 @@ def test_a_command_that_needs_the_eval_extra_says_so_in_one_line(argv, tmp_path,
             pytest.fail("the core session has torch or transformers installed", pytrace=False)
         pytest.skip("torch and transformers are installed here: the model loads instead (eval session)")
     values = {"release": str(release_dir), "model": str(_tiny_model_folder(tmp_path)), "out": str(tmp_path / "out")}
-    code, out, err, loaded = _run([a.format(**values) for a in argv], env={"HF_HUB_OFFLINE": "1"})
+    code, out, err, _ = _run([a.format(**values) for a in argv], env={"HF_HUB_OFFLINE": "1"})
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 2, err[-2000:]
     assert "Traceback" not in err and len(lines) == 1, err[-2000:]

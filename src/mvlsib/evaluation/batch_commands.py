@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from ._compat import atomic_open
-from .analysis.report_format import macro_table
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
 from .run.schedule import MAX_PROMPTS
@@ -139,6 +138,8 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
         click.echo(f"retry: {summary['retry']} (submit it, then collect its results into {out})", err=True)
     if summary["complete"]:
         click.echo("complete")
+        from .analysis.report_format import macro_table
+
         click.echo(macro_table(summary["metrics"]))
     else:
         click.echo(

@@ -14,7 +14,6 @@ from pathlib import Path
 import click
 
 from ._compat import MvlsibError, owned_folder
-from .analysis.report_format import macro_table
 from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
@@ -87,6 +86,8 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
         f"{summary['n_expected']} in {summary['predictions_file']}"
     )
     if "metrics" in summary:
+        from .analysis.report_format import macro_table
+
         click.echo(macro_table(summary["metrics"]))
         click.echo(f"wrote {Path(out) / 'metrics.json'}")
     elif summary["shard"]:
@@ -125,6 +126,8 @@ def merge_command(sources, out, allow_partial):
             f"(missing shards: {missing}); the metrics cover only what is there",
             err=True,
         )
+    from .analysis.report_format import macro_table
+
     click.echo(macro_table(metrics))
 
 

@@ -5,13 +5,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 
 from mvlsib.errors import MvlsibError
-from mvlsib.release.exports.inspect_eval import export_inspect
-from mvlsib.release.exports.lmms_eval import export_lmms_eval
-from mvlsib.release.exports.mteb import export_mteb
-from mvlsib.release.exports.vlmevalkit import export_vlmevalkit
 
 
 def export(fmt: str, release, out, **kwargs):
@@ -23,15 +19,17 @@ def export(fmt: str, release, out, **kwargs):
             f"--limit applies to {', '.join(LIMITED)} only; {fmt} exports every instance (its harness has its own --limit)"
         )
     kwargs = {k: v for k, v in kwargs.items() if k != "limit" or fmt in LIMITED}
-    return FORMATS[fmt](release, out, **kwargs)
+    module, function = FORMATS[fmt]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)(release, out, **kwargs)
 
 
-# The export formats, by the name the command takes.
-FORMATS: dict[str, Callable] = {
-    "lmms-eval": export_lmms_eval,
-    "mteb": export_mteb,
-    "vlmevalkit": export_vlmevalkit,
-    "inspect": export_inspect,
+# The export formats, by the name the command takes: (module here, its export function). Imported
+# when used, so the command line (and its --help) loads no pyarrow, PIL or jsonschema for them.
+FORMATS: dict[str, tuple[str, str]] = {
+    "lmms-eval": ("lmms_eval", "export_lmms_eval"),
+    "mteb": ("mteb", "export_mteb"),
+    "vlmevalkit": ("vlmevalkit", "export_vlmevalkit"),
+    "inspect": ("inspect_eval", "export_inspect"),
 }
 # Formats whose export takes --limit (the rows `mvlsib-eval run --limit` takes).
 LIMITED = ("inspect",)
