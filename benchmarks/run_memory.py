@@ -40,7 +40,7 @@ langs = runner.resolve_languages(data, "all")[:n_lang]
 shard = Shard(0, count) if mode == "shard" else None
 done = set()
 if mode == "resume":  # every other key of the run (read from a cheap pass over the rows)
-    loader = runner._compat.loader(data)
+    loader = runner._compat.LOADER
     n = 0
     for lang in langs:
         ids = [r["instance_id"] for r in loader.load_rows(lang, data)]

@@ -31,7 +31,7 @@ __all__ = [
     "TASK_BY_NAME",
     "K_VALUES",
     "CROSS_MODAL",
-    "loader",
+    "LOADER",
     "escape",
     "httpio",
     "hubio",
@@ -82,6 +82,5 @@ CROSS_MODAL = _loader_module.CROSS_MODAL
 TOPICS = _loader_module.TOPICS
 
 
-def loader(data=None):
-    """The MVL-SIB loader module (``mvl_sib``): the toolkit's, or in a release the release's own copy."""
-    return _loader_module
+# The MVL-SIB loader module (``mvl_sib``): the toolkit's, or in a release the release's own copy.
+LOADER = _loader_module

@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import TASK_BY_NAME, TASKS, MvlsibError, atomic_open, loader
+from .._compat import LOADER, TASK_BY_NAME, TASKS, MvlsibError, atomic_open
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from ..run.store import load_run
@@ -106,7 +106,7 @@ def _always_wrong(by_item, rate, n_runs: int) -> list:
 def _image_errors(loaded) -> list[dict]:
     """Per image: prompts showing it and their error rate; the tasks whose options are images (s2i)
     also say which image was the right answer."""
-    image_columns = loader().IMAGE_COLUMNS_OF_ROWS
+    image_columns = LOADER.IMAGE_COLUMNS_OF_ROWS
     image_option_tasks = {t for t, spec in TASK_BY_NAME.items() if spec.options in image_columns}
     img: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # shown, wrong, s2i gold, s2i gold missed
     for _, _, records in loaded:
@@ -202,7 +202,7 @@ def _release_rows(data: str | None, languages) -> dict[tuple, dict]:
     """(language, instance_id) -> release row, for the items we list; {} without a release."""
     if not data or not Path(data).is_dir():
         return {}
-    mvl = loader(data)
+    mvl = LOADER
     out = {}
     for lang in sorted(languages):
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._compat import TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, escape, loader
+from .._compat import LOADER, TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, escape
 from ..run.languages import UNKNOWN
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
@@ -135,7 +135,7 @@ def topic_confusions(loaded, raw, data, mode: str) -> tuple[str, list[tuple[str,
     task = next((t.name for t in TASK_TABLE if t.options == "topic_options"), None)
     if task is None or not data or not Path(data).is_dir():
         return None
-    mvl = loader(data)
+    mvl = LOADER
     langs = mvl.languages(data)
     if not langs:
         return None

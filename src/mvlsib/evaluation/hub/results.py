@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from .._compat import MvlsibError, atomic_open, httpio, hubio, loader
+from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio
 from ..run.store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
@@ -105,7 +105,7 @@ def check_run(run: Path, config: dict, records: list[dict], force: bool) -> list
         problems.append(f"its letters were read with --parse-mode {config['parse_mode']} (leaderboards use relaxed)")
     data = fp.get("data") or ""
     if Path(data).is_dir():  # a Hub release's languages would need a download: checked for folders only
-        missing = sorted(set(loader().languages(data)) - set(fp.get("languages") or []))
+        missing = sorted(set(LOADER.languages(data)) - set(fp.get("languages") or []))
         if missing:
             problems.append(f"it leaves out {len(missing)} of the release's languages (e.g. {missing[0]})")
     if problems and not force:

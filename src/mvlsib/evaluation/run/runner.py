@@ -97,7 +97,7 @@ def release_manifest_sha256(data: str) -> str | None:
 
 def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:
     """(task, k) pairs in the task table's order, each task with the asked k it has."""
-    loader = _compat.loader()
+    loader = _compat.LOADER
     names = []
     for t in tasks:
         try:
@@ -124,7 +124,7 @@ def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:
 
 
 def resolve_languages(data: str, languages, revision: str | None = None) -> list[str]:
-    loader = _compat.loader(data)
+    loader = _compat.LOADER
     if languages == "all" or languages == ("all",):
         # a local folder's data/ or, for a Hub repo id, the configs its card lists
         try:  # _release_errors: a LoaderError or a bad Hub answer is one message already
@@ -190,7 +190,7 @@ def plan_items(
     ``max_prompts``: when the shard's items would be more (estimated from the first language's
     rows: a release has the same instances in every language), no prompt is built and
     ``waves`` says in how many waves to plan it."""
-    loader = _compat.loader(opts.data)
+    loader = _compat.LOADER
     need_images = any(t in CROSS_MODAL for t, _ in pairs)
     with _release_errors(opts.data):
         images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
@@ -249,7 +249,7 @@ def verify_data(data: str) -> None:
     if not Path(data).is_dir():
         return
     read_release_manifest(Path(data) / "manifest.json")  # bounded: the loader's own json.load is not
-    check = getattr(_compat.loader(data), "manifest_problems", None)  # absent from older releases' loaders
+    check = getattr(_compat.LOADER, "manifest_problems", None)  # absent from older releases' loaders
     problems = check(data) if check else []
     if problems:
         raise MvlsibError(
@@ -282,6 +282,32 @@ def fingerprint(opts: RunOptions, pairs, languages) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Run:
+    """A run resolved once from its options: the (task, k) pairs, the languages and what follows.
+
+    ``mvlsib-eval run``, ``batch prepare``, ``batch collect`` and ``plan`` all start here, so the
+    selection, the fingerprint and the prompt plan are the same thing for each of them."""
+
+    opts: RunOptions
+    pairs: tuple[tuple[str, int], ...]
+    languages: tuple[str, ...]
+
+    @classmethod
+    def resolve(cls, opts: RunOptions) -> Run:
+        pairs = tuple(resolve_tasks_ks(opts.tasks, opts.ks))
+        return cls(opts, pairs, tuple(resolve_languages(opts.data, opts.languages, opts.data_revision)))
+
+    @functools.cached_property
+    def fingerprint(self) -> dict[str, Any]:
+        """What must be equal for two runs (or shards, or a batch and its collection) to be one evaluation."""
+        return fingerprint(self.opts, self.pairs, self.languages)
+
+    def plan(self, **kwargs: Any) -> RunPlan:
+        """``plan_items`` of this run (``shard``, ``done``, ``wave``, ``prompts``, ... as there)."""
+        return plan_items(self.opts, self.pairs, self.languages, **kwargs)
+
+
 def _paths(out: Path, shard: Shard | None) -> tuple[Path, Path]:
     suffix = shard.suffix if shard else ""
     return out / f"predictions{suffix}.jsonl", out / f"config{suffix}.json"
@@ -296,12 +322,10 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
         raise MvlsibError(f"--max-prompts must be at least 1, got {opts.max_prompts}")
     if out.exists() and not out.is_dir():
         raise MvlsibError(f"--out {out}: exists and is not a folder")
-    _compat.loader(opts.data)  # no loader, no run: say so before anything else
     if backend_factory is None:  # a given factory (the batch route's results, tests) brings its own backend
         backend_class(opts.backend).check_options(opts.backend_options)
-    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
-    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
-    fp = fingerprint(opts, pairs, languages)
+    run = Run.resolve(opts)
+    run.fingerprint  # noqa: B018 - computed before the lock: a release that cannot be hashed is said first
     pred_path, cfg_path = _paths(out, opts.shard)
     # One writer per predictions file for the whole run: the fingerprint check, the appends and
     # the final config must not interleave with another process's (two runs on one --out).
@@ -309,7 +333,7 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     lock_name = f".run{opts.shard.suffix if opts.shard else ''}.lock"
     try:
         with run_lock(out, lock_name):
-            return _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path)
+            return _run_locked(run, backend_factory, out, pred_path, cfg_path)
     except BaseException:
         if created:  # a run that failed before its first prediction leaves no folder behind
             _discard_if_empty(out, {lock_name, pred_path.name, cfg_path.name})
@@ -357,8 +381,11 @@ def _done_keys(pred_path: Path) -> set[tuple]:
     return {record_key(r) for r in before}
 
 
-def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
-    _check_resumable(out, fp, pred_path, cfg_path)
+def _run_locked(
+    run: Run, backend_factory: Callable[..., Backend] | None, out: Path, pred_path: Path, cfg_path: Path
+) -> dict[str, Any]:
+    opts = run.opts
+    _check_resumable(out, run.fingerprint, pred_path, cfg_path)
     verify_data(opts.data)
     # A stand-in factory (tests) has no class to ask; the real one's backend checks its model early.
     preflight = (
@@ -370,14 +397,12 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     # Shard selection and resume work on the canonical order, before any prompt is built; only
     # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
     # robin over the shard's order): a first pass counts and checks the keys without prompts.
-    plan = plan_items(
-        opts, pairs, languages, shard=opts.shard, done=done, before_prompts=preflight, max_prompts=opts.max_prompts
-    )
+    plan = run.plan(shard=opts.shard, done=done, before_prompts=preflight, max_prompts=opts.max_prompts)
     stray = done - plan.done_seen
     if stray:
         raise MvlsibError(f"{pred_path} has {len(stray)} predictions that are not part of this run, e.g. {min(stray)}")
     config = {
-        "fingerprint": fp,
+        "fingerprint": run.fingerprint,
         "shard": str(opts.shard) if opts.shard else None,
         "n_expected": plan.n_shard,
         "n_expected_run": plan.n_run,
@@ -388,12 +413,21 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     }
     backend_info = None
     if plan.n_shard - len(plan.done_seen):
-        backend_info = _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pred_path, cfg_path)
+        backend_info = _run_pending(run, backend_factory, plan, done, config, pred_path, cfg_path)
     return _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path)
 
 
-def _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pred_path, cfg_path) -> dict[str, Any]:
+def _run_pending(
+    run: Run,
+    backend_factory: Callable[..., Backend] | None,
+    plan: RunPlan,
+    done: set[tuple],
+    config: dict[str, Any],
+    pred_path: Path,
+    cfg_path: Path,
+) -> dict[str, Any]:
     """Build the backend and answer every pending item, wave by wave; returns the backend's description."""
+    opts = run.opts
     factory = backend_factory or make_backend
     backend = factory(opts.backend, model=opts.model, **_backend_kwargs(opts))
     # Written once the model is there: a model that does not load leaves no run folder behind.
@@ -402,11 +436,7 @@ def _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pr
     images, waves = plan.images, plan.waves
     try:
         for wave in range(waves):
-            part = (
-                plan
-                if waves == 1
-                else plan_items(opts, pairs, languages, shard=opts.shard, done=done, wave=Shard(wave, waves))
-            )
+            part = plan if waves == 1 else run.plan(shard=opts.shard, done=done, wave=Shard(wave, waves))
             pending = order_items(part.pending, opts.order)
             part.pending = []  # the ordered list is the one copy
             if not pending:

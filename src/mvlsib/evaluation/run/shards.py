@@ -239,7 +239,7 @@ def _check_keys_in_plan(path: Path, records: list[dict], fp: dict) -> None:
 def plan_keys(fp: dict) -> Iterator[tuple[int, tuple]]:
     """(position, key) of every item of the run ``fp`` describes, in the canonical order the runner deals
     shards by (language, task, k, row); only the release's ids are read."""
-    loader = _compat.loader(fp["data"])
+    loader = _compat.LOADER
     position = 0
     for language in fp["languages"]:
         try:

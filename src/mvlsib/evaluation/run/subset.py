@@ -36,7 +36,7 @@ def stratified_indices(rows: list[dict], n: int) -> list[int]:
     shift = {topic: n for n, topic in enumerate(sorted({row["topic"] for row in rows}))}
     for i, row in enumerate(rows):
         # Labels checked as the loader checks them: a damaged key stops the run before any model call.
-        check = _compat.loader().check_label
+        check = _compat.LOADER.check_label
         pair = _pair_rank(check(row, "sentence_label"), check(row, "image_label"), shift[row["topic"]])
         by_topic[row["topic"]][pair].append(i)
     queues = {}

@@ -26,7 +26,7 @@ from typing import Any
 from .._compat import MvlsibError, jsonio, staged_folder
 from ..backends import Backend, Request
 from ..backends.openai import Malformed, answer_text, check_answer, settings_description
-from ..run.runner import fingerprint, prediction_key, resolve_languages, resolve_tasks_ks, run_eval
+from ..run.runner import Run, prediction_key, run_eval
 from ..run.store import read_predictions, record_key
 from .prepare import MANIFEST, RETRY_DIR, FileSplitter, line_custom_id, options_from
 from .prepare import write_json as _write_json
@@ -173,9 +173,7 @@ def collect(
     folder, out = Path(folder), Path(out)
     manifest = read_manifest(folder)
     opts = options_from(manifest["run"], out, parse_mode=parse_mode, groups=groups or {}, progress=progress)
-    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
-    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
-    fp = fingerprint(opts, pairs, languages)
+    fp = Run.resolve(opts).fingerprint
     if fp != manifest["fingerprint"]:
         diff = sorted(k for k in set(fp) | set(manifest["fingerprint"]) if fp.get(k) != manifest["fingerprint"].get(k))
         raise MvlsibError(

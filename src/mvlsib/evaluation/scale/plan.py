@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._compat import MvlsibError
-from ..run.runner import RunOptions, plan_items, resolve_languages, resolve_tasks_ks
+from ..run.runner import Run, RunOptions
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,10 @@ def count(opts: RunOptions, gpus: int) -> Plan:
     """The prompt counts of ``opts``'s run dealt to ``gpus`` shards."""
     if gpus < 1:
         raise MvlsibError(f"--gpus must be at least 1, got {gpus}")
-    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
-    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
+    run = Run.resolve(opts)
+    pairs, languages = list(run.pairs), list(run.languages)
     # Text-only pairs need no image table: counting reads only the rows.
-    plan = plan_items(opts, pairs, languages, prompts=False)
+    plan = run.plan(prompts=False)
     n = plan.n_run
     per_language, rest = divmod(n, len(languages) * len(pairs))
     if rest:  # every language of a release has the same instances

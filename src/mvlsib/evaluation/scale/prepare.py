@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 from .. import _compat
 from .._compat import MvlsibError, jsonio, progress
 from ..backends.openai import chat_body, check_body_options, encode_image
-from ..run.runner import RunOptions, fingerprint, plan_items, resolve_languages, resolve_tasks_ks, verify_data
+from ..run.runner import Run, RunOptions, verify_data
 from ..run.schedule import order_items
 from ..run.shards import Shard
 
@@ -202,15 +202,13 @@ def prepare(
     body_options = check_body_options(
         opts.max_new_tokens, options.get("request_style", "chat"), options.get("chat_template_kwargs")
     )
-    _compat.loader(opts.data)
-    pairs = resolve_tasks_ks(opts.tasks, opts.ks)
-    languages = resolve_languages(opts.data, opts.languages, opts.data_revision)
-    fp = fingerprint(opts, pairs, languages)
+    run = Run.resolve(opts)
+    fp = run.fingerprint
     verify_data(opts.data)
     # Staged beside out and renamed into place; a killed prepare's stage is removed by the next one.
     with _compat.staged_folder(out) as staging:
         splitter = FileSplitter(staging, max_requests, max_bytes)
-        n = _write_requests(opts, pairs, languages, splitter, body_options)
+        n = _write_requests(run, splitter, body_options)
         splitter.close()
         manifest = {
             "format": FORMAT,
@@ -229,9 +227,10 @@ def prepare(
     return manifest
 
 
-def _write_requests(opts, pairs, languages, splitter: FileSplitter, body_options: dict[str, Any]) -> int:
+def _write_requests(run: Run, splitter: FileSplitter, body_options: dict[str, Any]) -> int:
     """Every prompt of the run as a request line, wave by wave, each wave in the run's processing order."""
-    plan = plan_items(opts, pairs, languages, max_prompts=opts.max_prompts)
+    opts = run.opts
+    plan = run.plan(max_prompts=opts.max_prompts)
     images, urls = plan.images, {}
 
     def data_url(image_id: str) -> str:
@@ -245,7 +244,7 @@ def _write_requests(opts, pairs, languages, splitter: FileSplitter, body_options
     n = 0
     with progress.bar(total=plan.n_run, desc="batch prepare", unit="prompt", enabled=opts.progress) as bar:
         for wave in range(plan.waves):
-            part = plan if plan.waves == 1 else plan_items(opts, pairs, languages, wave=Shard(wave, plan.waves))
+            part = plan if plan.waves == 1 else run.plan(wave=Shard(wave, plan.waves))
             pending = order_items(part.pending, opts.order)
             part.pending = []
             for item in pending:
