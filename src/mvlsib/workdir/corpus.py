@@ -43,12 +43,17 @@ class Corpus:
         columns: dict[str, list] | None = None,
         normalized: list[str] | None = None,
         report: dict | None = None,
+        *,
+        table_of_columns: bool = False,
     ):
+        """``table_of_columns``: ``table`` was made from ``columns`` (``corpus_table``), so the two
+        hold the same values and column-wise checks may use the table's arrow columns."""
         self._table = table
         self._columns: dict[str, list] = dict(columns or {})
         self._norm = normalized
         self._blocks: list[tuple[str, int, int]] | None = None
-        self._from_table: set[str] = set()  # columns made from the table by column()
+        # columns that are the table's values (made from the table by column(), or it from them)
+        self._from_table: set[str] = set(self._columns) if table_of_columns and table is not None else set()
         self.report: dict = dict(report or {})
         self._parquet: bytes | None = None
 
