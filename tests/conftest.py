@@ -15,10 +15,9 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import settings
-from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, selected_env, write_workdir
+from support import EVAL_LANGUAGES, POOL_DIR, REPO, SIB_DIR, TOPIC_PHOTOS, read_corpus, selected_env, write_workdir
 
 from mvlsib.pipeline import build
-from mvlsib.workdir.corpus import read_corpus
 from mvlsib.workdir.instances import load_instances
 
 # Which test environment (noxfile.py session) a test belongs to: ``pytest.mark.eval`` (needs the

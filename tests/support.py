@@ -11,7 +11,8 @@ from pathlib import Path
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sample import sample, sample_report
-from mvlsib.workdir.corpus import save_corpus
+from mvlsib.workdir import CORPUS_COLUMNS
+from mvlsib.workdir.corpus import Corpus, load_corpus, save_corpus
 from mvlsib.workdir.instances import save_instances, save_sample_report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,6 +35,28 @@ TWO_IMAGE_TURN = [
         ],
     }
 ]
+
+
+def read_corpus(workdir: str | os.PathLike[str]):
+    """``WORK/corpus.parquet`` as a pandas DataFrame: language, index_id, split, topic, text
+    (string/int64 dtypes). pandas is for tests only: no stage imports it."""
+    import pandas as pd
+    import pyarrow as pa
+
+    table = load_corpus(workdir).table
+    df = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
+    df["index_id"] = df["index_id"].astype("int64")
+    return df
+
+
+def corpus_from_frame(frame) -> Corpus:
+    """A ``Corpus`` from a DataFrame with the corpus columns (missing values become None)."""
+    columns = {}
+    for name in CORPUS_COLUMNS:
+        if name in frame.columns:
+            values = frame[name].astype(object).where(frame[name].notna(), None).tolist()
+            columns[name] = [int(v) for v in values] if name == "index_id" else values
+    return Corpus(columns=columns)
 
 
 def release_requests(release_dir, task_ks, per_language: int = 2):

@@ -118,3 +118,30 @@ def test_the_build_refuses_invalid_instances_with_one_summary(sib_dir, pool_dir,
     with pytest.raises(MvlsibError, match=r"validation found \d+ violation\(s\); no release was written") as err:
         pipeline.build(str(sib_dir), tmp_path / "rel", workdir=tmp_path / "w", pool=pool_dir, languages=["eng_Latn"])
     assert "... and" in str(err.value) and not (tmp_path / "rel").exists()
+
+
+def test_a_build_reads_the_pool_once_and_finds_partners_once(sib_dir, pool_dir, tmp_path, monkeypatch):
+    """`mvlsib-build build` reads the pool manifest once and hands the `Pool` to every stage; the
+    duplicate partners are found once for the sampler and its report."""
+    import mvlsib.builder.sample as sample_module
+    import mvlsib.pipeline as pipeline
+    import mvlsib.workdir.pool_manifest as pool_manifest
+
+    reads, partner_runs = [], []
+    real_read, real_partners = pool_manifest._manifest_bytes, sample_module.duplicate_partners
+
+    def counted_read(path):
+        reads.append(path)
+        return real_read(path)
+
+    def counted_partners(corpus):
+        partner_runs.append(1)
+        return real_partners(corpus)
+
+    monkeypatch.setattr(pool_manifest, "_manifest_bytes", counted_read)
+    monkeypatch.setattr(sample_module, "duplicate_partners", counted_partners)
+    monkeypatch.setattr(pipeline, "duplicate_partners", counted_partners)
+    args = ["build", "--sib", str(sib_dir), "--languages", "eng_Latn", "--pool", str(pool_dir)]
+    result = CliRunner().invoke(build_cli, [*args, "--out", str(tmp_path / "rel"), "--workdir", str(tmp_path / "w")])
+    assert result.exit_code == 0, result.output
+    assert len(reads) == 1 and len(partner_runs) == 1, (reads, partner_runs)

@@ -17,13 +17,14 @@ from typing import Any
 
 from mvlsib import progress as progress_bars
 from mvlsib.builder.ingest import ingest
-from mvlsib.builder.sample import sample, sample_report
+from mvlsib.builder.sample import duplicate_partners, sample, sample_report
 from mvlsib.release.publish import publish
 from mvlsib.release.summary import ReleaseSummary
 from mvlsib.validation.invariants import refuse_if_invalid, validate
 from mvlsib.workdir import BUNDLED_POOL
 from mvlsib.workdir.corpus import save_corpus
 from mvlsib.workdir.instances import save_instances, save_sample_report
+from mvlsib.workdir.pool_manifest import PoolLike, as_pool
 
 STAGES = ("ingest", "sample", "validate", "publish")
 
@@ -62,7 +63,7 @@ def build(
     *,
     seed: int = 0,
     workdir: str | os.PathLike[str] | None = None,
-    pool: str | os.PathLike[str] = BUNDLED_POOL,
+    pool: PoolLike = BUNDLED_POOL,
     languages: Sequence[str] | None = None,
     revision: str | None = None,
     flores: str | os.PathLike[str] | None = None,
@@ -73,7 +74,9 @@ def build(
     """Run every stage; the work folder is temporary unless ``workdir`` is given.
 
     ``flores``/``annotation`` add languages built from raw Flores files (e.g. N'Ko) to those of ``sib``.
+    ``pool`` is a ``Pool`` or its folder, read once here and handed to every stage.
     """
+    pool = as_pool(pool)
     with contextlib.ExitStack() as stack:
         if workdir is None:
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="mvlsib-build-"))
@@ -92,10 +95,10 @@ def build(
         )
         stages.run("ingest", save_corpus, work, corpus)
         stages.done()
-        sampled = stages.run("sample", sample, corpus, pool, seed, progress=progress)
-        instances = [inst.as_dict() for inst in sampled]
-        stages.run("sample", save_instances, work, instances)
-        report = stages.run("sample", sample_report, corpus, pool, sampled, seed)
+        partners = stages.run("sample", duplicate_partners, corpus)
+        instances = stages.run("sample", sample, corpus, pool, seed, partners=partners, progress=progress)
+        digest = stages.run("sample", save_instances, work, instances)
+        report = stages.run("sample", sample_report, corpus, pool, instances, seed, partners=partners, digest=digest)
         stages.run("sample", save_sample_report, work, report.to_dict())
         stages.done()
         result = stages.run("validate", validate, corpus, instances, pool)

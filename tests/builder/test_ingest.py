@@ -9,14 +9,14 @@ import subprocess
 import sys
 
 import pytest
-from support import subprocess_env
+from support import read_corpus, subprocess_env
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TOPICS
 from mvlsib.workdir import CORPUS_COLUMNS
-from mvlsib.workdir.corpus import load_ingest_report, read_corpus, save_corpus
+from mvlsib.workdir.corpus import load_ingest_report, save_corpus
 
 
 def ingest_into(work, *args, **kwargs) -> dict:

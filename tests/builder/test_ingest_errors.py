@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support import read_corpus
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus, save_corpus
+from mvlsib.workdir.corpus import save_corpus
 
 
 def ingest_into(work, *args, **kwargs) -> dict:

@@ -9,10 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support import read_corpus
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus, save_corpus
+from mvlsib.workdir.corpus import save_corpus
 
 
 def ingest_into(work, *args, **kwargs) -> dict:

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import subprocess_env
+from support import read_corpus, subprocess_env
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.tsv import read_language_folder
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus, save_corpus
+from mvlsib.workdir.corpus import save_corpus
 
 
 def ingest_into(work, *args, **kwargs) -> dict:

@@ -6,11 +6,12 @@ import shutil
 
 import pytest
 from fakes.hub import serve_folder
+from support import read_corpus
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sib_sources import is_hub_id
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir.corpus import read_corpus, save_corpus
+from mvlsib.workdir.corpus import save_corpus
 
 
 def ingest_into(work, *args, **kwargs) -> dict:

@@ -103,3 +103,36 @@ def test_frame_errors_matches_row_validation():
     assert len(errors) == len(row_errors) == 5
     assert "fra_Latn/1: text: ' ' does not match '\\\\S'" in errors
     assert frame_errors("corpus_row", frame.iloc[:1]) == []
+
+
+LIST_FAULTS = [
+    ("ref_sentence_ids", [431, 1, 2, 3]),  # too short
+    ("ref_sentence_ids", [431, 1, 2, 3, 3]),  # repeated
+    ("ref_sentence_ids", [431, 1, 2, 3, True]),  # a bool is not an integer
+    ("ref_sentence_ids", [431, 1, 2, 3, 4.5]),
+    ("ref_sentence_ids", [431, 1, 2, 3, 5000]),  # out of range
+    ("ref_sentence_ids", [431, 1, 2, 3, [4]]),
+    ("ref_image_ids", ["geography_0", "geography_3", "geography_1", "geography_9", "Geography 5"]),
+    ("neg_topics", ["sports", "science/technology", "cooking"]),
+    ("sentence_option_ids", "10, 431, 11, 12"),
+    ("sentence_option_ids", None),
+    ("topic_options", ["sports", "geography", "science/technology", "health", "travel"]),
+    ("sentence_option_ids", [1, True, 2, 3]),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), LIST_FAULTS)
+def test_column_errors_of_list_columns_equal_the_whole_value_check(field, value, monkeypatch):
+    """The item-by-item shortcut for id lists finds what jsonschema finds list by list, and then
+    the messages are jsonschema's own."""
+    import mvlsib.schema.validators as v
+
+    records = [GOOD_INSTANCE, dict(GOOD_INSTANCE, **{field: value}), GOOD_INSTANCE]
+    columns = {name: [rec[name] for rec in records] for name in GOOD_INSTANCE}
+    fast = v.column_errors("instance", columns)
+    monkeypatch.setattr(v, "_lists_pass", lambda *a: False)
+    assert fast == v.column_errors("instance", columns) != []
+    assert all(m.startswith(f"row 1: {field}: ") for m in fast)
+    monkeypatch.undo()
+    good = {name: [GOOD_INSTANCE[name]] * 3 for name in GOOD_INSTANCE}
+    assert v.column_errors("instance", good) == []

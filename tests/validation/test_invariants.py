@@ -8,12 +8,12 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from support import POOL_DIR
+from support import POOL_DIR, corpus_from_frame
 
 from mvlsib.builder.sample import duplicate_partners
 from mvlsib.cli import build_cli
 from mvlsib.validation.invariants import RULES, validate
-from mvlsib.workdir.corpus import Corpus, load_corpus
+from mvlsib.workdir.corpus import load_corpus
 from mvlsib.workdir.pool_manifest import read_manifest
 
 
@@ -159,7 +159,7 @@ def test_corpus_language_out_of_step(full_corpus, full_instances):
     frame = full_corpus.copy()
     row = frame.index[(frame["language"] == "fra_Latn") & (frame["index_id"] == 0)][0]
     frame.loc[row, "topic"] = "sports" if frame.loc[row, "topic"] != "sports" else "travel"
-    result = _run(Corpus.from_frame(frame), full_instances)
+    result = _run(corpus_from_frame(frame), full_instances)
     assert any(v.rule == "corpus-parallel" and "fra_Latn" in v.detail for v in result.violations)
 
 

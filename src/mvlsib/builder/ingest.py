@@ -263,7 +263,7 @@ def ingest(
     table = corpus_table(*(columns[name] for name in CORPUS_COLUMNS))
     # Normalised once for all languages, with the texts' arrow column at hand (textnorm).
     normalized = normalize_many(columns["text"], table.column("text"))
-    corpus = Corpus(table, columns, normalized=normalized)
+    corpus = Corpus(table, columns, normalized=normalized, table_of_columns=True)
     duplicates = _duplicates(columns, spans, normalized)
     corpus.report = _report(corpus, reference, sources.records, selected, duplicates).to_dict()
     return corpus

@@ -3,18 +3,16 @@ same in every language), by the procedure of :mod:`mvlsib.builder.sampler`."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-from mvlsib.builder.sampler import Instance, sample_instances
+from mvlsib.builder.sampler import sample_instances
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import BUNDLED_POOL
 from mvlsib.workdir.corpus import Corpus, take
-from mvlsib.workdir.instances import instances_sha256
-from mvlsib.workdir.pool_manifest import images_by_topic, read_manifest
+from mvlsib.workdir.instances import Instance, instances_sha256
+from mvlsib.workdir.pool_manifest import PoolLike, as_pool
 
 
 @dataclass
@@ -94,28 +92,45 @@ def duplicate_partners(corpus: Corpus) -> dict[int, frozenset[int]]:
 
 
 def sample(
-    corpus: Corpus, pool: str | os.PathLike[str] = BUNDLED_POOL, seed: int = 0, *, progress: bool = False
+    corpus: Corpus,
+    pool: PoolLike = BUNDLED_POOL,
+    seed: int = 0,
+    *,
+    partners: Mapping[int, frozenset[int]] | None = None,
+    progress: bool = False,
 ) -> list[Instance]:
-    """The instances of ``corpus`` with the images of ``pool`` (its manifest) and ``seed``."""
+    """The instances of ``corpus`` with the images of ``pool`` (a ``Pool`` or its folder) and ``seed``.
+
+    ``partners`` is ``duplicate_partners(corpus)`` when the caller has it already (the build
+    computes it once for the sampler and the report)."""
     return sample_instances(
         sentence_topics(corpus),
-        images_by_topic(read_manifest(Path(pool))),
+        as_pool(pool).images_by_topic,
         seed=seed,
-        partners=duplicate_partners(corpus),
+        partners=duplicate_partners(corpus) if partners is None else partners,
         progress=progress,
     )
 
 
 def sample_report(
-    corpus: Corpus, pool: str | os.PathLike[str], instances: Sequence[Instance], seed: int
+    corpus: Corpus,
+    pool: PoolLike,
+    instances: Sequence[Instance],
+    seed: int,
+    *,
+    partners: Mapping[int, frozenset[int]] | None = None,
+    digest: str | None = None,
 ) -> SampleReport:
-    """What ``sample_report.json`` says about ``instances`` (label and image use, duplicates)."""
+    """What ``sample_report.json`` says about ``instances`` (label and image use, duplicates).
+
+    ``partners`` and ``digest`` (the sha256 of ``instances.jsonl``, as ``save_instances`` returns it)
+    are computed here when not given."""
     return build_report(
         instances,
-        images_by_topic(read_manifest(Path(pool))),
+        as_pool(pool).images_by_topic,
         seed,
-        instances_sha256([inst.as_dict() for inst in instances]),
-        duplicate_partners(corpus),
+        instances_sha256(instances) if digest is None else digest,
+        duplicate_partners(corpus) if partners is None else partners,
         n_languages=len(set(corpus.column("language"))),
     )
 

@@ -8,14 +8,15 @@ only the standard library (the cross-version test runs it on bare Pythons).
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
 
 from mvlsib.builder.hashing import hash_order, hash_sorted, key_bytes
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TOPICS
+from mvlsib.workdir.instances import Instance  # the record of instances.jsonl (re-exported here)
+
+__all__ = ["Instance", "sample_instances"]
 
 INSTANCES_PER_SENTENCE = 3
 N_POSITIVE_IMAGES = 5
@@ -23,36 +24,6 @@ N_REF_SENTENCES = 5  # the instance's own sentence + 4 more of its topic
 N_NEG_TOPICS = 3
 N_OPTIONS = 4
 MAX_NEGATIVE_RETRIES = 1000
-
-
-@dataclass(frozen=True)
-class Instance:
-    """One MVL-SIB instance. Field order is the order of keys in ``instances.jsonl``."""
-
-    instance_id: str
-    index_id: int
-    topic: str
-    ref_sentence_ids: list[int]
-    ref_image_ids: list[str]
-    neg_topics: list[str]
-    sentence_option_ids: list[int]
-    sentence_label: int
-    image_option_ids: list[str]
-    topic_options: list[str]
-    image_label: int
-
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), ensure_ascii=False)
-
-    def as_dict(self) -> dict:
-        """The record as ``instances.jsonl`` holds it (what ``json.loads`` of its line gives).
-
-        Fields are flat values and lists of them: no deep copy (asdict) is needed; the lists are
-        copied so that the record does not share them with the instance."""
-        return {f: (list(v) if type(v) is list else v) for f in _INSTANCE_FIELDS for v in (getattr(self, f),)}
-
-
-_INSTANCE_FIELDS = tuple(f.name for f in fields(Instance))
 
 
 # --------------------------------------------------------------------------- sampling

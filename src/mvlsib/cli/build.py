@@ -120,15 +120,17 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     and WORKDIR/sample_report.json, then prints the sha256 of instances.jsonl. The
     algorithm is documented in docs/sampling.md and depends only on inputs and seed.
     """
+    from mvlsib.builder.sample import duplicate_partners, sample_report
     from mvlsib.builder.sample import sample as sample_stage
-    from mvlsib.builder.sample import sample_report
     from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.instances import save_instances, save_sample_report
+    from mvlsib.workdir.pool_manifest import load_pool
 
-    corpus = load_corpus(workdir)
-    instances = sample_stage(corpus, pool, seed, progress=progress)
-    save_instances(workdir, [inst.as_dict() for inst in instances])
-    report = sample_report(corpus, pool, instances, seed)
+    corpus, pool_value = load_corpus(workdir), load_pool(pool)
+    partners = duplicate_partners(corpus)
+    instances = sample_stage(corpus, pool_value, seed, partners=partners, progress=progress)
+    digest = save_instances(workdir, instances)
+    report = sample_report(corpus, pool_value, instances, seed, partners=partners, digest=digest)
     save_sample_report(workdir, report.to_dict())
     spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
     click.echo(
@@ -167,8 +169,9 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     from mvlsib.validation.invariants import validate as validate_stage
     from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.instances import load_instances
+    from mvlsib.workdir.pool_manifest import load_pool
 
-    result = validate_stage(load_corpus(workdir), load_instances(workdir), pool)
+    result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool))
     if json_out is not None:
         with atomic_open(json_out) as fh:
             fh.write(result.to_json())
@@ -369,12 +372,13 @@ def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo
     from mvlsib.validation.invariants import validate as validate_stage
     from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.instances import load_instances, recorded_seed
+    from mvlsib.workdir.pool_manifest import load_pool
 
-    corpus, instances = load_corpus(workdir), load_instances(workdir)
+    corpus, instances, pool_value = load_corpus(workdir), load_instances(workdir), load_pool(pool)
     if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
-        refuse_if_invalid(validate_stage(corpus, instances, pool), workdir)
+        refuse_if_invalid(validate_stage(corpus, instances, pool_value), workdir)
     seed = seed if seed is not None else recorded_seed(workdir)
-    summary = publish(corpus, instances, pool, out, seed=seed, repo_hint=repo_hint)
+    summary = publish(corpus, instances, pool_value, out, seed=seed, repo_hint=repo_hint)
     for line in summary.lines():
         click.echo(line)
 
@@ -408,10 +412,11 @@ def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annota
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
     from mvlsib.atomic import probe_writable
     from mvlsib.pipeline import build
-    from mvlsib.workdir.pool_manifest import read_manifest
+    from mvlsib.workdir.pool_manifest import load_pool
 
     # What would fail at the end fails first, before any stage writes: the pool, the output folders.
-    read_manifest(pool)
+    # The pool is read here once and handed to every stage as a value.
+    pool_value = load_pool(pool)
     for folder in (out, workdir):
         if folder is not None:
             probe_writable(folder)
@@ -422,7 +427,7 @@ def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annota
         out,
         seed=seed,
         workdir=workdir,
-        pool=pool,
+        pool=pool_value,
         languages=langs,
         revision=revision,
         flores=flores,

@@ -3,21 +3,18 @@ the pool's images and where they all come from."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 
-from mvlsib.atomic import sha256_file
 from mvlsib.errors import MvlsibError
 from mvlsib.release.tables import ImageRecord, InstancePlan, plan_instances, read_image_record
 from mvlsib.release_format import mvl_sib
 from mvlsib.workdir import CORPUS_FILE
 from mvlsib.workdir.corpus import Corpus, corpus_texts
-from mvlsib.workdir.instances import instances_sha256
-from mvlsib.workdir.pool_manifest import ManifestRow, manifest_path, read_manifest
+from mvlsib.workdir.instances import Instance, instance_records, instances_sha256
+from mvlsib.workdir.pool_manifest import ManifestRow, Pool
 from mvlsib.workdir.provenance import demo_image_count, pool_kind
 
 
@@ -26,7 +23,7 @@ class ReleaseInputs:
     languages: list[str]  # the configs to write, sorted
     index_ids: list[int]  # the sentence ids, sorted
     texts: dict[str, pa.Array]  # language -> its texts in index_ids order
-    instances: Sequence[dict]
+    instances: Sequence[dict]  # the records of instances.jsonl
     instances_sha256: str
     plan: InstancePlan
     manifest: list[ManifestRow]  # the pool manifest's rows
@@ -39,22 +36,23 @@ class ReleaseInputs:
 
 def gather(
     corpus: Corpus,
-    instances: Sequence[dict],
-    pool: str | os.PathLike[str],
+    instances: Sequence[Instance | dict],
+    pool: Pool,
     languages: Sequence[str] | None = None,
 ) -> ReleaseInputs:
     """Check that the corpus, the instances and the pool fit together; read the pool's images."""
     if not instances:
         raise MvlsibError("no instances; re-run `mvlsib-build sample`")
+    instances = instance_records(instances)
     index_ids, texts = corpus_texts(corpus)
     langs = _languages(sorted(texts), languages)
-    manifest = read_manifest(Path(pool))
-    known = {r.image_id for r in manifest}
+    manifest = list(pool.rows)
+    known = pool.image_topics
     used = sorted({i for inst in instances for i in (*inst["ref_image_ids"], *inst["image_option_ids"])})
     missing = [i for i in used if i not in known]
     if missing:
         raise MvlsibError(
-            f"{manifest_path(Path(pool))}: image id(s) {', '.join(missing[:5])} used by instances.jsonl are not in this pool; "
+            f"{pool.manifest_file}: image id(s) {', '.join(missing[:5])} used by instances.jsonl are not in this pool; "
             "pass the --pool the instances were sampled with, or re-run `mvlsib-build sample`"
         )
     urls = [r.source_url for r in manifest]
@@ -66,8 +64,8 @@ def gather(
         instances_sha256=instances_sha256(instances),
         plan=plan_instances(list(instances), index_ids),
         manifest=manifest,
-        images=[read_image_record(Path(pool), r) for r in manifest],
-        pool_manifest_sha256=sha256_file(manifest_path(Path(pool))),
+        images=[read_image_record(pool.root, r) for r in manifest],
+        pool_manifest_sha256=pool.manifest_sha256,
         pool_kind=pool_kind(urls),
         demo_images=demo_image_count(urls),
         source=source_info(corpus.report),

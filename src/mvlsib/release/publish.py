@@ -20,6 +20,8 @@ from mvlsib.release.manifest import build_record, staged_release, write_release_
 from mvlsib.release.summary import ReleaseSummary
 from mvlsib.release_format import mvl_sib
 from mvlsib.workdir.corpus import Corpus
+from mvlsib.workdir.instances import Instance
+from mvlsib.workdir.pool_manifest import PoolLike, as_pool
 
 LOADER_NAME = "mvl_sib.py"
 EVALUATE_NAME = "evaluate.py"
@@ -28,8 +30,8 @@ README_NAME = "README.md"
 
 def publish(
     corpus: Corpus,
-    instances: Sequence[dict],
-    pool: str | os.PathLike[str],
+    instances: Sequence[Instance | dict],
+    pool: PoolLike,
     out: str | os.PathLike[str],
     *,
     seed: int | None = None,
@@ -40,10 +42,13 @@ def publish(
 ) -> ReleaseSummary:
     """Write the release ``out`` of ``languages`` (default: all) from validated inputs.
 
+    ``instances`` are what ``sample`` returns or the records of ``instances.jsonl``; ``pool`` a
+    ``Pool`` or its folder.
+
     ``seed`` is the sampling seed the card records; ``versions`` replaces the library versions
     written to manifest.json (tests pin them to compare manifests across machines).
     """
-    inputs = gather(corpus, instances, pool, languages)
+    inputs = gather(corpus, instances, as_pool(pool), languages)
     with staged_release(Path(out)) as stage:
         sizes = write_data(stage, inputs, progress=progress)
         shutil.copyfile(mvl_sib.__file__, stage / LOADER_NAME)

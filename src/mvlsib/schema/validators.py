@@ -161,6 +161,40 @@ def _column_validator(name: str, column: str):
     return Draft202012Validator(inlined_schema(name)["properties"][column], registry=_registry())
 
 
+_ARRAY_KEYWORDS = {"type", "items", "minItems", "maxItems", "uniqueItems"}
+
+
+@functools.cache
+def _items_validator(name: str, column: str):
+    """For a column whose rule is only an array's type, ``items`` (one schema), length and
+    uniqueness: the items' validator and the bounds; else None."""
+    rule = inlined_schema(name)["properties"][column]
+    if rule.get("type") != "array" or not isinstance(rule.get("items"), dict) or set(rule) - _ARRAY_KEYWORDS:
+        return None
+    items = Draft202012Validator(rule["items"], registry=_registry())
+    return items, rule.get("minItems", 0), rule.get("maxItems", math.inf), bool(rule.get("uniqueItems"))
+
+
+def _lists_pass(name: str, column: str, values: Sequence[Any]) -> bool:
+    """Whether every value surely passes an array rule, found item by item: each distinct item
+    through jsonschema once, lengths and uniqueness in Python (exact for lists of str and int, whose
+    equality is JSON's). False means "not known": the caller checks each value as a whole."""
+    rule = _items_validator(name, column)
+    if rule is None:
+        return False
+    items, low, high, unique = rule
+    seen: set = set()
+    for value in values:
+        if type(value) is not list or not low <= len(value) <= high:
+            return False
+        if not all(type(x) is str or type(x) is int for x in value):  # bool is not int here
+            return False
+        if unique and len(set(value)) != len(value):
+            return False
+        seen.update(value)
+    return all(items.is_valid(x) for x in seen)
+
+
 def schema_errors(name: str, record: Any) -> Iterator[str]:
     """Readable messages, one per violation: ``field.path: message``."""
     for err in sorted(validator(name).iter_errors(record), key=lambda e: list(map(str, e.absolute_path))):
@@ -221,6 +255,8 @@ def _bad_rows(name: str, column: str, values: Sequence[Any], rows: Iterable[int]
     check = _column_validator(name, column)
     rows = list(rows)
     picked = values if len(rows) == len(values) else [values[n] for n in rows]
+    if _lists_pass(name, column, picked):  # a column of id lists: its items are far fewer than its lists
+        return
     keys: Sequence[Any]
     if set(map(type, picked)) <= {str, int}:  # the usual column: each value its own key (bool is not int here)
         keys = picked

@@ -21,7 +21,8 @@ from mvlsib.release_format.mvl_sib import TASK_TABLE, TOPICS
 from mvlsib.schema.validators import column_errors, is_valid, load_schema, schema_errors
 from mvlsib.workdir import BUNDLED_POOL
 from mvlsib.workdir.corpus import Corpus, take
-from mvlsib.workdir.pool_manifest import read_manifest
+from mvlsib.workdir.instances import Instance, instance_records
+from mvlsib.workdir.pool_manifest import PoolLike, as_pool
 
 N_OPTIONS = 4
 CORPUS_LEVEL = "-"  # instance_id used for violations that belong to no single instance
@@ -95,12 +96,20 @@ def refuse_if_invalid(result: ValidationResult, where: str | Path) -> None:
 
 
 def validate(
-    corpus: Corpus, instances: Sequence[dict], pool: str | Path = BUNDLED_POOL, *, schemas: bool = True
+    corpus: Corpus,
+    instances: Sequence[Instance | dict],
+    pool: PoolLike = BUNDLED_POOL,
+    *,
+    schemas: bool = True,
 ) -> ValidationResult:
-    """Every schema and invariant of the corpus and the instances, against the pool's manifest."""
-    manifest = read_manifest(pool)
-    image_topics = {r.image_id: r.topic for r in manifest}
-    manifest_rows = [r.as_dict() for r in manifest]
+    """Every schema and invariant of the corpus and the instances, against the pool's manifest.
+
+    ``instances`` are what ``sample`` returns or the records of ``instances.jsonl``; ``pool`` a
+    ``Pool`` or its folder."""
+    pool = as_pool(pool)
+    instances = instance_records(instances)
+    image_topics = dict(pool.image_topics)
+    manifest_rows = [r.as_dict() for r in pool.rows]
     violations: list[Violation] = []
     well_formed = _well_formed(instances)
     if schemas:

@@ -9,7 +9,7 @@ command that runs one stage is load -> stage -> save. Stages never import each o
 | ``corpus.parquet`` + ``ingest_report.json`` | ``corpus.save_corpus`` | ``corpus.load_corpus`` |
 | ``instances.jsonl`` | ``instances.save_instances`` | ``instances.load_instances`` |
 | ``sample_report.json`` | ``instances.save_sample_report`` | ``instances.load_sample_report`` (the seed), people |
-| ``POOL/manifest.csv`` (default: ``BUNDLED_POOL``) | ``image_pool`` | ``builder.sample``, ``validation``, ``release.publish``, ``verify_images`` |
+| ``POOL/manifest.csv`` (default: ``BUNDLED_POOL``) | ``image_pool`` | ``pool_manifest.load_pool`` (once per command or build; the ``Pool`` goes to ``builder.sample``, ``validation``, ``release.publish``), ``verify_images`` |
 """
 
 from pathlib import Path

@@ -11,7 +11,6 @@ import json
 import os
 from pathlib import Path
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -44,24 +43,19 @@ class Corpus:
         columns: dict[str, list] | None = None,
         normalized: list[str] | None = None,
         report: dict | None = None,
+        *,
+        table_of_columns: bool = False,
     ):
+        """``table_of_columns``: ``table`` was made from ``columns`` (``corpus_table``), so the two
+        hold the same values and column-wise checks may use the table's arrow columns."""
         self._table = table
         self._columns: dict[str, list] = dict(columns or {})
         self._norm = normalized
         self._blocks: list[tuple[str, int, int]] | None = None
-        self._from_table: set[str] = set()  # columns made from the table by column()
+        # columns that are the table's values (made from the table by column(), or it from them)
+        self._from_table: set[str] = set(self._columns) if table_of_columns and table is not None else set()
         self.report: dict = dict(report or {})
         self._parquet: bytes | None = None
-
-    @classmethod
-    def from_frame(cls, frame: pd.DataFrame) -> Corpus:
-        """From a DataFrame with the corpus columns (missing values become None)."""
-        columns = {}
-        for name in CORPUS_COLUMNS:
-            if name in frame.columns:
-                values = frame[name].astype(object).where(frame[name].notna(), None).tolist()
-                columns[name] = [int(v) for v in values] if name == "index_id" else values
-        return cls(columns=columns)
 
     @property
     def table(self) -> pa.Table:
@@ -168,14 +162,6 @@ def save_corpus(workdir: str | os.PathLike[str], corpus: Corpus) -> None:
 def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:
     """``WORK/corpus.parquet`` (checked: readable, the corpus columns) and its ingest report, if any."""
     return Corpus(_read_table(Path(workdir) / CORPUS_FILE, workdir), report=load_ingest_report(workdir))
-
-
-def read_corpus(workdir: str | os.PathLike[str]) -> pd.DataFrame:
-    """``WORK/corpus.parquet`` as a DataFrame: language, index_id, split, topic, text (string/int64 dtypes)."""
-    table = _read_table(Path(workdir) / CORPUS_FILE, workdir)
-    df = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
-    df["index_id"] = df["index_id"].astype("int64")
-    return df
 
 
 def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:

@@ -1,5 +1,8 @@
 """The sample stage's outputs: ``WORK/instances.jsonl`` (one instance per line, ids only) and
-``WORK/sample_report.json``."""
+``WORK/sample_report.json``; :class:`Instance`, one instance in memory (what ``sample`` returns).
+
+Standard library only: the pure sampler, which builds ``Instance`` values, runs on bare Pythons.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from mvlsib import jsonio
@@ -15,17 +19,53 @@ from mvlsib.errors import MvlsibError
 from mvlsib.workdir import INSTANCES_FILE, SAMPLE_REPORT_FILE
 
 
-def encode_instances(instances: Sequence[dict]) -> bytes:
+@dataclass(frozen=True)
+class Instance:
+    """One MVL-SIB instance. Field order is the order of keys in ``instances.jsonl``."""
+
+    instance_id: str
+    index_id: int
+    topic: str
+    ref_sentence_ids: list[int]
+    ref_image_ids: list[str]
+    neg_topics: list[str]
+    sentence_option_ids: list[int]
+    sentence_label: int
+    image_option_ids: list[str]
+    topic_options: list[str]
+    image_label: int
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), ensure_ascii=False)
+
+    def as_dict(self) -> dict:
+        """The record as ``instances.jsonl`` holds it (what ``json.loads`` of its line gives).
+
+        Fields are flat values and lists of them: no deep copy (asdict) is needed; the lists are
+        copied so that the record does not share them with the instance."""
+        return {f: (list(v) if type(v) is list else v) for f in _INSTANCE_FIELDS for v in (getattr(self, f),)}
+
+
+_INSTANCE_FIELDS = tuple(f.name for f in fields(Instance))
+
+
+def instance_records(instances: Sequence[Instance | dict]) -> list[dict]:
+    """The records of ``instances`` as ``instances.jsonl`` holds them: each :class:`Instance` as its
+    dict, anything else (a record read from the file, however malformed) as it is."""
+    return [inst.as_dict() if isinstance(inst, Instance) else inst for inst in instances]
+
+
+def encode_instances(instances: Sequence[Instance | dict]) -> bytes:
     """The bytes of ``instances.jsonl``: one JSON object per line, keys in the records' order."""
-    return "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in instances).encode("utf-8")
+    return "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in instance_records(instances)).encode("utf-8")
 
 
-def instances_sha256(instances: Sequence[dict]) -> str:
+def instances_sha256(instances: Sequence[Instance | dict]) -> str:
     """The sha256 of ``instances.jsonl`` as :func:`save_instances` writes it (the card and manifest record it)."""
     return hashlib.sha256(encode_instances(instances)).hexdigest()
 
 
-def save_instances(workdir: str | os.PathLike[str], instances: Sequence[dict]) -> str:
+def save_instances(workdir: str | os.PathLike[str], instances: Sequence[Instance | dict]) -> str:
     """Write ``instances.jsonl`` atomically; return the sha256 of the bytes written."""
     data = encode_instances(instances)
     Path(workdir).mkdir(parents=True, exist_ok=True)

@@ -7,12 +7,15 @@ curator's notes survive a round trip through the toolkit.
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mvlsib.atomic import atomic_open
-from mvlsib.csvio import open_csv
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import POOL_MANIFEST_FILE
 
@@ -37,22 +40,70 @@ class ManifestRow:
         return d
 
 
-def manifest_path(pool: str | Path) -> Path:
+def manifest_path(pool: str | os.PathLike[str]) -> Path:
     pool = Path(pool)
     return pool if pool.suffix == ".csv" else pool / MANIFEST_NAME
 
 
-def read_manifest(pool: str | Path) -> list[ManifestRow]:
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """An image pool as the stages use it, read once (:func:`load_pool`): its folder, the parsed
+    rows of its manifest, the manifest's sha256 and the image ids per topic and topic per image."""
+
+    root: Path  # the pool folder (image files are relative to it)
+    manifest_file: Path  # its manifest.csv
+    rows: tuple[ManifestRow, ...]
+    manifest_sha256: str  # of the manifest's bytes (the card and manifest.json record it)
+    images_by_topic: Mapping[str, list[str]]  # topic -> image ids, sorted (the sampler's input order)
+    image_topics: Mapping[str, str]  # image id -> topic, in manifest order
+
+
+PoolLike = Pool | str | os.PathLike
+"""What a stage accepts as its pool: a :class:`Pool`, or the pool folder / manifest file to load."""
+
+
+def load_pool(pool: str | os.PathLike[str]) -> Pool:
+    """Read the pool at ``pool`` (the folder or its manifest file): the manifest file is read once,
+    hashed and parsed from the same bytes."""
+    path = manifest_path(pool)
+    data = _manifest_bytes(path)
+    rows = tuple(_parse_manifest(path, data))
+    return Pool(
+        root=path.parent,
+        manifest_file=path,
+        rows=rows,
+        manifest_sha256=hashlib.sha256(data).hexdigest(),
+        images_by_topic=images_by_topic(list(rows)),
+        image_topics={r.image_id: r.topic for r in rows},
+    )
+
+
+def as_pool(pool: PoolLike) -> Pool:
+    """``pool`` itself when it is a :class:`Pool`, else the pool loaded from that path (the edge where
+    the Python API's paths become values)."""
+    return pool if isinstance(pool, Pool) else load_pool(pool)
+
+
+def read_manifest(pool: str | os.PathLike[str]) -> list[ManifestRow]:
     """Read a pool's manifest. ``pool`` is the pool folder or the manifest file itself."""
     path = manifest_path(pool)
+    return _parse_manifest(path, _manifest_bytes(path))
+
+
+def _manifest_bytes(path: Path) -> bytes:
     if not path.is_file():
         raise MvlsibError(
             f"{path}: no image-pool manifest here. Pass --pool with a folder that holds "
             f"{MANIFEST_NAME} (or leave --pool out for the bundled demo pool), or create one "
             "with `python tools/demo_pool.py --out DIR` from a checkout."
         )
+    return path.read_bytes()
+
+
+def _parse_manifest(path: Path, data: bytes) -> list[ManifestRow]:
     try:
-        return _read_rows(path)
+        # As csvio.open_csv opens a CSV file: utf-8-sig (a spreadsheet's byte-order mark), newline=""
+        return _read_rows(path, data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise MvlsibError(
             f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the manifest as UTF-8"
@@ -61,8 +112,8 @@ def read_manifest(pool: str | Path) -> list[ManifestRow]:
         raise MvlsibError(f"{path}: malformed CSV ({exc}); check the quoting") from None
 
 
-def _read_rows(path: Path) -> list[ManifestRow]:
-    with open_csv(path) as fh:
+def _read_rows(path: Path, text: str) -> list[ManifestRow]:
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
