@@ -94,7 +94,7 @@ def test_fingerprints_keep_the_fields_configs_have_always_held(release_dir, tmp_
 
 
 def test_the_runner_and_the_commands_name_no_backend():
-    for module in ("runner.py", "commands.py", "command_options.py"):
+    for module in ("run/runner.py", "commands.py", "command_options.py"):
         text = (SRC / module).read_text("utf-8")
         for name in BACKENDS:
             assert f'"{name}"' not in text, f"{module} names the {name} backend"

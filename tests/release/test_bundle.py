@@ -79,7 +79,7 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
         for p in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]
         if "__pycache__" not in p.parts
     }
-    assert "data/languages.csv" in expected  # package data the report groups by
+    assert "run/data/languages.csv" in expected  # package data the report groups by
     expected |= {"_bundle_info.py", "_shared/__init__.py"}
     expected |= {f"_shared/{name}.py" for name in SHARED_LEAVES}
     files = dict(bundle_files())

@@ -394,7 +394,7 @@ def _prompt_renderer(required):
     # no __pycache__ inside a release folder: its files are checked against manifest.json
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        from mvlsib_evaluate.prompts import render_prompt_text  # the release's evaluator, beside this file
+        from mvlsib_evaluate.run.prompts import render_prompt_text  # the release's evaluator, beside this file
     except ImportError as exc:
         if required:
             raise LoaderError(
