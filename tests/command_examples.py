@@ -57,6 +57,7 @@ PLACEHOLDERS = {
     "runs/llava": "run",
     "runs/qwen": "run",
     "runs/my-vlm": "run",
+    "runs/tiny": "run",
     "tiers.csv": "tiers",  # a language,group CSV
     "http://localhost:8000/v1": "server",  # the fake OpenAI-compatible server
     "http://127.0.0.1:8000/v1": "server",
@@ -65,6 +66,7 @@ PLACEHOLDERS = {
     "Qwen/Qwen2.5-VL-7B-Instruct": "hf-model",  # with the hf backend: the tiny LLaVA
     "MODEL": "hf-model",
     "llava-hf/llava-1.5-7b-hf": "hf-model",
+    "tiny-llava": "hf-model",  # the README's tools/tiny_verify_models.py model: the same tiny LLaVA
     "ORG/NAME": "repo:my-org/mvl-sib",  # a Hub repo id: a repo on the Hub stand-in
 }
 # Hub repos the examples name, present on the stand-in: my-org/mvl-sib (the release, tag v1.0),
@@ -75,21 +77,34 @@ HUB_LANGUAGES = ("eng_Latn", "fra_Latn", "zul_Latn")
 NARROW = (("--tasks", "t2s"), ("--k", "1"), ("--limit", "2"))
 NARROWED = ("mvlsib-eval run", "python evaluate.py", "mvlsib-eval batch prepare")
 
-# Examples deliberately not run: (id prefix, reason).
+# Examples deliberately not run, by "FILE: command" (the command as extracted, comments dropped),
+# so that an edit elsewhere in the file does not orphan an entry: reason.
 NOT_RUN = {
-    "docs/contributing/backend.md:75": "the backend `mine` is the one the guide has you write",
-    "docs/contributing/task.md:64": "the task NEWTASK is the one the guide has you add",
-    "docs/evaluation.md:113": "needs a sharded run (predictions.shard-I-of-N.jsonl); no fixture stages one yet",
-    "docs/evaluation.md:676": "merges the shards sbatch ran; needs a sharded run, no fixture stages one yet",
-    "docs/release.md:13": "an upload needs a non-demo pool; ../shared/topic-photos fails validation "
-    "(source_url with spaces in 8 manifest rows)",
-    "docs/verify_images.md:8": "needs a dual encoder (SigLIP) beside the generative model; the tiny-model "
-    "version of this command is docs/verify_images.md:139",
-    "docs/verify_images.md:139": "needs tools/tiny_verify_models.py's tiny LLaVA and fitted CLIP first "
-    "(tests/verify_images runs them)",
-}
-# Documented exit statuses other than 0.
-STATUS = {"docs/validation.md:16": 1}  # "2 violation(s)": failed checks exit 1
+    "docs/contributing/backend.md: mvlsib-eval run --backend mine --model M --data RELEASE --limit 5 --out /tmp/run":
+        "the backend `mine` is the one the guide has you write",
+    "docs/contributing/task.md: mvlsib-eval run --data RELEASE --model MODEL --tasks NEWTASK --k 1 --limit 5 "
+    "--out /tmp/run": "the task NEWTASK is the one the guide has you add",
+    "docs/evaluation.md: mvlsib-eval merge RUN [MORE_FOLDERS...] --out RUN":
+        "needs a sharded run (predictions.shard-I-of-N.jsonl); no fixture stages one yet",
+    "docs/evaluation.md: mvlsib-eval merge runs/qwen --out runs/qwen":
+        "merges the shards sbatch ran; needs a sharded run, no fixture stages one yet",
+    "docs/release.md: mvlsib-build publish --release /tmp/rel --repo-id my-org/mvl-sib --tag v1.0":
+        "an upload needs a non-demo pool; ../shared/topic-photos fails validation (source_url with spaces in 8 rows)",
+    "docs/verify_images.md: mvlsib-build verify-images --pool src/mvlsib/data/image_pool --model "
+    "llava-hf/llava-1.5-7b-hf --model google/siglip-so400m-patch14-384 --out mvlsib-work/verify-images":
+        "needs a dual encoder (SigLIP) beside the generative model; the tiny-model version is below",
+    "docs/verify_images.md: mvlsib-build verify-images --pool src/mvlsib/data/image_pool --model /tmp/tiny-llava "
+    "--model /tmp/tiny-clip --device cpu --out /tmp/v --allow-fail":
+        "needs tools/tiny_verify_models.py's tiny LLaVA and fitted CLIP first (tests/verify_images runs them)",
+}  # fmt: skip
+# Documented exit statuses other than 0, by the same key.
+STATUS = {"docs/validation.md: mvlsib-build validate --workdir /tmp/broken": 1}  # "2 violation(s)": checks failed
+
+
+def listing_key(where: str, command: str) -> str:
+    """How NOT_RUN and STATUS name an example: its file and its command, spaces folded, comment dropped."""
+    text = " ".join(command.split("#")[0].split()) if "#" in command else " ".join(command.split())
+    return f"{where.rsplit(':', 1)[0]}: {text}"
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -167,7 +182,8 @@ def params(session: str) -> list:
     return [
         pytest.param(where, command, id=where)
         for where, command in EXAMPLES
-        if where not in NOT_RUN and ("eval" if _needs_torch(_split(command)) else "core") == session
+        if listing_key(where, command) not in NOT_RUN
+        and ("eval" if _needs_torch(_split(command)) else "core") == session
     ]
 
 
@@ -191,11 +207,11 @@ def check_examples_are_found():
 
 def check_every_example_is_run_or_listed():
     """A listed example that no longer exists is a stale entry; every other example is collected."""
-    wheres = {w for w, _ in EXAMPLES}
-    stale = sorted(set(NOT_RUN) - wheres) + sorted(set(STATUS) - wheres)
+    keys = {listing_key(w, c): w for w, c in EXAMPLES}
+    stale = sorted(set(NOT_RUN) - set(keys)) + sorted(set(STATUS) - set(keys))
     assert not stale, f"NOT_RUN/STATUS name examples that are gone: {stale}"
     ids = {p.id for session in ("core", "eval") for p in params(session)}
-    assert ids | set(NOT_RUN) == wheres
+    assert ids | {keys[k] for k in NOT_RUN} == set(keys.values())
 
 
 def _exe(name: str) -> str:
@@ -345,6 +361,6 @@ def run_example(where: str, command: str, request, tmp_path: Path) -> None:
         else:
             expanded = [_exe(expanded[0]), *expanded[1:]]
         res = subprocess.run(expanded, cwd=cwd, env=ex.env, capture_output=True, text=True, timeout=600)
-    expected = STATUS.get(where, 0)
+    expected = STATUS.get(listing_key(where, command), 0)
     assert res.returncode == expected, f"{where}: {shlex.join(expanded)}\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"
     assert "Traceback" not in res.stderr, res.stderr[-4000:]
