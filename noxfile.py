@@ -143,22 +143,20 @@ def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, tor
 
 @nox.session(python=PYTHON)
 def lowest(session: nox.Session) -> None:
-    """Every declared lower bound at once: the bounds in pyproject.toml are the ones this passes with."""
-    session.run(
-        "uv",
-        "pip",
-        "install",
-        "-q",
-        "--resolution",
-        "lowest-direct",
-        "-e",
-        ".[eval,test]",
-        *FAMILY_EXTRAS,
-        env=_uv_env(session),
-        external=True,
-    )
-    _pytest(session, "core", "-m", "not slow")
-    _pytest(session, "eval", "-m", "not slow")
+    """Every declared lower bound at once: the bounds in pyproject.toml are the ones this passes with.
+
+    The core tier runs with the core alone (its tests check that torch is absent), then the eval tier
+    with [eval] added. ``uv pip sync`` makes the (reused) venv exactly the lowest-direct resolution:
+    a plain install would keep newer versions left from an earlier run.
+    """
+    tmp = Path(session.create_tmp())
+    for env, extras, extra in (("core", "test", ()), ("eval", "eval,test", FAMILY_EXTRAS)):
+        wanted, pins = tmp / f"lowest-{env}.in", tmp / f"lowest-{env}.txt"
+        wanted.write_text("\n".join([f"-e {ROOT}[{extras}]", *extra]) + "\n")
+        uv = ("uv", "pip", "compile", "-q", "-p", PYTHON, "--resolution", "lowest-direct", str(wanted), "-o", str(pins))
+        session.run(*uv, env=_uv_env(session), external=True)
+        session.run("uv", "pip", "sync", "-q", str(pins), env=_uv_env(session), external=True)
+        _pytest(session, env, "-m", "not slow")
 
 
 @nox.session(python="3.10")

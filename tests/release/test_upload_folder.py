@@ -21,20 +21,6 @@ def release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
     return out
 
 
-def _send_hardcoded_hub_to(mp: pytest.MonkeyPatch, endpoint: str) -> None:
-    """huggingface_hub before 2.2 posts the card to a hard-coded https://huggingface.co, not to
-    ``constants.ENDPOINT``: point that address at the stand-in too (a no-op on later versions)."""
-    import huggingface_hub.repocard as repocard
-
-    real = repocard.get_session
-
-    class Session:
-        def post(self, url: str, **kw):
-            return real().post(url.replace("https://huggingface.co", endpoint, 1), **kw)
-
-    mp.setattr(repocard, "get_session", Session)
-
-
 def test_upload_folder_sends_the_release_and_nothing_else(release, tmp_path):
     from huggingface_hub import HfApi
 
@@ -69,7 +55,6 @@ def test_upload_folder_sends_the_release_and_nothing_else(release, tmp_path):
         from huggingface_hub import DatasetCard
 
         mp.setattr("huggingface_hub.constants.ENDPOINT", hub.endpoint)
-        _send_hardcoded_hub_to(mp, hub.endpoint)
         DatasetCard(remote["README.md"].decode("utf-8")).validate(repo_type="dataset")
         assert any(p.endswith("/api/validate-yaml") for m, p in hub.requests if m == "POST")
 
