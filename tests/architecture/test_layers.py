@@ -210,7 +210,6 @@ def test_the_checker_sees_a_planted_violation(tmp_path, monkeypatch):
         test_no_cycles()
 
 
-<<<<<<< HEAD
 # Inside ``mvlsib.evaluation``, by job, lowest first (docs/architecture.md): what a model answers
 # (backends), the run path, then what reads or scales runs, then the Hub, then the commands. A
 # module may import its own sub-package and any lower one; the root leaves (``_compat``,
@@ -268,7 +267,8 @@ def test_the_sub_layer_rule_sees_a_planted_violation(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "SRC", copy)
     with pytest.raises(AssertionError):
         test_no_import_runs_against_the_evaluation_sub_layers()
-=======
+
+
 def test_front_door_imports_nothing():
     """``import mvlsib`` loads no other mvlsib module and no heavy library; the stage functions
     come on first access, from the modules its ``_API`` table names."""
@@ -295,4 +295,3 @@ def test_front_door_imports_nothing():
     import mvlsib
 
     assert sorted(mvlsib.__all__) == sorted([*(k.value for k in table.keys), "__version__"])
->>>>>>> t33-values
