@@ -190,7 +190,7 @@ def _date(run: Path) -> str:
     """When the run finished: its metrics.json's modification time, as an ISO date."""
     path = run / "metrics.json"
     stamp = path.stat().st_mtime if path.is_file() else (run / "predictions.jsonl").stat().st_mtime
-    return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).date().isoformat()
+    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).date().isoformat()
 
 
 def config_url(model_repo: str, dataset: str, endpoint: str | None = None) -> str:
