@@ -82,6 +82,6 @@ CROSS_MODAL = _loader_module.CROSS_MODAL
 TOPICS = _loader_module.TOPICS
 
 
-def loader(data=None):
+def loader(_data=None):
     """The MVL-SIB loader module (``mvl_sib``): the toolkit's, or in a release the release's own copy."""
     return _loader_module

@@ -163,7 +163,7 @@ class RunPlan:
     waves: int = 1  # > 1: over max_prompts, so no prompt was built (plan each wave on its own)
 
 
-def plan_items(
+def plan_items(  # noqa: PLR0913 - keyword-only planning options; the redesign makes them a value
     opts: RunOptions,
     pairs,
     languages,
@@ -357,7 +357,9 @@ def _done_keys(pred_path: Path) -> set[tuple]:
     return {record_key(r) for r in before}
 
 
-def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path) -> dict[str, Any]:
+def _run_locked(  # noqa: PLR0917 - the run's state passed loose (paths, plan, config); the redesign makes it a value
+    opts, backend_factory, out, pairs, languages, fp, pred_path, cfg_path
+) -> dict[str, Any]:
     _check_resumable(out, fp, pred_path, cfg_path)
     verify_data(opts.data)
     # A stand-in factory (tests) has no class to ask; the real one's backend checks its model early.
@@ -392,7 +394,9 @@ def _run_locked(opts, backend_factory, out, pairs, languages, fp, pred_path, cfg
     return _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path)
 
 
-def _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pred_path, cfg_path) -> dict[str, Any]:
+def _run_pending(  # noqa: PLR0913, PLR0917 - the run's state passed loose, as _run_locked
+    opts, backend_factory, pairs, languages, plan, done, config, pred_path, cfg_path
+) -> dict[str, Any]:
     """Build the backend and answer every pending item, wave by wave; returns the backend's description."""
     factory = backend_factory or make_backend
     backend = factory(opts.backend, model=opts.model, **_backend_kwargs(opts))
@@ -414,7 +418,7 @@ def _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pr
             needed = {i for it in pending for i in it.request.image_ids}
             backend.set_images({i: images[i] for i in sorted(needed)})
             label = f"mvlsib-eval (wave {wave + 1}/{waves})" if waves > 1 else "mvlsib-eval"
-            _process(backend, pending, pred_path, opts.parse_mode, opts.progress, label)
+            _process(backend, pending, pred_path, opts.parse_mode, opts.progress, label=label)
             del pending
         # After the work: the description includes what the backend decided on the way
         # (the chat template's rendering mode, the effective generation settings).
@@ -423,7 +427,9 @@ def _run_pending(opts, backend_factory, pairs, languages, plan, done, config, pr
         backend.close()
 
 
-def _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path) -> dict[str, Any]:
+def _conclude(  # noqa: PLR0917 - the run's state passed loose, as _run_locked
+    opts, out, plan, done, config, backend_info, pred_path, cfg_path
+) -> dict[str, Any]:
     """The run's config (and, complete and unsharded, its sorted predictions and metrics); the summary."""
     records = read_predictions(pred_path)
     complete = len(records) == plan.n_shard
@@ -456,7 +462,7 @@ def _sort_predictions(path: Path, records: list[dict]) -> None:
 
 
 def _process(
-    backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool, label: str = "mvlsib-eval"
+    backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool, *, label: str = "mvlsib-eval"
 ) -> None:
     chunk = max(1, int(getattr(backend, "preferred_chunk", 32)))
     with (
