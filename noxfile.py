@@ -111,7 +111,7 @@ def core(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
-def eval(session: nox.Session) -> None:  # noqa: A001 - the session's name is the extra's
+def eval(session: nox.Session) -> None:  # shadows eval(): the session's name is the extra's
     session.install("-e", ".[eval,test]", *TORCH, *FAMILY_EXTRAS)
     _pytest(session, "eval", "--tier", "all")
 

@@ -73,7 +73,7 @@ def main() -> None:
     option_re = re.compile(r"^([A-D])\. (.*)$", re.M)
 
     def oracle(fmt):
-        def answer(payload, n):
+        def answer(payload, _n):
             text = "".join(p.get("text", "") for p in payload["messages"][0]["content"] if p.get("type") == "text")
             found = sentence_re.search(text)
             if not found:
@@ -90,7 +90,7 @@ def main() -> None:
     common = ["--data", str(rel), "--k", "1", "--limit", str(args.limit), "--no-progress", "--backend", "openai"]
     plan = [
         ("lettered", lettered_server(fail_every=0), "i2s,s2i,t2s,s2t"),
-        ("always-a", ChatServer(lambda payload, n: "A"), "i2s,s2i,t2s,s2t"),
+        ("always-a", ChatServer(lambda _payload, _n: "A"), "i2s,s2i,t2s,s2t"),
         ("oracle-1", ChatServer(oracle("{}")), "s2t"),
         ("oracle-2", ChatServer(oracle("({})")), "s2t"),
     ]

@@ -62,7 +62,7 @@ def main(sib: Path, pool: Path, instances: Path, out: Path, phases: dict | None 
     mark = (
         (lambda name: phases.__setitem__(name, _cpu() - sum(phases.values())))
         if phases is not None
-        else (lambda name: None)
+        else (lambda _name: None)
     )
     mark("start-up")
     out.mkdir(parents=True, exist_ok=True)

@@ -114,7 +114,8 @@ def test_ingest_deadline_is_per_request_not_per_read(
     assert elapsed < 5.0, elapsed
 
 
-def test_ingest_huge_api_answer_is_cut(hub_repo, ingest_baseline, tmp_path, capsys, monkeypatch):
+@pytest.mark.usefixtures("ingest_baseline")
+def test_ingest_huge_api_answer_is_cut(hub_repo, tmp_path, monkeypatch):
     monkeypatch.setattr(hubio, "MAX_API_BYTES", 200_000)
     with serve_folder(REPO, hub_repo) as hub:
         hub.state.hostile = [("GET", re.compile(INFO), hostile.huge(5_000_000))]

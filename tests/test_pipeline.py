@@ -74,7 +74,7 @@ def test_stage_values_equal_the_files(sib_dir, pool_dir, tmp_path):
     assert from_memory.ok and from_files.ok and from_memory.summary == from_files.summary
 
 
-def test_build_equals_the_stages_run_from_files(staged, sib_dir, pool_dir, tmp_path, monkeypatch):
+def test_build_equals_the_stages_run_from_files(staged, sib_dir, pool_dir, tmp_path):
     from mvlsib.pipeline import build
 
     build(

@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 
+import pytest
 from support import SIB_DIR, subprocess_env
 
 from mvlsib import progress
@@ -34,7 +35,8 @@ def test_a_library_bar_class_follows_the_same_rule(monkeypatch):
     assert sys.stderr.getvalue() == ""
 
 
-def test_a_build_into_a_pipe_writes_no_cursor_movements(tmp_path, sib_dir):
+@pytest.mark.usefixtures("sib_dir")
+def test_a_build_into_a_pipe_writes_no_cursor_movements(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "mvlsib", "build", "--sib", str(SIB_DIR), "--languages", "eng_Latn,fra_Latn",
          "--out", str(tmp_path / "release"), "--workdir", str(tmp_path / "work")],

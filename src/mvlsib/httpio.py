@@ -198,7 +198,7 @@ def request(
     max_bytes = MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
     headers = dict(headers or {})
     for _ in range(max_redirects + 1):
-        response = _once(url, method, body, headers, deadline, timeout, max_bytes)
+        response = _once(url, method, body, headers, deadline=deadline, timeout=timeout, max_bytes=max_bytes)
         if response.status not in REDIRECT_STATUS:
             return response
         location = response.header("location") or "(no Location header)"
@@ -236,7 +236,7 @@ def _proxy_for(url: str) -> tuple[str, int, dict[str, str]] | None:
     return p.hostname or "", p.port or 8080, headers
 
 
-def _once(url, method, body, headers, deadline, timeout, max_bytes) -> Response:
+def _once(url, method, body, headers, *, deadline, timeout, max_bytes) -> Response:
     import http.client  # here, not at the top: ssl and email cost every command 20 ms, most never fetch
 
     parts = urlsplit(check_url(url))

@@ -236,7 +236,7 @@ def _stream_class():
     import httpx2
 
     class BoundedStream(httpx2.SyncByteStream):
-        def __init__(self, inner, watchdog: _Watchdog, cap: int, what: str, timeout: float, api: bool) -> None:
+        def __init__(self, inner, watchdog: _Watchdog, cap: int, what: str, *, timeout: float, api: bool) -> None:
             self._inner, self._watchdog, self._cap, self._what, self._timeout = inner, watchdog, cap, what, timeout
             self._api = api
 
@@ -313,7 +313,7 @@ class BoundedTransport:
         else:
             cap = self.max_file_bytes
             watchdog.extend(min(length or 0, cap) / MIN_RATE)
-        stream = _stream_class()(response.stream, watchdog, cap, what, self.timeout, api)
+        stream = _stream_class()(response.stream, watchdog, cap, what, timeout=self.timeout, api=api)
         return httpx2.Response(
             response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
         )

@@ -52,7 +52,8 @@ def test_hash_order_is_the_documented_sort():
             ]
 
 
-def test_full_sample_counts(full_instances, full_corpus):
+@pytest.mark.usefixtures("full_corpus")
+def test_full_sample_counts(full_instances):
     assert len(full_instances) == 3012
     assert [i["instance_id"] for i in full_instances[:4]] == ["0-0", "0-1", "0-2", "1-0"]
     per_sentence = Counter(i["index_id"] for i in full_instances)

@@ -82,7 +82,7 @@ def test_run_against_local_server(release_dir, tmp_path, monkeypatch):
     assert SECRET not in result.output
 
 
-def test_gives_up_with_a_clear_message(tmp_path):
+def test_gives_up_with_a_clear_message():
     with lettered_server(fail_every=1) as server:  # refuses everything
         backend = make_backend("openai", model="m", base_url=server.base_url, max_retries=2, backoff=0.001)
         backend.set_images({})

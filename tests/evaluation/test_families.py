@@ -370,7 +370,7 @@ def test_every_chat_family_has_its_image_marker_listed():
     assert set(CHAT) == set(IMAGE_MARKER)
 
 
-def test_family_matrix_covers_the_issue(tmp_path):
+def test_family_matrix_covers_the_issue():
     """The families the evaluator supports (Aya Vision aside: see docs/evaluation.md)."""
     wanted = {
         "qwen2_vl",

@@ -131,7 +131,7 @@ def test_an_error_in_the_cached_path_switches_the_cache_off(model_dir, release_p
     want = _backend(model_dir("llava_1_5"), images, feature_cache_mb=0).generate(reqs)
     bad = _backend(model_dir("llava_1_5"), images)
 
-    def broken(features, grouping, template):
+    def broken(*_):
         raise TypeError("an output this adapter cannot rebuild")
 
     bad.features.cache.adapter.assemble = broken

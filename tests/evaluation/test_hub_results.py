@@ -177,7 +177,8 @@ def test_a_pull_request_is_opened_then_updated_and_a_refusal_is_one_line(full_ru
     assert TOKEN not in message
 
 
-def test_a_local_release_s_own_eval_yaml_names_the_tasks(full_run, release_dir):
+@pytest.mark.usefixtures("full_run")
+def test_a_local_release_s_own_eval_yaml_names_the_tasks(release_dir):
     """A run of a release folder reads that folder's eval.yaml: no Hub needed to write the entries."""
     ids = hub_results.release_task_ids(str(release_dir), DATASET, None, endpoint="http://127.0.0.1:9")
     assert ids == [t["id"] for t in yaml.safe_load((release_dir / "eval.yaml").read_text("utf-8"))["tasks"]]

@@ -175,7 +175,7 @@ def test_a_prefix_through_the_shared_images_gives_the_plain_answers_and_logits(n
     assert length > backend.prefixes.length(inputs, True)  # further than the text before the first image
     settings = {**backend.decoding(1), "output_logits": True, "return_dict_in_generate": True}
     with torch.inference_mode():
-        ours, _ = backend.prefixes.generate(inputs, length, True, settings, reqs[idx[0]].image_ids)
+        ours, _ = backend.prefixes.generate(inputs, length, True, settings, image_ids=reqs[idx[0]].image_ids)
         theirs = backend.model.generate(**inputs, **settings)
     assert torch.allclose(ours.logits[0], theirs.logits[0], rtol=1e-4, atol=1e-4), float(
         (ours.logits[0] - theirs.logits[0]).abs().max()

@@ -47,7 +47,7 @@ def thinking_server(style: str, parser: bool = False) -> ChatServer:
     opener, closer = STYLES[style]
     full = _tokens(opener, closer)
 
-    def answer(payload: dict, n: int) -> dict:
+    def answer(payload: dict, _n: int) -> dict:
         limit = payload.get("max_tokens") or payload["max_completion_tokens"]
         said = full[:limit]
         finish = "length" if len(said) < len(full) else "stop"
@@ -113,7 +113,8 @@ def _text_request(key: str = "s2t") -> Request:
     return Request(key, tuple(p.messages()), p.image_ids)
 
 
-def test_stats_and_a_budget_no_larger_than_the_answers_asks_once(release_dir):
+@pytest.mark.usefixtures("release_dir")
+def test_stats_and_a_budget_no_larger_than_the_answers_asks_once():
     """The backend's own counts; a thinking budget not above --max-new-tokens asks nothing more."""
     with thinking_server("gemma4") as server:
         backend = make_backend("openai", model="m", base_url=server.base_url, max_new_tokens=8, max_retries=0)
@@ -132,7 +133,8 @@ def test_stats_and_a_budget_no_larger_than_the_answers_asks_once(release_dir):
         small.close()
 
 
-def test_a_thinking_budget_of_0_refuses_with_the_fix(release_dir):
+@pytest.mark.usefixtures("release_dir")
+def test_a_thinking_budget_of_0_refuses_with_the_fix():
     with thinking_server("kimi", parser=False) as server:
         backend = make_backend(
             "openai", model="m", base_url=server.base_url, max_new_tokens=8, thinking_max_new_tokens=0, max_retries=0

@@ -47,7 +47,7 @@ def test_openai_reasoning_content_kept_raw_and_scored(release_dir, tmp_path):
     """A server with a reasoning parser: the thinking comes apart from the answer; the raw
     response keeps both, the letter is read from the answer."""
 
-    def answer(payload, n):
+    def answer(_payload, _n):
         return {"reasoning_content": "A? no, it is B. " * 3, "content": "B"}
 
     with ChatServer(answer) as server:
@@ -94,7 +94,7 @@ def test_openai_reasoning_content_kept_raw_and_scored(release_dir, tmp_path):
 
 
 def test_openai_sends_neutral_sampling_and_refuses_truncated_thinking():
-    def answer(payload, n):
+    def answer(_payload, _n):
         return {"content": "<think>let me see, A or", "finish_reason": "length"}
 
     with ChatServer(answer) as server:
@@ -175,7 +175,7 @@ def test_chat_template_file_and_processor_kwargs_are_recorded(tiny_llava, releas
     assert result.exit_code == 2 and "processor_kwargs" in result.output
 
 
-def test_bad_json_options_are_one_line_errors(tiny_llava, tmp_path):
+def test_bad_json_options_are_one_line_errors(tiny_llava):
     with pytest.raises(MvlsibError, match="--processor-kwargs must be a JSON object"):
         make_backend("hf", model=str(tiny_llava), device="cpu", processor_kwargs="[1, 2]")
     with pytest.raises(MvlsibError, match="--chat-template-kwargs must be a JSON object"):

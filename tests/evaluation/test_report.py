@@ -91,7 +91,7 @@ def test_report_tables_leaderboard_and_figures(tmp_path):
     assert before == after
 
 
-def test_metrics_json_of_a_run_has_intervals_and_metadata_groups(tmp_path):
+def test_metrics_json_of_a_run_has_intervals_and_metadata_groups():
     from mvlsib.evaluation.run.scoring import compute_metrics
 
     m = compute_metrics(planted_records(0.7, languages=LANGS, n=30))

@@ -49,7 +49,7 @@ def lines(path: Path) -> list[str]:
 def test_second_run_on_the_same_folder_is_refused_while_the_first_runs(release_dir, tmp_path):
     out = tmp_path / "run"
 
-    def slow(payload, n):
+    def slow(_payload, _n):
         time.sleep(0.4)
         return "A"
 

@@ -320,7 +320,7 @@ def test_a_model_that_cannot_load_is_refused_before_any_prompt_is_built(release_
     than a 24 GB machine has: a wrong --model must be said before that (backend preflight)."""
     from mvlsib.evaluation.run import runner
 
-    def never(*args, **kwargs):
+    def never(*_args, **_kwargs):
         raise AssertionError("prompts were built for a model that cannot load")
 
     monkeypatch.setattr(runner, "prompt_for_example", never)

@@ -64,7 +64,7 @@ def pool_copy(tmp_path: Path, pool_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def hash_cache_file(tmp_path_factory, demo_report, hash_cache) -> Path:
+def hash_cache_file(tmp_path_factory, demo_report, hash_cache) -> Path:  # noqa: ARG001 - demo_report fills hash_cache
     """The session's hashes (bundled pool included) as an on-disk cache for CLI runs."""
     from mvlsib.image_pool.hashes import save_hash_cache
 

@@ -49,7 +49,7 @@ def server(topic_photos_dir):
     }
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             if self.path == "/slow.jpg":
                 time.sleep(2.0)
             if self.path == "/drip.jpg":  # a byte every 0.1 s: each read is quick, the whole is not
@@ -234,7 +234,7 @@ def test_truncated_source_changes_nothing(tmp_path: Path, pool_copy: Path, topic
 
 
 def test_manifest_write_failure_removes_the_new_image(pool_copy: Path, topic_photos_dir, monkeypatch):
-    def boom(*a, **k):
+    def boom(*_a, **_k):
         raise OSError("disk full")
 
     monkeypatch.setattr(add_mod, "write_manifest", boom)
@@ -318,7 +318,7 @@ def test_two_adds_at_once_keep_both_rows(pool_copy: Path, topic_photos_dir, monk
     def add(src):
         try:
             results.append(add_image(pool_copy, _req(str(src))))
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=add, args=(s,)) for s in sources]

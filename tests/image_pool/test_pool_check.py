@@ -142,7 +142,7 @@ def test_path_escapes(pool_copy: Path, tmp_path: Path, hash_cache):
     assert _codes(report, "sports_5") == set()
 
 
-def test_file_problems(pool_copy: Path, tmp_path: Path, hash_cache):
+def test_file_problems(pool_copy: Path, hash_cache):
     small = io.BytesIO()
     Image.new("RGB", (200, 150), (10, 200, 10)).save(small, format="PNG")
     _replace_file(pool_copy, "health_1", small.getvalue())

@@ -30,7 +30,7 @@ class Facts:
     generation_prompt: str  # how the rendered text ends with add_generation_prompt=True
 
 
-def _qwen_tokens(processor, inputs, photos, merge: int = 2) -> list[int]:
+def _qwen_tokens(_processor, inputs, _photos, merge: int = 2) -> list[int]:
     return [int(n) // merge**2 for n in inputs["image_grid_thw"].prod(-1)]
 
 

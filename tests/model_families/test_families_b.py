@@ -68,7 +68,7 @@ def load(name: str, tmp_path_factory, texts, photos) -> Run:
 FAMILIES_B = ["llava_1_5", "gemma3", "idefics3", "smolvlm", "mllama", "llava_next", "llava_onevision"]
 
 
-def test_family_modules_declare_their_source_and_import_light(repo_root):
+def test_family_modules_declare_their_source_and_import_light():
     for name in FAMILIES_B:
         assert name in family_names()
         module = family(name)

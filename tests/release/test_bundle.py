@@ -56,7 +56,7 @@ def test_bundle_is_deterministic_and_complete(tmp_path):
     assert all(data.decode("utf-8") for data in a.values())  # every file is UTF-8 text
 
 
-def test_bundle_zip_is_the_same_package(tmp_path):
+def test_bundle_zip_is_the_same_package():
     """The one-file form (the lmms-eval export ships it): the same files, fixed timestamps."""
     files = dict(bundle_files())
     with zipfile.ZipFile(io.BytesIO(bundle_zip())) as zf:

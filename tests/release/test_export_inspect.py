@@ -158,7 +158,8 @@ def test_inspect_eval_sends_the_evaluator_prompts_and_scores_like_it(
     assert 0 < row["format_error_rate"] < 1 and 0 < row["accuracy"] < 1
 
 
-def test_inspect_export_folder(inspect_dir, release_dir):
+@pytest.mark.usefixtures("release_dir")
+def test_inspect_export_folder(inspect_dir):
     from mvlsib.release.bundle import bundle_zip
     from mvlsib.release.exports.inspect_eval import TASK_TEMPLATE
 

@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from support import REPO
 
 from mvlsib.pipeline import build
@@ -28,7 +29,8 @@ def _pinned(release: Path) -> dict[str, str]:
     return {p.relative_to(release).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
-def test_the_full_release_has_the_pinned_bytes(sib_dir, tmp_path, monkeypatch):
+@pytest.mark.usefixtures("sib_dir")
+def test_the_full_release_has_the_pinned_bytes(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)  # the README's command runs here, naming ../shared/sib-200
     build("../shared/sib-200", tmp_path / "release", workdir=tmp_path / "work", progress=False)
     got = {

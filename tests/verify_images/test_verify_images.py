@@ -153,7 +153,8 @@ def _table_ids(md: str) -> list[str]:
     return [line.split("|")[1].strip() for line in rows if line.startswith("| ") and not line.startswith("| image |")]
 
 
-def test_markdown_lists_failures_first(both_run, random_clip):
+@pytest.mark.usefixtures("random_clip")
+def test_markdown_lists_failures_first(both_run):
     _, out, report = both_run
     md = (out / "report.md").read_text("utf-8")
     ids = _table_ids(md)

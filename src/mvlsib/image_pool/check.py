@@ -198,7 +198,7 @@ def _inspect(image_id: str, topic: str, data: bytes, opts: CheckOptions, finding
             return bad("pixels", f"refused as a decompression bomb ({exc})")
         except UnidentifiedImageError:
             return bad("decode", "not a decodable image (unknown format or corrupt header)")
-        except Exception as exc:  # noqa: BLE001 - any decoder failure is a finding about this file
+        except Exception as exc:  # any decoder failure is a finding about this file
             return bad("decode", f"cannot be opened ({exc})")
         if im.format not in POOL_FORMATS:
             return bad(
@@ -213,7 +213,7 @@ def _inspect(image_id: str, topic: str, data: bytes, opts: CheckOptions, finding
             )
         try:
             im.load()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return bad("decode", f"cannot be decoded to the end ({exc}); the file is truncated or corrupt")
     marker = _end_marker_problem(data, im.format)
     if marker:

@@ -61,9 +61,9 @@ def read_verification(path: str | Path) -> dict:
     return {"models": models, "by_id": by_id}
 
 
-def _thumb(path: Path, size: tuple[int, int]):
-    with Image.open(path) as im:
-        im = ImageOps.exif_transpose(im).convert("RGB")
+def _thumb(path: Path, size: tuple[int, int]) -> Image.Image:
+    with Image.open(path) as opened:
+        im = ImageOps.exif_transpose(opened).convert("RGB")
         im.thumbnail(size, Image.Resampling.LANCZOS)
         return im
 
@@ -101,7 +101,7 @@ def contact_sheet(rows: list[ManifestRow], root: Path, topic: str, out: Path) ->
         path, _ = resolve_in_pool(root, row.file)
         try:
             im = _thumb(path, SHEET_THUMB) if path else None
-        except Exception:  # noqa: BLE001 - a broken file shows as an empty tile; check reports why
+        except Exception:  # a broken file shows as an empty tile; check reports why
             im = None
         if im is not None:
             sheet.paste(im, (x + (tw - im.width) // 2, y + (th - im.height) // 2))
@@ -152,7 +152,7 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
     path, _ = resolve_in_pool(root, row.file)
     try:
         src = _data_uri(_thumb(path, THUMB)) if path and path.is_file() else ""
-    except Exception:  # noqa: BLE001
+    except Exception:
         src = ""
     img = (
         f'<img src="{src}" alt="{e(row.image_id)}">'

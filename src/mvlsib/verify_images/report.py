@@ -16,7 +16,7 @@ from .prompts import question_text
 from .rotations import LETTERS, required_correct
 
 
-def build_report(opts, entries, names_by_language, shifts, per_model, model_info) -> dict[str, Any]:
+def build_report(opts, entries, names_by_language, shifts, *, per_model, model_info) -> dict[str, Any]:
     models = [s.name for s in opts.specs]
     images = []
     for row, _ in entries:

@@ -227,7 +227,7 @@ def _generative_backend(spec: ModelSpec, opts: VerifyOptions):
     )
 
 
-def _run_model(spec: ModelSpec, kind: str, entries, images, names_by_language, opts: VerifyOptions):
+def _run_model(spec: ModelSpec, kind: str, entries, images, names_by_language, *, opts: VerifyOptions):
     """(results per image id, the model's description) of one model."""
     if kind == "dual":
         encoder = DualEncoder(
@@ -270,7 +270,7 @@ def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None)
     for spec in opts.specs:
         started = time.perf_counter()
         per_model[spec.name], model_info[spec.name] = _run_model(
-            spec, kinds[spec.name], entries, images, names_by_language, opts
+            spec, kinds[spec.name], entries, images, names_by_language, opts=opts
         )
         timings[spec.name] = time.perf_counter() - started
         _free_memory()
@@ -279,7 +279,7 @@ def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None)
             f"{spec.name}: {len(entries) - n_failed}/{len(entries)} images pass "
             f"({timings[spec.name]:.1f} s, {len(entries) / max(timings[spec.name], 1e-9):.1f} images/s)"
         )
-    report = build_report(opts, entries, names_by_language, shifts, per_model, model_info)
+    report = build_report(opts, entries, names_by_language, shifts, per_model=per_model, model_info=model_info)
     write_report(report, opts.out)
     report["timings_s"] = timings  # for the caller only; not written (outputs stay byte-identical)
     return report

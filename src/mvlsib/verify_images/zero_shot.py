@@ -96,6 +96,7 @@ class DualEncoder:
     def __init__(
         self,
         model: str,
+        *,
         revision: str | None = None,
         batch_size: int = 32,
         device: str = "auto",

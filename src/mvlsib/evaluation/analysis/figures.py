@@ -63,7 +63,7 @@ def save(fig, base: Path, scope: str = "") -> list[Path]:
     return out
 
 
-def language_dots(
+def language_dots(  # noqa: PLR0913 - keyword-only figure options; the redesign makes them a value
     base: Path,
     runs: Sequence[str],
     rows: Sequence[dict],
@@ -96,7 +96,7 @@ def language_dots(
         if part and part[0][0] == "language":
             part = [("group", f"{part[0][1][group_key]} (cont.)"), *part]
         shaded = [kind == "language" and group_names.index(item[group_key]) % 2 == 0 for kind, item in part]
-        _language_panel(ax, part, shaded, runs, value, xlim)
+        _language_panel(ax, part, shaded, runs, value=value, xlim=xlim)
         _panel_axes(ax, part, xlim, chance, xlabel)
     fig.suptitle(title, fontsize=7.5)
     if len(runs) > 1:
@@ -126,7 +126,7 @@ def _language_entries(rows, first: str, value: str, group_key: str, group_order)
     return entries
 
 
-def _language_panel(ax, part, shaded: list[bool], runs: Sequence[str], value: str, xlim) -> None:
+def _language_panel(ax, part, shaded: list[bool], runs: Sequence[str], *, value: str, xlim) -> None:
     """One panel's points and intervals (each run offset a little), groups' rows shaded alternately."""
     for y, (kind, item) in enumerate(part):
         if kind == "group":

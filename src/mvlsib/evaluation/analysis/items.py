@@ -273,11 +273,11 @@ def write_items(
             for r in table:
                 w.writerow({k: ("" if v is None else v) for k, v in r.items()})
         written.append(path)
-    written.append(_items_markdown(out, loaded, res, details, data, max_listed))
+    written.append(_items_markdown(out, loaded, res, details, data=data, max_listed=max_listed))
     return written
 
 
-def _items_markdown(out: Path, loaded, res, details, data, max_listed) -> Path:
+def _items_markdown(out: Path, loaded, res, details, *, data, max_listed) -> Path:
     runs = [label for label, _, _ in loaded]
     scope = "; ".join(
         f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"

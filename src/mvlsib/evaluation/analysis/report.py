@@ -131,7 +131,7 @@ def group_summary(summary: dict[str, dict], grouping: str) -> list[dict]:
     return out
 
 
-def write_report(
+def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign makes them a value
     runs: list[str | Path],
     out: str | Path,
     *,
@@ -144,7 +144,7 @@ def write_report(
     warn: Callable[[str], None] | None = None,
 ) -> list[Path]:
     out = Path(out)
-    loaded, raw = _load_runs(runs, _labels(runs, names), groups, mode, metadata, warn)
+    loaded, raw = _load_runs(runs, _labels(runs, names), groups, mode=mode, metadata=metadata, warn=warn)
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     written = _write_tables(out, loaded)
     summaries = [(label, language_summary(m, metadata)) for label, _, m, _ in loaded]
@@ -180,7 +180,7 @@ def _labels(runs, names: list[str] | None) -> list[str]:
     return labels
 
 
-def _load_runs(runs, labels, groups, mode: str, metadata, warn) -> tuple[list[tuple], list[list[dict]]]:
+def _load_runs(runs, labels, groups, *, mode: str, metadata, warn) -> tuple[list[tuple], list[list[dict]]]:
     """(label, config, metrics, coverage) per run, and each run's records."""
     loaded, raw = [], []
     for run, label in zip(runs, labels):

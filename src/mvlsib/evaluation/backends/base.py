@@ -127,19 +127,19 @@ class Backend(abc.ABC):
     preferred_chunk: int = 32
 
     @classmethod
-    def check_options(cls, options: Mapping[str, Any]) -> None:
+    def check_options(cls, _options: Mapping[str, Any], /) -> None:
         """Refuse missing or malformed options (keyed by ``param``) with an ``MvlsibError``, in a
         moment and before any prompt is built. The default checks nothing."""
         return None
 
     @classmethod
-    def fingerprint(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+    def fingerprint(cls, _options: Mapping[str, Any], /) -> dict[str, Any]:
         """The options that change what the model answers, as they go into the run's fingerprint
         (config.json): two runs, or shards, with different ones are not parts of one evaluation."""
         return dict(FINGERPRINT_DEFAULTS)
 
     @classmethod
-    def preflight(cls, model: str, **options: Any) -> None:
+    def preflight(cls, model: str, **options: Any) -> None:  # noqa: ARG003 - the default; overrides read them
         """Refuse, in a moment and before the run builds its prompts, a model that cannot be
         used (a wrong path or id, a wrong architecture): building every prompt of a full run
         takes minutes. The default checks nothing; the constructor still checks everything."""

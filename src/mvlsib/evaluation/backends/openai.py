@@ -310,9 +310,10 @@ class OpenAIBackend(Backend):
             **json_options_fingerprint(options, ("chat_template_kwargs",)),
         }
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - one keyword per --backend openai option; the redesign makes them a value
         self,
         model: str,
+        *,
         base_url: str | None = None,
         concurrency: int = 8,
         max_new_tokens: int = 8,

@@ -163,7 +163,7 @@ class RunPlan:
     waves: int = 1  # > 1: over max_prompts, so no prompt was built (plan each wave on its own)
 
 
-def plan_items(
+def plan_items(  # noqa: PLR0913 - keyword-only planning options; the redesign makes them a value
     opts: RunOptions,
     pairs,
     languages,
@@ -413,7 +413,9 @@ def _run_locked(
     }
     backend_info = None
     if plan.n_shard - len(plan.done_seen):
-        backend_info = _run_pending(run, backend_factory, plan, done, config, pred_path, cfg_path)
+        backend_info = _run_pending(
+            run, backend_factory, plan, done=done, config=config, pred_path=pred_path, cfg_path=cfg_path
+        )
     return _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path)
 
 
@@ -421,6 +423,7 @@ def _run_pending(
     run: Run,
     backend_factory: Callable[..., Backend] | None,
     plan: RunPlan,
+    *,
     done: set[tuple],
     config: dict[str, Any],
     pred_path: Path,
@@ -444,7 +447,7 @@ def _run_pending(
             needed = {i for it in pending for i in it.request.image_ids}
             backend.set_images({i: images[i] for i in sorted(needed)})
             label = f"mvlsib-eval (wave {wave + 1}/{waves})" if waves > 1 else "mvlsib-eval"
-            _process(backend, pending, pred_path, opts.parse_mode, opts.progress, label)
+            _process(backend, pending, pred_path, opts.parse_mode, opts.progress, label=label)
             del pending
         # After the work: the description includes what the backend decided on the way
         # (the chat template's rendering mode, the effective generation settings).
@@ -453,7 +456,9 @@ def _run_pending(
         backend.close()
 
 
-def _conclude(opts, out, plan, done, config, backend_info, pred_path, cfg_path) -> dict[str, Any]:
+def _conclude(  # noqa: PLR0917 - the run's state passed loose, as _run_locked
+    opts, out, plan, done, config, backend_info, pred_path, cfg_path
+) -> dict[str, Any]:
     """The run's config (and, complete and unsharded, its sorted predictions and metrics); the summary."""
     records = read_predictions(pred_path)
     complete = len(records) == plan.n_shard
@@ -486,7 +491,7 @@ def _sort_predictions(path: Path, records: list[dict]) -> None:
 
 
 def _process(
-    backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool, label: str = "mvlsib-eval"
+    backend: Backend, pending: list[WorkItem], pred_path: Path, mode: str, progress: bool, *, label: str = "mvlsib-eval"
 ) -> None:
     chunk = max(1, int(getattr(backend, "preferred_chunk", 32)))
     with (

@@ -50,7 +50,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     path = Path(folder) / MANIFEST
     try:
         manifest = jsonio.loads(path.read_bytes())
-        manifest["run"], manifest["files"], manifest["fingerprint"]  # noqa: B018 - the keys collect needs
+        manifest["run"], manifest["files"], manifest["fingerprint"]  # KeyError unless it has the keys collect needs
     except FileNotFoundError:
         raise MvlsibError(f"{folder}: no {MANIFEST}; give the folder `mvlsib-eval batch prepare` wrote") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -190,7 +190,7 @@ def collect(
         "batch_manifest_sha256": hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest(),
     }
     backend = ResultsBackend(results, description)
-    summary = run_eval(opts, backend_factory=lambda *a, **k: backend)
+    summary = run_eval(opts, backend_factory=lambda *_, **__: backend)
     done = {prediction_key(*record_key(r)) for r in read_predictions(summary["predictions_file"])}
     unanswered = sorted(backend.asked - set(results.answers))
     report = {

@@ -162,9 +162,10 @@ class HFBackend(Backend):
         # the model's config only (no weights): a wrong path, id or architecture in a moment
         check_architecture(model, options.get("revision"), bool(options.get("trust_remote_code", False)))
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - one keyword per --backend hf option; the redesign makes them a value
         self,
         model: str,
+        *,
         revision: str | None = None,
         batch_size: int = 8,
         device: str = "auto",
@@ -208,7 +209,14 @@ class HFBackend(Backend):
         self.opens_thinking = opens_thinking(
             self.processor, self.template_kwargs, max_new_tokens, thinking_max_new_tokens
         )
-        self.model = load_model(model, revision, trust_remote_code, self.dtype, self.device, remote_code)
+        self.model = load_model(
+            model,
+            revision,
+            trust_remote_code=trust_remote_code,
+            dtype=self.dtype,
+            device=self.device,
+            remote_code=remote_code,
+        )
         # Left padding: every sequence's last token is the one generation continues from.
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
@@ -219,18 +227,23 @@ class HFBackend(Backend):
     def _wire(self, cache_images: bool, feature_cache_mb: int, kv_prefix: bool) -> None:
         """The mechanisms, each with its own state and self-check."""
         self.batcher = Batcher(
-            self.processor, self.template_kwargs, self.processor_kwargs, self.batch_size, self.stats, cache_images
+            self.processor,
+            self.template_kwargs,
+            self.processor_kwargs,
+            batch_size=self.batch_size,
+            stats=self.stats,
+            cache_images=cache_images,
         )
         self.renderer = self.batcher.renderer
         self.features = FeatureReuse(self.model, feature_cache_mb, self.stats)
         self.prefixes = PrefixReuse(
             self.model,
-            kv_prefix,
-            self.tokenizer.pad_token_id,
-            self.batcher.layouts,
-            self.batcher.batched,
-            self.budget,
-            self.stats,
+            on=kv_prefix,
+            pad_token_id=self.tokenizer.pad_token_id,
+            layouts=self.batcher.layouts,
+            batched=self.batcher.batched,
+            budget=self.budget,
+            stats=self.stats,
         )
         self.decode = TokenDecoder(self.tokenizer)
         self._decoding: dict[str, Any] = {}

@@ -38,6 +38,7 @@ class Batcher:
         processor: Any,
         template_kwargs: dict[str, Any],
         processor_kwargs: dict[str, Any],
+        *,
         batch_size: int,
         stats: dict[str, int],
         cache_images: bool = True,
@@ -170,10 +171,12 @@ class Batcher:
         for has_images in (True, False):
             idx = [i for i, r in enumerate(requests) if bool(r.image_ids) == has_images]
             if idx:
-                batches += self._kind_batches(idx, requests, texts, single, has_images, by_image_set and has_images)
+                batches += self._kind_batches(
+                    idx, requests, texts, single, has_images=has_images, by_image_set=by_image_set and has_images
+                )
         return batches
 
-    def _kind_batches(self, idx, requests, texts, single, has_images: bool, by_image_set: bool):
+    def _kind_batches(self, idx, requests, texts, single, *, has_images: bool, by_image_set: bool):
         # Longest first: memory trouble shows up at once; similar lengths pad little. Where the
         # processor batches itself, per-prompt inputs would be made only to be measured (and
         # their images preprocessed twice): the rendered text's length stands in.

@@ -149,7 +149,7 @@ class _Rows(Adapter):
         template = ("list" if isinstance(pooled, (list, tuple)) else "tensor", type(out), constant)
         return [(p,) for p in pooled], template
 
-    def assemble(self, features, grouping, template):
+    def assemble(self, features, _grouping, template):
         import torch
 
         kind, cls, constant = template
@@ -181,7 +181,7 @@ class _Flat(Adapter):
             raise ValueError(f"get_image_features gave {len(pooled)} feature rows for {len(inputs)} tiles")
         return [(p,) for p in pooled], type(out)
 
-    def assemble(self, features, grouping, template):
+    def assemble(self, features, _grouping, template):
         import torch
 
         return _output(template, pooler_output=torch.stack([f[0] for f in features]))
@@ -245,7 +245,7 @@ class _Crops(Adapter):
             raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} images")
         return [(p,) for p in pooled], type(out)
 
-    def assemble(self, features, grouping, template):
+    def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=tuple(f[0] for f in features))
 
 
@@ -283,7 +283,7 @@ class _Anyres(Adapter):
     def encode(self, fn, args, inputs):
         import torch
 
-        features = [None] * len(inputs)  # one per unit, filled per kind below
+        features: list[tuple | None] = [None] * len(inputs)  # one per unit, filled per kind below
         template = None
         accepts_counts = "batch_num_images" in inspect.signature(fn).parameters
         for patched in (True, False):
@@ -313,7 +313,7 @@ class _Anyres(Adapter):
                 features[i] = (f,)
         return features, template
 
-    def assemble(self, features, grouping, template):
+    def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=[f[0] for f in features])
 
 
@@ -391,7 +391,7 @@ class _Patches(Adapter):
             raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} rows")
         return [(p,) for p in pooled], type(out)
 
-    def assemble(self, features, grouping, template):
+    def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=tuple(f[0] for f in features))
 
 
@@ -435,7 +435,7 @@ class _Sized(Adapter):
             raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} images")
         return [(p,) for p in pooled], type(out)
 
-    def assemble(self, features, grouping, template):
+    def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=tuple(f[0] for f in features))
 
 
@@ -476,7 +476,7 @@ class _Grid(Adapter):
             feats.append((p,) + (tuple(layer[i] for layer in deep) if deep is not None else ()))
         return feats, (type(out), deep is not None)
 
-    def assemble(self, features, grouping, template):
+    def assemble(self, features, _grouping, template):
         cls, deep = template
         extra = {}
         if deep:

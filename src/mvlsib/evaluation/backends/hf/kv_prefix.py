@@ -214,7 +214,7 @@ class PrefixReuse:
     prompt (a reused prefix must fit the attention window with them)."""
 
     def __init__(
-        self, model: Any, on: bool, pad_token_id: int, layouts: dict, batched: dict, budget: int, stats: dict
+        self, model: Any, *, on: bool, pad_token_id: int, layouts: dict, batched: dict, budget: int, stats: dict
     ) -> None:
         self.model, self.pad_token_id, self.stats = model, pad_token_id, stats
         self.layouts, self.batched, self.budget = layouts, batched, budget
@@ -269,6 +269,7 @@ class PrefixReuse:
         length: int,
         has_images: bool,
         settings: dict[str, Any],
+        *,
         image_ids: tuple[str, ...] = (),
         with_images: bool | None = None,
     ) -> tuple[Any, int]:
@@ -295,12 +296,12 @@ class PrefixReuse:
         """The batch's new tokens through a reused prefix of ``length`` tokens (self-checked while due)."""
         with_images = has_images and self.has_images(inputs, length)
         if self.checks_left[with_images] > 0:
-            return self._checked(inputs, length, has_images, settings, image_ids, with_images)
-        out, width = self.generate(inputs, length, has_images, settings, image_ids, with_images)
+            return self._checked(inputs, length, has_images, settings, image_ids=image_ids, with_images=with_images)
+        out, width = self.generate(inputs, length, has_images, settings, image_ids=image_ids, with_images=with_images)
         self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
         return out[:, width:]
 
-    def _checked(self, inputs, length, has_images, settings, image_ids, with_images: bool) -> Any:
+    def _checked(self, inputs, length, has_images, settings, *, image_ids, with_images: bool) -> Any:
         """One batch both ways; the same tokens and first-step logits keep KV-prefix reuse on. Each kind
         of prefix (text only; with images) is checked on its own first two batches, and a difference
         turns off only that kind: text prefixes may still be fine when image prefixes are not."""
@@ -308,7 +309,9 @@ class PrefixReuse:
         plain = self.model.generate(**inputs, **both)
         width = inputs["input_ids"].shape[1]
         try:
-            reused, reused_width = self.generate(inputs, length, has_images, both, image_ids, with_images)
+            reused, reused_width = self.generate(
+                inputs, length, has_images, both, image_ids=image_ids, with_images=with_images
+            )
         except Exception as exc:  # a family whose forward cannot continue from a cache this way
             problem: str | None = f"{type(exc).__name__}: {one_line(exc)[:120]}"
         else:

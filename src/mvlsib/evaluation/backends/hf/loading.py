@@ -269,7 +269,7 @@ def load_processor(
 
 
 def load_model(
-    model: str, revision: str | None, trust_remote_code: bool, dtype: str, device: str, remote_code: bool = False
+    model: str, revision: str | None, *, trust_remote_code: bool, dtype: str, device: str, remote_code: bool = False
 ):
     """The model's weights (safetensors) in ``dtype`` on ``device``, in eval mode."""
     import torch

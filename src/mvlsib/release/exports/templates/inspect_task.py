@@ -68,6 +68,7 @@ def samples(task_name, k):
                     content.append(ContentText(text=part["text"]))
                 else:
                     image_id = part["image_id"]
+                    assert images is not None  # image parts come only in cross-modal tasks
                     if image_id not in urls:
                         urls[image_id] = encode_image(images[image_id])
                     content.append(ContentImage(image=urls[image_id]))

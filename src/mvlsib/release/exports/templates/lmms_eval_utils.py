@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import types
+from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The loader first (the bundled evaluator imports `mvl_sib`), then the evaluator archive.
@@ -35,7 +36,7 @@ SOURCE = os.environ.get("MVLSIB_RELEASE") or EXPORT["source"]
 REVISION = EXPORT.get("revision")
 TASK_FIELD, K_FIELD = "mvl_sib_task", "mvl_sib_k"
 
-_SHARED = sys.modules.setdefault("_mvl_sib_lmms_eval_shared", types.ModuleType("_mvl_sib_lmms_eval_shared"))
+_SHARED: Any = sys.modules.setdefault("_mvl_sib_lmms_eval_shared", types.ModuleType("_mvl_sib_lmms_eval_shared"))
 
 
 def _images():
