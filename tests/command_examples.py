@@ -57,6 +57,7 @@ PLACEHOLDERS = {
     "runs/llava": "run",
     "runs/qwen": "run",
     "runs/my-vlm": "run",
+    "runs/tiny": "run",
     "tiers.csv": "tiers",  # a language,group CSV
     "http://localhost:8000/v1": "server",  # the fake OpenAI-compatible server
     "http://127.0.0.1:8000/v1": "server",
@@ -79,8 +80,8 @@ NARROWED = ("mvlsib-eval run", "python evaluate.py", "mvlsib-eval batch prepare"
 NOT_RUN = {
     "docs/contributing/backend.md:75": "the backend `mine` is the one the guide has you write",
     "docs/contributing/task.md:64": "the task NEWTASK is the one the guide has you add",
-    "docs/evaluation.md:113": "needs a sharded run (predictions.shard-I-of-N.jsonl); no fixture stages one yet",
-    "docs/evaluation.md:676": "merges the shards sbatch ran; needs a sharded run, no fixture stages one yet",
+    "docs/evaluation.md:121": "needs a sharded run (predictions.shard-I-of-N.jsonl); no fixture stages one yet",
+    "docs/evaluation.md:693": "merges the shards sbatch ran; needs a sharded run, no fixture stages one yet",
     "docs/release.md:13": "an upload needs a non-demo pool; ../shared/topic-photos fails validation "
     "(source_url with spaces in 8 manifest rows)",
     "docs/verify_images.md:8": "needs a dual encoder (SigLIP) beside the generative model; the tiny-model "
@@ -314,7 +315,7 @@ def _setup_batch(ex: Example, argv: list[str]) -> None:
 
     server = ex.server()
     prep = subprocess.run(
-        [_exe("mvlsib-eval"), "batch", "prepare", "--data", str(ex.fixture("release_dir")), "--model", "served",
+        [_exe("mvlsib-eval"), "batch", "prepare", "--release", str(ex.fixture("release_dir")), "--model", "served",
          "--out", "batch", *[a for pair in NARROW for a in pair]],
         cwd=ex.cwd, env=ex.env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
