@@ -80,9 +80,9 @@ NARROWED = ("mvlsib-eval run", "python evaluate.py", "mvlsib-eval batch prepare"
 # Examples deliberately not run, by "FILE: command" (the command as extracted, comments dropped),
 # so that an edit elsewhere in the file does not orphan an entry: reason.
 NOT_RUN = {
-    "docs/contributing/backend.md: mvlsib-eval run --backend mine --model M --data RELEASE --limit 5 --out /tmp/run":
+    "docs/contributing/backend.md: mvlsib-eval run --backend mine --model M --release RELEASE --limit 5 --out /tmp/run":
         "the backend `mine` is the one the guide has you write",
-    "docs/contributing/task.md: mvlsib-eval run --data RELEASE --model MODEL --tasks NEWTASK --k 1 --limit 5 "
+    "docs/contributing/task.md: mvlsib-eval run --release RELEASE --model MODEL --tasks NEWTASK --k 1 --limit 5 "
     "--out /tmp/run": "the task NEWTASK is the one the guide has you add",
     "docs/evaluation.md: mvlsib-eval merge RUN [MORE_FOLDERS...] --out RUN":
         "needs a sharded run (predictions.shard-I-of-N.jsonl); no fixture stages one yet",
@@ -330,7 +330,7 @@ def _setup_batch(ex: Example, argv: list[str]) -> None:
 
     server = ex.server()
     prep = subprocess.run(
-        [_exe("mvlsib-eval"), "batch", "prepare", "--data", str(ex.fixture("release_dir")), "--model", "served",
+        [_exe("mvlsib-eval"), "batch", "prepare", "--release", str(ex.fixture("release_dir")), "--model", "served",
          "--out", "batch", *[a for pair in NARROW for a in pair]],
         cwd=ex.cwd, env=ex.env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

@@ -224,7 +224,7 @@ EVALUATION_LAYERS: tuple[tuple[str, ...], ...] = (
     ("commands",),
 )
 # The command modules (the evaluator's click commands and their shared options) form one layer.
-EVALUATION_COMMANDS = ("commands", "batch_commands", "hub_commands", "command_options", "selection")
+EVALUATION_COMMANDS = ("commands", "batch_commands", "hub_commands", "command_options", "selection", "options")
 EVALUATION_RANK = {part: n for n, layer in enumerate(EVALUATION_LAYERS) for part in layer}
 
 

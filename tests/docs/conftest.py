@@ -30,7 +30,7 @@ def complete_run(release_dir, tmp_path_factory) -> Path:
     with content_server() as server:
         res = subprocess.run(
             [_exe("mvlsib-eval"), "run", "--backend", "openai", "--base-url", server.base_url, "--model", "served",
-             "--data", str(release_dir), "--tasks", "t2s", "--k", "1", "--concurrency", "16", "--out", str(out),
+             "--release", str(release_dir), "--tasks", "t2s", "--k", "1", "--concurrency", "16", "--out", str(out),
              "--no-progress"],
             env=subprocess_env(OPENAI_API_KEY="sk-unused"), capture_output=True, text=True, timeout=300,
         )  # fmt: skip

@@ -2,28 +2,50 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import click
 
-from mvlsib.cli.groups import DEFAULT_POOL, DEFAULT_WORKDIR, POOL_DEFAULT_HELP, build_cli, pool_option, workdir_option
+from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import with_backend_options
+from mvlsib.evaluation.options import (
+    data_revision_option,
+    json_out_option,
+    option,
+    out_option,
+    progress_option,
+    release_option,
+)
 from mvlsib.limits import HUB_TIMEOUT_S
 from mvlsib.release.exports import FORMATS
 from mvlsib.workdir import INSTANCES_FILE
 
 
-def _pool_option(help_text: str):
-    """``--pool``: a pool folder, or its manifest.csv (the stages read the manifest)."""
-    return click.option(
-        "--pool", type=click.Path(path_type=Path), default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP, help=help_text
-    )
+@contextlib.contextmanager
+def _hub_bars(enabled: bool, *, datasets: bool = False):
+    """The Hub libraries' own download and upload bars (huggingface_hub's; ``datasets``: also the
+    datasets library's), off for --no-progress and restored afterwards."""
+    if enabled:
+        yield
+        return
+    import huggingface_hub.utils as hub_utils
 
+    switches = [(hub_utils.are_progress_bars_disabled, hub_utils.disable_progress_bars, hub_utils.enable_progress_bars)]
+    if datasets:
+        import datasets as ds
 
-_progress_option = click.option(
-    "--progress/--no-progress", default=True, show_default=True, help="Show a progress bar on stderr."
-)
+        switches.append((ds.are_progress_bars_disabled, ds.disable_progress_bars, ds.enable_progress_bars))
+    restore = [enable for is_disabled, _, enable in switches if not is_disabled()]
+    for _, disable, _ in switches:
+        disable()
+    try:
+        yield
+    finally:
+        for enable in restore:
+            enable()
+
 
 # ---------------------------------------------------------------- ingest
 
@@ -37,7 +59,7 @@ _progress_option = click.option(
     "folder, or the Hub layout data/<lang>/) or a Hub dataset id. "
     "Default when --flores is not given: Davlan/sib200.",
 )
-@click.option("--revision", default=None, help="Branch, tag or commit of the Hub dataset (--sib ORG/NAME only).")
+@data_revision_option("(--sib ORG/NAME only).", old=("--revision",))
 @click.option(
     "--flores",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -65,9 +87,9 @@ _progress_option = click.option(
     show_envvar=True,
     help="Hub server to download from (default https://huggingface.co).",
 )
-@_progress_option
+@progress_option
 @workdir_option
-def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progress, workdir):
+def ingest_cmd(sib, data_revision, flores, annotation, languages, hub_endpoint, progress, workdir):
     """Read SIB-200 (or build it from Flores), check it and write WORKDIR/corpus.parquet.
 
     Every language must have English's ids, splits and topics; texts are parsed exactly and
@@ -78,7 +100,7 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
 
     corpus = ingest(
         sib,
-        revision=revision,
+        revision=data_revision,
         flores=flores,
         annotation=annotation,
         languages=languages,
@@ -111,8 +133,8 @@ def ingest_cmd(sib, revision, flores, annotation, languages, hub_endpoint, progr
     show_default=True,
     help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.",
 )
-@_pool_option("Image-pool folder (with manifest.csv) whose image ids are sampled.")
-@_progress_option
+@pool_option("Its image ids are sampled.")
+@progress_option
 def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     """Sample the 3 x 1,004 MVL-SIB instances (ids only, the same in every language).
 
@@ -150,14 +172,8 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
 
 @build_cli.command()
 @workdir_option
-@_pool_option("Image-pool folder whose manifest gives each image's topic.")
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write every violation and the summary to this JSON file.",
-)
+@pool_option("Its manifest gives each image's topic.")
+@json_out_option("It lists every violation and the summary.")
 @click.option("--max-show", type=int, default=50, show_default=True, help="Print at most this many violations.")
 def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
     """Check corpus and instances against the JSON Schemas and every dataset invariant.
@@ -207,13 +223,9 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     "models are asked, CLIP/SigLIP-style dual encoders classify zero-shot; detected from the config), "
     "or a served model name (openai backend). Prefix hf: or openai: to pick the backend per model.",
 )
-@pool_option
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=str(Path(DEFAULT_WORKDIR) / "verify-images"),
-    show_default=True,
-    help="Folder for report.json and report.md.",
+@pool_option()
+@out_option(
+    "Folder for report.json and report.md.", default=str(Path(DEFAULT_WORKDIR) / "verify-images"), show_default=True
 )
 @with_backend_options
 @click.option(
@@ -253,7 +265,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     default=False,
     help="Exit 0 even when some image fails some model (the report still lists them).",
 )
-@_progress_option
+@progress_option
 def verify_images_cmd(models, out, allow_fail, **options):
     """Check that every pool image is classified as its topic by every model.
 
@@ -290,24 +302,22 @@ def verify_images_cmd(models, out, allow_fail, **options):
     show_default=True,
     help="Work folder with corpus.parquet and instances.jsonl (used with --out).",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Write the release folder here from --workdir and --pool.",
-)
-@_pool_option("Image pool folder (with manifest.csv) the instances were sampled with.")
+@out_option("Write the release folder here from --workdir and --pool.")
+@pool_option("The one the instances were sampled with.")
 @click.option(
     "--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it)."
 )
-@click.option(
-    "--release",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
-    help="Upload this existing release folder (checked against its manifest.json first).",
+@release_option(
+    "Upload this existing one (checked against its manifest.json first).", kind="folder", path=True, default=None
 )
 @click.option("--repo-id", default=None, help="Hub dataset repository ORG/NAME to upload to.")
-@click.option("--revision", default=None, help="Hub branch to commit to (default: main; created if missing).")
+@option(
+    "--branch",
+    "revision",
+    default=None,
+    old=("--revision",),
+    help="Hub branch to commit to (default: main; created if missing).",
+)
 @click.option("--private", is_flag=True, help="Create the Hub repository as private (if it does not exist yet).")
 @click.option("--tag", default=None, help="Tag the uploaded revision, e.g. v1.0.")
 @click.option(
@@ -332,12 +342,13 @@ def verify_images_cmd(models, out, allow_fail, **options):
     help="Upload even when the release's images are the drawn demo pictograms (refused otherwise: a "
     "demo build is not the benchmark; its card says so).",
 )
-def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_timeout, **hub_options):
+@progress_option
+def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_timeout, progress, **hub_options):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
     \b
     mvlsib-build publish --workdir W --out DIR
-    mvlsib-build publish --release DIR --repo-id ORG/NAME [--tag v1.0] [--dry-run]
+    mvlsib-build publish --release DIR --repo-id ORG/NAME [--branch B] [--tag v1.0] [--dry-run]
 
     The Hub token comes from HF_TOKEN or the stored login (`hf auth login`). Uploading makes the
     card's code snippets name ORG/NAME (README.md and manifest.json of DIR are updated to match).
@@ -354,18 +365,21 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_tim
     if release is not None and repo_id is None:
         raise MvlsibError("--release needs --repo-id ORG/NAME (the Hub dataset repository to upload to)")
     if out is not None:
-        _publish_folder(workdir, out, pool, seed, repo_id or "ORG/mvl-sib", validate=not no_validate)
+        _publish_folder(workdir, out, pool, seed, repo_id or "ORG/mvl-sib", validate=not no_validate, progress=progress)
         release = out
     if repo_id is not None:
         from mvlsib.release.hub import publish_to_hub
 
-        # hub_options: revision, private, tag, dry_run, allow_demo_pool
-        result = publish_to_hub(release, repo_id, timeout=hub_timeout, **hub_options)
+        # hub_options: revision (--branch), private, tag, dry_run, allow_demo_pool
+        with _hub_bars(progress):
+            result = publish_to_hub(release, repo_id, timeout=hub_timeout, **hub_options)
         for line in result.lines():
             click.echo(line)
 
 
-def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo_hint: str, *, validate: bool):
+def _publish_folder(
+    workdir: Path, out: Path, pool: Path, seed: int | None, repo_hint: str, *, validate: bool, progress: bool
+):
     """publish --out: load the work folder, check it (unless told not to), write the release."""
     from mvlsib.release.publish import publish
     from mvlsib.validation.invariants import refuse_if_invalid
@@ -378,7 +392,7 @@ def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo
     if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
         refuse_if_invalid(validate_stage(corpus, instances, pool_value), workdir)
     seed = seed if seed is not None else recorded_seed(workdir)
-    summary = publish(corpus, instances, pool_value, out, seed=seed, repo_hint=repo_hint)
+    summary = publish(corpus, instances, pool_value, out, seed=seed, repo_hint=repo_hint, progress=progress)
     for line in summary.lines():
         click.echo(line)
 
@@ -386,16 +400,16 @@ def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo
 @build_cli.command("build")
 @click.option("--sib", required=True, help="SIB-200: a local folder in the repository layout, or a Hub dataset id.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Release folder to write.")
+@out_option("Release folder to write.", required=True)
 @click.option(
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Keep the intermediate files here (default: a temporary folder, removed afterwards).",
 )
-@_pool_option("Image pool folder with manifest.csv.")
+@pool_option()
 @click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")
-@click.option("--revision", default=None, help="Revision of a Hub --sib dataset.")
+@data_revision_option("(--sib ORG/NAME only).", old=("--revision",))
 @click.option(
     "--flores",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -408,7 +422,8 @@ def _publish_folder(workdir: Path, out: Path, pool: Path, seed: int | None, repo
     default=None,
     help="English SIB-200 annotation (train/dev/test.tsv) for --flores.",
 )
-def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annotation):
+@progress_option
+def build_cmd(sib, seed, out, workdir, pool, languages, data_revision, flores, annotation, progress):
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
     from mvlsib.atomic import probe_writable
     from mvlsib.pipeline import build
@@ -429,9 +444,10 @@ def build_cmd(sib, seed, out, workdir, pool, languages, revision, flores, annota
         workdir=workdir,
         pool=pool_value,
         languages=langs,
-        revision=revision,
+        revision=data_revision,
         flores=flores,
         annotation=annotation,
+        progress=progress,
     )
     for line in summary.lines():
         click.echo(line)
@@ -451,8 +467,8 @@ def _ks(ctx, param, value):
 
 @build_cli.command("export")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(list(FORMATS)))
-@click.option("--release", required=True, metavar="DIR|ORG/NAME", help="Release folder or Hub dataset repo id.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write.")
+@release_option(required=True)
+@out_option("Folder to write the export to.", required=True)
 @click.option(
     "--languages",
     default=None,
@@ -468,7 +484,7 @@ def _ks(ctx, param, value):
     callback=_ks,
     help="Comma-separated numbers of references (default 1,3,5; mteb: 1).",
 )
-@click.option("--revision", default=None, help="Branch, tag or commit of a Hub --release.")
+@data_revision_option("(a --release ORG/NAME).", old=("--revision",))
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -476,7 +492,8 @@ def _ks(ctx, param, value):
     metavar="N",
     help="inspect only: N instances per language, the ones `mvlsib-eval run --limit N` takes (default: all).",
 )
-def export_cmd(fmt, release, out, languages, tasks, ks, revision, limit):
+@progress_option
+def export_cmd(fmt, release, out, languages, tasks, ks, data_revision, limit, progress):
     """Export a release for another harness: lmms-eval, mteb, vlmevalkit or inspect (Inspect AI).
 
     \b
@@ -489,5 +506,7 @@ def export_cmd(fmt, release, out, languages, tasks, ks, revision, limit):
     """
     from mvlsib.release.exports import export
 
-    info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=revision, limit=limit)
+    # A Hub --release is downloaded by datasets and huggingface_hub, with their own bars.
+    with _hub_bars(progress, datasets=not Path(release).is_dir()):
+        info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=data_revision, limit=limit)
     click.echo(f"wrote {out}: {fmt} export of {len(info['languages'])} language(s), tasks {', '.join(info['tasks'])}")

@@ -1,4 +1,5 @@
-"""The two command groups and the options several commands share."""
+"""The two command groups and the options only mvlsib-build's commands share (the options both
+CLIs share are in ``mvlsib.evaluation.options``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import click
 
 from mvlsib.evaluation.command_options import BoundaryGroup
+from mvlsib.evaluation.options import pool_option as shared_pool_option
 from mvlsib.workdir import BUNDLED_POOL
 
 DEFAULT_WORKDIR = "mvlsib-work"
@@ -22,13 +24,10 @@ workdir_option = click.option(
     help="Work folder where stages exchange files (corpus.parquet, instances.jsonl, ...).",
 )
 
-pool_option = click.option(
-    "--pool",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_POOL,
-    show_default=POOL_DEFAULT_HELP,
-    help="Image-pool folder holding manifest.csv and the image files.",
-)
+
+def pool_option(note: str | None = None):
+    """``--pool`` as every stage reads it: defaults to the bundled demo pool."""
+    return shared_pool_option(note, default=DEFAULT_POOL, show_default=POOL_DEFAULT_HELP)
 
 
 @click.group(cls=BoundaryGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,6 +10,8 @@ import click
 from mvlsib import limits
 from mvlsib.atomic import atomic_open, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
+from mvlsib.evaluation.options import json_out_option, out_option, progress_option
+from mvlsib.evaluation.options import pool_option as required_pool_option
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
 
@@ -96,12 +98,7 @@ def check_options(fn):
 @images_group.command("add")
 @click.argument("source")
 # No default: the bundled pool is package data, and adding to it would change the installed package.
-@click.option(
-    "--pool",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Image-pool folder to add to (created if missing); holds manifest.csv and the image files.",
-)
+@required_pool_option("The one to add to (created if missing).", required=True, folder_only=True)
 @click.option("--topic", required=True, help="SIB-200 topic, e.g. sports or science/technology.")
 @click.option(
     "--license",
@@ -192,10 +189,9 @@ def images_add(
 
 
 @images_group.command("check")
-@pool_option
+@pool_option()
 @check_options
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON instead of text.")
-@click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON report here.")
+@json_out_option("'-' (or --json alone): print it instead of the text.", stdout=True, old=("--json-out",))
 @click.option(
     "--closest",
     type=click.IntRange(0),
@@ -203,6 +199,7 @@ def images_add(
     show_default=True,
     help="How many closest image pairs to list (even when they pass).",
 )
+@progress_option
 def images_check(
     pool,
     allow_license,
@@ -213,9 +210,9 @@ def images_check(
     phash_max,
     dhash_max,
     hash_cache,
-    as_json,
     json_out,
     closest,
+    progress,
 ) -> None:
     """Check licences, attribution, files, hashes, duplicates and topic counts; exit 1 naming every problem."""
     from mvlsib.image_pool.check import check_pool, options_from, write_report
@@ -225,8 +222,9 @@ def images_check(
         allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max, closest=closest
     )
     with hash_cache_file(hash_cache, warn=_warn) as cache:
-        report = check_pool(pool, opts, hash_cache=cache, progress=True)
-    if json_out:
+        report = check_pool(pool, opts, hash_cache=cache, progress=progress)
+    as_json = json_out is not None and str(json_out) == "-"
+    if json_out is not None and not as_json:
         write_report(report, json_out)
     click.echo(report.to_json() if as_json else report.to_text(), nl=False)
     if not report.ok:
@@ -234,13 +232,8 @@ def images_check(
 
 
 @images_group.command("gallery")
-@pool_option
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Folder for gallery.html and one contact_<topic>.png per topic.",
-)
+@pool_option()
+@out_option("Folder for gallery.html and one contact_<topic>.png per topic.", required=True)
 @click.option(
     "--report",
     "report_file",
@@ -248,6 +241,7 @@ def images_check(
     help="JSON report from `verify-images` to show each model's verdict per image.",
 )
 @check_options
+@progress_option
 def images_gallery(
     pool,
     out,
@@ -260,6 +254,7 @@ def images_gallery(
     phash_max,
     dhash_max,
     hash_cache,
+    progress,
 ) -> None:
     """Write a single-file HTML gallery (and contact sheets) for reviewing the pool."""
     from mvlsib.image_pool.check import options_from
@@ -268,7 +263,9 @@ def images_gallery(
 
     opts = options_from(allow_license, allow_list, min_side, max_pixels, expected_per_topic, phash_max, dhash_max)
     with hash_cache_file(hash_cache, warn=_warn) as cache, owned_folder(out, "mvlsib-build images gallery"):
-        res = build_gallery(pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=True)
+        res = build_gallery(
+            pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=progress
+        )
     click.echo(f"wrote {res.html} and {len(res.contact_sheets)} contact sheet(s)")
     if not res.report.ok:
         click.echo(
@@ -277,10 +274,8 @@ def images_gallery(
 
 
 @images_group.command("credits")
-@pool_option
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here (default: stdout)."
-)
+@pool_option()
+@out_option("Write the Markdown to this file (default: stdout).", file=True)
 def images_credits(pool, out) -> None:
     """Print the attribution list in Markdown: one line per image (title, author, licence link, source)."""
     from mvlsib.image_pool.credits import pool_credits
@@ -303,12 +298,7 @@ def images_credits(pool, out) -> None:
     required=True,
     help="CSV with file, license, author, source_url[, title] for every image of the release.",
 )
-@click.option(
-    "--pool",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="New (or empty) folder to build the pool in.",
-)
+@required_pool_option("A new (or empty) folder to build the pool in.", required=True, folder_only=True)
 @click.option("--box", default=_BOX, show_default=True, help="Fit images into WIDTHxHEIGHT (never enlarged).")
 @click.option(
     "--format",
@@ -318,9 +308,10 @@ def images_credits(pool, out) -> None:
     show_default=True,
     help="Stored format; auto keeps JPEG for photos and PNG for lossless sources.",
 )
-def images_import_release(release, licences_csv, pool, box, fmt) -> None:
+@progress_option
+def images_import_release(release, licences_csv, pool, box, fmt, progress) -> None:
     """Import RELEASE's data/images/sib200/<category>_<i>.jpg with licence facts into a new pool."""
     from mvlsib.image_pool.import_release import import_release
 
-    rows = import_release(release, licences_csv, pool, box=_box(box), fmt=fmt)
+    rows = import_release(release, licences_csv, pool, box=_box(box), fmt=fmt, progress=progress)
     click.echo(f"imported {len(rows)} images into {pool}; run `mvlsib-build images check --pool {pool}` next")

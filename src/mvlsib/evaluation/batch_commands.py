@@ -11,6 +11,7 @@ import click
 from ._compat import atomic_open
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
+from .options import out_option, progress_option
 from .run.schedule import MAX_PROMPTS
 from .selection import (
     groups_option,
@@ -50,12 +51,7 @@ def batch_group():
 @click.option(
     "--model", required=True, metavar="NAME", help="The model name the requests name (as for the openai backend)."
 )
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for requests-NNNNN.jsonl and manifest.json (new, empty, or a previous prepare's).",
-)
+@out_option("Folder for requests-NNNNN.jsonl and manifest.json (new, empty, or a previous prepare's).", required=True)
 @max_new_tokens_option
 @_body_options
 @click.option(
@@ -70,7 +66,7 @@ def batch_group():
     default=None,
     help="Bytes per file (default: the hosted batch API's limit, 200 MB; raise it for vllm run-batch).",
 )
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
+@progress_option
 @friendly_errors
 def prepare_command(out, model, max_requests, max_bytes, request_style, chat_template_kwargs, progress, **selection):
     """Write the run's prompts as OpenAI batch request files (one line per prompt, the body the openai
@@ -108,15 +104,10 @@ def _names(label: str, items, limit: int = 10) -> str:
 @batch_group.command("collect")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run folder (predictions.jsonl, metrics.json, config.json); collecting again adds to it.",
-)
+@out_option("Run folder (predictions.jsonl, metrics.json, config.json); collecting again adds to it.", required=True)
 @parse_mode_option("How letters are read for 'letter'/'correct' (as for run).")
 @groups_option("CSV with columns language,group to average over; repeatable (as for run).")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
+@progress_option
 @friendly_errors
 def collect_command(folder, results, out, parse_mode, groups_csv, progress):
     """Read the batch's RESULTS files (OpenAI batch output format, or vllm run-batch's) into the run folder
@@ -151,7 +142,7 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
 @selection_options
 @click.option("--gpus", type=click.IntRange(min=1), required=True, help="Shards to deal the run to (one per GPU).")
 @click.option("--model", default="MODEL", show_default=True, help="The model the array script runs.")
-@click.option("--out", default="RUN", show_default=True, help="The run folder the array script writes.")
+@out_option("The run folder the array script writes.", default="RUN", show_default=True)
 @click.option(
     "--prompts-per-second",
     type=click.FloatRange(min=0, min_open=True),
@@ -171,10 +162,10 @@ def plan_command(gpus, model, out, prompts_per_second, script, **selection):
     from .run.runner import RunOptions
     from .scale.plan import count, describe, run_args, slurm_script
 
-    opts = RunOptions(**run_options(selection), model=model, out=Path(out))
+    opts = RunOptions(**run_options(selection), model=model, out=out)
     plan = count(opts, gpus)
     click.echo(describe(plan, prompts_per_second))
-    text = slurm_script(plan, run_args(opts, _given(selection)), out, prompts_per_second=prompts_per_second)
+    text = slurm_script(plan, run_args(opts, _given(selection)), str(out), prompts_per_second=prompts_per_second)
     if script is None:
         click.echo("")
         click.echo(text, nl=False)

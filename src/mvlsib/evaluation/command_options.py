@@ -13,6 +13,7 @@ import click
 
 from ._compat import MvlsibError, missing_dependency_message, oserrors
 from .backends import BACKENDS, backend_options, backends_help
+from .options import model_revision_option
 
 
 class InputError(click.ClickException):
@@ -130,8 +131,10 @@ def with_backend_options(fn):
             help=backends_help("DESCRIPTION"),
         )
     ]
-    for _, opt in backend_options():
-        if opt.kind is bool:
+    for name, opt in backend_options():
+        if opt.flag == "revision":  # the model's revision: one name wherever a model is run
+            decorators.append(model_revision_option(opt.param, f"({name} backend)."))
+        elif opt.kind is bool:
             decorators.append(
                 click.option(f"--{opt.flag}", opt.param, is_flag=True, default=opt.default, help=opt.help)
             )

@@ -18,6 +18,7 @@ from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
 from .hub_commands import hub_results_command
+from .options import json_out_option, out_option, progress_option, release_option
 from .selection import (
     groups_option,
     max_new_tokens_option,
@@ -40,11 +41,8 @@ RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
     metavar="PATH|ID|NAME",
     help=backends_help("MODEL_HELP"),
 )
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.",
+@out_option(
+    "Run folder: predictions.jsonl, metrics.json, config.json. Rerunning the same command resumes.", required=True
 )
 @max_new_tokens_option
 @click.option(
@@ -58,7 +56,7 @@ RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
 @parse_mode_option("How letters are read for 'letter'/'correct' (metrics.json reports strict too).")
 @with_backend_options
 @groups_option("CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
+@progress_option
 def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from .backends import backend_options
@@ -99,12 +97,7 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
 
 @click.command("merge")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run folder for the merged predictions.jsonl, config.json and metrics.json.",
-)
+@out_option("Run folder for the merged predictions.jsonl, config.json and metrics.json.", required=True)
 @click.option(
     "--allow-partial",
     is_flag=True,
@@ -133,12 +126,7 @@ def merge_command(sources, out, allow_partial):
 
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for report.md, the CSV tables, the leaderboard and the figures.",
-)
+@out_option("Folder for report.md, the CSV tables, the leaderboard and the figures.", required=True)
 @groups_option("CSV with columns language,group (e.g. resource tiers); repeatable.")
 @parse_mode_option("How letters are read from the stored responses.")
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
@@ -150,17 +138,12 @@ def merge_command(sources, out, allow_partial):
     help="CSV with a 'language' column and metadata columns (name, family, joshi_class, or new ones such "
     "as region) overriding or extending the packaged language table; new columns become groupings.",
 )
-@click.option(
-    "--data",
-    default=None,
-    metavar="DIR",
-    help="Release folder for the topic confusion figure (default: the runs' own, when it exists).",
-)
-def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
+@release_option("For the topic confusion figure (default: the runs' own, when it exists).", kind="folder")
+def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, release):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
     with owned_folder(out, "mvlsib-eval report"):
-        written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data)
+        written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, release)
     for path in written:
         click.echo(f"wrote {path}")
 
@@ -184,13 +167,9 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
 @click.command("compare")
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the figures machine-readably (overall at the top level, then per task x k and per "
-    "language x task x k).",
+@json_out_option(
+    "It holds the figures: overall at the top level, then per task x k and per language x task x k.",
+    name="json_path",
 )
 @parse_mode_option("How letters are read from the stored responses.")
 def compare_command(run_a, run_b, json_path, parse_mode):
@@ -206,18 +185,8 @@ def compare_command(run_a, run_b, json_path, parse_mode):
 
 @click.command("items")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for items.md, always_wrong.jsonl and the CSV tables.",
-)
-@click.option(
-    "--data",
-    default=None,
-    metavar="DIR",
-    help="Release folder whose texts and options are shown for listed items (default: the runs' own).",
-)
+@out_option("Folder for items.md, always_wrong.jsonl and the CSV tables.", required=True)
+@release_option("Its texts and options are shown for listed items (default: the runs' own).", kind="folder")
 @parse_mode_option("How letters are read from the stored responses.")
 @click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
 @click.option(
@@ -227,7 +196,7 @@ def compare_command(run_a, run_b, json_path, parse_mode):
     show_default=True,
     help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
 )
-def items_command(runs, out, data, parse_mode, names, max_listed):
+def items_command(runs, out, release, parse_mode, names, max_listed):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
     per-image error rates and letter-position bias."""
     from .analysis.items import write_items
@@ -236,7 +205,7 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
     with owned_folder(out, "mvlsib-eval items"):
         written = write_items(
-            list(runs), out, data=data, mode=parse_mode, names=list(names) or None, max_listed=max_listed
+            list(runs), out, data=release, mode=parse_mode, names=list(names) or None, max_listed=max_listed
         )
     for path in written:
         click.echo(f"wrote {path}")
@@ -256,13 +225,7 @@ def items_command(runs, out, data, parse_mode, names, max_listed):
     multiple=True,
     help="The CSV's model name per run, in order (default: folder name, else the run's model).",
 )
-@click.option(
-    "--out",
-    "out_csv",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the correlations as CSV.",
-)
+@out_option("Also write the correlations to this CSV file.", file=True, name="out_csv")
 @parse_mode_option("How letters are read from the stored responses.")
 def correlate_command(runs, scores, names, out_csv, parse_mode):
     """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
@@ -295,7 +258,7 @@ def standalone_main(argv=None, prog_name="evaluate.py") -> None:
 
     @click.group(cls=BoundaryGroup, context_settings={"help_option_names": ["-h", "--help"]})
     def group():
-        """MVL-SIB reference evaluator (bundled). `python evaluate.py --data . --model M --out RUN`
+        """MVL-SIB reference evaluator (bundled). `python evaluate.py --release . --model M --out RUN`
         runs the evaluation; `merge` and `report` as in mvlsib-eval."""
 
     for cmd in COMMANDS:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from .command_options import friendly_errors
+from .options import data_revision_option, out_option, release_option
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -24,25 +25,17 @@ def _repo_id(ctx, param, value):
 
 @click.command("hub-results")
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--dataset",
+@release_option(
+    "The one you ran: the Benchmark dataset whose eval.yaml names the leaderboards.",
+    kind="hub",
+    old=("--dataset",),
     required=True,
     callback=_repo_id,
-    metavar="ORG/NAME",
-    help="The Benchmark dataset repo on the Hub whose eval.yaml names the leaderboards (the release you ran).",
 )
-@click.option(
-    "--revision",
-    default=None,
-    metavar="SHA",
-    help="The dataset's commit you evaluated: recorded in every entry, and where eval.yaml is read on the Hub.",
+@data_revision_option(
+    "you evaluated (a commit): recorded in every entry, and where eval.yaml is read.", old=("--revision",)
 )
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder to write OUT/.eval_results/ into (entries of the same tasks there are replaced).",
-)
+@out_option("Folder to write OUT/.eval_results/ into (entries of the same tasks there are replaced).", required=True)
 @click.option(
     "--model-repo",
     default=None,
@@ -76,19 +69,20 @@ def _repo_id(ctx, param, value):
     help="Hub endpoint (default: HF_ENDPOINT or https://huggingface.co).",
 )
 @friendly_errors
-def hub_results_command(run, dataset, revision, out, model_repo, create_pr, source_url, force, hub_endpoint):
+def hub_results_command(run, release, data_revision, out, model_repo, create_pr, source_url, force, hub_endpoint):
     """Write the Hub's .eval_results/*.yaml entries for the finished run RUN, one per eval.yaml task it covers.
 
     \b
-    mvlsib-eval hub-results runs/my-vlm --dataset my-org/mvl-sib --revision SHA --out results/my-vlm \\
+    mvlsib-eval hub-results runs/my-vlm --release my-org/mvl-sib --data-revision SHA --out results/my-vlm \\
         --model-repo some-org/my-vlm
-    mvlsib-eval hub-results runs/my-vlm --dataset my-org/mvl-sib --revision SHA --out results/my-vlm \\
+    mvlsib-eval hub-results runs/my-vlm --release my-org/mvl-sib --data-revision SHA --out results/my-vlm \\
         --model-repo some-org/my-vlm --create-pr
 
     The token for --create-pr comes from HF_TOKEN or `hf auth login`; it is never printed.
     """
     from .hub import results as hub_results
 
+    dataset, revision = release, data_revision
     if create_pr and model_repo is None:
         raise click.UsageError("--create-pr needs --model-repo ORG/MODEL")
     token = hub_results.resolve_token() if create_pr else None

@@ -20,7 +20,7 @@ PATHS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("report's figures (skipped without it)", ("matplotlib",)),
     ("hub-results", ("pyyaml", "huggingface-hub")),
-    ("--data ORG/NAME (a release on the Hub)", ("datasets",)),
+    ("--release ORG/NAME (a release on the Hub)", ("datasets",)),
     ("run --backend hf (the default backend)", ("torch", "transformers", "safetensors", "jinja2")),
     # The families' own one-line refusals name the torchvision release that matches the installed torch.
     ("some hf model families (refused in one line naming what they need)", ("torchvision", "timm")),

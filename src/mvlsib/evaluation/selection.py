@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ._compat import TASK_TABLE, TASKS, MvlsibError
+from .options import data_revision_option, release_option
 from .run.schedule import MAX_PROMPTS, ORDERS
 
 
@@ -32,14 +33,8 @@ def read_groups(paths) -> dict[str, dict[str, str]]:
 
 
 _SELECTION = (
-    click.option(
-        "--data",
-        default=".",
-        show_default=True,
-        metavar="DIR|ORG/NAME",
-        help="Release folder (with data/ and mvl_sib.py) or Hub dataset repo id.",
-    ),
-    click.option("--data-revision", default=None, help="Branch, tag or commit of a Hub dataset repo."),
+    release_option(default=".", show_default=True),
+    data_revision_option("(a --release ORG/NAME)."),
     click.option(
         "--tasks",
         default=",".join(TASKS),
@@ -132,6 +127,7 @@ def selection_options(fn):
 def run_options(selection: dict[str, Any]) -> dict[str, Any]:
     """The ``RunOptions`` keywords of the selection options' values (and ``--max-new-tokens`` when given)."""
     values = dict(selection)
+    values["data"] = values.pop("release")
     raw_ks = values.pop("ks")
     try:
         ks = tuple(int(k) for k in csv_list(raw_ks))

@@ -291,7 +291,7 @@ def _items_markdown(out: Path, loaded, res, details, *, data, max_listed) -> Pat
         "",
         f"Scope — {scope}.",
         "",
-        f"Release texts from: `{data}`." if data else "No release folder given (--data): items listed by id only.",
+        f"Release texts from: `{data}`." if data else "No release folder given (--release): items listed by id only.",
         "",
         "## Always wrong",
         "",

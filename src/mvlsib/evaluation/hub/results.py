@@ -56,7 +56,7 @@ def release_task_ids(
     local = Path(data) / EVAL_YAML
     if local.is_file():
         return parse_eval_yaml(local.read_text("utf-8"), str(local))
-    with _bounded(f"--dataset {dataset}", token):
+    with _bounded(f"--release {dataset}", token):
         return _remote_task_ids(dataset, revision, token, endpoint)
 
 

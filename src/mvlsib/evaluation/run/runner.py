@@ -131,7 +131,7 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
             with _release_errors(data):
                 found = loader.languages(data, revision) if not Path(data).is_dir() else loader.languages(data)
         except (FileNotFoundError, ConnectionError) as exc:  # no such repo, no network
-            raise MvlsibError(f"--data {data}: cannot list its languages ({exc})") from None
+            raise MvlsibError(f"--release {data}: cannot list its languages ({exc})") from None
         if not found:
             where = "no language configs under data/" if Path(data).is_dir() else "no language configs in its card"
             raise MvlsibError(f"{data}: {where}; is this an MVL-SIB release?")
@@ -143,7 +143,7 @@ def resolve_languages(data: str, languages, revision: str | None = None) -> list
 def _release_errors(data: str):
     """A LoaderError (a bad language, a broken release) or a bad Hub answer (hubio) as one line naming the release."""
     try:
-        with _compat.hubio.session_for(data, "--data"):  # a Hub repo id: requests bounded, answers checked
+        with _compat.hubio.session_for(data, "--release"):  # a Hub repo id: requests bounded, answers checked
             yield
     except ValueError as exc:
         if isinstance(exc, MvlsibError):

@@ -93,7 +93,7 @@ set -euo pipefail
 
 def run_args(opts: RunOptions, selection: dict[str, Any]) -> list[str]:
     """The ``mvlsib-eval run`` arguments of the plan's run (the selection as the user gave it)."""
-    args = ["--data", opts.data, "--model", opts.model, "--out", str(opts.out)]
+    args = ["--release", opts.data, "--model", opts.model, "--out", str(opts.out)]
     for flag, value in selection.items():
         if value is not None:
             args += [flag, str(value)]
