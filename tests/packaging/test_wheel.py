@@ -13,6 +13,7 @@ schemas, card templates) and nothing of tests/ or tools/.
 
 from __future__ import annotations
 
+import atexit
 import email
 import hashlib
 import json
@@ -62,12 +63,23 @@ def venv_python(wheel: Path, tmp_path_factory) -> Path:
     return fresh_venv(tmp_path_factory.mktemp("wheel-venv") / "venv", wheel)
 
 
+def _outside_any_checkout(tmp_path_factory) -> Path:
+    """A fresh folder with no pyproject.toml above it (nox puts the test temp folder inside the checkout)."""
+    import tempfile
+
+    for base in (tmp_path_factory.getbasetemp(), Path(tempfile.gettempdir()), Path("/tmp"), Path.home()):
+        if not any((parent / "pyproject.toml").exists() for parent in [base, *base.parents]):
+            folder = Path(tempfile.mkdtemp(prefix="mvlsib-user-", dir=base))
+            atexit.register(shutil.rmtree, folder, True)  # outside pytest's temp folders: removed here
+            return folder
+    raise AssertionError("no temporary folder outside a checkout")
+
+
 @pytest.fixture(scope="module")
 def readme_build(venv_python: Path, tmp_path_factory, sib_dir: Path) -> tuple[Path, str]:
     """README command 1's build, by the venv's console script, in a folder outside any checkout."""
     assert sib_dir == SIB
-    user = tmp_path_factory.mktemp("user")
-    assert not any((parent / "pyproject.toml").exists() for parent in [user, *user.parents])
+    user = _outside_any_checkout(tmp_path_factory)
     proc = run([venv_python.parent / "mvlsib-build", *README_BUILD], user, clean_env(), timeout=600)
     return user / "release", proc.stdout
 
