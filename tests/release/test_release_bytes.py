@@ -44,3 +44,21 @@ def test_the_full_release_has_the_pinned_bytes(tmp_path, monkeypatch):
     assert len([name for name in got if name.endswith(".parquet")]) == 201
     differ = sorted(name for name in want.keys() | got.keys() if want.get(name) != got.get(name))
     assert differ == [], f"{len(differ)} files differ from {GOLDEN.name}: {differ[:10]}"
+
+
+@pytest.mark.usefixtures("sib_dir")
+def test_a_release_does_not_depend_on_where_its_inputs_lie(tmp_path, sib_dir):
+    """Two machines with the same data in different folders publish the same bytes, manifest included."""
+    import shutil
+
+    trees = []
+    for where in ("a", "b/deeper/still"):
+        folder = tmp_path / where / "sib-200" / "data" / "annotated"
+        for lang in ("eng_Latn", "fra_Latn"):
+            shutil.copytree(sib_dir / "data" / "annotated" / lang, folder / lang)
+        out = tmp_path / where / "release"
+        build(str(tmp_path / where / "sib-200"), out, workdir=tmp_path / where / "work", progress=False)
+        assert str(tmp_path) not in (out / "manifest.json").read_text(encoding="utf-8")
+        trees.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert trees[0].keys() == trees[1].keys()
+    assert [name for name in trees[0] if trees[0][name] != trees[1][name]] == []

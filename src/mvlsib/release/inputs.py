@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import pyarrow as pa
 
@@ -87,11 +88,23 @@ def _languages(available: list[str], wanted: Sequence[str] | None) -> list[str]:
     return sorted(set(wanted))
 
 
+def public_location(source: dict) -> str:
+    """How a published file names a source: a Hub id as it is, a local folder by its name only.
+
+    A folder's absolute path names the machine and user that built the release and would make two
+    builds of the same data differ byte for byte; the corpus hash identifies the content instead.
+    """
+    location = str(source["location"])
+    if source.get("kind") == "hub":
+        return location
+    return PurePath(location).name
+
+
 def source_info(report: dict) -> dict[str, str]:
     """SIB-200 source location(s), revision(s) and corpus hash as the ingest report records them."""
     sources = [s for s in report.get("sources") or [] if isinstance(s, dict)]
     return {
-        "location": ", ".join(str(s["location"]) for s in sources if s.get("location")),
+        "location": ", ".join(public_location(s) for s in sources if s.get("location")),
         "revision": ", ".join(str(s["revision"]) for s in sources if s.get("revision")),
         "kind": ", ".join(str(s.get("kind")) for s in sources if s.get("kind")),
         "corpus_sha256": str(report.get("corpus_sha256") or ""),
