@@ -1,7 +1,7 @@
 """The analysis tools end to end over every language of a release, with the tests' OpenAI-compatible server.
 
 Builds a release from the shared SIB-200 copy (every language, plus N'Ko from its raw Flores
-files), then runs four "models" served by ``tests/fakes/openai_compat.py`` with ``--limit N``:
+files), then runs four "models" served by ``tests/support/fakes/openai_compat.py`` with ``--limit N``:
 
 - ``lettered``: cycles through varied answer formats (one unreadable) — about chance;
 - ``always-a``: always answers A — pure letter-position bias;
@@ -50,7 +50,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from click.testing import CliRunner
-    from fakes.openai_compat import ChatServer, lettered_server
+    from support.fakes.openai_compat import ChatServer, lettered_server
 
     from mvlsib.cli import eval_cli
     from mvlsib.evaluation.run.subset import select_rows

@@ -11,10 +11,10 @@ import csv
 import io
 import urllib.parse
 
-from hostile import HOSTILE, MD, TABLE_TAGS, URLS, parse_html, table
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from support.hostile import HOSTILE, MD, TABLE_TAGS, URLS, parse_html, table
 
 from mvlsib import escape
 

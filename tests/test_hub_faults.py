@@ -1,7 +1,7 @@
 """A hostile Hub on 127.0.0.1 against every command that reads Hub answers: a table of answer shapes.
 
 Each variant plants one fault in one endpoint the command calls (the Hub stand-in's hostile
-modes, tests/fakes/hostile.py): whole answers that are no Hub answer (HTML, ``[]``, deep
+modes, tests/support/fakes/hostile.py): whole answers that are no Hub answer (HTML, ``[]``, deep
 nesting, 6,000-digit numbers, NaN, lone surrogates, ...), replies broken on the wire (cut short,
 dripping bytes, silence, huge, redirects), and every path of the real answer given a value of
 another JSON type (generated from the answers the stand-in really sends). The outcome must be
@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import hostile
-from fakes.hub import HubStandIn, serve_folder
+from support.fakes import hostile
+from support.fakes.hub import HubStandIn, serve_folder
 
 from mvlsib import hubio
 from mvlsib.builder.ingest import ingest

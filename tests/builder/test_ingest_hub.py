@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from fakes.hub import serve_folder
 from support import read_corpus
+from support.fakes.hub import serve_folder
 
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sib_sources import is_hub_id

@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mvlsib import oserrors
+from mvlsib.boundary import BoundaryGroup
 from mvlsib.errors import MvlsibError
-from mvlsib.evaluation.command_options import BoundaryGroup
 
 DROP_CAPS = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 ERRNOS = sorted(errno.errorcode)
@@ -144,7 +144,7 @@ def _chmod_case(path: Path, mode: int):
 
 
 def test_bundled_evaluate_py_has_the_same_boundary(bundled_release, tmp_path):
-    from fakes.openai_compat import content_server
+    from support.fakes.openai_compat import content_server
 
     rel = bundled_release
     (tmp_path / "plain.txt").write_text("x")

@@ -264,7 +264,7 @@ def scene(tmp_path_factory, sib_dir, pool_dir, release_dir) -> Path:
 
 @pytest.fixture(scope="module")
 def server():
-    from fakes.openai_compat import content_server
+    from support.fakes.openai_compat import content_server
 
     with content_server() as srv:
         yield srv
@@ -345,7 +345,7 @@ def test_every_command_refuses_unreadable_and_unwritable_paths_cleanly(runs, ser
         batch = [c for c in cases if json.dumps(c["env"], sort_keys=True) == env]
         (tmp_path / "cases.json").write_text(json.dumps(batch))
         proc = subprocess.run(
-            [*DROP_CAPS, sys.executable, str(HERE / "fault_driver.py"), str(tmp_path / "cases.json"),
+            [*DROP_CAPS, sys.executable, str(HERE.parent / "support" / "fault_driver.py"), str(tmp_path / "cases.json"),
              str(tmp_path / "results.json")],
             env=subprocess_env(**{"OPENAI_API_KEY": SECRET, "HF_HUB_OFFLINE": "0", **json.loads(env)}),
             capture_output=True, text=True, timeout=1200, cwd=REPO,

@@ -31,7 +31,7 @@ FOREIGN = {
 
 @pytest.fixture(scope="module")
 def scene(tmp_path_factory, release_dir, pool_dir):
-    from fakes.openai_compat import content_server
+    from support.fakes.openai_compat import content_server
 
     s = tmp_path_factory.mktemp("outs")
     with content_server() as srv:

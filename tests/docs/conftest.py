@@ -1,4 +1,4 @@
-"""Fixtures of the command-example tests (tests/command_examples.py): built once per session."""
+"""Fixtures of the command-example tests (tests/support/command_examples.py): built once per session."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from command_examples import _exe
 from support import EVAL_LANGUAGES, subprocess_env
+from support.command_examples import _exe
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +24,7 @@ def photo_release(tmp_path_factory, sib_dir, topic_photos_dir) -> Path:
 @pytest.fixture(scope="session")
 def complete_run(release_dir, tmp_path_factory) -> Path:
     """A complete run (no --limit) of t2s k=1 over both languages, served by the fake server."""
-    from fakes.openai_compat import content_server
+    from support.fakes.openai_compat import content_server
 
     out = tmp_path_factory.mktemp("complete-run") / "run"
     with content_server() as server:

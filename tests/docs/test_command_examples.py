@@ -1,10 +1,10 @@
 """The command examples of README.md, docs/**/*.md and the --help texts that need only the core
-(tests/command_examples.py finds and runs them; the hf-backend ones are in test_command_examples_eval.py)."""
+(tests/support/command_examples.py finds and runs them; the hf-backend ones are in test_command_examples_eval.py)."""
 
 from __future__ import annotations
 
 import pytest
-from command_examples import check_every_example_is_run_or_listed, check_examples_are_found, params, run_example
+from support.command_examples import check_every_example_is_run_or_listed, check_examples_are_found, params, run_example
 
 
 def test_examples_are_found():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from command_examples import params, run_example
+from support.command_examples import params, run_example
 
 pytestmark = pytest.mark.eval
 

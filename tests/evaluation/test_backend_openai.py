@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from fakes.openai_compat import ANSWERS, images_of, lettered_server, text_of
+from support.fakes.openai_compat import ANSWERS, images_of, lettered_server, text_of
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError

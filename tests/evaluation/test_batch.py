@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.batch_runner import run_batch
-from fakes.openai_compat import content_server
 from support import POOL_DIR, SIB_DIR, subprocess_env
+from support.fakes.batch_runner import run_batch
+from support.fakes.openai_compat import content_server
 
 from mvlsib.cli import eval_cli
 from mvlsib.pipeline import build

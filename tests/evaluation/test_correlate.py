@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 from click.testing import CliRunner
-from evaluation.planted import planted_records, write_run
+from support.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.analysis.correlate import fisher_interval, pearson, spearman

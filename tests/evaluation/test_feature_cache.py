@@ -3,17 +3,16 @@ release built from ../shared/sib-200, the cached path gives the plain path's ans
 first-step logits; each image goes through the vision tower once; a planted difference
 switches the cache off; the cache stays within its byte bound.
 
-The tiny family models come from ``test_families`` (built once per process there).
+The tiny family models come from ``support.families`` (built once per process there).
 """
 
 from __future__ import annotations
 
 import pytest
-import test_families
 import torch
 from click.testing import CliRunner
 from support import release_requests
-from test_families import GENERATIVE
+from support.families import GENERATIVE, model_dir, texts  # noqa: F401  (shared fixtures)
 
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import make_backend
@@ -21,10 +20,6 @@ from mvlsib.evaluation.backends.hf.feature_units import ADAPTERS
 from mvlsib.evaluation.backends.hf.loading import move_inputs
 
 pytestmark = pytest.mark.eval
-
-# The tiny family models and their texts: test_families' fixtures (built once per process there).
-model_dir = test_families.model_dir
-texts = test_families.texts
 
 # Chat families whose model type has a feature split (the thinking variant is Qwen3-VL again).
 MODEL_TYPE = {"llava_1_5": "llava"}  # the others' family name is their config's model_type

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fakes.hub import serve_folder
-from fakes.openai_compat import lettered_server
 from support import EVAL_LANGUAGES, subprocess_env
+from support.fakes.hub import serve_folder
+from support.fakes.openai_compat import lettered_server
 
 RUN = "from mvlsib.cli import eval_cli; eval_cli()"
 

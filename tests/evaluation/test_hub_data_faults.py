@@ -1,4 +1,4 @@
-"""`mvlsib-eval run --data ORG/NAME` against a hostile Hub on 127.0.0.1 (tests/fakes/hostile.py).
+"""`mvlsib-eval run --data ORG/NAME` against a hostile Hub on 127.0.0.1 (tests/support/fakes/hostile.py).
 
 The Hub-data path goes through ``datasets`` and huggingface_hub; every request of it is bounded
 and every answer checked (``hubio.session``), so each planted answer ends in exit 2 with one
@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import hostile
-from fakes.hub import serve_folder
-from fakes.openai_compat import lettered_server
 from support import subprocess_env
+from support.fakes import hostile
+from support.fakes.hub import serve_folder
+from support.fakes.openai_compat import lettered_server
 
 RUN = "from mvlsib.cli import eval_cli; eval_cli()"
 TOKEN = "hf_HostileDataSecret_77aa11"

@@ -17,8 +17,8 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
-from fakes.hub import HubStandIn
-from fakes.openai_compat import lettered_server
+from support.fakes.hub import HubStandIn
+from support.fakes.openai_compat import lettered_server
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError

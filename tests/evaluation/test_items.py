@@ -8,7 +8,7 @@ import csv
 import json
 
 from click.testing import CliRunner
-from evaluation.planted import planted_records, s2i_images, write_run
+from support.planted import planted_records, s2i_images, write_run
 
 from mvlsib.cli import eval_cli
 from mvlsib.release_format import mvl_sib

@@ -6,10 +6,9 @@ plain path's; a planted difference switches it off; Qwen's mrope families are re
 from __future__ import annotations
 
 import pytest
-import test_families
 import torch
 from support import prefix_ordered_requests, release_requests, tiny_hf_backend
-from test_families import GENERATIVE
+from support.families import GENERATIVE, model_dir, texts  # noqa: F401  (shared fixtures)
 
 from mvlsib.evaluation.backends import make_backend
 from mvlsib.evaluation.backends.hf.kv_prefix import KV_PREFIX_TYPES, PrefixCache, sliding_window, split_at_prefix
@@ -17,10 +16,6 @@ from mvlsib.evaluation.backends.hf.loading import move_inputs
 from mvlsib.evaluation.run.schedule import prefix_order
 
 pytestmark = pytest.mark.eval
-
-# The tiny family models and their texts: test_families' fixtures (built once per process there).
-model_dir = test_families.model_dir
-texts = test_families.texts
 
 MODEL_TYPE = {"llava_1_5": "llava"}
 # Tiny Gemma 3's attention window (64 tokens) is shorter than every prompt: it never reuses (tested below).

@@ -9,7 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from fakes.openai_compat import ANSWERS, completion, first_n_faulty, lettered_server, raw_reply
+from support.fakes.openai_compat import ANSWERS, completion, first_n_faulty, lettered_server, raw_reply
 
 from mvlsib import httpio
 from mvlsib.errors import MvlsibError

@@ -1,6 +1,6 @@
 """The openai backend against a hostile OpenAI-compatible server on 127.0.0.1: a table of answer shapes.
 
-Every whole answer of tests/fakes/hostile.py (HTML, deep nesting, 6,000-digit numbers, NaN, lone
+Every whole answer of tests/support/fakes/hostile.py (HTML, deep nesting, 6,000-digit numbers, NaN, lone
 surrogates, ...), every path of a real chat completion given a value of another JSON type
 (generated), broken replies, a table of ``Retry-After`` values and of credentials a header cannot
 carry. Outcome: the answer recorded (lone surrogates kept recoverably) or one MvlsibError line;
@@ -17,8 +17,8 @@ import sys
 import time
 
 import pytest
-from fakes import hostile
-from fakes.openai_compat import ANSWERS, completion, first_n_faulty, lettered_server, raw_reply
+from support.fakes import hostile
+from support.fakes.openai_compat import ANSWERS, completion, first_n_faulty, lettered_server, raw_reply
 
 from mvlsib import httpio, jsonio
 from mvlsib.errors import MvlsibError

@@ -21,7 +21,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from fakes.openai_compat import ChatServer
+from support.fakes.openai_compat import ChatServer
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError

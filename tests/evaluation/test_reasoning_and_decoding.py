@@ -8,8 +8,8 @@ import shutil
 import pytest
 import torch
 from click.testing import CliRunner
-from fakes.openai_compat import ChatServer
 from support import one_line_cli_error, one_line_eval_error_without
+from support.fakes.openai_compat import ChatServer
 from tiny_models.teach import teach_chain
 
 from mvlsib.cli import eval_cli

@@ -9,8 +9,8 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from evaluation.planted import planted_records, write_run
 from PIL import Image
+from support.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
 

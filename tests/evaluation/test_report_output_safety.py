@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from evaluation.planted import planted_records, write_run
-from hostile import FRAGMENTS, MD, TABLE_TAGS, parse_html
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.hostile import FRAGMENTS, MD, TABLE_TAGS, parse_html
+from support.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
 from mvlsib.escape import csv_cell, flat

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.openai_compat import lettered_server
 from support import EVAL_LANGUAGES
+from support.fakes.openai_compat import lettered_server
 
 from mvlsib.cli import eval_cli
 

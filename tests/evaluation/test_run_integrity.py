@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.openai_compat import ChatServer, lettered_server
+from support.fakes.openai_compat import ChatServer, lettered_server
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.run.store import run_lock

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.openai_compat import content_server, text_of
 from support import EVAL_LANGUAGES as LANGUAGES
+from support.fakes.openai_compat import content_server, text_of
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.run import runner

@@ -8,7 +8,7 @@ import math
 
 import pytest
 from click.testing import CliRunner
-from evaluation.planted import planted_records, write_run
+from support.planted import planted_records, write_run
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.analysis.compare import compare_outcomes, outcomes

@@ -16,9 +16,9 @@ import urllib.parse
 from pathlib import Path
 
 from click.testing import CliRunner
-from hostile import FRAGMENTS, MD, URLS, parse_html
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.hostile import FRAGMENTS, MD, URLS, parse_html
 
 from mvlsib.cli import build_cli
 from mvlsib.escape import flat, has_markup, web_url

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from support import POOL_DIR, REPO
-from venvs import clean_env, fresh_venv, installed, run, uv
+from support.venvs import clean_env, fresh_venv, installed, run, uv
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-from hostile import card_context
 from markdown_it import MarkdownIt
+from support.hostile import card_context
 
 from mvlsib.release.card.render import CardImage, attribution_markdown, render_card
 

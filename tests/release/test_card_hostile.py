@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import urllib.parse
 
-from hostile import HOSTILE, MD, URLS, card_context, parse_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.hostile import HOSTILE, MD, URLS, card_context, parse_html
 
 from mvlsib.escape import flat, web_url
 from mvlsib.release.card.render import CardImage, attribution_markdown, render_card

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import click
 import pytest
-from fakes.batch_runner import run_batch
-from fakes.openai_compat import lettered_server
-from venvs import clean_env, fresh_venv, installed, run
+from support.fakes.batch_runner import run_batch
+from support.fakes.openai_compat import lettered_server
+from support.venvs import clean_env, fresh_venv, installed, run
 
 from mvlsib.evaluation.commands import COMMANDS
 from mvlsib.evaluation.requirements import IMPORT_NAMES, PATHS, pip_line

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from fakes.openai_compat import ANSWERS, ChatServer, images_of, thumb
 from support import EVAL_LANGUAGES
+from support.fakes.openai_compat import ANSWERS, ChatServer, images_of, thumb
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.run.prompts import prompt_for_example

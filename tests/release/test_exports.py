@@ -559,7 +559,7 @@ def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, relea
     the requests it sends are the evaluator's prompts (text and images in place), and the
     scores it reports per language and for the group are the evaluator's on the same answers."""
     import numpy as np
-    from fakes.openai_compat import images_of, lettered_server, thumb
+    from support.fakes.openai_compat import images_of, lettered_server, thumb
 
     py = _venv_python("lmms")
     limit = 4
@@ -645,7 +645,7 @@ def test_lmms_eval_runs_end_to_end_and_scores_like_the_evaluator(lmms_dir, relea
 
 def test_a_hub_release_exports_the_same_files_as_the_folder(release, tmp_path):
     """--release ORG/NAME reads the release through datasets and the Hub API (the suite's Hub stand-in)."""
-    from fakes.hub import serve_folder
+    from support.fakes.hub import serve_folder
 
     def files(root: Path) -> dict[str, bytes]:
         return {

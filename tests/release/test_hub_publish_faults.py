@@ -1,5 +1,5 @@
 """`publish --repo-id` against a hostile Hub on 127.0.0.1: every endpoint a publish reads, a table of
-answer shapes (tests/fakes/hostile.py; the ingest side is tests/test_hub_faults.py). The outcome
+answer shapes (tests/support/fakes/hostile.py; the ingest side is tests/test_hub_faults.py). The outcome
 must be the normal result or one MvlsibError line; never another exception, never the token."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import hostile
-from fakes.hub import HubStandIn
+from support.fakes import hostile
+from support.fakes.hub import HubStandIn
 
 from mvlsib.errors import MvlsibError
 
@@ -45,7 +45,7 @@ PUBLISH_ENDPOINTS = {
 
 @pytest.fixture(scope="module")
 def publish_release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     out = tmp_path_factory.mktemp("hostile-publish") / "release"
     publish_from(full_workdir, out, pool_dir, languages=PUBLISH_LANGS, progress=False)

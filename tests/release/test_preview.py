@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     out = tmp_path_factory.mktemp("preview") / "rel"
     publish_from(full_workdir, out, pool_dir, languages=["eng_Latn", "fra_Latn"], progress=False)
@@ -61,7 +61,7 @@ def test_preview_is_a_config_but_not_a_language(release):
 
 
 def test_no_preview_without_english(full_workdir, pool_dir, tmp_path):
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     from mvlsib.release.card.render import card_metadata
 

@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes.hub import HubStandIn
 from support import subprocess_env
+from support.fakes.hub import HubStandIn
 
 TOKEN = "hf_StandInSecret_provenance_51c0"
 LANGS = ["eng_Latn"]
 
 
 def _release(workdir: Path, pool: Path, out: Path, **kw) -> Path:
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     publish_from(workdir, out, pool, languages=LANGS, progress=False, **kw)
     return out

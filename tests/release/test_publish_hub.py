@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes.hub import HubStandIn
 from support import WITHOUT_MVLSIB, subprocess_env
+from support.fakes.hub import HubStandIn
 
 # ====================================================================== tests
 
@@ -31,7 +31,7 @@ LANGS = ["eng_Latn", "fra_Latn", "deu_Latn"]
 
 @pytest.fixture(scope="module")
 def small_release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     out = tmp_path_factory.mktemp("hub") / "release"
     publish_from(full_workdir, out, pool_dir, languages=LANGS, progress=False)
@@ -109,7 +109,7 @@ def test_publish_uploads_every_file_then_commits_nothing(small_release, tmp_path
 
 
 def test_changed_release_uploads_only_what_changed(full_workdir, pool_dir, small_release, tmp_path):
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     from mvlsib.release.hub import publish_to_hub
 

@@ -63,7 +63,7 @@ def release(cli_build) -> Path:
 
 @pytest.fixture(scope="module")
 def lib_release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     out = tmp_path_factory.mktemp("lib") / "rel"
     publish_from(full_workdir, out, pool_dir, seed=0, progress=False)

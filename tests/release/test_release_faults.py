@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.hub import HubStandIn
 from support import subprocess_env
-from workfolder import publish_from
+from support.fakes.hub import HubStandIn
+from support.workfolder import publish_from
 
 from mvlsib.errors import MvlsibError
 from mvlsib.release.manifest import verify_release

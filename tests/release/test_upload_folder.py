@@ -7,14 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fakes.hub import HubStandIn
+from support.fakes.hub import HubStandIn
 
 TOKEN = "hf_StandInSecret_upload_folder_77"
 
 
 @pytest.fixture(scope="module")
 def release(full_workdir: Path, pool_dir: Path, tmp_path_factory) -> Path:
-    from workfolder import publish_from
+    from support.workfolder import publish_from
 
     out = tmp_path_factory.mktemp("upload") / "rel"
     publish_from(full_workdir, out, pool_dir, languages=["eng_Latn", "fra_Latn"], progress=False, repo_hint="org/up")

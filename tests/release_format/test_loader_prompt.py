@@ -9,8 +9,8 @@ import shutil
 import subprocess
 import sys
 
-from fakes.hub import serve_folder
 from support import WITHOUT_MVLSIB
+from support.fakes.hub import serve_folder
 
 _LOCAL = (
     WITHOUT_MVLSIB

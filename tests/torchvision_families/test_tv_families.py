@@ -1,6 +1,6 @@
 """The evaluator and verify-images give correct inputs to the families whose processors need torchvision.
 
-The checks are those of ``tests/evaluation/test_families.py`` (its functions, called here): a batch
+The checks are those of ``tests/evaluation/test_families.py`` (``support.families``' functions): a batch
 equals its prompts processed one by one, image tokens per row equal the family's own processor's
 count in prompt order, s2i images follow their letters, one BOS, batch size 8 answers what batch
 size 1 answers, and ``mvlsib-eval run`` (all tasks, k 1,3,5) and ``verify-images`` exit 0. Collected
@@ -10,9 +10,9 @@ only where torchvision runs (``conftest.py``).
 from __future__ import annotations
 
 import pytest
-from evaluation import test_families as checks
-from evaluation.test_families import model_dir, one_thread, photos, texts  # noqa: F401  (shared fixtures)
+from support import families as checks
 from support import one_line_cli_error
+from support.families import model_dir, one_thread, photos, texts  # noqa: F401  (shared fixtures)
 
 
 def _has_what_it_needs(name: str) -> None:
@@ -24,15 +24,15 @@ def _has_what_it_needs(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", checks.TORCHVISION)
-def test_inputs_are_right(name, model_dir, photos):  # noqa: F811
+def test_inputs_are_right(name, model_dir, photos):
     _has_what_it_needs(name)
-    checks.test_inputs_are_right(name, model_dir, photos)
+    checks.check_inputs(name, model_dir, photos)
 
 
 @pytest.mark.parametrize("name", checks.TORCHVISION)
-def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path):  # noqa: F811
+def test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path):
     _has_what_it_needs(name)
-    checks.test_eval_run_and_verify_images_exit_0(name, model_dir, release_dir, pool_dir, tmp_path)
+    checks.check_eval_run_and_verify_images(name, model_dir, release_dir, pool_dir, tmp_path)
 
 
 def test_the_torchvision_families_are_the_ones_the_docs_name():
@@ -48,7 +48,7 @@ def test_the_torchvision_families_are_the_ones_the_docs_name():
 @pytest.mark.parametrize("name", checks.LIBRARY_FAILURES)
 def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_version(
     name,
-    model_dir,  # noqa: F811
+    model_dir,
     release_dir,
     pool_dir,
     tmp_path,
@@ -62,7 +62,7 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
 
     model = model_dir(name)
     small = tmp_path / "pool"
-    checks._small_pool(pool_dir, small)
+    checks.small_pool(pool_dir, small)
     run = ["run", "--data", release_dir, "--out", tmp_path / "run", "--tasks", "s2t,i2s", "--k", "1"]
     run += ["--languages", "eng_Latn", "--limit", "1", "--no-progress"]
     verify = ["verify-images", "--pool", small, "--out", tmp_path / "verify", "--rotations", "1", "--allow-fail"]
@@ -76,7 +76,7 @@ def test_a_model_failing_inside_transformers_is_one_line_naming_family_and_versi
 @pytest.mark.parametrize(
     "name", ["gemma4", "lfm2_vl", "glm4v", "mistral3", "gemma3n", "perception_lm", "ovis2", "molmo2"]
 )
-def test_cached_image_features_give_the_plain_answers(name, model_dir, release_dir):  # noqa: F811
+def test_cached_image_features_give_the_plain_answers(name, model_dir, release_dir):
     """The per-image feature cache (``patches`` units: a row of patches with its positions / shape and
     mask; GLM-4.1V's ``grid`` units: an image's patch rows with its grid; Mistral 3's ``sized`` units:
     an image cut to its own size; Gemma 3n's and Ovis2's ``rows``: an image, a tile, Ovis2's indicator
@@ -100,7 +100,7 @@ def test_cached_image_features_give_the_plain_answers(name, model_dir, release_d
     assert cached.stats["image_features_reused"] > cached.stats["image_features_computed"] > 0
 
 
-def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_dir):  # noqa: F811
+def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_dir):
     """Mistral 3's ``sized`` units: images of different shapes in one call (zero-padded to the largest),
     cut to their own size, cached and re-padded in another call's company, give the features the
     model's own ``get_image_features`` gives for the same call."""
@@ -138,7 +138,7 @@ def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_di
 
 
 @pytest.mark.parametrize("name", ["gemma3n", "perception_lm", "ovis2", "molmo2"])
-def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir):  # noqa: F811
+def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir):
     """The units of a call of several images (Ovis2: tiles; PerceptionLM: a thumbnail and tiles each;
     Molmo2: crops indexed by the pooling of the whole call), cached and put back in another call's
     company and order, give the features the model's own ``get_image_features`` gives for that call."""
@@ -179,7 +179,7 @@ def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir): 
     assert stats["image_features_computed"] == second and stats["image_features_reused"] == first
 
 
-def test_ovis2_with_random_visual_tokens_is_refused_with_the_reason(model_dir, tmp_path):  # noqa: F811
+def test_ovis2_with_random_visual_tokens_is_refused_with_the_reason(model_dir, tmp_path):
     """Ovis2's ``tokenize_function`` ``gumbel_argmax`` draws its visual tokens at random on every call:
     the feature cache refuses it before any batch and says why."""
     import json

@@ -15,8 +15,8 @@ import shutil
 
 import pytest
 import torch
-from evaluation.test_families import model_dir, one_thread, texts  # noqa: F401  (shared fixtures)
 from support import prefix_ordered_requests, tiny_hf_backend
+from support.families import model_dir, one_thread, texts  # noqa: F401  (shared fixtures)
 
 from mvlsib.evaluation.backends.hf.kv_prefix import sliding_window
 from mvlsib.evaluation.backends.hf.loading import move_inputs
@@ -36,7 +36,7 @@ def prompts(release_dir):
 OWN_WINDOW = {"gemma4": 64, "gemma3n": 512}
 
 
-def _reusing_model(name, model_dir, tmp_path):  # noqa: F811
+def _reusing_model(name, model_dir, tmp_path):
     if name not in OWN_WINDOW:
         return model_dir(name)
     widened = tmp_path / f"{name}-window"
@@ -49,7 +49,7 @@ def _reusing_model(name, model_dir, tmp_path):  # noqa: F811
 
 
 @pytest.mark.parametrize("name", ["gemma4", "mistral3", "gemma3n", "perception_lm"])
-def test_reused_prefix_gives_the_plain_answers(name, model_dir, prompts, tmp_path):  # noqa: F811
+def test_reused_prefix_gives_the_plain_answers(name, model_dir, prompts, tmp_path):
     reqs, images = prompts
     model = _reusing_model(name, model_dir, tmp_path)
     want = tiny_hf_backend(model, images).generate(reqs)
@@ -80,7 +80,7 @@ def test_reused_prefix_gives_the_plain_answers(name, model_dir, prompts, tmp_pat
     )
 
 
-def test_tiny_gemma4s_own_window_is_shorter_than_every_prompt(model_dir, prompts):  # noqa: F811
+def test_tiny_gemma4s_own_window_is_shorter_than_every_prompt(model_dir, prompts):
     """The sliding-window rule (``sliding_window``) holds for Gemma 4's layer types too: a batch that
     does not fit the window whole runs the plain way."""
     reqs, images = prompts
@@ -91,7 +91,7 @@ def test_tiny_gemma4s_own_window_is_shorter_than_every_prompt(model_dir, prompts
 
 
 @pytest.mark.parametrize(("name", "kind"), [("qwen3_5", "linear_attention"), ("lfm2_vl", "conv")])
-def test_families_with_a_recurrent_state_are_refused_with_the_reason(name, kind, model_dir, prompts):  # noqa: F811
+def test_families_with_a_recurrent_state_are_refused_with_the_reason(name, kind, model_dir, prompts):
     reqs, images = prompts
     want = tiny_hf_backend(model_dir(name), images).generate(reqs)
     backend = tiny_hf_backend(model_dir(name), images, kv_prefix=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.openai_compat import FORMATS, LENIENT_ONLY_SHIFT, topic_server
+from support.fakes.openai_compat import FORMATS, LENIENT_ONLY_SHIFT, topic_server
 
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError

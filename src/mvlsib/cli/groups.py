@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mvlsib.evaluation.command_options import BoundaryGroup
+from mvlsib.boundary import BoundaryGroup
 from mvlsib.evaluation.options import pool_option as shared_pool_option
 from mvlsib.workdir import BUNDLED_POOL
 

@@ -32,6 +32,7 @@ __all__ = [
     "K_VALUES",
     "CROSS_MODAL",
     "LOADER",
+    "boundary",
     "escape",
     "httpio",
     "hubio",
@@ -45,7 +46,7 @@ __all__ = [
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import escape, httpio, hubio, jsonio, locks, oserrors, progress
+    from mvlsib import boundary, escape, httpio, hubio, jsonio, locks, oserrors, progress
     from mvlsib.atomic import atomic_open, owned_folder, staged_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError, missing_dependency_message
@@ -58,7 +59,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import escape, httpio, hubio, jsonio, locks, oserrors, progress
+    from ._shared import boundary, escape, httpio, hubio, jsonio, locks, oserrors, progress
     from ._shared.atomic import atomic_open, owned_folder, staged_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError

@@ -3,117 +3,22 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
-import re
-from collections.abc import Iterator
-
 import click
 
-from ._compat import MvlsibError, missing_dependency_message, oserrors
+from ._compat import boundary, missing_dependency_message
 from .backends import BACKENDS, backend_options, backends_help
 from .options import model_revision_option
 
 
-class InputError(click.ClickException):
-    """Bad input the user can fix: message on stderr, exit status 2 (as mvlsib-build)."""
+class BoundaryGroup(boundary.BoundaryGroup):
+    """The evaluator's group: the toolkit's boundary, naming the evaluator's own install line for a missing module."""
 
-    exit_code = 2
-
-
-@contextlib.contextmanager
-def error_boundary() -> Iterator[None]:
-    """The one place where errors become what the user sees.
-
-    ``MvlsibError`` (bad input) and every ``OSError`` (a refused permission, a missing path, a
-    full disk, a dropped connection: the environment) become one line naming the path and what
-    to do, exit status 2. Anything else is a bug and stays a traceback, with the values of
-    credential-like environment variables removed from its messages first.
-    """
-    try:
-        yield
-    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-        raise
-    except MvlsibError as exc:
-        raise InputError(str(exc)) from None
-    except OSError as exc:
-        raise InputError(oserrors.message(exc)) from None
-    except Exception as exc:
-        if (missing := missing_dependency_message(exc)) is not None:
-            raise InputError(missing) from None
-        if (os_error := oserrors.as_oserror(exc)) is not None:
-            raise InputError(oserrors.message(os_error)) from None
-        withheld = _redact_chain(exc, _secrets())
-        if withheld is not None:
-            raise withheld from None
-        raise
+    explain_missing = staticmethod(missing_dependency_message)
 
 
 def friendly_errors(fn):
     """The error boundary around one function (the groups already apply it to every command)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with error_boundary():
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-class BoundaryGroup(click.Group):
-    """A click group that runs every sub-command inside ``error_boundary``: no command can forget it."""
-
-    def invoke(self, ctx: click.Context):
-        with error_boundary():
-            return super().invoke(ctx)
-
-
-# Sub-groups made with ``@group.group(...)`` get the boundary too.
-BoundaryGroup.group_class = BoundaryGroup
-
-_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
-_MIN_SECRET = 8  # shorter values (flags such as "1") would blank out ordinary words
-
-
-def _secrets() -> list[str]:
-    """Credential-like environment values, and their parts (a key pasted with a newline shows up escaped)."""
-    found: set[str] = set()
-    for name, value in os.environ.items():
-        if not _SECRET_NAME.search(name):
-            continue
-        for part in (value, value.strip(), *value.split(), repr(value)[1:-1]):
-            if len(part) >= _MIN_SECRET:
-                found.add(part)
-    return sorted(found, key=len, reverse=True)
-
-
-def _redact_chain(exc: BaseException, secrets: list[str]) -> BaseException | None:
-    """Remove ``secrets`` from the messages of ``exc`` and its causes, in place.
-
-    Returns a replacement exception when a message cannot be cleaned (a custom ``__str__``).
-    """
-    if not secrets:
-        return None
-    seen: set[int] = set()
-    node: BaseException | None = exc
-    while node is not None and id(node) not in seen:
-        seen.add(id(node))
-        if any(s in str(node) for s in secrets):
-            node.args = tuple(_redact(a, secrets) for a in node.args)
-            if any(s in str(node) for s in secrets):
-                return RuntimeError(f"{type(exc).__name__} (its message is withheld: it held a credential)")
-        node = node.__cause__ or node.__context__
-    return None
-
-
-def _redact(value, secrets: list[str]):
-    text = value if isinstance(value, str) else repr(value)
-    if not any(s in text for s in secrets):
-        return value
-    for s in secrets:
-        text = text.replace(s, "[redacted]")
-    return text
+    return boundary.friendly_errors(fn, missing_dependency_message)
 
 
 def with_backend_options(fn):

@@ -1,6 +1,6 @@
 """The ``mvlsib-eval`` commands (run, merge, report, ...; ``hub-results`` in ``hub_commands``), shared
 by the toolkit's CLI and the standalone ``evaluate.py`` of every release. Only option parsing lives here (the options and
-error handling shared with ``mvlsib-build``'s commands in ``command_options``); the work is in
+error boundary in the leaf ``mvlsib.boundary``, which ``mvlsib-build`` uses too); the work is in
 ``runner``, ``shards``, ``report`` and the analysis modules, imported inside each command so
 ``--help`` is fast.
 """

@@ -26,6 +26,7 @@ BUNDLE_PACKAGE = "mvlsib_evaluate"
 # Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
 SHARED_LEAVES = (
     "atomic",
+    "boundary",
     "csvio",
     "errors",
     "escape",

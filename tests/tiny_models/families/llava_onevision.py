@@ -6,7 +6,7 @@ videos, then the text parts joined with nothing in between; it writes no system 
 BOS (Qwen2 has none). Each ``<image>`` expands to base-view tokens + grid tokens with one
 newline token per grid row, depending on the photo's size. The processor also carries a
 video processor whose transformers class needs torchvision to run, so loading it here needs
-the tests' never-called stand-in (``tests/fakes/``).
+the tests' never-called stand-in (``tests/support/fakes/``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ image, else ``": "``. Each ``<image>`` expands like Idefics3's (tile grid + glob
 ``<global-img>`` and the ``<row_r_col_c>`` tags are single added tokens in SmolVLM's vocabulary.
 Loading the processor needs ``num2words`` (the processor refuses to start without it) and a
 video processor, whose transformers class needs torchvision to *run*; tests load it with the
-never-called stand-in in ``tests/fakes/``.
+never-called stand-in in ``tests/support/fakes/``.
 """
 
 from __future__ import annotations

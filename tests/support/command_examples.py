@@ -29,9 +29,9 @@ from pathlib import Path
 import click
 import pytest
 from markdown_it import MarkdownIt
-from support import REPO, SIB_DIR, subprocess_env
 
 from mvlsib.cli import build_cli, eval_cli
+from support import REPO, SIB_DIR, subprocess_env
 
 PROGRAMS = ("mvlsib-build", "mvlsib-eval", "python evaluate.py")
 START = re.compile(r"^(mvlsib-build|mvlsib-eval|python evaluate\.py)(\s|$)")
@@ -235,7 +235,7 @@ class Example:
 
     def hub(self, publishing: bool = False):
         if "hub" not in self._cache:
-            from fakes.hub import HubStandIn
+            from support.fakes.hub import HubStandIn
 
             hub = self.stack.enter_context(HubStandIn("hf_unused"))
             commit = ""
@@ -253,7 +253,7 @@ class Example:
 
     def server(self) -> str:
         if "server" not in self._cache:
-            from fakes.openai_compat import content_server, topic_server
+            from support.fakes.openai_compat import content_server, topic_server
 
             if self.topics:  # verify-images passes only on a server that looks at the images
                 from mvlsib.verify_images.inputs import load_pool_images
@@ -326,7 +326,7 @@ def _break_one_instance(path: Path) -> None:
 
 def _setup_batch(ex: Example, argv: list[str]) -> None:
     """`batch collect batch/ results/*.jsonl`: the prepared folder and what a batch runner returned."""
-    from fakes.batch_runner import run_batch
+    from support.fakes.batch_runner import run_batch
 
     server = ex.server()
     prep = subprocess.run(

@@ -15,7 +15,7 @@ from mvlsib.workdir import CORPUS_COLUMNS
 from mvlsib.workdir.corpus import Corpus, load_corpus, save_corpus
 from mvlsib.workdir.instances import save_instances, save_sample_report
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 SIB_DIR = SHARED / "sib-200"
 TOPIC_PHOTOS = SHARED / "topic-photos"

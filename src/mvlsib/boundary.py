@@ -1,0 +1,123 @@
+"""The one place where errors become what the user sees, for both command-line tools.
+
+A leaf (click and mvlsib's other leaves only): ``mvlsib-build``, ``mvlsib-eval`` and every release's
+``evaluate.py`` (which carries this file) install the same boundary on their groups.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+from collections.abc import Callable, Iterator
+
+import click
+
+from . import oserrors
+from .errors import MvlsibError, missing_dependency_message
+
+
+class InputError(click.ClickException):
+    """Bad input the user can fix: message on stderr, exit status 2 (as mvlsib-build)."""
+
+    exit_code = 2
+
+
+@contextlib.contextmanager
+def error_boundary(
+    explain_missing: Callable[[BaseException], str | None] = missing_dependency_message,
+) -> Iterator[None]:
+    """The one place where errors become what the user sees.
+
+    ``MvlsibError`` (bad input) and every ``OSError`` (a refused permission, a missing path, a
+    full disk, a dropped connection: the environment) become one line naming the path and what
+    to do, exit status 2. Anything else is a bug and stays a traceback, with the values of
+    credential-like environment variables removed from its messages first. ``explain_missing`` gives the
+    one line for a missing optional module (a release's evaluator names its own install line).
+    """
+    try:
+        yield
+    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        raise
+    except MvlsibError as exc:
+        raise InputError(str(exc)) from None
+    except OSError as exc:
+        raise InputError(oserrors.message(exc)) from None
+    except Exception as exc:
+        if (missing := explain_missing(exc)) is not None:
+            raise InputError(missing) from None
+        if (os_error := oserrors.as_oserror(exc)) is not None:
+            raise InputError(oserrors.message(os_error)) from None
+        withheld = _redact_chain(exc, _secrets())
+        if withheld is not None:
+            raise withheld from None
+        raise
+
+
+def friendly_errors(fn, explain_missing: Callable[[BaseException], str | None] = missing_dependency_message):
+    """The error boundary around one function (the groups already apply it to every command)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with error_boundary(explain_missing):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+class BoundaryGroup(click.Group):
+    """A click group that runs every sub-command inside ``error_boundary``: no command can forget it."""
+
+    explain_missing = staticmethod(missing_dependency_message)
+
+    def invoke(self, ctx: click.Context):
+        with error_boundary(self.explain_missing):
+            return super().invoke(ctx)
+
+
+# Sub-groups made with ``@group.group(...)`` get the boundary too.
+BoundaryGroup.group_class = BoundaryGroup
+
+_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+_MIN_SECRET = 8  # shorter values (flags such as "1") would blank out ordinary words
+
+
+def _secrets() -> list[str]:
+    """Credential-like environment values, and their parts (a key pasted with a newline shows up escaped)."""
+    found: set[str] = set()
+    for name, value in os.environ.items():
+        if not _SECRET_NAME.search(name):
+            continue
+        for part in (value, value.strip(), *value.split(), repr(value)[1:-1]):
+            if len(part) >= _MIN_SECRET:
+                found.add(part)
+    return sorted(found, key=len, reverse=True)
+
+
+def _redact_chain(exc: BaseException, secrets: list[str]) -> BaseException | None:
+    """Remove ``secrets`` from the messages of ``exc`` and its causes, in place.
+
+    Returns a replacement exception when a message cannot be cleaned (a custom ``__str__``).
+    """
+    if not secrets:
+        return None
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        if any(s in str(node) for s in secrets):
+            node.args = tuple(_redact(a, secrets) for a in node.args)
+            if any(s in str(node) for s in secrets):
+                return RuntimeError(f"{type(exc).__name__} (its message is withheld: it held a credential)")
+        node = node.__cause__ or node.__context__
+    return None
+
+
+def _redact(value, secrets: list[str]):
+    text = value if isinstance(value, str) else repr(value)
+    if not any(s in text for s in secrets):
+        return value
+    for s in secrets:
+        text = text.replace(s, "[redacted]")
+    return text
