@@ -63,6 +63,15 @@ PATH_TIERS = {
     "release/test_evaluate_requirements.py": "e2e",
     "release/test_release_bytes.py": "e2e",
     "test_pipeline.py": "e2e",
+    # Whole releases built, published to the Hub stand-in, or run through batch files and waves:
+    # each module builds its scene once and then checks it, which the unit tier leaves to CI.
+    "release/test_release.py": "e2e",
+    "release/test_provenance.py": "e2e",
+    "release/test_publish_hub.py": "e2e",
+    "evaluation/test_batch.py": "e2e",
+    "evaluation/test_hub_results.py": "e2e",
+    "evaluation/test_schedule.py": "e2e",
+    "test_api.py": "e2e",
 }
 
 

@@ -12,6 +12,7 @@ compares them with the package's own sources).
 
 from __future__ import annotations
 
+import ast
 import io
 import textwrap
 import zipfile
@@ -23,21 +24,40 @@ from mvlsib.atomic import atomic_open, atomic_path
 from mvlsib.evaluation.requirements import PATHS, pip_line
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
-# Leaves of mvlsib that the evaluator needs: each imports nothing from mvlsib itself.
-SHARED_LEAVES = (
-    "atomic",
-    "boundary",
-    "csvio",
-    "errors",
-    "escape",
-    "httpio",
-    "hubio",
-    "jsonio",
-    "locks",
-    "oserrors",
-    "progress",
-    "versions",
-)
+
+
+def _leaf_imports(tree: ast.AST, *, relative: bool) -> set[str]:
+    """The top-level mvlsib modules a module imports: ``from mvlsib import x``, ``from mvlsib.x import ...``
+    and, for a leaf (``relative``), ``from . import x`` and ``from .x import ...``."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 0 and node.module == "mvlsib" or relative and node.level == 1 and node.module is None:
+            names |= {alias.name for alias in node.names}
+        elif node.level == 0 and node.module and node.module.startswith("mvlsib."):
+            names.add(node.module.split(".")[1])
+        elif relative and node.level == 1 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def shared_leaves() -> tuple[str, ...]:
+    """The leaves of mvlsib the evaluator uses: those ``evaluation/_compat.py`` (its only door out) imports,
+    and the leaves those import in turn. ``_compat`` is the one declaration; the release format's loader
+    ships as the release's own ``mvl_sib.py`` instead."""
+    src = Path(mvlsib.__file__).resolve().parent
+    compat = ast.parse((src / "evaluation" / "_compat.py").read_text("utf-8"))
+    todo = _leaf_imports(compat, relative=False) - {"release_format"}
+    found: set[str] = set()
+    while todo:
+        name = todo.pop()
+        found.add(name)
+        todo |= _leaf_imports(ast.parse((src / f"{name}.py").read_text("utf-8")), relative=True) - found
+    return tuple(sorted(found))
+
+
+SHARED_LEAVES = shared_leaves()
 TOOLKIT_VERSION = mvlsib.__version__
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same bytes on every build
 
