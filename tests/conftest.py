@@ -44,6 +44,7 @@ PATH_TIERS = {
     "cli/test_fault_matrix.py": "faults",
     "cli/test_bad_input_walk.py": "faults",
     "cli/test_output_folders.py": "faults",
+    "cli/test_hostile_values.py": "faults",
     "test_hub_faults.py": "faults",
     "builder/test_ingest_faults.py": "faults",
     "evaluation/test_hub_data_faults.py": "faults",

@@ -14,14 +14,21 @@ from collections.abc import Callable, Iterator
 
 import click
 
-from . import oserrors
+from . import oserrors, terminal
 from .errors import MvlsibError, missing_dependency_message
 
 
 class InputError(click.ClickException):
-    """Bad input the user can fix: message on stderr, exit status 2 (as mvlsib-build)."""
+    """Bad input the user can fix: one line on stderr, exit status 2.
+
+    The message names what the user gave or a file held, so it is made ``terminal.visible``: one
+    line whatever the value, and nothing in it acts on the terminal.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(terminal.visible(message))
 
 
 @contextlib.contextmanager
@@ -38,7 +45,11 @@ def error_boundary(
     """
     try:
         yield
-    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+    except click.exceptions.ClickException as exc:
+        # click quotes the value given in its own messages
+        exc.message = terminal.visible(exc.message)  # type: ignore[misc]
+        raise
+    except (click.exceptions.Exit, click.exceptions.Abort):
         raise
     except MvlsibError as exc:
         raise InputError(str(exc)) from None

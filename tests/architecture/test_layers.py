@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hubio",
         "locks",
         "oserrors",
+        "terminal",
         "boundary",
         "workdir",
         "release_format",

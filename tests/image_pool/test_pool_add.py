@@ -210,6 +210,10 @@ def test_timeout_is_a_deadline_for_the_whole_download(pool_copy: Path, server):
         ({"license": "CC-BY-4.0", "author": ""}, "--author"),
         ({"topic": "sport"}, "not one of the 7"),
         ({"image_id": "sports_3"}, "already in the pool"),
+        # the pool manifest schema's rules, which validate applies to the same row
+        ({"image_id": "My.Image-1"}, "--image-id: image_id: 'My.Image-1' does not match"),
+        ({"source_url": "javascript:alert(1)"}, "--source-url: source_url"),
+        ({"source_url": "https://example.org/a\tb"}, "--source-url: source_url"),
     ],
 )
 def test_bad_requests_change_nothing(pool_copy: Path, topic_photos_dir, kw, message):
@@ -218,6 +222,15 @@ def test_bad_requests_change_nothing(pool_copy: Path, topic_photos_dir, kw, mess
     with pytest.raises(MvlsibError, match=message):
         add_image(pool_copy, _req(src, **kw))
     assert _snapshot(pool_copy) == before
+
+
+def test_a_source_url_with_spaces_is_stored_as_the_schema_wants(pool_copy: Path, topic_photos_dir):
+    from mvlsib.schema.validators import schema_errors
+
+    src = str(topic_photos_dir / "sports" / "placecal_04_sports.jpg")
+    row = add_image(pool_copy, _req(src, source_url=" https://commons.example.org/wiki/File:A photo.jpg "))
+    assert row.source_url == "https://commons.example.org/wiki/File:A%20photo.jpg"
+    assert list(schema_errors("manifest_row", row.as_dict())) == []
 
 
 def test_truncated_source_changes_nothing(tmp_path: Path, pool_copy: Path, topic_photos_dir):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from mvlsib import terminal
 from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import with_backend_options
 from mvlsib.evaluation.options import (
@@ -110,15 +111,20 @@ def ingest_cmd(sib, data_revision, flores, annotation, languages, hub_endpoint, 
     save_corpus(workdir, corpus)
     report = corpus.report
     n_cross = report["n_cross_topic_duplicate_groups"]
-    click.echo(
-        f"languages: {report['n_languages']}  rows: {report['n_rows']:,}  "
-        f"({report['sentences_per_language']} sentences per language)"
+    terminal.echo(
+        "languages: {}  rows: {:,}  ({} sentences per language)",
+        report["n_languages"],
+        report["n_rows"],
+        report["sentences_per_language"],
     )
-    click.echo(
-        f"duplicate texts: {report['n_duplicate_groups']} group(s) in {report['n_languages_with_duplicates']} "
-        f"language(s), {n_cross} across topics (see {Path(workdir) / 'ingest_report.json'})"
+    terminal.echo(
+        "duplicate texts: {} group(s) in {} language(s), {} across topics (see {})",
+        report["n_duplicate_groups"],
+        report["n_languages_with_duplicates"],
+        n_cross,
+        Path(workdir) / "ingest_report.json",
     )
-    click.echo(f"wrote {Path(workdir) / report['corpus']}  sha256 {report['corpus_sha256']}")
+    terminal.echo("wrote {}  sha256 {}", Path(workdir) / report["corpus"], report["corpus_sha256"])
 
 
 # ---------------------------------------------------------------- sample
@@ -155,16 +161,21 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     report = sample_report(corpus, pool_value, instances, seed, partners=partners, digest=digest)
     save_sample_report(workdir, report.to_dict())
     spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
-    click.echo(
-        f"{report.n_instances} instances from {report.n_sentences} sentences "
-        f"({report.n_languages} languages), seed {report.seed}"
+    terminal.echo(
+        "{} instances from {} sentences ({} languages), seed {}",
+        report.n_instances,
+        report.n_sentences,
+        report.n_languages,
+        report.seed,
     )
-    click.echo(
-        f"labels A-D: sentence {list(report.sentence_label_counts.values())}, "
-        f"image {list(report.image_label_counts.values())}; positive-image use spread per topic: {spread}"
+    terminal.echo(
+        "labels A-D: sentence {}, image {}; positive-image use spread per topic: {}",
+        list(report.sentence_label_counts.values()),
+        list(report.image_label_counts.values()),
+        spread,
     )
-    click.echo(f"wrote {Path(workdir) / INSTANCES_FILE}")
-    click.echo(f"sha256 {report.instances_sha256}")
+    terminal.echo("wrote {}", Path(workdir) / INSTANCES_FILE)
+    terminal.echo("sha256 {}", report.instances_sha256)
 
 
 # ---------------------------------------------------------------- validate
@@ -193,19 +204,25 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
             fh.write(result.to_json())
     s = result.summary
     if result.ok:
-        click.echo(
-            f"OK: {s['instances']} instances, {s['sentences']} sentences, {s['languages']} languages, "
-            f"{s['images']} images; all schemas and invariants hold"
+        terminal.echo(
+            "OK: {} instances, {} sentences, {} languages, {} images; all schemas and invariants hold",
+            s["instances"],
+            s["sentences"],
+            s["languages"],
+            s["images"],
         )
         return
-    click.echo(
-        f"{len(result.violations)} violation(s): " + ", ".join(f"{r} {n}" for r, n in result.counts().items()), err=True
+    terminal.echo(
+        "{} violation(s): {}",
+        len(result.violations),
+        ", ".join(f"{r} {n}" for r, n in result.counts().items()),
+        err=True,
     )
-    click.echo(f"{'instance':>8}  {'rule':<17} detail", err=True)
+    terminal.echo("{:>8}  {:<17} detail", "instance", "rule", err=True)
     for v in result.violations[:max_show]:
-        click.echo(str(v), err=True)
+        terminal.echo("{}", v, err=True)
     if len(result.violations) > max_show:
-        click.echo(f"... {len(result.violations) - max_show} more (use --json FILE for all)", err=True)
+        terminal.echo("... {} more (use --json FILE for all)", len(result.violations) - max_show, err=True)
     sys.exit(1)
 
 
@@ -283,12 +300,12 @@ def verify_images_cmd(models, out, allow_fail, **options):
     n_images = len(report["images"])
     for name in report["models"]:
         e = report["summary"][name]
-        click.echo(f"{name} ({e['kind']}): {e['passed']}/{n_images} images pass")
-    click.echo(f"wrote {Path(out) / 'report.json'} and {Path(out) / 'report.md'}")
+        terminal.echo("{} ({}): {}/{} images pass", name, e["kind"], e["passed"], n_images)
+    terminal.echo("wrote {} and {}", Path(out) / "report.json", Path(out) / "report.md")
     if report["failures"]:
         failed = sorted({image_id for image_id, _ in report["failures"]})
         shown = ", ".join(failed[:10]) + (f", ... ({len(failed) - 10} more)" if len(failed) > 10 else "")
-        click.echo(f"{len(failed)} image(s) fail at least one model: {shown}", err=True)
+        terminal.echo("{} image(s) fail at least one model: {}", len(failed), shown, err=True)
         if not allow_fail:
             sys.exit(1)
 
@@ -374,7 +391,7 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_tim
         with _hub_bars(progress):
             result = publish_to_hub(release, repo_id, timeout=hub_timeout, **hub_options)
         for line in result.lines():
-            click.echo(line)
+            terminal.echo("{}", line)
 
 
 def _publish_folder(
@@ -394,7 +411,7 @@ def _publish_folder(
     seed = seed if seed is not None else recorded_seed(workdir)
     summary = publish(corpus, instances, pool_value, out, seed=seed, repo_hint=repo_hint, progress=progress)
     for line in summary.lines():
-        click.echo(line)
+        terminal.echo("{}", line)
 
 
 @build_cli.command("build")
@@ -450,7 +467,7 @@ def build_cmd(sib, seed, out, workdir, pool, languages, data_revision, flores, a
         progress=progress,
     )
     for line in summary.lines():
-        click.echo(line)
+        terminal.echo("{}", line)
 
 
 # ---------------------------------------------------------------- export
@@ -509,4 +526,6 @@ def export_cmd(fmt, release, out, languages, tasks, ks, data_revision, limit, pr
     # A Hub --release is downloaded by datasets and huggingface_hub, with their own bars.
     with _hub_bars(progress, datasets=not Path(release).is_dir()):
         info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=data_revision, limit=limit)
-    click.echo(f"wrote {out}: {fmt} export of {len(info['languages'])} language(s), tasks {', '.join(info['tasks'])}")
+    terminal.echo(
+        "wrote {}: {} export of {} language(s), tasks {}", out, fmt, len(info["languages"]), ", ".join(info["tasks"])
+    )

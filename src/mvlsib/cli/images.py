@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mvlsib import limits
+from mvlsib import limits, terminal
 from mvlsib.atomic import atomic_open, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
 from mvlsib.evaluation.options import json_out_option, out_option, progress_option
@@ -32,7 +32,7 @@ def _box(value: str) -> tuple[int, int]:
 
 
 def _warn(note: str) -> None:
-    click.echo(f"warning: {note}", err=True)
+    terminal.warn("{}", note)
 
 
 def check_options(fn):
@@ -185,7 +185,7 @@ def images_add(
             timeout,
         ),
     )
-    click.echo(f"added {row.image_id}: {pool / row.file} (sha256 {row.sha256})")
+    terminal.echo("added {}: {} (sha256 {})", row.image_id, pool / row.file, row.sha256)
 
 
 @images_group.command("check")
@@ -226,7 +226,7 @@ def images_check(
     as_json = json_out is not None and str(json_out) == "-"
     if json_out is not None and not as_json:
         write_report(report, json_out)
-    click.echo(report.to_json() if as_json else report.to_text(), nl=False)
+    terminal.echo_block(report.to_json(ascii_only=True) if as_json else report.to_text(), nl=False)
     if not report.ok:
         sys.exit(1)
 
@@ -266,10 +266,10 @@ def images_gallery(
         res = build_gallery(
             pool, out, verification_report=report_file, options=opts, hash_cache=cache, progress=progress
         )
-    click.echo(f"wrote {res.html} and {len(res.contact_sheets)} contact sheet(s)")
+    terminal.echo("wrote {} and {} contact sheet(s)", res.html, len(res.contact_sheets))
     if not res.report.ok:
-        click.echo(
-            f"note: images check finds {len(res.report.errors)} problem(s); they are marked in the gallery", err=True
+        terminal.echo(
+            "note: images check finds {} problem(s); they are marked in the gallery", len(res.report.errors), err=True
         )
 
 
@@ -284,9 +284,9 @@ def images_credits(pool, out) -> None:
     if out:
         with atomic_open(out) as fh:
             fh.write(text)
-        click.echo(f"wrote {out}")
+        terminal.echo("wrote {}", out)
     else:
-        click.echo(text, nl=False)
+        terminal.echo_block(text, nl=False)
 
 
 @images_group.command("import-release")
@@ -314,4 +314,4 @@ def images_import_release(release, licences_csv, pool, box, fmt, progress) -> No
     from mvlsib.image_pool.import_release import import_release
 
     rows = import_release(release, licences_csv, pool, box=_box(box), fmt=fmt, progress=progress)
-    click.echo(f"imported {len(rows)} images into {pool}; run `mvlsib-build images check --pool {pool}` next")
+    terminal.echo("imported {} images into {}; run `mvlsib-build images check --pool {}` next", len(rows), pool, pool)

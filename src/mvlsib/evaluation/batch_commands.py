@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ._compat import atomic_open
+from ._compat import atomic_open, terminal
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
 from .options import out_option, progress_option
@@ -89,9 +89,12 @@ def prepare_command(out, model, max_requests, max_bytes, request_style, chat_tem
         max_bytes=max_bytes or DEFAULT_LIMITS.max_bytes,
     )
     size = sum(f["bytes"] for f in manifest["files"])
-    click.echo(
-        f"wrote {manifest['n_requests']} requests in {len(manifest['files'])} files ({size:,} bytes) and "
-        f"{Path(out) / 'manifest.json'}"
+    terminal.echo(
+        "wrote {} requests in {} files ({:,} bytes) and {}",
+        manifest["n_requests"],
+        len(manifest["files"]),
+        size,
+        Path(out) / "manifest.json",
     )
 
 
@@ -119,22 +122,24 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
         folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv), progress=progress
     )
     report = summary["report"]
-    click.echo(
-        f"{summary['n_new']} new predictions ({summary['n_done_before']} already done) of {summary['n_expected']}"
+    terminal.echo(
+        "{} new predictions ({} already done) of {}", summary["n_new"], summary["n_done_before"], summary["n_expected"]
     )
     for label in ("missing", "failed", "duplicated", "foreign"):
         if report[label]:
-            click.echo(_names(label, report[label]), err=True)
+            terminal.echo("{}", _names(label, report[label]), err=True)
     if summary["retry"]:
-        click.echo(f"retry: {summary['retry']} (submit it, then collect its results into {out})", err=True)
+        terminal.echo("retry: {} (submit it, then collect its results into {})", summary["retry"], out, err=True)
     if summary["complete"]:
-        click.echo("complete")
+        terminal.echo("complete")
         from .analysis.report_format import macro_table
 
-        click.echo(macro_table(summary["metrics"]))
+        terminal.echo_block(macro_table(summary["metrics"]))
     else:
-        click.echo(
-            f"INCOMPLETE: {summary['n_expected'] - summary['n_done_before'] - summary['n_new']} prompts to go", err=True
+        terminal.echo(
+            "INCOMPLETE: {} prompts to go",
+            summary["n_expected"] - summary["n_done_before"] - summary["n_new"],
+            err=True,
         )
 
 
@@ -164,15 +169,15 @@ def plan_command(gpus, model, out, prompts_per_second, script, **selection):
 
     opts = RunOptions(**run_options(selection), model=model, out=out)
     plan = count(opts, gpus)
-    click.echo(describe(plan, prompts_per_second))
+    terminal.echo_block(describe(plan, prompts_per_second))
     text = slurm_script(plan, run_args(opts, _given(selection)), str(out), prompts_per_second=prompts_per_second)
     if script is None:
-        click.echo("")
-        click.echo(text, nl=False)
+        terminal.echo("")
+        terminal.echo_block(text, nl=False)
         return
     with atomic_open(script) as fh:
         fh.write(text)
-    click.echo(f"wrote {script}")
+    terminal.echo("wrote {}", script)
 
 
 def _given(selection: dict) -> dict[str, object]:

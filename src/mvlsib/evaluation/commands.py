@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from ._compat import MvlsibError, owned_folder
+from ._compat import MvlsibError, owned_folder, terminal
 from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
@@ -79,19 +79,25 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
     )
     with owned_folder(out, "mvlsib-eval run", RUN_FILES):
         summary = run_eval(opts)
-    click.echo(
-        f"{summary['n_new']} new predictions ({summary['n_done_before']} already done) of "
-        f"{summary['n_expected']} in {summary['predictions_file']}"
+    terminal.echo(
+        "{} new predictions ({} already done) of {} in {}",
+        summary["n_new"],
+        summary["n_done_before"],
+        summary["n_expected"],
+        summary["predictions_file"],
     )
     if "metrics" in summary:
         from .analysis.report_format import macro_table
 
-        click.echo(macro_table(summary["metrics"]))
-        click.echo(f"wrote {Path(out) / 'metrics.json'}")
+        terminal.echo_block(macro_table(summary["metrics"]))
+        terminal.echo("wrote {}", Path(out) / "metrics.json")
     elif summary["shard"]:
-        click.echo(
-            f"shard {summary['shard']} {'complete' if summary['complete'] else 'incomplete'}; "
-            f"combine the shards with `mvlsib-eval merge {out} --out {out}`"
+        terminal.echo(
+            "shard {} {}; combine the shards with `mvlsib-eval merge {} --out {}`",
+            summary["shard"],
+            "complete" if summary["complete"] else "incomplete",
+            out,
+            out,
         )
 
 
@@ -110,18 +116,20 @@ def merge_command(sources, out, allow_partial):
 
     with owned_folder(out, "mvlsib-eval merge", RUN_FILES):
         metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
-    click.echo(f"merged {metrics['n_predictions']} predictions into {Path(out) / 'predictions.jsonl'}")
+    terminal.echo("merged {} predictions into {}", metrics["n_predictions"], Path(out) / "predictions.jsonl")
     config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
     if not config.get("complete"):
         missing = ", ".join(config.get("missing_shards") or []) or "none"
-        click.echo(
-            f"INCOMPLETE: {metrics['n_predictions']} of {config['n_expected']} predictions "
-            f"(missing shards: {missing}); the metrics cover only what is there",
+        terminal.echo(
+            "INCOMPLETE: {} of {} predictions (missing shards: {}); the metrics cover only what is there",
+            metrics["n_predictions"],
+            config["n_expected"],
+            missing,
             err=True,
         )
     from .analysis.report_format import macro_table
 
-    click.echo(macro_table(metrics))
+    terminal.echo_block(macro_table(metrics))
 
 
 @click.command("report")
@@ -145,7 +153,7 @@ def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, relea
     with owned_folder(out, "mvlsib-eval report"):
         written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, release)
     for path in written:
-        click.echo(f"wrote {path}")
+        terminal.echo("wrote {}", path)
 
 
 def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
@@ -160,7 +168,7 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
         names=list(names) or None,
         metadata=read_overrides(metadata_csv) if metadata_csv else None,
         data=data,
-        warn=lambda text: click.echo(f"warning: {text}", err=True),
+        warn=lambda text: terminal.echo("warning: {}", text, err=True),
     )
 
 
@@ -178,9 +186,9 @@ def compare_command(run_a, run_b, json_path, parse_mode):
     from .analysis.compare import compare_runs, format_comparison, write_comparison_json
 
     res = compare_runs(run_a, run_b, parse_mode)
-    click.echo(format_comparison(res))
+    terminal.echo_block(format_comparison(res))
     if json_path is not None:
-        click.echo(f"wrote {write_comparison_json(res, json_path)}")
+        terminal.echo("wrote {}", write_comparison_json(res, json_path))
 
 
 @click.command("items")
@@ -208,7 +216,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
             list(runs), out, data=release, mode=parse_mode, names=list(names) or None, max_listed=max_listed
         )
     for path in written:
-        click.echo(f"wrote {path}")
+        terminal.echo("wrote {}", path)
 
 
 @click.command("correlate")
@@ -235,9 +243,9 @@ def correlate_command(runs, scores, names, out_csv, parse_mode):
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
     rows = correlate(list(runs), read_scores(scores), names=list(names) or None, mode=parse_mode)
-    click.echo(format_correlations(rows))
+    terminal.echo_block(format_correlations(rows))
     if out_csv is not None:
-        click.echo(f"wrote {write_correlations(rows, out_csv)}")
+        terminal.echo("wrote {}", write_correlations(rows, out_csv))
 
 
 COMMANDS = (

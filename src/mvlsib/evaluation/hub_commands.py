@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from ._compat import terminal
 from .command_options import friendly_errors
 from .options import data_revision_option, out_option, release_option
 
@@ -102,7 +103,7 @@ def hub_results_command(run, release, data_revision, out, model_repo, create_pr,
     )
     written = hub_results.write(out, run, files, dataset)
     for path in written:
-        click.echo(f"wrote {path}")
+        terminal.echo("wrote {}", path)
     if create_pr:
         url = hub_results.open_pr(model_repo, written, dataset, token=token, endpoint=hub_endpoint)
-        click.echo(f"pull request: {url}")
+        terminal.echo("pull request: {}", url)

@@ -16,6 +16,7 @@ from mvlsib.image_pool.licenses import has_value, judge_license
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
 from mvlsib.limits import MIN_SIDE
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
+from mvlsib.schema.validators import schema_errors
 from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
 
 DEFAULT_MIN_SIDE = MIN_SIDE
@@ -50,6 +51,14 @@ def next_image_id(rows: list[ManifestRow], topic: str) -> str:
     return f"{slug}_{max(used) + 1 if used else 0}"
 
 
+def _source_url(req: AddRequest) -> str:
+    # A URL copied from a browser's address bar may show spaces; on the wire they are %20.
+    return req.source_url.strip().replace(" ", "%20")
+
+
+_OPTION_OF = {"image_id": "--image-id", "author": "--author", "source_url": "--source-url", "license": "--license"}
+
+
 def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
     if req.topic not in TOPICS:
         raise MvlsibError(f"--topic {req.topic!r} is not one of the 7 SIB-200 topics: {', '.join(TOPICS)}")
@@ -61,8 +70,22 @@ def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
         if missing:
             raise MvlsibError(f"{verdict.expression} requires attribution: give {' and '.join(missing)}")
     image_id = req.image_id or next_image_id(rows, req.topic)
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", image_id):
-        raise MvlsibError(f"--image-id {image_id!r}: use letters, digits, '_', '-' and '.' only")
+    # The pool manifest's schema decides, as it does for `images check` and `validate`: a row added
+    # here never fails there. The file name and hash are not known yet; their stand-ins are valid.
+    provisional = {
+        "image_id": image_id,
+        "topic": req.topic,
+        "file": f"{topic_slug(req.topic)}/{image_id}.jpg",
+        "license": verdict.expression,
+        "author": req.author.strip(),
+        "source_url": _source_url(req),
+        "sha256": "0" * 64,
+    }
+    for message in schema_errors("manifest_row", provisional):
+        field = message.split(":", 1)[0]
+        raise MvlsibError(
+            f"{_OPTION_OF.get(field, field)}: {message} (the pool manifest's rule, which validate applies)"
+        )
     if any(r.image_id == image_id for r in rows):
         raise MvlsibError(f"image id {image_id!r} is already in the pool; choose another --image-id or remove the row")
     return image_id
@@ -126,7 +149,7 @@ def _add_locked(pool: Path, req: AddRequest, norm, create: bool) -> ManifestRow:
         file=rel,
         license=judge_license(req.license).expression,
         author=req.author.strip(),
-        source_url=req.source_url.strip(),
+        source_url=_source_url(req),
         sha256=sha,
         extra=extra,
     )

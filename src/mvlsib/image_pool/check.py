@@ -14,7 +14,7 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from mvlsib.atomic import atomic_open
-from mvlsib.escape import has_markup, web_url
+from mvlsib.escape import has_markup
 from mvlsib.image_pool.hashes import (
     ImageHashes,
     NearDupPolicy,
@@ -29,6 +29,8 @@ from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
 from mvlsib.limits import IMAGES_PER_TOPIC, MIN_SIDE
 from mvlsib.progress import bar
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
+from mvlsib.schema.validators import schema_errors
+from mvlsib.terminal import visible
 from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
 
 DEFAULT_MIN_SIDE = MIN_SIDE
@@ -138,21 +140,22 @@ class CheckReport:
             },
         }
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    def to_json(self, *, ascii_only: bool = False) -> str:
+        # ascii_only for a terminal: every control and bidi mark in a field then stays a JSON escape
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=ascii_only, sort_keys=False) + "\n"
 
     def to_text(self) -> str:
         lines = []
         for f in self.findings:
-            who = f.image_id or (f"topic {f.topic}" if f.topic else "pool")
-            lines.append(f"{f.severity.upper():7} {who}: [{f.code}] {f.message}")
+            who = visible(f.image_id) or (f"topic {visible(f.topic)}" if f.topic else "pool")
+            lines.append(f"{f.severity.upper():7} {who}: [{f.code}] {visible(f.message)}")
         if self.closest_pairs:
             lines.append("")
             lines.append("closest pairs (pHash/dHash bits: whole image, best crop window; crop-resistant segments):")
             for p in self.closest_pairs:
                 flag = "NEAR-DUPLICATE" if p.near_duplicate else "ok"
                 lines.append(
-                    f"  {p.a:<24} {p.b:<24} whole {p.phash:>2}/{p.dhash:<2}  window {p.window_phash:>2}/"
+                    f"  {visible(p.a):<24} {visible(p.b):<24} whole {p.phash:>2}/{p.dhash:<2}  window {p.window_phash:>2}/"
                     f"{p.window_dhash:<2}  segments {p.crop_segments}  {flag}"
                 )
             pol = self.options.policy
@@ -409,6 +412,7 @@ def _check_row_metadata(row: ManifestRow, allowed: frozenset[str], findings: lis
 # Manifest fields whose text reaches the card, the credits and the gallery (file and sha256 are checked
 # as a path and a hash; extra columns such as title and licence_evidence are text too).
 _TEXT_FIELDS = ("image_id", "topic", "license", "author")
+_OWN_FINDINGS = ("topic", "file", "sha256")
 
 
 def _check_row_text(row: ManifestRow, findings: list[Finding]) -> None:
@@ -416,16 +420,22 @@ def _check_row_text(row: ManifestRow, findings: list[Finding]) -> None:
     escaped in every output, but a curator meant something else and should fix the row."""
     rid, topic = row.image_id, row.topic
     url = row.source_url.strip()
-    if has_value(url) and web_url(url) is None:
-        findings.append(
-            Finding(
-                rid,
-                topic,
-                "url",
-                f"source_url {url[:200]!r} is not an http(s) address (javascript:, data:, file: and relative "
-                "links are never linked); give the web page the image was published on",
+    # The manifest schema is the rule `images add` and `validate` apply: a row failing it fails here too.
+    # (topic, file and sha256 have their own findings, with hints, below and in the file checks)
+    schema = [m for m in schema_errors("manifest_row", row.as_dict()) if m.split(":", 1)[0] not in _OWN_FINDINGS]
+    for message in schema:
+        if message.startswith("source_url:"):
+            findings.append(
+                Finding(
+                    rid,
+                    topic,
+                    "url",
+                    f"source_url {url[:200]!r} is not an http(s) address (javascript:, data:, file: and relative "
+                    "links are never linked; spaces are written %20); give the web page the image was published on",
+                )
             )
-        )
+        else:
+            findings.append(Finding(rid, topic, "schema", f"{message}; validate refuses this row, fix it"))
     texts = [(name, getattr(row, name)) for name in _TEXT_FIELDS] + sorted(row.extra.items())
     for name, value in texts:
         if value and has_markup(value):

@@ -137,7 +137,7 @@ if __name__ == "__main__":
         from {package}.commands import standalone_main
     except OSError as exc:
         where = exc.filename or "a file of this release"
-        print(f"{{where}}: {{exc.strerror or exc}}; check that the release folder is readable (ls -l)", file=sys.stderr)
+        print(f"{{where!r}}: {{exc.strerror or exc}}; check that the release folder is readable (ls -l)", file=sys.stderr)
         sys.exit(2)
 
     standalone_main()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mvlsib import terminal
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.backends import BACKENDS, backend_class, make_backend, options_for
 from mvlsib.evaluation.backends.hf.feature_cache import DEFAULT_FEATURE_CACHE_MB
@@ -254,7 +254,7 @@ def _run_model(spec: ModelSpec, kind: str, entries, images, names_by_language, *
 
 def verify_images(opts: VerifyOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run every model over every pool image; write ``report.json`` and ``report.md``; return the report."""
-    log = log or (lambda msg: print(msg, file=sys.stderr))
+    log = log or (lambda msg: terminal.note("{}", msg))
     names_by_language = read_topic_names(opts.topic_names) if opts.topic_names else {DEFAULT_LANGUAGE: TOPICS}
     entries = load_pool_images(opts.pool)
     images = {row.image_id: im for row, im in entries}

@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import TASKS, MvlsibError, atomic_open
+from .._compat import TASKS, MvlsibError, atomic_open, terminal
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from ..run.stats import (
@@ -129,13 +129,13 @@ def format_comparison(res: dict, alpha: float = 1 - CONFIDENCE) -> str:
     """A readable table: overall, per task x k, and the languages whose difference survives Holm."""
 
     def scope(c):
-        return f"{c['subset']}, {c['n_done']}/{c['n_expected']} predictions" + (
+        return f"{terminal.visible(c['subset'])}, {c['n_done']}/{c['n_expected']} predictions" + (
             "" if c["complete"] else " (INCOMPLETE)"
         )
 
     lines = [
-        f"A = {res['run_a']} ({res.get('model_a')}): {scope(res['scope_a'])}",
-        f"B = {res['run_b']} ({res.get('model_b')}): {scope(res['scope_b'])}",
+        f"A = {terminal.visible(res['run_a'])} ({terminal.visible(res.get('model_a'))}): {scope(res['scope_a'])}",
+        f"B = {terminal.visible(res['run_b'])} ({terminal.visible(res.get('model_b'))}): {scope(res['scope_b'])}",
         f"{res['n_shared']} shared predictions (only in A: {res['n_only_a']}, only in B: {res['n_only_b']}); "
         f"{int(100 * CONFIDENCE)}% intervals, differences in percentage points (A − B)",
         "",

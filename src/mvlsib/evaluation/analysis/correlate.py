@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
-from .._compat import TASKS, MvlsibError, atomic_open, open_csv
+from .._compat import TASKS, MvlsibError, atomic_open, open_csv, terminal
 from ..run.scoring import compute_metrics
 from ..run.stats import CONFIDENCE
 from ..run.store import load_run
@@ -141,7 +141,7 @@ def format_correlations(rows: list[dict]) -> str:
     ]
     for r in rows:
         lines.append(
-            f"{r['task']:<5} {r['k']:>2} {r['benchmark'][:20]:<20} {r['n_models']:>3} {f(r['pearson']):>7} "
+            f"{r['task']:<5} {r['k']:>2} {terminal.visible(r['benchmark'])[:20]:<20} {r['n_models']:>3} {f(r['pearson']):>7} "
             f"{'[' + f(r['pearson_low']) + ', ' + f(r['pearson_high']) + ']':>15} {f(r['spearman']):>8} "
             f"{'[' + f(r['spearman_low']) + ', ' + f(r['spearman_high']) + ']':>15}"
         )

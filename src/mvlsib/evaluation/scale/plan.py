@@ -8,11 +8,10 @@ same round-robin dealing), so a plan and the run it describes cannot disagree.
 from __future__ import annotations
 
 import math
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from .._compat import MvlsibError
+from .._compat import MvlsibError, terminal
 from ..run.runner import Run, RunOptions
 
 
@@ -71,8 +70,9 @@ def slurm_script(plan: Plan, run_args: list[str], out: str, *, prompts_per_secon
         limit = f"{hours}:00:00"
     else:
         limit = "24:00:00"
-    command = shlex.join(["mvlsib-eval", "run", *run_args])
-    merge = shlex.join(["mvlsib-eval", "merge", out, "--out", out])
+    # Words with a line break or control are written $'...': none ends a comment line or reaches a terminal raw.
+    command = terminal.shell_command(["mvlsib-eval", "run", *run_args])
+    merge = terminal.shell_command(["mvlsib-eval", "merge", out, "--out", out])
     return f"""#!/bin/bash
 # MVL-SIB: {plan.n_prompts} prompts in {count} shards, one GPU each (written by `mvlsib-eval plan`).
 # Each array task is shard SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT;

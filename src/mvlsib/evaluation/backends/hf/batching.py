@@ -9,10 +9,9 @@ used; otherwise that kind runs one prompt at a time.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from ..._compat import MvlsibError
+from ..._compat import MvlsibError, terminal
 from ..base import Request, one_line
 from .inputs import (
     MemoImageProcessor,
@@ -125,16 +124,18 @@ class Batcher:
         if batched is not None and not differences_beyond_padding(singles, batched, layout):
             # The processor pads its own way (e.g. Mllama's aspect_ratio_mask); its batches
             # carry each prompt's values unchanged, so use them as they come.
-            print(
-                f"mvlsib-eval: {name}: {kind} prompts are batched by the processor "
-                f"itself ({'; '.join(problems)} only in its padding)",
-                file=sys.stderr,
+            terminal.note(
+                "mvlsib-eval: {}: {} prompts are batched by the processor itself ({} only in its padding)",
+                name,
+                kind,
+                "; ".join(problems),
             )
             return "processor"
-        print(
-            f"mvlsib-eval: {name}: batched inputs differ from per-prompt inputs "
-            f"({'; '.join(problems)}); {kind} prompts run one at a time",
-            file=sys.stderr,
+        terminal.note(
+            "mvlsib-eval: {}: batched inputs differ from per-prompt inputs ({}); {} prompts run one at a time",
+            name,
+            "; ".join(problems),
+            kind,
         )
         return False
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections import OrderedDict
 from typing import Any
 
+from ..._compat import terminal
 from ..base import one_line
 from .feature_units import Adapter, adapter_for, refusal
 from .generation import COMPARED, outputs_differ
@@ -177,10 +177,10 @@ class FeatureReuse:
             cache.enabled = False
             cache.clear()
             self.mode = f"off (self-check: {problem} with cached image features)"
-            print(
-                f"mvlsib-eval: {type(self.model).__name__}: {problem} with cached image features; the "
-                "feature cache is off for this run (every image goes through the vision tower)",
-                file=sys.stderr,
+            terminal.note(
+                "mvlsib-eval: {}: {} with cached image features; the feature cache is off for this run (every image goes through the vision tower)",
+                type(self.model).__name__,
+                problem,
             )
             return plain.sequences
         if cache.last_call_hits or self.checks >= self.CHECK_BATCHES:

@@ -12,10 +12,10 @@ batches against the plain path.
 from __future__ import annotations
 
 import copy
-import sys
 from collections import OrderedDict
 from typing import Any
 
+from ..._compat import terminal
 from ..base import one_line
 from .generation import COMPARED, outputs_differ
 
@@ -336,10 +336,12 @@ class PrefixReuse:
             self.images_mode = mode
         else:
             self.mode = mode
-        print(
-            f"mvlsib-eval: {type(self.model).__name__}: {problem} with the reused {what} cache; KV-prefix "
-            f"{scope} is off for this run",
-            file=sys.stderr,
+        terminal.note(
+            "mvlsib-eval: {}: {} with the reused {} cache; KV-prefix {} is off for this run",
+            type(self.model).__name__,
+            problem,
+            what,
+            scope,
         )
 
     def clear(self) -> None:
