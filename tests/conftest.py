@@ -45,6 +45,7 @@ PATH_TIERS = {
     "cli/test_bad_input_walk.py": "faults",
     "cli/test_output_folders.py": "faults",
     "cli/test_hostile_values.py": "faults",
+    "evaluation/test_plan_script.py": "faults",
     "test_hub_faults.py": "faults",
     "builder/test_ingest_faults.py": "faults",
     "evaluation/test_hub_data_faults.py": "faults",

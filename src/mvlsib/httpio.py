@@ -30,7 +30,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 # The largest response body read from an inference server (a chat completion is a few KB).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -163,8 +163,19 @@ def content_length(value: str | None) -> int | None:
     return int(text)
 
 
+# A URL holds no whitespace or control character (RFC 3986 section 2): one would end a header line or a log line.
+_NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Query parameters that carry a credential (presigned URLs, API keys in links).
+_SECRET_QUERY = re.compile(r"(?i)token|key|secret|sig|signature|password|passwd|auth|credential|session")
+
+
 def check_url(url: str) -> str:
     """``url`` if it is an http(s) URL with a host and a valid port; ``InvalidURL`` otherwise."""
+    if (bad := _NOT_IN_URL.search(url)) is not None:
+        raise InvalidURL(
+            f"{url[: bad.start()]!r}...: not a valid URL (a space or control character at position {bad.start()}; "
+            "write a space as %20)"
+        )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a port that is not a number in 0..65535
@@ -175,6 +186,17 @@ def check_url(url: str) -> str:
     if not parts.hostname:
         raise InvalidURL(f"{url}: not a valid URL (no host)")
     return url
+
+
+def public_url(url: str) -> str:
+    """``url`` as it may be written or printed: no ``user:password@``, no credential-like query values."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = "&".join(
+        f"{name}=***" if _SECRET_QUERY.search(name) else (f"{name}={value}" if sep else name)
+        for name, sep, value in (item.partition("=") for item in parts.query.split("&") if item)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

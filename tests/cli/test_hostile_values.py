@@ -1,6 +1,6 @@
 """Every text a user or a file can give reaches the terminal visibly: each parameter of each command
-of both CLIs, in turn, gets a value holding an OSC title sequence, a CSI, a line break followed by a
-forged line, a carriage return and a bidi override. Whatever the command answers, stdout and stderr
+of both CLIs, in turn, gets a value holding an OSC title sequence, a CSI, C1 controls, a bidi
+override, a carriage return and a line break each followed by a forged line. Whatever the command answers, stdout and stderr
 hold no raw control character (line breaks aside) and no line the value forged.
 
 The parameters are found by walking the click commands, so a new command or option is covered the
@@ -21,11 +21,10 @@ from mvlsib.cli import build_cli, eval_cli
 FORGED = "FORGED complete"
 # The pieces of a hostile value; each case puts its own twist on them.
 VALUES = {
-    "osc-title": "x\x1b]0;pwned\x07y",
+    # everything at once: the value reaches the output through whichever path the command takes
+    "all-pieces": f"x\x1b]0;pwned\x07\x1b[2J\u202ey\x9b31m\x85z\r{FORGED}\n{FORGED}",
+    # a plain line break only: the way a forged line most often gets in
     "forged-line": f"x\n{FORGED}",
-    "carriage-return": f"x\r{FORGED}",
-    "csi-and-bidi": "x\x1b[2J\u202ey",
-    "c1-controls": "x\x9b31m\x85y",
 }
 
 

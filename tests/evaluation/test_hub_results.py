@@ -233,3 +233,17 @@ def test_a_dataset_without_or_with_a_huge_eval_yaml_is_refused(hub, tmp_path):
         hub_results.release_task_ids("org/huge", "org/huge", None, endpoint=hub.endpoint)
     with pytest.raises(MvlsibError, match="could not read eval.yaml of org/missing"):
         hub_results.release_task_ids("org/missing", "org/missing", None, endpoint=hub.endpoint)
+
+
+def test_a_password_in_the_hub_endpoint_is_written_and_printed_nowhere(full_run, hub, tmp_path):
+    run = _hub_data_run(full_run, tmp_path)
+    secret = "PASSWORD-in-the-url"
+    endpoint = hub.endpoint.replace("://", f"://someone:{secret}@")
+    args = ["hub-results", str(run), "--dataset", DATASET, "--revision", hub.dataset_commit]
+    args += ["--out", str(tmp_path / "out"), "--model-repo", MODEL_REPO]
+    result = CliRunner(env={"HF_ENDPOINT": endpoint, "HF_HUB_DISABLE_XET": "1"}).invoke(eval_cli, args)
+    assert result.exit_code == 0, result.output
+    written = [p.read_text("utf-8") for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert written and not any(secret in text for text in written) and secret not in result.output
+    entry = yaml.safe_load((tmp_path / "out" / ".eval_results" / "mvl-sib_s2t_k1.yaml").read_text("utf-8"))[0]
+    assert entry["source"]["url"].startswith(hub.endpoint + "/")

@@ -12,6 +12,7 @@ from mvlsib import terminal
 from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import with_backend_options
 from mvlsib.evaluation.options import (
+    URL,
     data_revision_option,
     json_out_option,
     option,
@@ -83,6 +84,7 @@ def _hub_bars(enabled: bool, *, datasets: bool = False):
 )
 @click.option(
     "--hub-endpoint",
+    type=URL,
     default=None,
     envvar="HF_ENDPOINT",
     show_envvar=True,

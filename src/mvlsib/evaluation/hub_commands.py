@@ -11,9 +11,9 @@ from pathlib import Path
 
 import click
 
-from ._compat import terminal
+from ._compat import httpio, terminal
 from .command_options import friendly_errors
-from .options import data_revision_option, out_option, release_option
+from .options import URL, data_revision_option, out_option, release_option
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -52,6 +52,7 @@ def _repo_id(ctx, param, value):
 )
 @click.option(
     "--source-url",
+    type=URL,
     default=None,
     metavar="URL",
     help="Where the run folder is published (predictions, config): the entries' source.url.",
@@ -64,6 +65,7 @@ def _repo_id(ctx, param, value):
 )
 @click.option(
     "--hub-endpoint",
+    type=URL,
     default=None,
     envvar="HF_ENDPOINT",
     metavar="URL",
@@ -106,4 +108,4 @@ def hub_results_command(run, release, data_revision, out, model_repo, create_pr,
         terminal.echo("wrote {}", path)
     if create_pr:
         url = hub_results.open_pr(model_repo, written, dataset, token=token, endpoint=hub_endpoint)
-        terminal.echo("pull request: {}", url)
+        terminal.echo("pull request: {}", httpio.public_url(url))

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from ._compat import httpio
+
 # The help text of each shared option (a command may add a sentence of its own after it).
 SHARED_HELP = {
     "out": "",  # every command says what it writes there
@@ -30,6 +32,21 @@ _RELEASE_KINDS = {
     "folder": "a release folder (with data/ and mvl_sib.py).",
     "hub": "a Hub dataset repo id ORG/NAME.",
 }
+
+
+class UrlType(click.ParamType):
+    """An http(s) URL, checked when the option is parsed: no space or control character, a host, a valid port."""
+
+    name = "url"
+
+    def convert(self, value, param, ctx):
+        try:
+            return httpio.check_url(str(value))
+        except httpio.InvalidURL as exc:
+            self.fail(str(exc), param, ctx)
+
+
+URL = UrlType()
 
 
 class SharedOption(click.Option):

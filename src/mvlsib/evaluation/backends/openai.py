@@ -463,7 +463,7 @@ class OpenAIBackend(Backend):
                 self.template_kwargs,
                 self.max_new_tokens,
             ),
-            "base_url": self.base_url,
+            "base_url": httpio.public_url(self.base_url),
             "concurrency": self.concurrency,
             "thinking_max_new_tokens": self.thinking_max_new_tokens,
             "thinking_continuation": (

@@ -155,7 +155,7 @@ def entries(
             "dataset": dataset_entry,
             "value": row["accuracy"],
             "date": date,
-            "source": {"url": source_url, "name": "mvlsib-eval run config"},
+            "source": {"url": httpio.public_url(source_url), "name": "mvlsib-eval run config"},
             "notes": notes,
         }
         out[f"{dataset.split('/')[-1]}_{tid}.yaml"] = [entry]
