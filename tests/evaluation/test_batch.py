@@ -196,9 +196,10 @@ def test_faults_are_named_and_the_retry_completes_the_run(prepared, online_run, 
     results = _write_lines(tmp_path / "results.jsonl", kept)
 
     out = tmp_path / "run"
-    result = ok(invoke("batch", "collect", prepared, results, "--out", out, "--no-progress"))
+    result = invoke("batch", "collect", prepared, results, "--out", out, "--no-progress")
+    assert result.exit_code == 1, result.output  # the run is incomplete: not a success
     text = result.output
-    assert f"missing 1: {lost['custom_id']}" in text
+    assert "INCOMPLETE" in text and f"missing 1: {lost['custom_id']}" in text
     for cid in failed_ids[:5]:
         assert cid in text
     assert same["custom_id"] in text and other["custom_id"] in text  # duplicated, both named

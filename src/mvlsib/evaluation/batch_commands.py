@@ -4,6 +4,7 @@ the work is in ``batch``, ``batch_collect`` and ``plan``). They take ``run``'s s
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -141,6 +142,8 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
             summary["n_expected"] - summary["n_done_before"] - summary["n_new"],
             err=True,
         )
+        # 0 only when the job is done: a script that chains collect into report must not go on
+        sys.exit(1)
 
 
 @click.command("plan")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -400,7 +401,15 @@ class OpenAIBackend(Backend):
                             self._redact(f"{url} answered {last}; not retrying (check --model and --base-url)")
                         )
                     # The server knows best when to come back, if it says so readably (nan, -1, garbage: ours).
-                    wait = httpio.retry_after(resp.header("retry-after"))
+                    wait = httpio.retry_after(resp.header("retry-after"), cap=math.inf)
+                    if wait is not None and wait > httpio.MAX_RETRY_AFTER_S:
+                        # Waiting less than asked would only be refused again, and waiting that long stalls
+                        # every request behind this one: stop now; the run resumes where it stopped.
+                        raise MvlsibError(
+                            f"{url} answered HTTP {resp.status} and asks to come back in {wait:,.0f} s (over the "
+                            f"{httpio.MAX_RETRY_AFTER_S:g} s a request waits); run the same command again later "
+                            "to resume"
+                        )
                     delay = delay if wait is None else wait
                 else:
                     return _chat_json(resp.body)
