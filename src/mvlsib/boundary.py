@@ -19,16 +19,17 @@ from .errors import MvlsibError, missing_dependency_message
 
 
 class InputError(click.ClickException):
-    """Bad input the user can fix: one line on stderr, exit status 2.
+    """Bad input the user can fix: a message on stderr, exit status 2.
 
-    The message names what the user gave or a file held, so it is made ``terminal.visible``: one
-    line whatever the value, and nothing in it acts on the terminal.
+    The message names what the user gave or a file held, so each of its lines is made
+    ``terminal.visible``: one line whatever the value, and nothing in it acts on the terminal.
     """
 
     exit_code = 2
 
-    def __init__(self, message: str) -> None:
-        super().__init__(terminal.visible(message))
+    def __init__(self, message: str, *more_lines: str) -> None:
+        # a message's own lines (an MvlsibError's list) stay lines; nothing inside one can start another
+        super().__init__("\n".join(terminal.visible(line) for line in (message, *more_lines)))
 
 
 @contextlib.contextmanager
@@ -52,7 +53,7 @@ def error_boundary(
     except (click.exceptions.Exit, click.exceptions.Abort):
         raise
     except MvlsibError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(*exc.lines()) from None
     except OSError as exc:
         raise InputError(oserrors.message(exc)) from None
     except Exception as exc:

@@ -1,8 +1,31 @@
 """Errors the CLI turns into a clean message and a non-zero exit instead of a traceback."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 
 class MvlsibError(Exception):
-    """A problem with the user's input or environment, stated so that they can fix it."""
+    """A problem with the user's input or environment, stated so that they can fix it.
+
+    One line, or a line with a list under it: ``items`` (each shown as ``  - item``, the first
+    ``shown`` of them, then how many more) and a closing ``hint``. The parts stay apart so that the
+    error boundary can make each line terminal-safe on its own: a line break inside a value never
+    starts a line of its own. ``str()`` gives the whole text.
+    """
+
+    def __init__(self, message: str, *, items: Sequence[str] = (), shown: int = 10, hint: str = "") -> None:
+        self.message, self.items, self.shown, self.hint = message, tuple(items), shown, hint
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        more = len(self.items) - self.shown
+        return [
+            self.message,
+            *(f"  - {item}" for item in self.items[: self.shown]),
+            *([f"  ... and {more} more"] if more > 0 else []),
+            *([self.hint] if self.hint else []),
+        ]
 
 
 # The optional dependencies: the import name -> what installs it. The core (``pip install

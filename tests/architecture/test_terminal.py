@@ -73,3 +73,17 @@ def test_every_template_is_a_literal(path):
 def test_the_finder_finds_what_it_looks_for():
     tree = ast.parse("import click, sys\nprint(1)\nclick.echo(x)\nclick.secho(x)\nsys.stderr.write(x)\nf.write(x)\n")
     assert [d for _, d in _printing_calls(tree)] == ["print", "click.echo", "click.secho", "sys.stderr.write"]
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: p.relative_to(SRC).as_posix())
+def test_an_error_message_is_one_line_with_its_list_apart(path):
+    """A list under an error goes in ``items``: the boundary shows each line safely only if they are apart."""
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Call) and _is(node.func, "MvlsibError") and node.args:
+            pieces = [
+                n.value for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            ]
+            if any("\n" in piece for piece in pieces):
+                bad.append(node.lineno)
+    assert bad == [], f"{path.relative_to(SRC)}: MvlsibError message with a line break (lines {bad}); use items="

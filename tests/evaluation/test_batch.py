@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import typing
 from pathlib import Path
@@ -170,6 +171,39 @@ def test_refuses_a_folder_it_did_not_write(release, tmp_path):
     result = invoke("batch", "prepare", "--data", release, "--model", MODEL, *SELECTION, "--out", out)
     assert result.exit_code == 2 and "notes.txt" in result.output
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_an_edited_request_file_is_never_replaced(release, prepared, tmp_path):
+    batch = tmp_path / "batch"
+    shutil.copytree(prepared, batch)
+    edited = request_files(batch)[0]
+    edited.write_text(edited.read_text("utf-8") + "\n", "utf-8")
+    before = edited.read_bytes()
+    result = invoke("batch", "prepare", "--data", release, "--model", MODEL, *SELECTION, "--out", batch)
+    assert result.exit_code == 2 and edited.name in result.output and "edited" in result.output
+    assert edited.read_bytes() == before
+
+
+def test_results_downloaded_into_retry_survive_the_collect_that_completes_the_run(prepared, online_run, tmp_path):
+    batch = tmp_path / "batch"
+    shutil.copytree(prepared, batch)
+    out = tmp_path / "run"
+    with content_server(fail_every=5) as server:
+        run_batch(request_files(batch), tmp_path / "first.jsonl", server.base_url)
+    assert invoke("batch", "collect", batch, tmp_path / "first.jsonl", "--out", out, "--no-progress").exit_code == 1
+    retry = batch / "retry"
+    index = json.loads((retry / "retry.json").read_text("utf-8"))
+    mine = retry / "results-downloaded.jsonl"  # the user keeps the retry's results beside its requests
+    with content_server() as server:
+        run_batch([retry / f["name"] for f in index["files"]], mine, server.base_url)
+    kept = mine.read_bytes()
+    ok(invoke("batch", "collect", batch, mine, "--out", out, "--no-progress"))
+    assert sorted(p.name for p in retry.iterdir()) == [mine.name] and mine.read_bytes() == kept
+    assert (out / "predictions.jsonl").read_bytes() == (online_run / "predictions.jsonl").read_bytes()
+    # and a file of the user's where collect would write its own is refused before any work
+    (retry / "retry.json").write_text("{}", "utf-8")
+    clash = invoke("batch", "collect", batch, mine, "--out", tmp_path / "other", "--no-progress")
+    assert clash.exit_code == 2 and "retry.json" in clash.output and not (tmp_path / "other").exists()
 
 
 def _write_lines(path: Path, lines: list[dict]) -> Path:

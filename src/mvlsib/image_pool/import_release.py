@@ -103,7 +103,7 @@ def import_release(
     unused = sorted(set(facts) - {p.name for p in files})
     problems += [f"{licences_csv}: row for {n} but no such image in {src_dir}" for n in unused]
     if problems:
-        raise MvlsibError("cannot import the release:\n  " + "\n  ".join(problems))
+        raise MvlsibError("cannot import the release:", items=problems, shown=len(problems))
 
     # The stage carries this process's pid (``.POOL.partial-PID``): a killed import's stage is
     # removed by the next run, and the pool appears only when complete.

@@ -121,22 +121,23 @@ def verify_release(release: Path) -> dict:
     problems = manifest_problems(release)
     extra = unlisted_files(release, listed)
     if problems:
+        listed_problems = problems + [f"{rel}: present but not listed in manifest.json" for rel in extra]
         raise MvlsibError(
-            f"{release}: the release does not match its manifest.json, refusing to use it:\n  - "
-            + "\n  - ".join(problems + [f"{rel}: present but not listed in manifest.json" for rel in extra])
-            + "\nRebuild it with `mvlsib-build publish --workdir W --out DIR` (or `mvlsib-build build`)"
+            f"{release}: the release does not match its manifest.json, refusing to use it:",
+            items=listed_problems,
+            shown=len(listed_problems),
+            hint="Rebuild it with `mvlsib-build publish --workdir W --out DIR` (or `mvlsib-build build`)"
             + (
                 ", after moving the unlisted files out of the folder: publish never deletes files it did not write."
                 if extra
                 else "."
-            )
+            ),
         )
     if extra:
         raise MvlsibError(
-            f"{release}: holds files that are not part of the release, refusing to use it:\n  - "
-            + "\n  - ".join(f"{rel}: present but not listed in manifest.json" for rel in extra[:10])
-            + (f"\n  ... and {len(extra) - 10} more" if len(extra) > 10 else "")
-            + "\nMove them out of the release folder (put evaluation runs' --out elsewhere) and retry."
+            f"{release}: holds files that are not part of the release, refusing to use it:",
+            items=[f"{rel}: present but not listed in manifest.json" for rel in extra],
+            hint="Move them out of the release folder (put evaluation runs' --out elsewhere) and retry.",
         )
     return manifest
 

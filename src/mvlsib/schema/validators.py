@@ -12,6 +12,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from mvlsib.escape import web_url
 from mvlsib.release_format.mvl_sib import K_VALUES, LANGUAGE_COLUMNS, TASK_TABLE, TASKS, TEXT_OF
 
 SCHEMA_NAMES: tuple[str, ...] = (
@@ -197,9 +198,23 @@ def _lists_pass(name: str, column: str, values: Sequence[Any]) -> bool:
 
 def schema_errors(name: str, record: Any) -> Iterator[str]:
     """Readable messages, one per violation: ``field.path: message``."""
-    for err in sorted(validator(name).iter_errors(record), key=lambda e: list(map(str, e.absolute_path))):
+    errors = sorted(validator(name).iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+    for err in errors:
         where = ".".join(str(p) for p in err.absolute_path) or "(record)"
         yield f"{where}: {err.message}"
+    if not errors and name in RULES_BEYOND_SCHEMA:
+        yield from RULES_BEYOND_SCHEMA[name](record)
+
+
+def _manifest_row_rules(record: Any) -> Iterator[str]:
+    # The pattern admits every http(s) word; the card links only what a browser opens (escape.web_url).
+    url = str(record.get("source_url") or "").strip()
+    if url and web_url(url) is None:
+        yield f"source_url: {url[:200]!r} is not an address a browser would open"
+
+
+# What a JSON Schema cannot say about a record, checked wherever the schema is (schema_errors): one rule.
+RULES_BEYOND_SCHEMA = {"manifest_row": _manifest_row_rules}
 
 
 def frame_errors(name: str, frame, label_columns: tuple[str, ...] = (), limit: int = 50) -> list[str]:

@@ -84,11 +84,11 @@ def refuse_if_invalid(result: ValidationResult, where: str | Path) -> None:
     violations = result.violations
     if not violations:
         return
-    shown = "\n  - ".join(str(v).strip() for v in violations[:SHOWN_VIOLATIONS])
-    more = f"\n  ... and {len(violations) - SHOWN_VIOLATIONS} more" if len(violations) > SHOWN_VIOLATIONS else ""
     raise MvlsibError(
         f"{where}: validation found {len(violations)} violation(s); no release was written "
-        f"(`mvlsib-build validate` lists them all):\n  - {shown}{more}"
+        "(`mvlsib-build validate` lists them all):",
+        items=[str(v).strip() for v in violations],
+        shown=SHOWN_VIOLATIONS,
     )
 
 

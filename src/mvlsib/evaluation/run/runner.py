@@ -253,10 +253,9 @@ def verify_data(data: str) -> None:
     problems = check(data) if check else []
     if problems:
         raise MvlsibError(
-            f"{data}: the release does not match its manifest.json, so scores would not be comparable:\n  - "
-            + "\n  - ".join(problems[:10])
-            + (f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else "")
-            + "\nRe-download the release (or rebuild it into a new folder)."
+            f"{data}: the release does not match its manifest.json, so scores would not be comparable:",
+            items=problems,
+            hint="Re-download the release (or rebuild it into a new folder).",
         )
 
 

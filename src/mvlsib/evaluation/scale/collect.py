@@ -17,18 +17,21 @@ byte for byte); collecting the retry's results into the same run folder complete
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _compat
 from .._compat import MvlsibError, jsonio, staged_folder
 from ..backends import Backend, Request
 from ..backends.openai import Malformed, answer_text, check_answer, settings_description
 from ..run.runner import Run, prediction_key, run_eval
 from ..run.store import read_predictions, record_key
-from .prepare import MANIFEST, RETRY_DIR, FileSplitter, line_custom_id, options_from
+from .prepare import MANIFEST, RETRY_DIR, RETRY_INDEX, FileSplitter, foreign_files, line_custom_id, options_from
 from .prepare import write_json as _write_json
 
 # A chat completion with a long reasoning trace is tens of KB; a line over this is not an answer.
@@ -172,6 +175,7 @@ def collect(
     """Collect ``result_files`` of the batch in ``folder`` into the run folder ``out``; returns a summary."""
     folder, out = Path(folder), Path(out)
     manifest = read_manifest(folder)
+    refuse_retry_clash(folder)
     opts = options_from(manifest["run"], out, parse_mode=parse_mode, groups=groups or {}, progress=progress)
     fp = Run.resolve(opts).fingerprint
     if fp != manifest["fingerprint"]:
@@ -204,14 +208,38 @@ def collect(
     return summary
 
 
+# The names collect writes in retry/ (FileSplitter's request files and the retry folder's index).
+_RETRY_NAMES = re.compile(rf"{RETRY_DIR}/({re.escape(RETRY_INDEX)}|requests-[0-9]+\.jsonl)")
+
+
+def refuse_retry_clash(folder: Path) -> None:
+    """Refuse, before any work, when retry/ holds a file of the user's where collect writes its own."""
+    clash = [rel for rel in foreign_files(folder, RETRY_DIR) if _RETRY_NAMES.fullmatch(rel)]
+    if clash:
+        raise MvlsibError(
+            f"{folder / RETRY_DIR}: {', '.join(clash[:5])} was not written by batch collect or was edited since; "
+            "collect writes the retry's request files there and never replaces yours: move them out first"
+        )
+
+
 def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) -> str | None:
-    """The original request lines of ``keys`` as ``folder/retry/requests-*.jsonl`` (or no retry folder)."""
+    """The original request lines of ``keys`` as ``folder/retry/requests-*.jsonl`` (or no retry files).
+
+    Only what a previous collect wrote there (and nobody edited) is replaced or removed: results the
+    user downloaded into retry/ stay, and so does the folder while it holds them.
+    """
     target = folder / RETRY_DIR
+    theirs = foreign_files(folder, RETRY_DIR)
+    present = _compat.folder_files(target) if target.is_dir() else []
+    ours = [target / rel for rel in present if f"{RETRY_DIR}/{rel}" not in theirs]
     if not keys:
-        shutil.rmtree(target, ignore_errors=True)
+        if not theirs:
+            shutil.rmtree(target, ignore_errors=True)
+        for path in ours:
+            path.unlink(missing_ok=True)
         return None
     wanted = set(keys)
-    with staged_folder(target) as staging:
+    with staged_folder(folder / f"{RETRY_DIR}.new") as staging:
         limits = manifest.get("limits") or {}
         splitter = FileSplitter(staging, limits.get("max_requests", 50_000), limits.get("max_bytes", 200_000_000))
         for entry in manifest["files"]:
@@ -222,7 +250,17 @@ def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) ->
                 f"{len(wanted)} prompts to retry are in none of the request files, e.g. {min(wanted)}; "
                 "prepare the batch again"
             )
-        _write_json(staging / "retry.json", {"n_requests": len(keys), "files": splitter.files, **report})
+        _write_json(staging / RETRY_INDEX, {"n_requests": len(keys), "files": splitter.files, **report})
+    fresh = folder / f"{RETRY_DIR}.new"
+    if not theirs:
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(fresh, target)
+    else:  # the user's files stay: ours are swapped one by one, the index last
+        for path in ours:
+            path.unlink(missing_ok=True)
+        for path in sorted(fresh.iterdir(), key=lambda p: p.name == RETRY_INDEX):
+            os.replace(path, target / path.name)
+        fresh.rmdir()
     return str(target)
 
 

@@ -34,6 +34,7 @@ FORMAT = "mvlsib-batch/1"
 ENDPOINT = "/v1/chat/completions"
 MANIFEST = "manifest.json"
 RETRY_DIR = "retry"
+RETRY_INDEX = "retry.json"  # the retry folder's own list of files, as manifest.json is the batch's
 
 
 @dataclass(frozen=True)
@@ -120,28 +121,52 @@ class FileSplitter:
 # ---------------------------------------------------------------- the output folder
 
 
-def _ours(folder: Path) -> set[str]:
-    """The names of the files a previous prepare (and collect) wrote into ``folder``."""
+def _listed_unchanged(folder: Path, index: str, prefix: str = "") -> set[str]:
+    """``index`` (a manifest.json or retry.json) and the files it lists whose bytes are still the
+    ones it recorded: what a previous prepare or collect wrote and nobody edited since."""
     try:
-        manifest = jsonio.loads((folder / MANIFEST).read_bytes())
-        names = {f["name"] for f in manifest["files"]}
+        listed = jsonio.loads((folder / index).read_bytes())["files"]
+        entries = [(str(f["name"]), str(f["sha256"])) for f in listed]
     except (OSError, ValueError, KeyError, TypeError):
         return set()
-    return names | {MANIFEST, RETRY_DIR}
+    ours = {prefix + index}
+    for name, sha256 in entries:
+        if "/" not in name and _sha256(folder / name) == sha256:
+            ours.add(prefix + name)
+    return ours
+
+
+def _sha256(path: Path) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def foreign_files(folder: Path, under: str = "") -> list[str]:
+    """Files in the batch folder (or its sub-folder ``under``) that neither prepare nor collect wrote, or
+    that were edited since: a user's downloaded results, an edited request file. Never replaced or removed."""
+    if not folder.is_dir():
+        return []
+    ours = _listed_unchanged(folder, MANIFEST) | _listed_unchanged(folder / RETRY_DIR, RETRY_INDEX, f"{RETRY_DIR}/")
+    present = _compat.folder_files(folder / under) if (folder / under).is_dir() else []
+    return sorted(rel for rel in (f"{under}/{p}" if under else p for p in present) if rel not in ours)
 
 
 def check_out(out: Path) -> None:
-    """Refuse an ``--out`` that is a file or holds anything a previous prepare did not write."""
+    """Refuse an ``--out`` that is a file or holds anything a previous prepare (or collect) did not write."""
     if out.exists() and not out.is_dir():
         raise MvlsibError(f"--out {out}: exists and is not a folder")
-    if not out.is_dir():
-        return
-    present = {p.name for p in out.iterdir()}
-    foreign = sorted(present - _ours(out))
+    foreign = foreign_files(out)
     if foreign:
         raise MvlsibError(
-            f"--out {out}: holds files batch prepare did not write ({', '.join(foreign[:5])}"
-            f"{', ...' if len(foreign) > 5 else ''}); give an empty or new folder"
+            f"--out {out}: holds files batch prepare did not write or that were edited since "
+            f"({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}); prepare replaces the whole "
+            "folder, so move them out or give a new folder"
         )
 
 
