@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "textnorm",
         "progress",
         "jsonio",
+        "readers",
         "limits",
         "csvio",
         "escape",

@@ -7,7 +7,6 @@ error handling shared with ``mvlsib-build``'s commands in ``command_options``); 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -106,12 +105,13 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
 )
 def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
+    from .run.run_files import read_config
     from .run.shards import merge_shards
 
     with owned_folder(out, "mvlsib-eval merge", RUN_FILES):
         metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
     click.echo(f"merged {metrics['n_predictions']} predictions into {Path(out) / 'predictions.jsonl'}")
-    config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
+    config = read_config(Path(out) / "config.json")
     if not config.get("complete"):
         missing = ", ".join(config.get("missing_shards") or []) or "none"
         click.echo(

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._compat import MvlsibError
+from .._compat import MvlsibError, readers
 
 
 @dataclass(frozen=True)
@@ -69,13 +68,9 @@ def parse_json_option(flag: str, value: Any) -> dict[str, Any]:
         return {}
     if isinstance(value, dict):
         return dict(value)
-    try:
-        parsed = json.loads(value)
-    except ValueError as exc:
-        raise MvlsibError(f"--{flag} must be a JSON object, e.g. '{{\"key\": 1}}': {exc}") from None
-    if not isinstance(parsed, dict):
-        raise MvlsibError(f"--{flag} must be a JSON object, got {type(parsed).__name__}")
-    return parsed
+    if not isinstance(value, str):
+        raise MvlsibError(f"--{flag} must be a JSON object, e.g. '{{\"key\": 1}}', got {type(value).__name__}")
+    return readers.parse_option("json_option", value, f"--{flag}")
 
 
 def json_options_fingerprint(options: Mapping[str, Any], params: tuple[str, ...]) -> dict[str, Any]:

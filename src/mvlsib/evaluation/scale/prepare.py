@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import _compat
-from .._compat import MvlsibError, jsonio, progress
+from .._compat import MvlsibError, progress, readers
 from ..backends.openai import chat_body, check_body_options, encode_image
 from ..run.runner import Run, RunOptions, verify_data
 from ..run.schedule import order_items
@@ -123,10 +123,10 @@ class FileSplitter:
 def _ours(folder: Path) -> set[str]:
     """The names of the files a previous prepare (and collect) wrote into ``folder``."""
     try:
-        manifest = jsonio.loads((folder / MANIFEST).read_bytes())
-        names = {f["name"] for f in manifest["files"]}
-    except (OSError, ValueError, KeyError, TypeError):
+        manifest = readers.read_json("batch_manifest", folder / MANIFEST)
+    except MvlsibError:
         return set()
+    names = {f["name"] for f in manifest["files"]}
     return names | {MANIFEST, RETRY_DIR}
 
 
