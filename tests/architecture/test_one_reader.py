@@ -24,7 +24,9 @@ PARSERS: dict[str, frozenset[str]] = {
     "yaml": frozenset(
         {"load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all", "full_load_all", "parse"}
     ),
-    "pyarrow.parquet": frozenset({"read_table", "ParquetFile", "read_schema", "read_metadata", "read_pandas", "ParquetDataset"}),
+    "pyarrow.parquet": frozenset(
+        {"read_table", "ParquetFile", "read_schema", "read_metadata", "read_pandas", "ParquetDataset"}
+    ),
     "pandas": frozenset({"read_parquet", "read_json"}),
     "mvlsib.jsonio": frozenset({"loads"}),
 }
@@ -52,8 +54,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     "line whose file's sha256 the batch manifest fixed (checked by the caller)",
     ("evaluation/backends/openai.py", "mvlsib.jsonio.loads"): "a server's HTTP answer, bounded by httpio and "
     "checked by check_answer: not a file",
-    ("hubio.py", "mvlsib.jsonio.loads"): "a Hub API answer, bounded by the transport and checked by SHAPES: "
-    "not a file",
+    ("hubio.py", "mvlsib.jsonio.loads"): "a Hub API answer, bounded by the transport and checked by SHAPES: not a file",
 }
 
 
