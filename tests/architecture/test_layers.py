@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "progress",
         "jsonio",
         "readers",
+        "params",
         "limits",
         "csvio",
         "escape",

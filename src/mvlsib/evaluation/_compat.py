@@ -38,6 +38,7 @@ __all__ = [
     "jsonio",
     "locks",
     "oserrors",
+    "params",
     "progress",
     "readers",
 ]
@@ -46,7 +47,7 @@ __all__ = [
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import escape, httpio, hubio, jsonio, locks, oserrors, progress, readers
+    from mvlsib import escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers
     from mvlsib.atomic import atomic_open, owned_folder, staged_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError, missing_dependency_message
@@ -59,7 +60,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import escape, httpio, hubio, jsonio, locks, oserrors, progress, readers
+    from ._shared import escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers
     from ._shared.atomic import atomic_open, owned_folder, staged_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ._compat import MvlsibError, owned_folder
+from ._compat import MvlsibError, owned_folder, params
 from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
@@ -95,7 +95,9 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
 
 
 @click.command("merge")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument(
+    "sources", nargs=-1, required=True, callback=params.distinct(), type=click.Path(exists=True, path_type=Path)
+)
 @out_option("Run folder for the merged predictions.jsonl, config.json and metrics.json.", required=True)
 @click.option(
     "--allow-partial",
@@ -125,11 +127,23 @@ def merge_command(sources, out, allow_partial):
 
 
 @click.command("report")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "runs",
+    nargs=-1,
+    required=True,
+    callback=params.distinct(),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @out_option("Folder for report.md, the CSV tables, the leaderboard and the figures.", required=True)
 @groups_option("CSV with columns language,group (e.g. resource tiers); repeatable.")
 @parse_mode_option("How letters are read from the stored responses.")
-@click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    callback=params.distinct(),
+    help="Display name per run, in order (default: folder name).",
+)
 @click.option(
     "--language-metadata",
     "metadata_csv",
@@ -184,14 +198,26 @@ def compare_command(run_a, run_b, json_path, parse_mode):
 
 
 @click.command("items")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "runs",
+    nargs=-1,
+    required=True,
+    callback=params.distinct(),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @out_option("Folder for items.md, always_wrong.jsonl and the CSV tables.", required=True)
 @release_option("Its texts and options are shown for listed items (default: the runs' own).", kind="folder")
 @parse_mode_option("How letters are read from the stored responses.")
-@click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    callback=params.distinct(),
+    help="Display name per run, in order (default: folder name).",
+)
 @click.option(
     "--max-listed",
-    type=click.IntRange(min=1),
+    type=params.Int(1, params.MAX_COUNT),
     default=5000,
     show_default=True,
     help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
@@ -212,7 +238,13 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
 
 
 @click.command("correlate")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "runs",
+    nargs=-1,
+    required=True,
+    callback=params.distinct(),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @click.option(
     "--scores",
     required=True,
@@ -223,6 +255,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
     "--name",
     "names",
     multiple=True,
+    callback=params.distinct(),
     help="The CSV's model name per run, in order (default: folder name, else the run's model).",
 )
 @out_option("Also write the correlations to this CSV file.", file=True, name="out_csv")

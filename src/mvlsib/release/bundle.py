@@ -35,6 +35,7 @@ SHARED_LEAVES = (
     "jsonio",
     "locks",
     "oserrors",
+    "params",
     "progress",
     "readers",
     "versions",
