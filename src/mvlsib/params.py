@@ -82,7 +82,12 @@ class CommaList(click.ParamType):
             part = part.strip()
             if not part:
                 continue
-            converted = self.item.convert(part, param, ctx) if self.item is not None else part
+            try:
+                converted = self.item.convert(part, param, ctx) if self.item is not None else part
+            except click.BadParameter as exc:
+                if isinstance(self.item, click.IntRange) and not part.lstrip("+-").isdigit():
+                    self.fail(f"expected comma-separated integers such as 1,3,5, got {text!r}", param, ctx)
+                self.fail(f"{part!r} in {text!r}: {exc.message}", param, ctx)
             if converted not in out:
                 out.append(converted)
         return tuple(out)

@@ -196,4 +196,6 @@ def _given(selection: dict) -> dict[str, object]:
         "max_prompts": "--max-prompts",
     }
     defaults = {"limit_mode": "stratified", "order": "prefix", "languages": "all", "max_prompts": MAX_PROMPTS}
-    return {flags[k]: v for k, v in selection.items() if k in flags and v is not None and defaults.get(k) != v}
+    # comma lists (params.CommaList) as the user writes them
+    shown = {k: ",".join(map(str, v)) if isinstance(v, tuple) else v for k, v in selection.items()}
+    return {flags[k]: v for k, v in shown.items() if k in flags and v is not None and defaults.get(k) != v}
