@@ -300,6 +300,6 @@ def read_release_manifest(path: str | Path) -> Any:
     """A release's ``manifest.json`` within the JSON bounds (None when there is none); the loader's
     ``manifest_problems`` then checks the files it lists."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
-    return readers.read_json("release_manifest", path)
+    return readers.read_json("release_manifest", path)  # a device, a pipe, a folder: refused there
