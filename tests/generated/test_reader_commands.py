@@ -368,3 +368,23 @@ def test_a_tampered_release_manifest_naming_dev_zero_is_one_line(release_copy, t
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-3000:]
     assert len([line for line in lines if line.startswith("Error:")]) == 1, done.stderr[-3000:]
     assert not out.exists()
+
+
+def test_a_hub_eval_yaml_larger_than_its_listing_says_is_refused(tmp_path, monkeypatch):
+    """The Hub's listing understates the size: the bound holds on the bytes that arrive."""
+    from fakes.hub import HubStandIn, StoredFile
+
+    from mvlsib.errors import MvlsibError
+    from mvlsib.evaluation.hub import results as hub_results
+
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "eval.yaml").write_text("tasks:\n" + "  - id: x\n" * 200_000, encoding="utf-8")  # 2 MB
+    listed = StoredFile.tree_entry
+    monkeypatch.setattr(StoredFile, "tree_entry", lambda self, path: {**listed(self, path), "size": 100})
+    with HubStandIn("hf_test_token") as hub:
+        hub.seed("org/understated", folder)
+        with pytest.raises(MvlsibError) as err:
+            hub_results.release_task_ids("org/understated", "org/understated", None, endpoint=hub.endpoint)
+    message = str(err.value)
+    assert "\n" not in message and "eval.yaml" in message and "1,048,576-byte" in message, message
