@@ -105,12 +105,23 @@ def distinct(*, drop: bool = False, then: Callable[..., Any] | None = None) -> C
                 if item in seen:
                     if drop:
                         continue
-                    raise click.BadParameter(f"{item} is given twice; give each once.", ctx=ctx, param=param)
+                    raise click.BadParameter(f"{item} is given more than once; give each once.", ctx=ctx, param=param)
                 seen.append(item)
             value = tuple(seen)
         return then(ctx, param, value) if then is not None else value
 
     callback.distinct = True  # type: ignore[attr-defined]  # what the architecture test looks for
+    return callback
+
+
+def paired(of: str) -> Callable[..., Any]:
+    """A callback for a repeated option whose values pair in order with the items of ``of`` (a display
+    name per run): a repeat is a value of its own, not a duplicate, so nothing is dropped or refused."""
+
+    def callback(_ctx, _param, value):
+        return value
+
+    callback.distinct = f"paired with {of}"  # type: ignore[attr-defined]  # what the architecture test looks for
     return callback
 
 

@@ -4,7 +4,7 @@ Both command trees (``mvlsib-build``, ``mvlsib-eval``) are walked as click built
 added by shared decorators and the backends' option tables are seen as the user sees them: a number
 must be ``params.Int`` (both bounds) or ``params.Finite`` (bounded, finite); a comma-separated list
 a ``params.CommaList`` (split and de-duplicated once); a repeated option or a variadic argument must
-have a ``params.distinct`` callback.
+have a ``params.distinct`` callback (or ``params.paired``: a value per run, where a repeat is its own).
 """
 
 from __future__ import annotations

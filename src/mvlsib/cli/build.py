@@ -225,7 +225,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     "--model",
     "models",
     multiple=True,
-    callback=params.distinct(drop=True),
+    callback=params.distinct(),
     required=True,
     metavar="M",
     help="Model to check with (repeatable): a local folder or Hub id (hf backend: image-text-to-text "

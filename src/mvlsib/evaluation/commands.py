@@ -141,7 +141,7 @@ def merge_command(sources, out, allow_partial):
     "--name",
     "names",
     multiple=True,
-    callback=params.distinct(),
+    callback=params.paired("RUNS"),
     help="Display name per run, in order (default: folder name).",
 )
 @click.option(
@@ -212,7 +212,7 @@ def compare_command(run_a, run_b, json_path, parse_mode):
     "--name",
     "names",
     multiple=True,
-    callback=params.distinct(),
+    callback=params.paired("RUNS"),
     help="Display name per run, in order (default: folder name).",
 )
 @click.option(
@@ -255,7 +255,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
     "--name",
     "names",
     multiple=True,
-    callback=params.distinct(),
+    callback=params.paired("RUNS"),
     help="The CSV's model name per run, in order (default: folder name, else the run's model).",
 )
 @out_option("Also write the correlations to this CSV file.", file=True, name="out_csv")
