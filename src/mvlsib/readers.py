@@ -251,7 +251,8 @@ def json_lines(name: str, path: str | os.PathLike[str]) -> Iterator[tuple[int, b
     bounded by the kind's ``max_bytes`` as it is read."""
     k = kind(name)
     try:
-        fh = open(path, "rb")
+        # non-blocking: opening a FIFO nobody writes would otherwise wait for ever
+        fh = os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
     except OSError as exc:
         raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
     with fh:

@@ -287,3 +287,23 @@ def test_a_json_option_is_one_line_naming_the_flag(value, why):
     with pytest.raises(readers.ReadError) as err:
         readers.parse_option("json_option", value, "--processor-kwargs")
     assert why in _one_line(err.value, "--processor-kwargs")
+
+
+@pytest.mark.parametrize("special", ["fifo", "folder", "/dev/zero"])
+def test_json_lines_refuses_a_device_pipe_or_folder(special, tmp_path):
+    path = Path(special) if special.startswith("/") else tmp_path / special
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "folder":
+        path.mkdir()
+    with pytest.raises(readers.ReadError) as err:
+        list(readers.json_lines("batch_result_line", path))
+    _one_line(err.value, str(path))
+
+
+def test_json_lines_bounds_each_line_as_it_is_read(tmp_path, monkeypatch):
+    _small(monkeypatch, "batch_result_line", 64)
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"custom_id": "a", "error": 1}\n' + "x" * 100)
+    with pytest.raises(readers.ReadError, match="line 2: a line over 64 bytes"):
+        list(readers.json_lines("batch_result_line", path))
