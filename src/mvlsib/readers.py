@@ -116,6 +116,14 @@ KINDS: dict[str, Kind] = {
             max_depth=32,
         ),
         Kind(
+            "hub_answer",
+            "an answer of the Hub API",
+            "the Hub (or HF_ENDPOINT) answered something else than the Hub does; check the endpoint",
+            "hub_answer",
+            32 * MiB,
+            shape="hubio.SHAPES names the schema's definition per endpoint",
+        ),
+        Kind(
             "pool_manifest",
             "a pool manifest",
             "fix the file (`mvlsib-build images check` names each problem)",
@@ -394,7 +402,25 @@ def problem(name: str, value: Any) -> tuple[str, str] | None:
     )
     if not errors:
         return None
-    err = errors[0]
+    return _described(errors[0])
+
+
+def _described(err) -> tuple[str, str]:
+    if err.validator in ("anyOf", "oneOf") and err.context:
+        # "null or X" (an optional field): say what X wants, not that no branch matched
+        types = [e for e in err.context if e.validator == "type" and not e.relative_path]
+        if len(types) == len(err.context):
+            wanted = [
+                t
+                for e in types
+                for t in (e.validator_value if isinstance(e.validator_value, list) else [e.validator_value])
+            ]
+            return _path(err.absolute_path), f"{_shown(err.instance)} is not of type {' or '.join(wanted)}"
+        from jsonschema.exceptions import best_match
+
+        return _described(
+            best_match(e for e in err.context if not (e.validator == "type" and e.validator_value == "null"))
+        )
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = set(err.schema.get("properties", {}))
         extra = sorted(str(x) for x in err.instance if x not in allowed)
@@ -411,6 +437,22 @@ def _rule(err) -> str:
     message = str(err.message)
     shown = repr(err.instance)
     return message[len(shown) :].strip() if message.startswith(shown) else message
+
+
+@functools.cache
+def _definition_validator(name: str, definition: str):
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": schema(name)["$defs"]})
+
+
+def definition_problem(name: str, definition: str, value: Any) -> tuple[str, str] | None:
+    """``problem`` against one definition (``$defs``) of kind ``name``'s schema (an endpoint's answer)."""
+    errors = sorted(
+        _definition_validator(name, definition).iter_errors(value),
+        key=lambda e: (len(e.absolute_path), e.validator in _COMBINATORS, str(e.absolute_path)),
+    )
+    return None if not errors else _described(errors[0])
 
 
 def check(name: str, value: Any, source: str, where: str = "") -> None:

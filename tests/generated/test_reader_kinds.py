@@ -66,7 +66,25 @@ VALID: dict[str, Any] = {
     "ledger": {"files": {"a.txt": HEX}},
     "instance_line": {"instance_id": "1-0", "topic": "science"},
 }
-SCHEMA_KINDS = sorted(n for n, k in readers.KINDS.items() if k.schema)
+# kinds checked whole (hub_answer is checked per endpoint, against one of its definitions: below)
+SCHEMA_KINDS = sorted(n for n, k in readers.KINDS.items() if k.schema and "$defs" not in readers.schema(n))
+SHA1 = "a" * 40
+HUB_ANSWERS: dict[str, Any] = {
+    "repo_info": {
+        "id": "org/x",
+        "sha": SHA1,
+        "private": False,
+        "siblings": [{"rfilename": "README.md", "size": 3}],
+        "tags": ["t"],
+        "lastModified": "2026-01-01",
+    },
+    "tree": [{"type": "file", "path": "a", "oid": "o", "size": 1, "lfs": {"oid": "x", "size": 1}}],
+    "refs": {"branches": [{"name": "main", "targetCommit": SHA1, "ref": "refs/heads/main"}], "tags": []},
+    "preupload": {"files": [{"path": "a", "uploadMode": "regular", "shouldIgnore": False}], "commitOid": SHA1},
+    "commit": {"commitOid": SHA1, "commitUrl": "u"},
+    "repo_create": {"url": "u"},
+    "lfs_batch": {"objects": [{"oid": "o", "size": 1, "actions": {"upload": {"href": "h", "header": {}}}}]},
+}
 OTHER_TYPES: list[Any] = [None, True, 7, 1.5, "x", [], {}]
 
 
@@ -307,3 +325,38 @@ def test_json_lines_bounds_each_line_as_it_is_read(tmp_path, monkeypatch):
     path.write_text('{"custom_id": "a", "error": 1}\n' + "x" * 100)
     with pytest.raises(readers.ReadError, match="line 2: a line over 64 bytes"):
         list(readers.json_lines("batch_result_line", path))
+
+
+def _hub_checker(definition: str) -> Draft202012Validator:
+    return Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": readers.schema("hub_answer")["$defs"]})
+
+
+def test_every_endpoint_s_definition_has_a_valid_answer_here():
+    from mvlsib import hubio
+
+    assert {definition for _, _, definition in hubio.SHAPES} == set(HUB_ANSWERS)
+    for definition, answer in HUB_ANSWERS.items():
+        assert readers.definition_problem("hub_answer", definition, answer) is None, definition
+
+
+def _hub_mutations():
+    for definition, doc in HUB_ANSWERS.items():
+        for at, value in _paths(doc):
+            for other in OTHER_TYPES:
+                if _type(other) != _type(value):
+                    yield pytest.param(
+                        definition, at, _set(doc, at, other), id=f"{definition}:{_shown(at)}={_type(other)}"
+                    )
+            if at and isinstance(at[-1], str):
+                yield pytest.param(definition, at[:-1], _delete(doc, at), id=f"{definition}:{_shown(at)}-missing")
+
+
+@pytest.mark.parametrize("definition, at, doc", list(_hub_mutations()))
+def test_a_hub_answer_of_the_wrong_shape_names_the_field(definition, at, doc):
+    found = readers.definition_problem("hub_answer", definition, doc)
+    if _hub_checker(definition).is_valid(doc):
+        assert found is None
+        return
+    assert found is not None
+    field, why = found
+    assert field in [_shown(at[:n]) for n in range(len(at), -1, -1)], (field, why)
