@@ -56,6 +56,7 @@ PATH_TIERS = {
     "release/test_release_faults.py": "faults",
     "release/test_card_hostile.py": "faults",
     "image_pool/test_pool_hostile_fields.py": "faults",
+    "generated": "faults",  # faults generated per reader kind and per bounded option
     "docs": "e2e",
     "packaging": "e2e",
     "verify_images/test_verify_images.py": "e2e",

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
+from . import readers
 from .errors import MvlsibError
 
 
@@ -173,8 +174,8 @@ def folder_files(folder: str | os.PathLike[str]) -> list[str]:
 def read_ledger(folder: str | os.PathLike[str]) -> dict[str, str | None]:
     """``{file: sha256}`` of what ``folder``'s ledger says we wrote (empty without a readable ledger)."""
     try:
-        data = json.loads((Path(folder) / LEDGER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = readers.read_json("ledger", Path(folder) / LEDGER)
+    except MvlsibError:
         return {}
     files = data.get("files") if isinstance(data, dict) else None
     if isinstance(files, dict):

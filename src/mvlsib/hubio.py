@@ -13,7 +13,8 @@ for the duration of a command, a client whose
   second per ``MIN_RATE`` bytes it announces (a large file on a slow link is not a drip);
 - transport caps every body (API answers at ``MAX_API_BYTES``, files at ``max_file_bytes``);
 - response hook parses every API answer with ``jsonio`` (size, depth, number length, no NaN,
-  no lone surrogate) and checks its shape against ``SHAPES``, the answers of the endpoints the
+  no lone surrogate) and checks its shape against the definition of ``schema/hub_answer.schema.json``
+  that ``SHAPES`` names for the endpoint (through ``readers``), the answers of the endpoints the
   toolkit's commands call; an error answer (4xx/5xx) that is not bounded JSON reaches the
   library as a short note, so its error formatting cannot fail on it;
 
@@ -38,7 +39,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import httpio, jsonio
+from . import httpio, jsonio, readers
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_API_BYTES = 32 * 1024 * 1024  # a dataset's info with every file listed is a few MB
@@ -46,40 +47,19 @@ MAX_FILE_BYTES = 8 * 1024**3
 MIN_RATE = 128 * 1024  # bytes per second a download may extend its deadline by
 _ERROR_NOTE = b'{"error": "(the error answer was not bounded JSON; not shown)"}'
 
-_HEX40 = re.compile(r"[0-9a-f]{40}")
-_SIBLING = {"rfilename": str, "size?": int, "lfs?": dict, "blobId?": str}
-_REPO_INFO = {
-    "id": str,
-    "sha?": _HEX40,
-    "private?": bool,
-    "siblings?": [_SIBLING],
-    "cardData?": dict,
-    "tags?": [str],
-    "lastModified?": str,
-    "createdAt?": str,
-}
-_TREE_ENTRY = {"type": str, "path": str, "oid?": str, "size?": int, "lfs?": {"oid": str, "size": int}}
-_ACTION = {"href": str, "header?": dict}
-_LFS_OBJECT = {"oid": str, "size": int, "actions?": {"upload?": _ACTION, "verify?": _ACTION}, "error?": dict}
-_REF = {"name": str, "targetCommit": _HEX40, "ref?": str}
 _REPO = r"/api/(?:datasets|models|spaces)/[^/]+/[^/]+"
-# (method, path pattern, shape): the shape of a 2xx answer. A dict spec lists keys ("key?" optional,
-# may be null); a one-item list spec: a list of such items; a type: isinstance; a pattern: a full match.
-SHAPES: tuple[tuple[str, re.Pattern[str], Any], ...] = tuple(
-    (method, re.compile(pattern), shape)
-    for method, pattern, shape in (
-        ("GET", _REPO + r"(?:/revision/[^/]+)?", _REPO_INFO),
-        ("GET", _REPO + r"/tree/.*", [_TREE_ENTRY]),
-        ("POST", _REPO + r"/paths-info/.*", [_TREE_ENTRY]),
-        ("GET", _REPO + r"/refs", {"branches": [_REF], "tags": [_REF], "converts?": list}),
-        (
-            "POST",
-            _REPO + r"/preupload/.*",
-            {"files": [{"path": str, "uploadMode": str, "shouldIgnore?": bool, "oid?": str}], "commitOid?": _HEX40},
-        ),
-        ("POST", _REPO + r"/commit/.*", {"commitOid": _HEX40, "commitUrl": str}),
-        ("POST", r"/api/repos/create", {"url": str}),
-        ("POST", r".*\.git/info/lfs/objects/batch", {"objects": [_LFS_OBJECT]}),
+# (method, path pattern, the definition of schema/hub_answer.schema.json its 2xx answer must match)
+SHAPES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (method, re.compile(pattern), definition)
+    for method, pattern, definition in (
+        ("GET", _REPO + r"(?:/revision/[^/]+)?", "repo_info"),
+        ("GET", _REPO + r"/tree/.*", "tree"),
+        ("POST", _REPO + r"/paths-info/.*", "tree"),
+        ("GET", _REPO + r"/refs", "refs"),
+        ("POST", _REPO + r"/preupload/.*", "preupload"),
+        ("POST", _REPO + r"/commit/.*", "commit"),
+        ("POST", r"/api/repos/create", "repo_create"),
+        ("POST", r".*\.git/info/lfs/objects/batch", "lfs_batch"),
     )
 )
 
@@ -116,46 +96,6 @@ def one_line(text: str, most: int = 400) -> str:
     return text if len(text) <= most else text[: most - 1] + "…"
 
 
-def _type_name(value: Any) -> str:
-    """How JSON calls the kind of ``value``, with its article."""
-    if value is None or isinstance(value, bool):
-        return "null" if value is None else "true/false"
-    kinds = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}
-    return next((name for kind, name in kinds.items() if isinstance(value, kind)), type(value).__name__)
-
-
-def shape_problem(value: Any, spec: Any, where: str = "answer") -> str | None:
-    """Where ``value`` departs from ``spec`` (see ``SHAPES``), or None."""
-    if isinstance(spec, dict):
-        if not isinstance(value, dict):
-            return f"{where} is {_type_name(value)}, not an object"
-        for key, sub in spec.items():
-            name = key.rstrip("?")
-            if name not in value or (key.endswith("?") and value[name] is None):
-                if key.endswith("?"):
-                    continue
-                return f"{where} has no {name!r}"
-            problem = shape_problem(value[name], sub, f"{where}.{name}")
-            if problem:
-                return problem
-        return None
-    if isinstance(spec, list):
-        if not isinstance(value, list):
-            return f"{where} is {_type_name(value)}, not a list"
-        for i, item in enumerate(value):
-            problem = shape_problem(item, spec[0], f"{where}[{i}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(spec, re.Pattern):
-        if not (isinstance(value, str) and spec.fullmatch(value)):
-            return f"{where} is {str(value)[:60]!r}, not a commit id (40 hexadecimal digits)"
-        return None
-    if not isinstance(value, spec) or (isinstance(value, bool) and spec is int):
-        return f"{where} is {_type_name(value)}, not {_type_name(spec())}"
-    return None
-
-
 def _has_lone_surrogate(value: Any) -> bool:
     if isinstance(value, str):
         return jsonio.has_lone_surrogate(value)
@@ -180,9 +120,10 @@ def check_answer(method: str, path: str, body: bytes) -> None:
         ) from None
     if _has_lone_surrogate(answer):
         raise HubAnswerError(f"{method} {path} answered text holding a lone surrogate, which no Hub answer has")
-    problem = shape_problem(answer, shapes[0]) if shapes else None
+    problem = readers.definition_problem("hub_answer", shapes[0], answer) if shapes else None
     if problem:
-        raise HubAnswerError(f"{method} {path}: the {problem}")
+        field, why = problem
+        raise HubAnswerError(f"{method} {path}: the answer's {field} {why}")
 
 
 def _is_api(path: str) -> bool:

@@ -26,6 +26,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "textnorm",
         "progress",
         "jsonio",
+        "readers",
+        "params",
         "limits",
         "csvio",
         "escape",

@@ -58,7 +58,7 @@ def test_hf_refuses_bad_options_without_loading_anything():
         ({"batch_size": 0}, "--batch-size"),
         ({"threads": -1}, "--threads"),
         ({"feature_cache_mb": -1}, "--feature-cache-mb"),
-        ({"processor_kwargs": "[1]"}, "--processor-kwargs must be a JSON object"),
+        ({"processor_kwargs": "[1]"}, "--processor-kwargs: not a JSON object"),
     ):
         with pytest.raises(MvlsibError, match=message):
             hf.check_options(options)

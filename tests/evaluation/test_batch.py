@@ -272,7 +272,7 @@ def test_faults_are_named_and_the_retry_completes_the_run(prepared, online_run, 
     [
         ("not json", "not valid JSON"),
         ("[" * 100 + "]" * 100, "nested 100 deep"),
-        ('{"id": "x", "response": null, "error": null}', "no custom_id"),
+        ('{"id": "x", "response": null, "error": null}', "'custom_id' is missing"),
         ('{"id": "x", "custom_id": "a", "response": {"status_code": "200"}, "error": null}', "status_code"),
     ],
 )

@@ -176,9 +176,9 @@ def test_chat_template_file_and_processor_kwargs_are_recorded(tiny_llava, releas
 
 
 def test_bad_json_options_are_one_line_errors(tiny_llava):
-    with pytest.raises(MvlsibError, match="--processor-kwargs must be a JSON object"):
+    with pytest.raises(MvlsibError, match="--processor-kwargs: not a JSON object"):
         make_backend("hf", model=str(tiny_llava), device="cpu", processor_kwargs="[1, 2]")
-    with pytest.raises(MvlsibError, match="--chat-template-kwargs must be a JSON object"):
+    with pytest.raises(MvlsibError, match="--chat-template-kwargs: not a JSON object"):
         make_backend("hf", model=str(tiny_llava), device="cpu", chat_template_kwargs="{nope")
     with pytest.raises(MvlsibError, match="--max-new-tokens must be at least 1"):
         make_backend("hf", model=str(tiny_llava), device="cpu", max_new_tokens=0)

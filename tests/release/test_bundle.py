@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import mvlsib
+from mvlsib import readers
 from mvlsib.evaluation import _compat
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_files, bundle_zip, evaluate_script, write_evaluate_script
 
@@ -82,8 +83,13 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
     assert "run/data/languages.csv" in expected  # package data the report groups by
     expected |= {"_bundle_info.py", "_shared/__init__.py"}
     expected |= {f"_shared/{name}.py" for name in SHARED_LEAVES}
+    # the schemas of the reader's kinds, in the package the reader finds them in
+    schemas = {k.schema for k in readers.KINDS.values() if k.schema}
+    expected |= {"_shared/schema/__init__.py"} | {f"_shared/schema/{n}.schema.json" for n in schemas}
     files = dict(bundle_files())
     assert set(files) == expected
+    for n in schemas:
+        assert files[f"_shared/schema/{n}.schema.json"] == (src / "schema" / f"{n}.schema.json").read_bytes()
     for name in SHARED_LEAVES:
         assert files[f"_shared/{name}.py"] == (src / f"{name}.py").read_bytes()
     assert not [n for n in files if "tiny" in n or "bundle.py" in n]

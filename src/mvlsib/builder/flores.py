@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from mvlsib import readers
 from mvlsib.builder.tsv import SibRow, read_utf8
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import is_language_code
@@ -77,10 +76,7 @@ def find_flores_languages(folder: Path) -> dict[str, FloresLanguage]:
 
 def read_flores_lines(path: Path, fmt: str, expected: int) -> list[str]:
     if fmt == "parquet":
-        try:
-            table = pq.read_table(path, columns=["text"])
-        except Exception as exc:  # pyarrow raises several types for missing columns or broken files
-            raise MvlsibError(f"{path}: cannot read a 'text' column from this parquet file ({exc}).") from None
+        table = readers.read_parquet("flores_parquet", path, columns=["text"])
         lines = table.column("text").to_pylist()
         lines = ["" if t is None else str(t) for t in lines]
     else:

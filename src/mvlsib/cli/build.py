@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from mvlsib import terminal
+from mvlsib import params, terminal
 from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
 from mvlsib.evaluation.commands import with_backend_options
 from mvlsib.evaluation.options import (
@@ -78,6 +78,7 @@ def _hub_bars(enabled: bool, *, datasets: bool = False):
 )
 @click.option(
     "--languages",
+    type=params.CommaList(),
     default=None,
     metavar="CODES",
     help="Comma-separated language codes to keep (e.g. eng_Latn,fra_Latn); default: all.",
@@ -136,7 +137,7 @@ def ingest_cmd(sib, data_revision, flores, annotation, languages, hub_endpoint, 
 @workdir_option
 @click.option(
     "--seed",
-    type=int,
+    type=params.Int(0, params.MAX_SEED),
     default=0,
     show_default=True,
     help="Sampling seed. The published benchmark uses 0; any other value gives a different, equally valid sample.",
@@ -187,7 +188,13 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
 @workdir_option
 @pool_option("Its manifest gives each image's topic.")
 @json_out_option("It lists every violation and the summary.")
-@click.option("--max-show", type=int, default=50, show_default=True, help="Print at most this many violations.")
+@click.option(
+    "--max-show",
+    type=params.Int(0, params.MAX_COUNT),
+    default=50,
+    show_default=True,
+    help="Print at most this many violations.",
+)
 def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
     """Check corpus and instances against the JSON Schemas and every dataset invariant.
 
@@ -236,6 +243,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     "--model",
     "models",
     multiple=True,
+    callback=params.distinct(),
     required=True,
     metavar="M",
     help="Model to check with (repeatable): a local folder or Hub id (hf backend: image-text-to-text "
@@ -249,7 +257,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
 @with_backend_options
 @click.option(
     "--rotations",
-    type=click.IntRange(1, 7),
+    type=params.Int(1, 7),
     default=7,
     show_default=True,
     help="Option orders per image (cyclic rotations of the 7 topics, spread evenly); 7 puts every "
@@ -257,7 +265,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
 )
 @click.option(
     "--threshold",
-    type=click.FloatRange(0.0, 1.0),
+    type=params.Finite(0.0, 1.0),
     default=0.5,
     show_default=True,
     help="A generative model passes an image when more than this share of the orders pick its "
@@ -277,7 +285,13 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     help="CSV with a 'language' column and one column per topic: ask with these names, once per "
     "language (replaces the English names; include an eng_Latn row to keep them).",
 )
-@click.option("--max-new-tokens", type=int, default=8, show_default=True, help="Tokens generated per answer.")
+@click.option(
+    "--max-new-tokens",
+    type=params.Int(1, params.MAX_TOKENS),
+    default=8,
+    show_default=True,
+    help="Tokens generated per answer.",
+)
 @click.option(
     "--allow-fail",
     is_flag=True,
@@ -324,7 +338,10 @@ def verify_images_cmd(models, out, allow_fail, **options):
 @out_option("Write the release folder here from --workdir and --pool.")
 @pool_option("The one the instances were sampled with.")
 @click.option(
-    "--seed", type=int, default=None, help="Sampling seed to record in the card (default: as the sampler recorded it)."
+    "--seed",
+    type=params.Int(0, params.MAX_SEED),
+    default=None,
+    help="Sampling seed to record in the card (default: as the sampler recorded it).",
 )
 @release_option(
     "Upload this existing one (checked against its manifest.json first).", kind="folder", path=True, default=None
@@ -345,7 +362,7 @@ def verify_images_cmd(models, out, allow_fail, **options):
 @click.option(
     "--timeout",
     "hub_timeout",
-    type=click.FloatRange(min=0.1),
+    type=params.Finite(0.1, params.MAX_SECONDS),
     default=HUB_TIMEOUT_S,
     show_default=True,
     help="Seconds any one request to the Hub may wait for the server.",
@@ -418,7 +435,7 @@ def _publish_folder(
 
 @build_cli.command("build")
 @click.option("--sib", required=True, help="SIB-200: a local folder in the repository layout, or a Hub dataset id.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
+@click.option("--seed", type=params.Int(0, params.MAX_SEED), default=0, show_default=True, help="Sampling seed.")
 @out_option("Release folder to write.", required=True)
 @click.option(
     "--workdir",
@@ -427,7 +444,9 @@ def _publish_folder(
     help="Keep the intermediate files here (default: a temporary folder, removed afterwards).",
 )
 @pool_option()
-@click.option("--languages", default=None, help="Comma-separated languages to include (default: all).")
+@click.option(
+    "--languages", type=params.CommaList(), default=None, help="Comma-separated languages to include (default: all)."
+)
 @data_revision_option("(--sib ORG/NAME only).", old=("--revision",))
 @click.option(
     "--flores",
@@ -455,7 +474,7 @@ def build_cmd(sib, seed, out, workdir, pool, languages, data_revision, flores, a
         if folder is not None:
             probe_writable(folder)
 
-    langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
+    langs = list(languages) if languages else None
     summary = build(
         sib,
         out,
@@ -475,38 +494,36 @@ def build_cmd(sib, seed, out, workdir, pool, languages, data_revision, flores, a
 # ---------------------------------------------------------------- export
 
 
-def _ks(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        return [int(k) for k in value.split(",") if k.strip()]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated integers such as 1,3,5, got {value!r}") from None
-
-
 @build_cli.command("export")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(list(FORMATS)))
 @release_option(required=True)
 @out_option("Folder to write the export to.", required=True)
 @click.option(
     "--languages",
+    type=params.CommaList(),
     default=None,
     metavar="CODES",
     help="Comma-separated language configs (default: all of a release folder; required for a Hub repo).",
 )
-@click.option("--tasks", default=None, metavar="NAMES", help="Comma-separated tasks (default: all the format holds).")
+@click.option(
+    "--tasks",
+    type=params.CommaList(),
+    default=None,
+    metavar="NAMES",
+    help="Comma-separated tasks (default: all the format holds).",
+)
 @click.option(
     "--k",
     "ks",
     default=None,
     metavar="KS",
-    callback=_ks,
+    type=params.CommaList(params.Int(1, params.MAX_K)),
     help="Comma-separated numbers of references (default 1,3,5; mteb: 1).",
 )
 @data_revision_option("(a --release ORG/NAME).", old=("--revision",))
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=params.Int(1, params.MAX_COUNT),
     default=None,
     metavar="N",
     help="inspect only: N instances per language, the ones `mvlsib-eval run --limit N` takes (default: all).",

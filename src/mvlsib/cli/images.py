@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mvlsib import limits, terminal
+from mvlsib import limits, params, terminal
 from mvlsib.atomic import atomic_open, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
 from mvlsib.evaluation.options import json_out_option, out_option, progress_option
@@ -41,6 +41,7 @@ def check_options(fn):
         click.option(
             "--allow-license",
             multiple=True,
+            callback=params.distinct(drop=True),
             metavar="SPDX",
             help="Also accept this licence key (repeatable), on top of the allow-list.",
         ),
@@ -51,35 +52,35 @@ def check_options(fn):
         ),
         click.option(
             "--min-side",
-            type=click.IntRange(1),
+            type=params.Int(1, params.MAX_SIDE),
             default=limits.MIN_SIDE,
             show_default=True,
             help="Smallest accepted shorter side in pixels.",
         ),
         click.option(
             "--max-pixels",
-            type=click.IntRange(1),
+            type=params.Int(1, params.MAX_PIXELS),
             default=limits.MAX_PIXELS,
             show_default=True,
             help="Largest accepted width x height (decompression-bomb guard).",
         ),
         click.option(
             "--expected-per-topic",
-            type=click.IntRange(0),
+            type=params.Int(0, params.MAX_COUNT),
             default=limits.IMAGES_PER_TOPIC,
             show_default=True,
             help="Images each of the 7 topics must have (0: do not check counts).",
         ),
         click.option(
             "--phash-max",
-            type=click.IntRange(0, 64),
+            type=params.Int(0, 64),
             default=10,
             show_default=True,
             help="Near-duplicate when pHash distance <= this (and dHash within --dhash-max).",
         ),
         click.option(
             "--dhash-max",
-            type=click.IntRange(0, 64),
+            type=params.Int(0, 64),
             default=10,
             show_default=True,
             help="Near-duplicate when dHash distance <= this (and pHash within --phash-max).",
@@ -122,28 +123,28 @@ def check_options(fn):
 )
 @click.option(
     "--min-side",
-    type=click.IntRange(1),
+    type=params.Int(1, params.MAX_SIDE),
     default=limits.MIN_SIDE,
     show_default=True,
     help="Refuse images whose shorter side is smaller after fitting.",
 )
 @click.option(
     "--max-pixels",
-    type=click.IntRange(1),
+    type=params.Int(1, params.MAX_PIXELS),
     default=limits.MAX_PIXELS,
     show_default=True,
     help="Refuse images with more pixels (decompression-bomb guard).",
 )
 @click.option(
     "--max-bytes",
-    type=click.IntRange(1),
+    type=params.Int(1, params.MAX_BYTES),
     default=limits.MAX_DOWNLOAD_BYTES,
     show_default=True,
     help="Refuse sources larger than this many bytes.",
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(0.1),
+    type=params.Finite(0.1, params.MAX_SECONDS),
     default=limits.DOWNLOAD_TIMEOUT_S,
     show_default=True,
     help="Seconds to wait for a URL to answer.",
@@ -194,7 +195,7 @@ def images_add(
 @json_out_option("'-' (or --json alone): print it instead of the text.", stdout=True, old=("--json-out",))
 @click.option(
     "--closest",
-    type=click.IntRange(0),
+    type=params.Int(0, params.MAX_COUNT),
     default=10,
     show_default=True,
     help="How many closest image pairs to list (even when they pass).",

@@ -40,7 +40,9 @@ __all__ = [
     "jsonio",
     "locks",
     "oserrors",
+    "params",
     "progress",
+    "readers",
     "terminal",
 ]
 
@@ -48,7 +50,7 @@ __all__ = [
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
-    from mvlsib import boundary, escape, httpio, hubio, jsonio, locks, oserrors, progress, terminal
+    from mvlsib import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
     from mvlsib.atomic import atomic_open, folder_files, owned_folder, staged_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError, missing_dependency_message
@@ -61,7 +63,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
     from . import _bundle_info
-    from ._shared import boundary, escape, httpio, hubio, jsonio, locks, oserrors, progress, terminal
+    from ._shared import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
     from ._shared.atomic import atomic_open, folder_files, owned_folder, staged_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError

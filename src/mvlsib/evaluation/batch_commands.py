@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._compat import atomic_open, terminal
+from ._compat import atomic_open, params, terminal
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
 from .options import out_option, progress_option
@@ -57,13 +57,13 @@ def batch_group():
 @_body_options
 @click.option(
     "--max-requests",
-    type=click.IntRange(min=1),
+    type=params.Int(1, params.MAX_COUNT),
     default=None,
     help="Requests per file (default: the hosted batch API's limit, 50,000; batch.FILE_LIMITS).",
 )
 @click.option(
     "--max-bytes",
-    type=click.IntRange(min=1),
+    type=params.Int(1, params.MAX_BYTES),
     default=None,
     help="Bytes per file (default: the hosted batch API's limit, 200 MB; raise it for vllm run-batch).",
 )
@@ -107,7 +107,13 @@ def _names(label: str, items, limit: int = 10) -> str:
 
 @batch_group.command("collect")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "results",
+    nargs=-1,
+    required=True,
+    callback=params.distinct(drop=True),
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
 @out_option("Run folder (predictions.jsonl, metrics.json, config.json); collecting again adds to it.", required=True)
 @parse_mode_option("How letters are read for 'letter'/'correct' (as for run).")
 @groups_option("CSV with columns language,group to average over; repeatable (as for run).")
@@ -148,12 +154,14 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
 
 @click.command("plan")
 @selection_options
-@click.option("--gpus", type=click.IntRange(min=1), required=True, help="Shards to deal the run to (one per GPU).")
+@click.option(
+    "--gpus", type=params.Int(1, params.MAX_GPUS), required=True, help="Shards to deal the run to (one per GPU)."
+)
 @click.option("--model", default="MODEL", show_default=True, help="The model the array script runs.")
 @out_option("The run folder the array script writes.", default="RUN", show_default=True)
 @click.option(
     "--prompts-per-second",
-    type=click.FloatRange(min=0, min_open=True),
+    type=params.Finite(1e-3, 1e9),
     default=None,
     help="Your measured throughput per GPU: gives hours per shard and the script's time limit.",
 )
@@ -196,4 +204,6 @@ def _given(selection: dict) -> dict[str, object]:
         "max_prompts": "--max-prompts",
     }
     defaults = {"limit_mode": "stratified", "order": "prefix", "languages": "all", "max_prompts": MAX_PROMPTS}
-    return {flags[k]: v for k, v in selection.items() if k in flags and v is not None and defaults.get(k) != v}
+    # comma lists (params.CommaList) as the user writes them
+    shown = {k: ",".join(map(str, v)) if isinstance(v, tuple) else v for k, v in selection.items()}
+    return {flags[k]: v for k, v in shown.items() if k in flags and v is not None and defaults.get(k) != v}

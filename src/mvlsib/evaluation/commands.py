@@ -7,13 +7,12 @@ error boundary in the leaf ``mvlsib.boundary``, which ``mvlsib-build`` uses too)
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from ._compat import MvlsibError, owned_folder, terminal
+from ._compat import MvlsibError, owned_folder, params, terminal
 from .backends import backends_help, options_for
 from .batch_commands import batch_group, plan_command
 from .command_options import BoundaryGroup, with_backend_options
@@ -102,7 +101,9 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
 
 
 @click.command("merge")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument(
+    "sources", nargs=-1, required=True, callback=params.distinct(), type=click.Path(exists=True, path_type=Path)
+)
 @out_option("Run folder for the merged predictions.jsonl, config.json and metrics.json.", required=True)
 @click.option(
     "--allow-partial",
@@ -112,12 +113,13 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
 )
 def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
+    from .run.run_files import read_config
     from .run.shards import merge_shards
 
     with owned_folder(out, "mvlsib-eval merge", RUN_FILES):
         metrics = merge_shards(list(sources), out, allow_partial=allow_partial)
     terminal.echo("merged {} predictions into {}", metrics["n_predictions"], Path(out) / "predictions.jsonl")
-    config = json.loads((Path(out) / "config.json").read_text(encoding="utf-8"))
+    config = read_config(Path(out) / "config.json")
     if not config.get("complete"):
         missing = ", ".join(config.get("missing_shards") or []) or "none"
         terminal.echo(
@@ -133,11 +135,23 @@ def merge_command(sources, out, allow_partial):
 
 
 @click.command("report")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "runs",
+    nargs=-1,
+    required=True,
+    callback=params.distinct(),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @out_option("Folder for report.md, the CSV tables, the leaderboard and the figures.", required=True)
 @groups_option("CSV with columns language,group (e.g. resource tiers); repeatable.")
 @parse_mode_option("How letters are read from the stored responses.")
-@click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    callback=params.paired("RUNS"),
+    help="Display name per run, in order (default: folder name).",
+)
 @click.option(
     "--language-metadata",
     "metadata_csv",
@@ -192,14 +206,26 @@ def compare_command(run_a, run_b, json_path, parse_mode):
 
 
 @click.command("items")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "runs",
+    nargs=-1,
+    required=True,
+    callback=params.distinct(),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @out_option("Folder for items.md, always_wrong.jsonl and the CSV tables.", required=True)
 @release_option("Its texts and options are shown for listed items (default: the runs' own).", kind="folder")
 @parse_mode_option("How letters are read from the stored responses.")
-@click.option("--name", "names", multiple=True, help="Display name per run, in order (default: folder name).")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    callback=params.paired("RUNS"),
+    help="Display name per run, in order (default: folder name).",
+)
 @click.option(
     "--max-listed",
-    type=click.IntRange(min=1),
+    type=params.Int(1, params.MAX_COUNT),
     default=5000,
     show_default=True,
     help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
@@ -220,7 +246,13 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
 
 
 @click.command("correlate")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "runs",
+    nargs=-1,
+    required=True,
+    callback=params.distinct(),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @click.option(
     "--scores",
     required=True,
@@ -231,6 +263,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
     "--name",
     "names",
     multiple=True,
+    callback=params.paired("RUNS"),
     help="The CSV's model name per run, in order (default: folder name, else the run's model).",
 )
 @out_option("Also write the correlations to this CSV file.", file=True, name="out_csv")

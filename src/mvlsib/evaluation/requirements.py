@@ -16,7 +16,7 @@ PATHS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "every command's --help; run --backend openai; merge; report (tables); compare; items; "
         "correlate; plan; batch prepare / collect",
-        ("click", "numpy", "tqdm", "pyarrow", "pillow"),
+        ("click", "numpy", "tqdm", "pyarrow", "pillow", "jsonschema"),
     ),
     ("report's figures (skipped without it)", ("matplotlib",)),
     ("hub-results", ("pyyaml", "huggingface-hub")),

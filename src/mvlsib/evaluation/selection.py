@@ -10,12 +10,15 @@ from typing import Any
 
 import click
 
-from ._compat import TASK_TABLE, TASKS, MvlsibError
+from ._compat import TASK_TABLE, TASKS, MvlsibError, params
 from .options import data_revision_option, release_option
 from .run.schedule import MAX_PROMPTS, ORDERS
 
 
-def csv_list(value: str) -> list[str]:
+def csv_list(value: str | tuple) -> list:
+    """The items of a comma list (``params.CommaList`` gives a tuple already; a resumed config a string)."""
+    if isinstance(value, (tuple, list)):
+        return list(value)
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
@@ -37,6 +40,7 @@ _SELECTION = (
     data_revision_option("(a --release ORG/NAME)."),
     click.option(
         "--tasks",
+        type=params.CommaList(),
         default=",".join(TASKS),
         show_default=True,
         help=f"Comma-separated tasks: {', '.join(TASKS)} (upstream names "
@@ -45,12 +49,14 @@ _SELECTION = (
     click.option(
         "--k",
         "ks",
+        type=params.CommaList(params.Int(1, params.MAX_K)),
         default="1,3,5",
         show_default=True,
         help="Comma-separated numbers of references (1-5); a task with a single reference (t2s) runs k=1 only.",
     ),
     click.option(
         "--languages",
+        type=params.CommaList(keywords=("all",)),
         default="all",
         show_default=True,
         help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "
@@ -58,7 +64,7 @@ _SELECTION = (
     ),
     click.option(
         "--limit",
-        type=int,
+        type=params.Int(1, params.MAX_COUNT),
         default=None,
         help="Only N instances of each language: a deterministic subset balanced over topics and gold "
         "letters (the same instances in every language).",
@@ -81,7 +87,7 @@ _SELECTION = (
     ),
     click.option(
         "--max-prompts",
-        type=click.IntRange(min=1),
+        type=params.Int(1, params.MAX_COUNT),
         default=MAX_PROMPTS,
         show_default=True,
         help="Prompts held in memory at once (about 3.2 KB each, ~1.6 GB at the default). A run (or shard) "
@@ -92,7 +98,7 @@ _SELECTION = (
 
 max_new_tokens_option = click.option(
     "--max-new-tokens",
-    type=int,
+    type=params.Int(1, params.MAX_TOKENS),
     default=8,
     show_default=True,
     help="Tokens generated per prompt (the answer is a letter; a few tokens leave room for '(C)' or '**C**').",
@@ -113,7 +119,12 @@ def parse_mode_option(help: str):
 def groups_option(help: str):
     """``--groups CSV`` (repeatable), received as ``groups_csv``; ``read_groups`` reads the files."""
     return click.option(
-        "--groups", "groups_csv", multiple=True, type=click.Path(exists=True, dir_okay=False), help=help
+        "--groups",
+        "groups_csv",
+        multiple=True,
+        callback=params.distinct(drop=True),
+        type=click.Path(exists=True, dir_okay=False),
+        help=help,
     )
 
 
@@ -131,7 +142,7 @@ def run_options(selection: dict[str, Any]) -> dict[str, Any]:
     raw_ks = values.pop("ks")
     try:
         ks = tuple(int(k) for k in csv_list(raw_ks))
-    except ValueError:
+    except (TypeError, ValueError):
         raise MvlsibError(f"--k must be comma-separated integers, got {raw_ks!r}") from None
     if values["limit"] is not None and values["limit"] < 1:
         raise MvlsibError(f"--limit must be at least 1, got {values['limit']}")
@@ -140,5 +151,5 @@ def run_options(selection: dict[str, Any]) -> dict[str, Any]:
         **values,
         "tasks": tuple(csv_list(tasks)),
         "ks": ks,
-        "languages": "all" if languages.strip() == "all" else tuple(csv_list(languages)),
+        "languages": "all" if isinstance(languages, str) and languages.strip() == "all" else tuple(csv_list(languages)),
     }

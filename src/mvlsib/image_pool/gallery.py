@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.parse import unquote, urlparse
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
+from mvlsib import readers
 from mvlsib.atomic import atomic_open, atomic_path
 from mvlsib.errors import MvlsibError
 from mvlsib.escape import html_href, html_text
@@ -42,16 +42,7 @@ class GalleryResult:
 def read_verification(path: str | Path) -> dict:
     """A `verify-images` report: {"models": [...], "images": [{"image_id", "topic", "results": {...}}]}."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise MvlsibError(f"{p}: cannot read the verification report ({exc})") from None
-    if (
-        not isinstance(data, dict)
-        or not isinstance(data.get("images"), list)
-        or not isinstance(data.get("models", []), list)
-    ):
-        raise MvlsibError(f"{p}: not a verify-images report; expected an object with 'models' and 'images' lists")
+    data = readers.read_json("verify_report", p)
     by_id = {}
     for i, rec in enumerate(data["images"]):
         if not isinstance(rec, dict) or "image_id" not in rec or not isinstance(rec.get("results", {}), dict):

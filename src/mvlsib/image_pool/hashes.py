@@ -34,7 +34,9 @@ import imagehash
 import numpy as np
 from PIL import Image
 
+from mvlsib import readers
 from mvlsib.atomic import atomic_open
+from mvlsib.errors import MvlsibError
 
 WINDOW_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6)
 WINDOW_STEP = 0.05
@@ -280,11 +282,11 @@ def load_hash_cache(path) -> tuple[dict[str, ImageHashes], str]:
     if not p.is_file():
         return {}, ""
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = readers.read_json("hash_cache", p)
         if data.get("format") != CACHE_FORMAT:
             return {}, f"{p}: hash cache made with other settings; recomputing"
         return {sha: _from_record(rec) for sha, rec in data["hashes"].items()}, ""
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (MvlsibError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return {}, f"{p}: unreadable hash cache ({exc}); recomputing"
 
 

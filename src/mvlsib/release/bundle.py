@@ -20,6 +20,7 @@ from pathlib import Path
 
 import mvlsib
 import mvlsib.evaluation
+from mvlsib import readers
 from mvlsib.atomic import atomic_open, atomic_path
 from mvlsib.evaluation.requirements import PATHS, pip_line
 
@@ -76,6 +77,11 @@ def bundle_files() -> list[tuple[str, bytes]]:
     out.append(("_shared/__init__.py", b'"""Leaf modules of mvlsib used by the release\'s evaluator."""\n'))
     for name in SHARED_LEAVES:
         out.append((f"_shared/{name}.py", (shared / f"{name}.py").read_bytes()))
+    # The schemas of the reader's kinds, where the reader finds them (a package beside it).
+    out.append(("_shared/schema/__init__.py", b'"""The JSON Schemas of the reader\'s input kinds."""\n'))
+    for schema_name in sorted({k.schema for k in readers.KINDS.values() if k.schema}):
+        path = shared / "schema" / f"{schema_name}.schema.json"
+        out.append((f"_shared/schema/{path.name}", path.read_bytes()))
     info = (
         '"""Written by mvlsib-build\'s release/bundle.py: this package is mvlsib.evaluation, copied."""\n'
         f"VERSION = {TOOLKIT_VERSION!r}\n"

@@ -19,9 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
-from mvlsib import httpio, hubio
+from mvlsib import httpio, hubio, readers
 from mvlsib.atomic import atomic_open, sha256_file
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import HUB_TIMEOUT_S
@@ -116,7 +114,9 @@ def demo_images_in(release: Path) -> int:
     path = config_path(release, IMAGES_CONFIG)
     if not path.is_file():
         return 0
-    return demo_image_count(pq.read_table(path, columns=["source_url"]).column("source_url").to_pylist())
+    return demo_image_count(
+        readers.read_parquet("release_parquet", path, columns=["source_url"]).column("source_url").to_pylist()
+    )
 
 
 def refuse_demo_pool(release: Path, repo_id: str) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import mvlsib
-from mvlsib import versions
+from mvlsib import readers, versions
 from mvlsib.atomic import atomic_open, refuse_foreign, sha256_file, staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release.inputs import ReleaseInputs
@@ -95,19 +95,7 @@ def read_release_manifest(release: Path) -> dict:
             f"{path}: no manifest.json, so {release} is not a release folder written by "
             "`mvlsib-build publish --workdir W --out DIR` (or it is incomplete); rebuild it into a new folder"
         )
-    try:
-        manifest = json.loads(path.read_text("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MvlsibError(
-            f"{path}: not valid JSON ({exc}); rebuild the release into a new folder "
-            "(`mvlsib-build publish --workdir W --out NEW`)"
-        ) from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise MvlsibError(
-            f"{path}: has no 'files' table; rebuild the release into a new folder "
-            "(`mvlsib-build publish --workdir W --out NEW`)"
-        )
-    return manifest
+    return readers.read_json("release_manifest", path)
 
 
 def verify_release(release: Path) -> dict:

@@ -304,12 +304,21 @@ def load_rows(language: str, source=".", revision=None) -> list:
             have = languages(source)
             hint = f"; languages here: {', '.join(have[:8])}{' ...' if len(have) > 8 else ''}" if have else ""
             raise LoaderError(f"{path}: no such file; {language!r} is not a language of this release{hint}")
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path, columns=list(_ROW_COLUMNS))
-        return table.to_pylist()
+        return _read_parquet(path, list(_ROW_COLUMNS)).to_pylist()
     ds = _hub_dataset(source, language, revision)
     return ds.select_columns(list(_ROW_COLUMNS)).to_list()
+
+
+def _read_parquet(path, columns):
+    """The columns of a release's parquet file; a truncated or damaged one is a LoaderError naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path, columns=columns)
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise LoaderError(f"{path}: not a readable parquet file ({first}); re-download the release") from None
 
 
 def _decode(data: bytes, image_id: str):
@@ -329,9 +338,7 @@ def load_images(source=".", revision=None) -> dict:
         path = _local_file(source, IMAGES_CONFIG)
         if not os.path.isfile(path):
             raise LoaderError(f"{path}: no such file; the release's images config is missing")
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path, columns=["image_id", "image"])
+        table = _read_parquet(path, ["image_id", "image"])
         ids = table.column("image_id").to_pylist()
         blobs = table.column("image").combine_chunks().field("bytes").to_pylist()
         return {image_id: _decode(blob, image_id) for image_id, blob in zip(ids, blobs)}

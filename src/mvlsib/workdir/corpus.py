@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mvlsib import readers
 from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
 from mvlsib.textnorm import normalize_many
@@ -167,10 +168,7 @@ def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:
 def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:
     if not path.is_file():
         raise MvlsibError(f"{path}: no corpus here; run `mvlsib-build ingest --workdir {workdir}` first.")
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:  # pyarrow's error types differ between versions
-        raise MvlsibError(f"{path}: not a readable parquet file ({exc}); run `mvlsib-build ingest` again.") from None
+    table = readers.read_parquet("corpus_parquet", path)
     if tuple(table.column_names) != CORPUS_COLUMNS:
         raise MvlsibError(
             f"{path}: columns are {table.column_names}, expected {list(CORPUS_COLUMNS)}; "
@@ -184,11 +182,7 @@ def load_ingest_report(workdir: str | os.PathLike[str]) -> dict:
     path = Path(workdir) / INGEST_REPORT_FILE
     if not path.is_file():
         return {}
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MvlsibError(f"{path}: not valid JSON ({exc}); re-run `mvlsib-build ingest`") from exc
-    return data if isinstance(data, dict) else {}
+    return readers.read_json("work_report", path)
 
 
 def corpus_texts(corpus: Corpus, where: str = CORPUS_FILE) -> tuple[list[int], dict[str, pa.Array]]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from mvlsib import jsonio
+from mvlsib import readers
 from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import INSTANCES_FILE, SAMPLE_REPORT_FILE
@@ -86,18 +86,9 @@ def load_instances(workdir: str | os.PathLike[str]) -> list[dict]:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            try:
-                rec = jsonio.loads(line)
-            except jsonio.JsonLimitError as exc:
-                raise MvlsibError(f"{path}, line {lineno}: {exc}; re-run `mvlsib-build sample`") from None
             # Field-level faults are the validate stage's to report, all of them; a line that is not
             # even a record is not something it can report on.
-            if not isinstance(rec, dict):
-                raise MvlsibError(
-                    f"{path}, line {lineno}: not an instance record (a JSON object), got {type(rec).__name__}; "
-                    "re-run `mvlsib-build sample`"
-                )
-            out.append(rec)
+            out.append(readers.parse_json("instance_line", line, str(path), f", line {lineno}"))
     return out
 
 
@@ -113,11 +104,7 @@ def load_sample_report(workdir: str | os.PathLike[str]) -> dict:
     path = Path(workdir) / SAMPLE_REPORT_FILE
     if not path.is_file():
         return {}
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MvlsibError(f"{path}: not valid JSON ({exc}); re-run `mvlsib-build sample`") from exc
-    return data if isinstance(data, dict) else {}
+    return readers.read_json("work_report", path)
 
 
 def recorded_seed(workdir: str | os.PathLike[str]) -> int | None:

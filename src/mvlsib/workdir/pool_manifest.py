@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from mvlsib import readers
 from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import POOL_MANIFEST_FILE
@@ -97,7 +98,8 @@ def _manifest_bytes(path: Path) -> bytes:
             f"{MANIFEST_NAME} (or leave --pool out for the bundled demo pool), or create one "
             "with `python tools/demo_pool.py --out DIR` from a checkout."
         )
-    return path.read_bytes()
+    kind = readers.KINDS["pool_manifest"]
+    return readers.read_limited(path, kind.max_bytes, fix=kind.fix)
 
 
 def _parse_manifest(path: Path, data: bytes) -> list[ManifestRow]:

@@ -11,25 +11,25 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._compat import MvlsibError
+from .._compat import MvlsibError, params, readers
 
 
 @dataclass(frozen=True)
 class BackendOption:
     """A command-line option a backend owns: ``--{flag}``, passed to the constructor as ``param``.
 
-    ``choices`` restricts the value; ``kind`` is ``str``, ``int``, ``float`` or ``bool`` (a flag).
+    ``choices`` restricts the value; ``kind`` is ``str``, ``bool`` (a flag) or a click type of ``params``
+    (numbers bounded there: ``tests/architecture/test_bounded_options.py``).
     """
 
     flag: str
     param: str
-    kind: type
+    kind: Any
     default: Any
     help: str
     choices: tuple[str, ...] | None = None
@@ -39,7 +39,7 @@ class BackendOption:
 CHAT_TEMPLATE_KWARGS = BackendOption(
     "chat-template-kwargs",
     "chat_template_kwargs",
-    str,
+    params.JsonObject(),
     None,
     "JSON object for the model's chat template (hf: passed to apply_chat_template; openai: sent as "
     "chat_template_kwargs, which vLLM and SGLang pass on), e.g. '{\"enable_thinking\": false}'.",
@@ -48,7 +48,7 @@ CHAT_TEMPLATE_KWARGS = BackendOption(
 THINKING_MAX_NEW_TOKENS = BackendOption(
     "thinking-max-new-tokens",
     "thinking_max_new_tokens",
-    int,
+    params.Int(0, params.MAX_TOKENS),
     2048,
     "new-token budget when thinking is on. hf: used when the chat template opens a thinking block, writes a "
     "marker that lets the model open one (Gemma 4's <|think|>), or --chat-template-kwargs asks for it "
@@ -69,13 +69,9 @@ def parse_json_option(flag: str, value: Any) -> dict[str, Any]:
         return {}
     if isinstance(value, dict):
         return dict(value)
-    try:
-        parsed = json.loads(value)
-    except ValueError as exc:
-        raise MvlsibError(f"--{flag} must be a JSON object, e.g. '{{\"key\": 1}}': {exc}") from None
-    if not isinstance(parsed, dict):
-        raise MvlsibError(f"--{flag} must be a JSON object, got {type(parsed).__name__}")
-    return parsed
+    if not isinstance(value, str):
+        raise MvlsibError(f"--{flag} must be a JSON object, e.g. '{{\"key\": 1}}', got {type(value).__name__}")
+    return readers.parse_option("json_option", value, f"--{flag}")
 
 
 def json_options_fingerprint(options: Mapping[str, Any], params: tuple[str, ...]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .._compat import MvlsibError, httpio, jsonio
+from .._compat import MvlsibError, httpio, jsonio, params
 from .base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
@@ -227,25 +227,25 @@ class OpenAIBackend(Backend):
             "openai: server base URL, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang) or "
             "https://api.openai.com/v1; no default, so prompts go only where you say. Key: OPENAI_API_KEY.",
         ),
-        BackendOption("concurrency", "concurrency", int, 8, "openai: requests in flight at once."),
+        BackendOption("concurrency", "concurrency", params.Int(1, 4096), 8, "openai: requests in flight at once."),
         BackendOption(
             "max-retries",
             "max_retries",
-            int,
+            params.Int(0, 100),
             6,
             "openai: retries per request on HTTP 429/5xx, timeouts and dropped connections.",
         ),
         BackendOption(
             "retry-backoff",
             "backoff",
-            float,
+            params.Finite(0.0, 3600.0),
             1.0,
             "openai: first retry delay in seconds, doubled per retry (Retry-After wins).",
         ),
         BackendOption(
             "request-timeout",
             "timeout",
-            float,
+            params.Finite(0.001, params.MAX_SECONDS),
             120.0,
             "openai: seconds to wait for one response.",
         ),

@@ -27,26 +27,21 @@ from pathlib import Path
 
 import yaml
 
-from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio
+from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio, readers
 from ..run.store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
 RESULTS_DIR = ".eval_results"
 # How the release's eval.yaml names a leaderboard (release/eval_yaml.py writes it so).
 TASK_ID = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)$")
-MAX_EVAL_YAML_BYTES = 1 << 20
+MAX_EVAL_YAML_BYTES = readers.KINDS["eval_yaml"].max_bytes
 
 
-def parse_eval_yaml(text: str, where: str) -> list[str]:
-    """The task ids of an eval.yaml's text; a clear error when it is not one."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise MvlsibError(f"{where}: not valid YAML ({exc})") from None
-    tasks = doc.get("tasks") if isinstance(doc, dict) else None
-    if not isinstance(tasks, list) or not all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in tasks):
-        raise MvlsibError(f"{where}: not a Benchmark eval.yaml (needs tasks: a list of entries with an id)")
-    return [t["id"] for t in tasks]
+def parse_eval_yaml(data: bytes | str, where: str) -> list[str]:
+    """The task ids of an eval.yaml's bytes (``readers``, kind ``eval_yaml``); a clear error when it is not one."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return [t["id"] for t in readers.parse_yaml("eval_yaml", data, where)["tasks"]]
 
 
 def release_task_ids(
@@ -55,16 +50,16 @@ def release_task_ids(
     """The eval.yaml task ids: from the run's release folder when it has one, else from the Hub."""
     local = Path(data) / EVAL_YAML
     if local.is_file():
-        return parse_eval_yaml(local.read_text("utf-8"), str(local))
-    with _bounded(f"--release {dataset}", token):
+        return [t["id"] for t in readers.read_yaml("eval_yaml", local)["tasks"]]
+    with _bounded(f"--release {dataset}", token, max_file_bytes=MAX_EVAL_YAML_BYTES):
         return _remote_task_ids(dataset, revision, token, endpoint)
 
 
 @contextlib.contextmanager
-def _bounded(subject: str, token: str | None):
+def _bounded(subject: str, token: str | None, max_file_bytes: int = hubio.MAX_FILE_BYTES):
     """Every Hub request bounded and every answer checked (hubio.session); a bad answer one line."""
     try:
-        with hubio.session(subject):
+        with hubio.session(subject, max_file_bytes=max_file_bytes):
             yield
     except hubio.HubProblem as exc:
         raise MvlsibError(httpio.redact(str(exc), (token,) if token else ())) from None
@@ -89,7 +84,9 @@ def _remote_task_ids(dataset: str, revision: str | None, token: str | None, endp
     except (HfHubHTTPError, OSError) as exc:
         message = f"could not read {EVAL_YAML} of {dataset} ({type(exc).__name__}): {exc}"
         raise MvlsibError(httpio.redact(" ".join(message.split()), (token,) if token else ())) from None
-    return parse_eval_yaml(Path(path).read_text("utf-8"), f"{dataset}/{EVAL_YAML}")
+    # The header's size is a claim: what is read is bounded again, byte by byte.
+    data = readers.read_limited(path, MAX_EVAL_YAML_BYTES, fix=f"{dataset}/{EVAL_YAML} is not an eval.yaml")
+    return parse_eval_yaml(data, f"{dataset}/{EVAL_YAML}")
 
 
 def check_run(run: Path, config: dict, records: list[dict], force: bool) -> list[str]:

@@ -3,7 +3,7 @@ and ``metrics.json``.
 
 A run folder may have been edited, torn, copied from elsewhere or planted; everything downstream
 (scoring, report, compare, items, correlate, merge, resume) indexes records by their fields. So a
-file is parsed through ``jsonio.loads`` (size, depth and number-length bounds, no NaN) and every
+file is parsed through ``readers`` (size, depth and number-length bounds, no NaN) and every
 record is checked field by field against the rules below before anything else sees it; the first
 violation becomes one ``MvlsibError`` naming the file, the line and the field, and what to do.
 
@@ -19,12 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._compat import TASK_BY_NAME, TASKS, MvlsibError, jsonio
+from .._compat import TASK_BY_NAME, TASKS, MvlsibError, readers
 
 # A response of a reasoning model with a large token budget stays far below this; a line above it
 # is not one of ours.
-MAX_LINE_BYTES = 16 * 1024 * 1024
-MAX_JSON_FILE_BYTES = 64 * 1024 * 1024
+MAX_LINE_BYTES = readers.KINDS["prediction_line"].max_bytes
+MAX_JSON_FILE_BYTES = readers.KINDS["run_config"].max_bytes
 MAX_IMAGE_IDS = 64
 PARSE_MODES = ("strict", "relaxed", "lenient")  # parsing.MODES, spelled here to keep this module a leaf
 LETTER_VALUES = ("A", "B", "C", "D")
@@ -246,16 +246,9 @@ def config_error(config: Any) -> tuple[str, str] | None:
     return None if inner is None else (f"fingerprint.{inner[0]}", inner[1])
 
 
-def _parse(path: Path, data: bytes, where: str, max_bytes: int, advice: str | None = None) -> Any:
-    try:
-        return jsonio.loads(data, max_bytes=max_bytes)
-    except jsonio.JsonLimitError as exc:
-        raise MvlsibError(f"{path}{where}: {exc}; {advice or _ADVICE.get(path.suffix, '')}") from None
-
-
 _ADVICE = {
-    ".jsonl": "the file is damaged: delete that line (its key is then re-run) or start a new --out folder",
-    ".json": "the run folder is damaged: rerun the command that wrote it, or start a new --out folder",
+    ".jsonl": readers.KINDS["prediction_line"].fix,
+    ".json": readers.KINDS["run_config"].fix,
 }
 
 
@@ -271,7 +264,7 @@ def parse_prediction_lines(path: Path, data: bytes) -> list[dict]:
         if not line.strip():
             continue
         where = f", line {lineno}"
-        rec = _parse(path, line, where, MAX_LINE_BYTES)
+        rec = readers.parse_json("prediction_line", line, str(path), where)
         found = prediction_error(rec)
         if found is not None:
             _refuse(path, where, found)
@@ -279,21 +272,14 @@ def parse_prediction_lines(path: Path, data: bytes) -> list[dict]:
     return records
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_JSON_FILE_BYTES + 1)
-    except OSError as exc:
-        raise MvlsibError(
-            f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions"
-        ) from None
-    return _parse(path, data, "", MAX_JSON_FILE_BYTES)
+def _read_json(name: str, path: Path) -> Any:
+    return readers.read_json(name, path)
 
 
 def read_config(path: str | Path) -> dict:
     """A run's (or a shard's) ``config.json``, checked."""
     path = Path(path)
-    config = _read_json(path)
+    config = _read_json("run_config", path)
     found = config_error(config)
     if found is not None:
         _refuse(path, "", found)
@@ -303,7 +289,7 @@ def read_config(path: str | Path) -> dict:
 def read_metrics(path: str | Path) -> dict:
     """A run's ``metrics.json``, checked for the shape the evaluator writes."""
     path = Path(path)
-    metrics = _read_json(path)
+    metrics = _read_json("run_metrics", path)
     found = field_error(metrics, METRICS_FIELDS)
     if found is not None:
         _refuse(path, "", found)
@@ -314,6 +300,6 @@ def read_release_manifest(path: str | Path) -> Any:
     """A release's ``manifest.json`` within the JSON bounds (None when there is none); the loader's
     ``manifest_problems`` then checks the files it lists."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
-    return _parse(path, path.read_bytes(), "", MAX_JSON_FILE_BYTES, "re-download the release (or rebuild it anew)")
+    return readers.read_json("release_manifest", path)  # a device, a pipe, a folder: refused there

@@ -91,7 +91,8 @@ def _versions() -> dict[str, str | None]:
 def release_manifest_sha256(data: str) -> str | None:
     manifest = Path(data) / "manifest.json"
     if manifest.is_file():
-        return hashlib.sha256(manifest.read_bytes()).hexdigest()
+        kind = _compat.readers.KINDS["release_manifest"]
+        return hashlib.sha256(_compat.readers.read_limited(manifest, kind.max_bytes, fix=kind.fix)).hexdigest()
     return None
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .._compat import TASKS, MvlsibError, atomic_open, locks
+from .._compat import TASKS, MvlsibError, atomic_open, locks, readers
 from .run_files import parse_prediction_lines, read_config, read_metrics
 from .scoring import compute_metrics
 
@@ -36,7 +36,9 @@ def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict]:
     path = Path(path)
     if not path.exists():
         return []
-    data = path.read_bytes()
+    data = readers.read_limited(
+        path, readers.KINDS["predictions_file"].max_bytes, fix=readers.KINDS["predictions_file"].fix
+    )
     good = _complete_length(data)
     if good != len(data) and repair:
         with open(path, "r+b") as fh:

@@ -2,9 +2,9 @@
 
 Result lines are in the OpenAI batch output format, which ``vllm run-batch`` writes too
 (vllm/entrypoints/openai/batch/protocol.py, ``BatchRequestOutput``): ``id``, ``custom_id``,
-``response`` = ``{status_code, request_id, body}`` and ``error``. Each line is read within
-bounds (``jsonio``: size, depth, number length) and its shape checked; a wrong line is named by
-file and line and nothing is written.
+``response`` = ``{status_code, request_id, body}`` and ``error``. Each line is read through
+``readers`` (kind ``batch_result_line``: size, depth, number length, its schema); a wrong line is
+named by file and line and nothing is written.
 
 The answers go through the runner itself (``run_eval`` with a backend that answers from the
 result files), so the run folder is what ``run --backend openai`` writes for the same answers:
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _compat
-from .._compat import MvlsibError, jsonio, staged_folder
+from .._compat import MvlsibError, readers, staged_folder
 from ..backends import Backend, Request
 from ..backends.openai import Malformed, answer_text, check_answer, settings_description
 from ..run.runner import Run, prediction_key, run_eval
@@ -35,8 +35,7 @@ from .prepare import MANIFEST, RETRY_DIR, RETRY_INDEX, FileSplitter, foreign_fil
 from .prepare import write_json as _write_json
 
 # A chat completion with a long reasoning trace is tens of KB; a line over this is not an answer.
-MAX_LINE_BYTES = 8 * 1024 * 1024
-MAX_DEPTH = 32
+MAX_LINE_BYTES = readers.KINDS["batch_result_line"].max_bytes
 
 
 @dataclass
@@ -50,41 +49,16 @@ class Results:
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
+    """The batch's ``manifest.json``, checked whole against its schema before anything is written."""
     path = Path(folder) / MANIFEST
-    try:
-        manifest = jsonio.loads(path.read_bytes())
-        manifest["run"], manifest["files"], manifest["fingerprint"]  # KeyError unless it has the keys collect needs
-    except FileNotFoundError:
-        raise MvlsibError(f"{folder}: no {MANIFEST}; give the folder `mvlsib-eval batch prepare` wrote") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise MvlsibError(f"{path}: not a batch manifest ({exc}); prepare the batch again") from None
-    return manifest
+    if not path.is_file() and not path.is_symlink():
+        raise MvlsibError(f"{folder}: no {MANIFEST}; give the folder `mvlsib-eval batch prepare` wrote")
+    return readers.read_json("batch_manifest", path)
 
 
-def _shape_error(where: str, what: str) -> MvlsibError:
-    return MvlsibError(
-        f"{where}: {what}; a result line is {{id, custom_id, response: {{status_code, request_id, body}}, error}} "
-        "(the OpenAI batch output format, as vllm run-batch writes it): give the batch's output file"
-    )
-
-
-def _one_line(raw: bytes, where: str, max_new_tokens: int) -> tuple[str, str | None, str | None]:
-    """(custom_id, answer text or None, why it failed or None) of one result line."""
-    try:
-        obj = jsonio.loads(raw, max_bytes=MAX_LINE_BYTES, max_depth=MAX_DEPTH)
-    except jsonio.JsonLimitError as exc:
-        raise _shape_error(where, str(exc)) from None
-    if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
-        raise _shape_error(where, "no custom_id string")
+def _one_line(obj: dict[str, Any], max_new_tokens: int) -> tuple[str, str | None, str | None]:
+    """(custom_id, answer text or None, why it failed or None) of one result line its schema accepted."""
     custom_id, response, error = obj["custom_id"], obj.get("response"), obj.get("error")
-    if response is not None and (
-        not isinstance(response, dict)
-        or not isinstance(response.get("status_code"), int)
-        or isinstance(response.get("status_code"), bool)
-    ):
-        raise _shape_error(where, "response is neither null nor an object with an integer status_code")
-    if response is None and error is None:
-        raise _shape_error(where, "neither a response nor an error")
     if error is not None:
         detail = error.get("message") or error.get("code") if isinstance(error, dict) else error
         return custom_id, None, f"error: {str(detail)[:200]}"
@@ -108,24 +82,9 @@ def read_results(paths: Iterable[Path], max_new_tokens: int) -> Results:
     """Every result line of ``paths``; a custom_id answered in one line and failed in another counts as answered."""
     found: dict[str, list[tuple[str | None, str | None, str]]] = {}
     for path in paths:
-        try:
-            fh = open(path, "rb")
-        except OSError as exc:
-            raise MvlsibError(f"{path}: cannot read it ({exc.strerror})") from None
-        with fh:
-            lineno = 0
-            while True:
-                raw = fh.readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    break
-                lineno += 1
-                where = f"{path}, line {lineno}"
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    raise _shape_error(where, f"a line over {MAX_LINE_BYTES:,} bytes")
-                if not raw.strip():
-                    continue
-                custom_id, text, why = _one_line(raw, where, max_new_tokens)
-                found.setdefault(custom_id, []).append((text, why, where))
+        for lineno, _, obj in readers.json_lines("batch_result_line", path):
+            custom_id, text, why = _one_line(obj, max_new_tokens)
+            found.setdefault(custom_id, []).append((text, why, f"{path}, line {lineno}"))
     results = Results(seen=set(found))
     for custom_id, lines in found.items():
         answers = [text for text, _, _ in lines if text is not None]

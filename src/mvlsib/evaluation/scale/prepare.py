@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import _compat
-from .._compat import MvlsibError, jsonio, progress
+from .._compat import MvlsibError, progress, readers
 from ..backends.openai import chat_body, check_body_options, encode_image
 from ..run.runner import Run, RunOptions, verify_data
 from ..run.schedule import order_items
@@ -121,13 +121,13 @@ class FileSplitter:
 # ---------------------------------------------------------------- the output folder
 
 
-def _listed_unchanged(folder: Path, index: str, prefix: str = "") -> set[str]:
+def _listed_unchanged(folder: Path, index: str, kind: str, prefix: str = "") -> set[str]:
     """``index`` (a manifest.json or retry.json) and the files it lists whose bytes are still the
     ones it recorded: what a previous prepare or collect wrote and nobody edited since."""
     try:
-        listed = jsonio.loads((folder / index).read_bytes())["files"]
+        listed = readers.read_json(kind, folder / index)["files"]
         entries = [(str(f["name"]), str(f["sha256"])) for f in listed]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (MvlsibError, KeyError, TypeError):
         return set()
     ours = {prefix + index}
     for name, sha256 in entries:
@@ -152,7 +152,9 @@ def foreign_files(folder: Path, under: str = "") -> list[str]:
     that were edited since: a user's downloaded results, an edited request file. Never replaced or removed."""
     if not folder.is_dir():
         return []
-    ours = _listed_unchanged(folder, MANIFEST) | _listed_unchanged(folder / RETRY_DIR, RETRY_INDEX, f"{RETRY_DIR}/")
+    ours = _listed_unchanged(folder, MANIFEST, "batch_manifest") | _listed_unchanged(
+        folder / RETRY_DIR, RETRY_INDEX, "batch_retry_index", f"{RETRY_DIR}/"
+    )
     present = _compat.folder_files(folder / under) if (folder / under).is_dir() else []
     return sorted(rel for rel in (f"{under}/{p}" if under else p for p in present) if rel not in ours)
 

@@ -16,9 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
-from mvlsib import __version__
+from mvlsib import __version__, readers
 from mvlsib.atomic import staged_output
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format import mvl_sib
@@ -145,7 +143,7 @@ def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[
             path = Path(sel.source) / "data" / language / f"{mvl_sib.SPLIT}.parquet"
             if not path.is_file():
                 mvl_sib.load_rows(language, sel.source)  # raises the loader's message
-            return pq.read_table(path).to_pylist()
+            return readers.read_parquet("release_parquet", path).to_pylist()
         import datasets
 
         return datasets.load_dataset(sel.source, name=language, split=mvl_sib.SPLIT, revision=sel.revision).to_list()
@@ -156,7 +154,8 @@ def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[
 def load_image_bytes(sel: Selection) -> dict[str, tuple[bytes, str]]:
     """``{image_id: (encoded bytes, topic)}`` in the release's image order, bytes as stored (never re-encoded)."""
     if sel.local:
-        table = pq.read_table(
+        table = readers.read_parquet(
+            "release_parquet",
             Path(sel.source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet",
             columns=["image_id", "topic", "image"],
         )

@@ -24,7 +24,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ..._compat import MvlsibError
+from ..._compat import MvlsibError, params
 from ..base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
@@ -64,7 +64,13 @@ class HFBackend(Backend):
     MODEL_HELP = "local model folder or Hub model id"
     OPTIONS = (
         BackendOption("revision", "revision", str, None, "hf: model branch, tag or commit (all hf models)."),
-        BackendOption("batch-size", "batch_size", int, 8, "hf: prompts (dual encoders: images) per forward pass."),
+        BackendOption(
+            "batch-size",
+            "batch_size",
+            params.Int(1, 1 << 16),
+            8,
+            "hf: prompts (dual encoders: images) per forward pass.",
+        ),
         BackendOption(
             "device",
             "device",
@@ -79,7 +85,7 @@ class HFBackend(Backend):
         BackendOption(
             "threads",
             "threads",
-            int,
+            params.Int(0, 1 << 16),
             0,
             "hf: torch CPU threads (CPU runs only); 0 = OMP_NUM_THREADS if set, else half the CPUs, at least 1 "
             "(torch's all-cores default slows down badly on a busy machine).",
@@ -104,7 +110,7 @@ class HFBackend(Backend):
         BackendOption(
             "processor-kwargs",
             "processor_kwargs",
-            str,
+            params.JsonObject(),
             None,
             "hf: JSON object passed to every processor call, e.g. '{\"max_pixels\": 401408}' (Qwen), "
             "'{\"do_image_splitting\": false}' (Idefics3/SmolVLM), '{\"do_pan_and_scan\": true}' "
@@ -113,7 +119,7 @@ class HFBackend(Backend):
         BackendOption(
             "feature-cache-mb",
             "feature_cache_mb",
-            int,
+            params.Int(0, 1 << 24),
             DEFAULT_FEATURE_CACHE_MB,
             "hf: memory (MB, on the model's device) for image features computed once per image and "
             "reused for every prompt showing it (least recently used dropped first); 0 turns the "

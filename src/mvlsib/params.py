@@ -1,0 +1,142 @@
+"""The click parameter types of every numeric and list-valued option of both CLIs, defined once.
+
+An option given as ``type=int`` or ``type=float`` takes any value Python can parse: ``nan``,
+``inf``, ``1e-320`` (a subnormal whose reciprocal overflows), a billion GPUs. Here every number has
+both bounds and is finite, every comma list is split, stripped and de-duplicated in one place, and
+every repeated option or argument refuses a value given twice; a bad value is click's usage error
+(exit 2, one line). ``tests/architecture/test_bounded_options.py`` walks both command trees and
+fails on any option that goes around these types.
+
+A leaf (it imports click and ``readers`` only): the release's evaluator ships it (``release/bundle.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from . import readers
+from .errors import MvlsibError
+
+# Counts and sizes beyond these are typing mistakes, not plans, and would exhaust memory first.
+MAX_COUNT = 1_000_000_000
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_SEED = 2**63 - 1
+MAX_TOKENS = 1 << 20  # new tokens per answer: far beyond any model's context
+MAX_K = 5  # references per prompt; the task table's k values are checked where a task is known
+MAX_SIDE = 1 << 16
+MAX_PIXELS = 1 << 34
+MAX_BYTES = 1 << 40
+MAX_GPUS = 100_000  # shards of one plan: a SLURM array far larger than any cluster's limit
+
+
+class Int(click.IntRange):
+    """An integer within ``min..max`` (both bounds required, so no option is unbounded)."""
+
+    def __init__(self, min: int, max: int) -> None:
+        super().__init__(min=min, max=max)
+
+
+class Finite(click.FloatRange):
+    """A finite number within ``min..max``: no NaN, no infinity, no subnormal (whose reciprocal overflows)."""
+
+    name = "number"
+
+    def __init__(self, min: float, max: float, *, min_open: bool = False, max_open: bool = False) -> None:
+        super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        if number != 0 and abs(number) < sys.float_info.min:
+            self.fail(f"{value!r} is too close to 0 to compute with.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+class CommaList(click.ParamType):
+    """Comma-separated values: stripped, empty items dropped, each converted by ``item`` and kept once,
+    in the order first given (``eng_Latn,eng_Latn`` is ``eng_Latn``). A value among ``keywords``
+    (``all``) is passed on as that string. The result is a tuple; ``()`` when nothing is left."""
+
+    name = "list"
+
+    def __init__(self, item: click.ParamType | None = None, *, keywords: tuple[str, ...] = ()) -> None:
+        self.item = item
+        self.keywords = keywords
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if isinstance(value, tuple) or value is None:
+            return value
+        if isinstance(value, list):
+            value = ",".join(map(str, value))
+        text = str(value).strip()
+        if text in self.keywords:
+            return text
+        out: list[Any] = []
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                converted = self.item.convert(part, param, ctx) if self.item is not None else part
+            except click.BadParameter as exc:
+                if isinstance(self.item, click.IntRange) and not part.lstrip("+-").isdigit():
+                    self.fail(f"expected comma-separated integers such as 1,3,5, got {text!r}", param, ctx)
+                self.fail(f"{part!r} in {text!r}: {exc.message}", param, ctx)
+            if converted not in out:
+                out.append(converted)
+        return tuple(out)
+
+
+def distinct(*, drop: bool = False, then: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    """A callback for a repeated option or a variadic argument: a value given twice is refused (two runs
+    that are one would be counted twice, names paired with runs would shift), or with ``drop`` kept
+    once (a model or a license named twice). ``then`` is the option's own callback."""
+
+    def callback(ctx, param, value):
+        if value is not None and not isinstance(value, str):
+            seen: list[Any] = []
+            for item in value:
+                if item in seen:
+                    if drop:
+                        continue
+                    raise click.BadParameter(f"{item} is given more than once; give each once.", ctx=ctx, param=param)
+                seen.append(item)
+            value = tuple(seen)
+        return then(ctx, param, value) if then is not None else value
+
+    callback.distinct = True  # type: ignore[attr-defined]  # what the architecture test looks for
+    return callback
+
+
+def paired(of: str) -> Callable[..., Any]:
+    """A callback for a repeated option whose values pair in order with the items of ``of`` (a display
+    name per run): a repeat is a value of its own, not a duplicate, so nothing is dropped or refused."""
+
+    def callback(_ctx, _param, value):
+        return value
+
+    callback.distinct = f"paired with {of}"  # type: ignore[attr-defined]  # what the architecture test looks for
+    return callback
+
+
+class JsonObject(click.ParamType):
+    """A JSON object as text, checked through the reader (``json_option``: depth, number length, NaN,
+    its schema) when the command line is read; the text itself is passed on."""
+
+    name = "json"
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if value is None or isinstance(value, dict) or value == "":
+            return value
+        flag = param.opts[0] if param is not None and param.opts else "the option"
+        try:
+            readers.parse_option("json_option", str(value), flag)
+        except MvlsibError as exc:
+            self.fail(str(exc).removeprefix(f"{flag}: "), param, ctx)
+        return value

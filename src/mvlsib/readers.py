@@ -1,0 +1,512 @@
+"""The one reader of what the toolkit takes from outside: a registry of file kinds, each with its
+schema and its bounds.
+
+A file or value another program, a peer or a person may have written (a run folder, a batch's
+manifest and result lines, an ``eval.yaml``, a release's ``manifest.json``, a JSON command-line
+option) is read here and nowhere else (``tests/architecture/test_one_reader.py``): its bytes are
+read up to the kind's bound (the bytes actually read, never a size someone stated), decoded as
+strict UTF-8, parsed within the depth and number-length bounds with no NaN or Infinity, and checked
+against the kind's JSON Schema (``schema/*.schema.json``, the one declaration of its shape). The
+first problem is one ``ReadError`` naming the file, the line and the field, and what to do.
+
+This module is a leaf (it imports ``errors`` and ``jsonio`` only) because a release's evaluator
+ships it beside itself (``release/bundle.py``); there the schemas ship in ``_shared/schema``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from . import jsonio
+from .errors import MvlsibError
+
+KiB, MiB = 1 << 10, 1 << 20
+# A package beside this module: mvlsib.schema installed, _shared.schema in a release's evaluator.
+_SCHEMA_PACKAGE = __name__.rpartition(".")[0] + ".schema"
+
+
+class ReadError(MvlsibError):
+    """An external input that is unreadable, out of bounds or of the wrong shape; the message says which."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of external input: what it is, the schema of its shape and the bounds it is read within."""
+
+    name: str
+    what: str  # "a batch manifest": completes "FILE: not {what} (...)"
+    fix: str  # what the user does about a bad one
+    schema: str | None  # schema/{schema}.schema.json; None: its shape is checked where noted in `shape`
+    max_bytes: int
+    max_depth: int = jsonio.MAX_DEPTH
+    # "refuse": a string holding a lone surrogate (from a \\udXXX escape) is refused, naming the field;
+    # "escape": kept as its storable escape (answers of a foreign service, stored as they came)
+    surrogates: str = "refuse"
+    shape: str = ""  # where the shape is checked when it is not a schema of this registry
+
+
+_RUN_FIX = "the run folder is damaged: rerun the command that wrote it, or start a new --out folder"
+_RELEASE_FIX = "re-download the release (or rebuild it into a new folder: `mvlsib-build publish --workdir W --out NEW`)"
+
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        # run folders: read by evaluation/run/run_files.py, whose rules restate schema/prediction and
+        # schema/run_config without jsonschema (tests/schema/test_run_files_schema.py keeps them equal)
+        Kind("run_config", "a run config", _RUN_FIX, None, 64 * MiB, shape="evaluation/run/run_files.py"),
+        Kind("run_metrics", "a run's metrics", _RUN_FIX, None, 64 * MiB, shape="evaluation/run/run_files.py"),
+        Kind(
+            "prediction_line",
+            "a predictions line",
+            "the file is damaged: delete that line (its key is then re-run) or start a new --out folder",
+            None,
+            16 * MiB,
+            shape="evaluation/run/run_files.py",
+        ),
+        Kind(
+            "predictions_file",
+            "a predictions file",
+            "give the run folder's own predictions file, or start a new --out folder",
+            None,
+            64 * 1024 * MiB,
+            shape="evaluation/run/run_files.py (line by line, kind prediction_line)",
+        ),
+        Kind(
+            "batch_manifest",
+            "a batch manifest",
+            "give the folder `mvlsib-eval batch prepare` wrote, or prepare the batch again",
+            "batch_manifest",
+            64 * MiB,
+        ),
+        Kind(
+            "batch_result_line",
+            "a batch result line",
+            "a result line is {id, custom_id, response: {status_code, request_id, body}, error} (the OpenAI batch "
+            "output format, as vllm run-batch writes it): give the batch's output file",
+            "batch_result_line",
+            8 * MiB,
+            max_depth=32,
+            surrogates="escape",
+        ),
+        Kind(
+            "eval_yaml",
+            "a Benchmark eval.yaml",
+            "it needs `tasks:` a list of entries with an id; re-download the release, or publish it again with "
+            "this toolkit (it writes eval.yaml)",
+            "eval_yaml",
+            1 * MiB,
+            max_depth=16,
+        ),
+        Kind("release_manifest", "a release manifest", _RELEASE_FIX, "release_manifest", 64 * MiB),
+        Kind(
+            "json_option",
+            "a JSON object",
+            "give a JSON object, e.g. '{\"key\": 1}'",
+            "json_option",
+            1 * MiB,
+            max_depth=32,
+        ),
+        Kind(
+            "hub_answer",
+            "an answer of the Hub API",
+            "the Hub (or HF_ENDPOINT) answered something else than the Hub does; check the endpoint",
+            "hub_answer",
+            32 * MiB,
+            shape="hubio.SHAPES names the schema's definition per endpoint",
+        ),
+        Kind(
+            "pool_manifest",
+            "a pool manifest",
+            "fix the file (`mvlsib-build images check` names each problem)",
+            None,
+            64 * MiB,
+            shape="workdir/pool_manifest.py (csv rows, schema/manifest_row)",
+        ),
+        Kind(
+            "batch_retry_index",
+            "a batch's retry index (retry/retry.json)",
+            "collect the batch again: it rewrites retry/",
+            "work_report",
+            64 * MiB,
+        ),
+        Kind(
+            "work_report",
+            "a work-folder report",
+            "rerun the stage that wrote it (or start a new --workdir)",
+            "work_report",
+            64 * MiB,
+        ),
+        Kind(
+            "verify_report",
+            "a verify-images report",
+            "give the JSON report `mvlsib-build verify-images` wrote",
+            "verify_report",
+            256 * MiB,
+        ),
+        # caches and ledgers: a bad one is set aside by its reader (recomputed, or taken as none)
+        Kind("hash_cache", "a hash cache", "it is recomputed", "work_report", 256 * MiB),
+        Kind("ledger", "a folder's ledger", "it is taken as none", "work_report", 64 * MiB),
+        Kind(
+            "instance_line",
+            "an instance record (a JSON object)",
+            "re-run `mvlsib-build sample`",
+            "work_report",
+            16 * MiB,
+            shape="validation/invariants.py reports each field (schema/instance)",
+        ),
+        Kind(
+            "corpus_parquet",
+            "the corpus",
+            "run `mvlsib-build ingest` again",
+            None,
+            64 * 1024 * MiB,
+            shape="workdir/corpus.py (its columns)",
+        ),
+        Kind(
+            "flores_parquet",
+            "a Flores+ parquet file",
+            "give the Flores+ dev/ and devtest/ parquet files as the dataset ships them",
+            None,
+            8 * 1024 * MiB,
+            shape="builder/flores.py (its text column)",
+        ),
+        Kind(
+            "release_parquet",
+            "a release's parquet file",
+            _RELEASE_FIX,
+            None,
+            8 * 1024 * MiB,
+            shape="release_format/mvl_sib.py (columns)",
+        ),
+    )
+}
+
+
+def kind(name: str) -> Kind:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise KeyError(f"unknown input kind {name!r}; known: {', '.join(KINDS)}") from None
+
+
+# ---------------------------------------------------------------- bytes
+
+
+def read_limited(path: str | os.PathLike[str], max_bytes: int, *, fix: str = "") -> bytes:
+    """At most ``max_bytes`` bytes of the regular file ``path``: a longer one, a device, a FIFO or a
+    folder is refused by what was read, not by what ``stat`` or a header says."""
+    tail = f"; {fix}" if fix else ""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder){tail}")
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
+    finally:
+        os.close(fd)
+    if total > max_bytes:
+        raise ReadError(f"{path}: over {max_bytes:,} bytes, too large to be what it should{tail}")
+    return b"".join(chunks)
+
+
+def _text(data: bytes, source: str, where: str, k: Kind) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReadError(f"{source}{where}: not UTF-8 (byte {exc.start}); {k.fix}") from None
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def parse_json(name: str, data: bytes | str, source: str, where: str = "") -> Any:
+    """``data`` (the text of ``source``, at ``where``, e.g. ", line 3") as the kind ``name``: bounded, checked."""
+    k = kind(name)
+    if isinstance(data, bytes):
+        if len(data) > k.max_bytes:
+            raise ReadError(f"{source}{where}: {len(data):,} bytes, over the {k.max_bytes:,}-byte bound; {k.fix}")
+        data = _text(data, source, where, k)
+    try:
+        value = jsonio.loads(data, max_bytes=k.max_bytes, max_depth=k.max_depth)
+    except jsonio.JsonLimitError as exc:
+        raise ReadError(f"{source}{where}: not {k.what} ({exc}); {k.fix}") from None
+    value = _surrogates(k, value, source, where)
+    check(name, value, source, where)
+    return value
+
+
+def read_json(name: str, path: str | os.PathLike[str]) -> Any:
+    """The JSON file ``path`` as the kind ``name``."""
+    k = kind(name)
+    return parse_json(name, read_limited(path, k.max_bytes, fix=k.fix), str(path))
+
+
+def json_lines(name: str, path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, Any]]:
+    """(line number, raw line, value) of each non-blank line of the JSON-lines file ``path``, each line
+    bounded by the kind's ``max_bytes`` as it is read."""
+    k = kind(name)
+    try:
+        # non-blocking: opening a FIFO nobody writes would otherwise wait for ever
+        fh = os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
+    with fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder); {k.fix}")
+        lineno = 0
+        while True:
+            raw = fh.readline(k.max_bytes + 1)
+            if not raw:
+                return
+            lineno += 1
+            where = f", line {lineno}"
+            if len(raw) > k.max_bytes and not raw.endswith(b"\n"):
+                raise ReadError(f"{path}{where}: a line over {k.max_bytes:,} bytes; {k.fix}")
+            if raw.strip():
+                yield lineno, raw, parse_json(name, raw, str(path), where)
+
+
+def parse_option(name: str, value: str, flag: str) -> Any:
+    """A command-line option's JSON text (``flag`` is how the user spelled it, ``--x-kwargs``) as the kind ``name``."""
+    return parse_json(name, value.encode("utf-8", "surrogatepass"), flag)
+
+
+# ---------------------------------------------------------------- YAML
+
+_YAML_NUMBER = re.compile(r"[-+]?(\.[0-9]|[0-9])[0-9_.:eExXoObB+-]*")
+_YAML_NOT_FINITE = re.compile(r"[-+]?\.(nan|inf)", re.IGNORECASE)
+
+
+def parse_yaml(name: str, data: bytes, source: str) -> Any:
+    """YAML ``data`` as the kind ``name``: size, UTF-8, nesting depth, number length, no NaN, no aliases."""
+    import yaml
+
+    k = kind(name)
+    if len(data) > k.max_bytes:
+        raise ReadError(f"{source}: {len(data):,} bytes, over the {k.max_bytes:,}-byte bound; {k.fix}")
+    text = _text(data, source, "", k)
+    try:
+        # The event stream is read without recursion, so depth is counted before the composer recurses.
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > k.max_depth:
+                    raise ReadError(f"{source}: not {k.what} (nested over {k.max_depth} deep); {k.fix}")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                raise ReadError(f"{source}: not {k.what} (it uses a YAML alias *{event.anchor}); {k.fix}")
+            elif isinstance(event, yaml.ScalarEvent) and event.style is None:
+                if _YAML_NUMBER.fullmatch(event.value) and len(event.value) > jsonio.MAX_NUMBER_CHARS:
+                    raise ReadError(
+                        f"{source}: not {k.what} (a number of {len(event.value):,} characters, at most "
+                        f"{jsonio.MAX_NUMBER_CHARS}); {k.fix}"
+                    )
+                if _YAML_NOT_FINITE.fullmatch(event.value):
+                    raise ReadError(f"{source}: not {k.what} ({event.value} is not a finite number); {k.fix}")
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ReadError(f"{source}: not valid YAML ({' '.join(str(exc).split())}); {k.fix}") from None
+    except (RecursionError, ValueError) as exc:
+        raise ReadError(f"{source}: not {k.what} ({type(exc).__name__}); {k.fix}") from None
+    value = _surrogates(k, value, source, "")
+    check(name, value, source, "")
+    return value
+
+
+def read_yaml(name: str, path: str | os.PathLike[str]) -> Any:
+    k = kind(name)
+    return parse_yaml(name, read_limited(path, k.max_bytes, fix=k.fix), str(path))
+
+
+# ---------------------------------------------------------------- parquet
+
+
+def read_parquet(name: str, path: str | os.PathLike[str], columns: list[str] | None = None):
+    """The parquet file ``path`` (of kind ``name``) as a pyarrow Table; a truncated, damaged or foreign
+    file is one ``ReadError`` naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    k = kind(name)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); {k.fix}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder); {k.fix}")
+    try:
+        return pq.read_table(path, columns=columns)
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ReadError(f"{path}: not a readable parquet file ({first[:200]}); {k.fix}") from None
+
+
+# ---------------------------------------------------------------- shape
+
+
+@functools.cache
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of kind ``name`` (its file under the schema package)."""
+    k = kind(name)
+    if k.schema is None:
+        raise KeyError(f"input kind {name!r} has no schema here; its shape is checked in {k.shape}")
+    text = resources.files(_SCHEMA_PACKAGE).joinpath(f"{k.schema}.schema.json").read_text("utf-8")
+    return json.loads(text)  # our own package data
+
+
+@functools.cache
+def _validator(name: str):
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema(name))
+
+
+def _path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if")
+
+
+def problem(name: str, value: Any) -> tuple[str, str] | None:
+    """(JSON path, what is wrong) of the first place ``value`` breaks kind ``name``'s schema, or None."""
+    if kind(name).schema is None:
+        return None
+    # the shallowest first, and there a named rule before a combinator's "none of these"
+    errors = sorted(
+        _validator(name).iter_errors(value),
+        key=lambda e: (len(e.absolute_path), e.validator in _COMBINATORS, str(e.absolute_path)),
+    )
+    if not errors:
+        return None
+    return _described(errors[0])
+
+
+def _described(err) -> tuple[str, str]:
+    if err.validator in ("anyOf", "oneOf") and err.context:
+        # "null or X" (an optional field): say what X wants, not that no branch matched
+        types = [e for e in err.context if e.validator == "type" and not e.relative_path]
+        if len(types) == len(err.context):
+            wanted = [
+                t
+                for e in types
+                for t in (e.validator_value if isinstance(e.validator_value, list) else [e.validator_value])
+            ]
+            return _path(err.absolute_path), f"{_shown(err.instance)} is not of type {' or '.join(wanted)}"
+        from jsonschema.exceptions import best_match
+
+        return _described(
+            best_match(e for e in err.context if not (e.validator == "type" and e.validator_value == "null"))
+        )
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        extra = sorted(str(x) for x in err.instance if x not in allowed)
+        return _path(err.absolute_path), f"has a key it should not ({', '.join(map(_shown, extra))})"
+    if err.validator == "required":
+        return _path(err.absolute_path), err.message.replace(" is a required property", " is missing")
+    return _path(err.absolute_path), f"{_shown(err.instance)} {_rule(err)}"
+
+
+def _rule(err) -> str:
+    if err.validator == "type":
+        types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        return "is not of type " + " or ".join(types)
+    message = str(err.message)
+    shown = repr(err.instance)
+    return message[len(shown) :].strip() if message.startswith(shown) else message
+
+
+@functools.cache
+def _definition_validator(name: str, definition: str):
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": schema(name)["$defs"]})
+
+
+def definition_problem(name: str, definition: str, value: Any) -> tuple[str, str] | None:
+    """``problem`` against one definition (``$defs``) of kind ``name``'s schema (an endpoint's answer)."""
+    errors = sorted(
+        _definition_validator(name, definition).iter_errors(value),
+        key=lambda e: (len(e.absolute_path), e.validator in _COMBINATORS, str(e.absolute_path)),
+    )
+    return None if not errors else _described(errors[0])
+
+
+def check(name: str, value: Any, source: str, where: str = "") -> None:
+    """Raise ``ReadError`` naming ``source``, ``where`` and the field when ``value`` breaks the kind's schema."""
+    found = problem(name, value)
+    if found is not None:
+        k = kind(name)
+        field, why = found
+        raise ReadError(f"{source}{where}: not {k.what}: {field} {why}; {k.fix}")
+
+
+# ---------------------------------------------------------------- strings no UTF-8 file can hold
+
+
+def _surrogates(k: Kind, value: Any, source: str, where: str) -> Any:
+    stack: list[tuple[Any, tuple]] = [(value, ())]
+    found = None
+    while stack and found is None:
+        node, at = stack.pop()
+        if isinstance(node, str):
+            if jsonio.has_lone_surrogate(node):
+                found = at
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(key, str) and jsonio.has_lone_surrogate(key):
+                    found = (*at, jsonio.storable(key))
+                    break
+                stack.append((item, (*at, key)))
+        elif isinstance(node, list):
+            stack.extend((item, (*at, n)) for n, item in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):  # only from YAML; JSON has none
+            raise ReadError(f"{source}{where}: not {k.what}: {_path(at)} is not a finite number; {k.fix}")
+    if found is None:
+        return value
+    if k.surrogates == "escape":
+        return _escaped(value)
+    raise ReadError(
+        f"{source}{where}: not {k.what}: {_path(found)} holds a lone surrogate (\\udXXX), which no UTF-8 "
+        f"text can store; {k.fix}"
+    )
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return jsonio.storable(value)
+    if isinstance(value, dict):
+        return {_escaped(key): _escaped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_escaped(item) for item in value]
+    return value

@@ -1,0 +1,158 @@
+"""Every external input through one declared reader (``mvlsib.readers``), enforced.
+
+A JSON, YAML or parquet parser called anywhere else in ``src/mvlsib`` is a reader beside the
+registry, without its bounds (bytes read, depth, number length, NaN, UTF-8) or its schema. The
+source is read with ``ast``, so lazy imports, aliases (``import pyarrow.parquet as pq``) and
+``from json import loads`` are seen too. What may still parse on its own is listed below with why.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from support import REPO
+
+from mvlsib import readers
+
+SRC = REPO / "src" / "mvlsib"
+
+# module -> attribute names that parse external bytes
+PARSERS: dict[str, frozenset[str]] = {
+    "json": frozenset({"load", "loads", "JSONDecoder", "decoder"}),
+    "yaml": frozenset(
+        {"load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all", "full_load_all", "parse"}
+    ),
+    "pyarrow.parquet": frozenset(
+        {"read_table", "ParquetFile", "read_schema", "read_metadata", "read_pandas", "ParquetDataset"}
+    ),
+    "pandas": frozenset({"read_parquet", "read_json"}),
+    "mvlsib.jsonio": frozenset({"loads"}),
+}
+
+# (module under src/mvlsib, parser "module.name") -> why it may parse without the registry
+ALLOWED: dict[tuple[str, str], str] = {
+    ("readers.py", "json.loads"): "the reader layer: parses its own schema files (package data)",
+    ("readers.py", "yaml.parse"): "the reader layer: counts the nesting depth from the event stream",
+    ("readers.py", "yaml.safe_load"): "the reader layer, after its bounds",
+    ("readers.py", "pyarrow.parquet.read_table"): "the reader layer",
+    ("readers.py", "mvlsib.jsonio.loads"): "the reader layer's bounded JSON parser",
+    ("jsonio.py", "json.loads"): "the bounded JSON parser the reader layer calls",
+    ("schema/validators.py", "json.loads"): "the package's own schema files (package data)",
+    ("release_format/mvl_sib.py", "json.load"): "ships alone in every release (no mvlsib to import); its "
+    "manifest check catches every parse error as a problem line",
+    ("release_format/mvl_sib.py", "pyarrow.parquet.read_table"): "ships alone in every release; its "
+    "readers name a bad file as a LoaderError",
+    ("release/exports/templates/inspect_task.py", "json.load"): "shipped into an export: reads the export's "
+    "own data file, written beside it",
+    ("release/exports/templates/lmms_eval_utils.py", "json.load"): "shipped into an export: reads the export's "
+    "own data file, written beside it",
+    ("release/exports/vlmevalkit.py", "json.loads"): "parses the image_path lists it has just built",
+    ("release/card/render.py", "yaml.safe_load"): "card_metadata parses the card header it rendered",
+    ("evaluation/scale/prepare.py", "json.JSONDecoder"): "line_custom_id reads the custom_id of a request "
+    "line whose file's sha256 the batch manifest fixed (checked by the caller)",
+    ("evaluation/backends/openai.py", "mvlsib.jsonio.loads"): "a server's HTTP answer, bounded by httpio and "
+    "checked by check_answer: not a file",
+    ("hubio.py", "mvlsib.jsonio.loads"): "a Hub API answer, bounded by the transport and checked by SHAPES: not a file",
+}
+
+
+def _aliases(tree: ast.AST, module_name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(local name -> parser module, local name -> "module.attr") of the module's imports."""
+    modules: dict[str, str] = {}
+    names: dict[str, str] = {}
+    package = module_name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in PARSERS:
+                    modules[alias.asname or alias.name.split(".")[0]] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}" if base else alias.name
+                if full in PARSERS:  # from pyarrow import parquet as pq / from . import jsonio
+                    modules[alias.asname or alias.name] = full
+                elif base in PARSERS and alias.name in PARSERS[base]:
+                    names[alias.asname or alias.name] = f"{base}.{alias.name}"
+    # `_compat.jsonio` and the bundled `jsonio`: the same module
+    return modules, names
+
+
+def parser_calls(path: Path, module_name: str | None = None) -> list[tuple[int, str]]:
+    """(line, "module.name") of every use of a parser in the module at ``path``."""
+    module_name = module_name or ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    modules, names = _aliases(tree, module_name)
+    modules.setdefault("jsonio", "mvlsib.jsonio")
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            module = modules[node.value.id]
+            if node.attr in PARSERS[module]:
+                found.append((node.lineno, f"{module}.{node.attr}"))
+        elif isinstance(node, ast.Attribute) and node.attr == "loads" and isinstance(node.value, ast.Attribute):
+            if node.value.attr == "jsonio":  # _compat.jsonio.loads
+                found.append((node.lineno, "mvlsib.jsonio.loads"))
+        elif isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+            found.append((node.lineno, names[node.id]))
+    return found
+
+
+MODULES = sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(SRC).as_posix())
+def test_no_parser_outside_the_reader_layer(path):
+    rel = path.relative_to(SRC).as_posix()
+    stray = [f"{rel}:{line}: {name}" for line, name in parser_calls(path) if (rel, name) not in ALLOWED]
+    assert not stray, (
+        "external input parsed outside mvlsib.readers (register its kind there and read it through "
+        "read_json / json_lines / read_yaml / read_parquet / parse_option, or, when it parses what the "
+        f"toolkit itself just wrote, add it to ALLOWED with why): {stray}"
+    )
+
+
+def test_every_allowance_is_still_used():
+    used = {(p.relative_to(SRC).as_posix(), name) for p in MODULES for _, name in parser_calls(p)}
+    stale = sorted(set(ALLOWED) - used)
+    assert not stale, f"ALLOWED entries that no longer parse anything: drop them: {stale}"
+
+
+def test_the_scan_sees_each_spelling(tmp_path):
+    """The scan itself: each way of reaching a parser is found."""
+    module = tmp_path / "probe.py"
+    text = (
+        "import json\nimport yaml as y\nimport pyarrow.parquet as pq\nfrom json import loads as L\n"
+        "from . import jsonio\nfrom pyarrow import parquet\n"
+        "json.load(f); y.safe_load(t); pq.ParquetFile(p); L(t); jsonio.loads(b); parquet.read_table(p)\n"
+    )
+    module.write_text(text, encoding="utf-8")
+    names = sorted(name for _, name in parser_calls(module, "mvlsib.probe"))
+    assert names == sorted(
+        [
+            "json.load",
+            "yaml.safe_load",
+            "pyarrow.parquet.ParquetFile",
+            "json.loads",
+            "mvlsib.jsonio.loads",
+            "pyarrow.parquet.read_table",
+        ]
+    )
+
+
+@pytest.mark.parametrize("name", sorted(readers.KINDS))
+def test_every_kind_declares_its_shape_and_bounds(name):
+    kind = readers.KINDS[name]
+    assert kind.max_bytes > 0 and kind.max_depth > 0 and kind.fix
+    assert kind.surrogates in ("refuse", "escape")
+    if kind.schema is None:
+        assert kind.shape, f"{name}: no schema, so `shape` must say where its shape is checked"
+    else:
+        from jsonschema import Draft202012Validator
+
+        Draft202012Validator.check_schema(readers.schema(name))

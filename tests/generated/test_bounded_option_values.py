@@ -1,0 +1,140 @@
+"""Generated out-of-range, NaN and infinite values for every bounded option of every command of both CLIs.
+
+Each (command, option, value) is a parametrized id: the command must stop at the command line (exit 2,
+one ``Error:`` line naming the option, no traceback) and write nothing. The options are found by
+walking the click trees, so an option added later is covered without listing it here. Then the
+list options: repeated values are dropped or refused, never done twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from mvlsib import params
+from mvlsib.cli import build_cli, eval_cli
+
+
+def _commands(cmd: click.Command, path: tuple[str, ...]):
+    if isinstance(cmd, click.Group):
+        for name, sub in sorted(cmd.commands.items()):
+            yield from _commands(sub, (*path, name))
+    else:
+        yield path, cmd
+
+
+def _bad_values(kind) -> dict[str, str]:
+    low, high = kind.min, kind.max
+    values = {"nan": "nan", "inf": "inf", "-inf": "-inf", "1e999": "1e999", "below-min": None, "above-max": None}
+    if isinstance(kind, params.Finite):
+        values["subnormal"] = "1e-320"
+        values["below-min"] = repr(low - max(1.0, abs(low))) if not kind.min_open else repr(low)
+        values["above-max"] = repr(high * 2 + 1) if not kind.max_open else repr(high)
+    else:
+        values["below-min"] = str(low - 1)
+        values["above-max"] = str(high + 1)
+        values["huge"] = "9" * 5_000
+        values["fraction"] = "1.5"
+    return values
+
+
+def _cases():
+    for cli, name in ((build_cli, "mvlsib-build"), (eval_cli, "mvlsib-eval")):
+        for path, cmd in _commands(cli, ()):
+            for param in cmd.params:
+                kind = param.type
+                item = kind.item if isinstance(kind, params.CommaList) else None
+                number = kind if isinstance(kind, (params.Int, params.Finite)) else item
+                if not isinstance(number, (params.Int, params.Finite)) or not isinstance(param, click.Option):
+                    continue
+                flag = param.opts[0]
+                for label, value in _bad_values(number).items():
+                    yield pytest.param(cli, path, flag, value, id=f"{name} {' '.join(path)} {flag}={label}")
+
+
+CASES = list(_cases())
+
+
+def test_the_cases_cover_the_issue_s_examples():
+    ids = {c.id for c in CASES}
+    assert "mvlsib-eval plan --prompts-per-second=nan" in ids
+    assert "mvlsib-eval plan --prompts-per-second=subnormal" in ids
+    assert "mvlsib-eval plan --gpus=above-max" in ids
+    assert any(i.startswith("mvlsib-eval run --concurrency=") for i in ids)  # backend option tables
+    assert any(i.startswith("mvlsib-build verify-images --request-timeout=") for i in ids)
+
+
+@pytest.mark.parametrize("cli, path, flag, value", CASES)
+def test_a_bad_number_stops_at_the_command_line(cli, path, flag, value, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # default output folders are relative: nothing may appear here
+    result = CliRunner().invoke(cli, [*path, flag, value])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and flag in errors[0], result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "kind, text, want",
+    [
+        (params.CommaList(), "eng_Latn,eng_Latn", ("eng_Latn",)),
+        (params.CommaList(), " eng_Latn , fra_Latn,eng_Latn,, ", ("eng_Latn", "fra_Latn")),
+        (params.CommaList(keywords=("all",)), " all ", "all"),
+        (params.CommaList(params.Int(1, 5)), "3,1,3,03", (3, 1)),
+        (params.CommaList(), "", ()),
+    ],
+    ids=["duplicate", "spaces-and-empties", "keyword", "int-items", "empty"],
+)
+def test_a_comma_list_is_split_and_deduplicated_once(kind, text, want):
+    assert kind.convert(text, None, None) == want
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e-320", "1e999", "-1", "2"])
+def test_finite_refuses_what_float_takes(value):
+    kind = params.Finite(0.0, 1.0)
+    if value in ("nan", "inf", "-inf", "1e999"):
+        assert not math.isfinite(float(value))
+    with pytest.raises(click.BadParameter):
+        kind.convert(value, None, None)
+
+
+def test_export_inspect_builds_each_language_once(release_dir, tmp_path):
+    """`export inspect --languages eng_Latn,eng_Latn` exports eng_Latn once, as `--languages eng_Latn` does."""
+    runner = CliRunner()
+    outs = {}
+    for label, languages in (("twice", "eng_Latn,eng_Latn"), ("once", "eng_Latn")):
+        out = tmp_path / label
+        result = runner.invoke(build_cli, ["export", "inspect", "--release", str(release_dir), "--out", str(out),
+                                           "--languages", languages, "--tasks", "t2s", "--limit", "2"])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert "1 language(s)" in result.output
+        outs[label] = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert outs["twice"].keys() == outs["once"].keys()
+    data = [name for name in outs["once"] if name.endswith(".json")]
+    for name in data:
+        assert json.loads(outs["twice"][name]) == json.loads(outs["once"][name]), name
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("report", "{run}", "{run}"),
+        ("items", "{run}", "{run}"),
+        ("correlate", "{run}", "{run}"),
+        ("merge", "{run}", "{run}", "--out", "{out}"),
+    ],
+    ids=["report-runs", "items-runs", "correlate-runs", "merge-sources"],
+)
+def test_a_run_given_twice_is_refused(tmp_path, args):
+    run = tmp_path / "run"
+    run.mkdir()
+    out = tmp_path / "out"
+    result = CliRunner().invoke(eval_cli, [a.format(run=run, out=out) for a in args])
+    assert result.exit_code == 2 and "given more than once" in result.output, result.output
+    assert not out.exists() and list(run.iterdir()) == []
