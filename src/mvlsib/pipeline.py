@@ -18,6 +18,7 @@ from typing import Any
 from mvlsib import progress as progress_bars
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sample import duplicate_partners, sample, sample_report
+from mvlsib.release.manifest import check_release_out
 from mvlsib.release.publish import publish
 from mvlsib.release.summary import ReleaseSummary
 from mvlsib.validation.invariants import refuse_if_invalid, validate
@@ -76,7 +77,10 @@ def build(
     ``flores``/``annotation`` add languages built from raw Flores files (e.g. N'Ko) to those of ``sib``.
     ``pool`` is a ``Pool`` or its folder, read once here and handed to every stage.
     """
+    check_release_out(out)  # a foreign --out is refused before minutes of work, not after
     pool = as_pool(pool)
+    # A temporary work folder is gone when the refusal is read: name the release instead.
+    where = str(workdir) if workdir is not None else f"{out} (add --workdir DIR to keep the work files)"
     with contextlib.ExitStack() as stack:
         if workdir is None:
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="mvlsib-build-"))
@@ -102,7 +106,7 @@ def build(
         stages.run("sample", save_sample_report, work, report.to_dict())
         stages.done()
         result = stages.run("validate", validate, corpus, instances, pool)
-        refuse_if_invalid(result, work)
+        refuse_if_invalid(result, where)
         stages.done()
         release = stages.run(
             "publish", publish, corpus, instances, pool, out, seed=seed, repo_hint=repo_hint, progress=progress

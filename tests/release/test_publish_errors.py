@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from mvlsib.cli import build_cli
+from mvlsib.errors import MvlsibError
 
 
 def _run(*args: str):
@@ -62,3 +64,18 @@ def test_argument_combinations():
     assert "--release needs --repo-id" in _run("publish", "--release", ".").output
     res = _run("publish", "--release", ".", "--out", "x")
     assert res.exit_code == 2 and "pass only one of them" in res.output
+
+
+def test_build_refuses_a_foreign_out_before_any_work(tmp_path, monkeypatch):
+    import mvlsib.pipeline as pipeline
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("ingest ran before --out was checked")
+
+    monkeypatch.setattr(pipeline, "ingest", no_work)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "thesis.tex").write_text("mine", encoding="utf-8")
+    with pytest.raises(MvlsibError, match="thesis.tex"):
+        pipeline.build("../shared/sib-200", out, workdir=tmp_path / "work", progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"] and not (tmp_path / "work").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,12 +136,10 @@ def unlisted_files(release: Path, listed) -> list[str]:
     return [rel for rel in release_files(release) if rel not in listed]
 
 
-@contextlib.contextmanager
-def staged_release(out: Path) -> Iterator[Path]:
-    """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds; refuses to
-    replace a folder holding files the old release's manifest.json does not list (the one output
+def check_release_out(out: str | os.PathLike[str]) -> None:
+    """Refuse an ``out`` holding files the old release's manifest.json does not list (the one output
     folder rule, ``atomic.refuse_foreign``: the card's own `python evaluate.py --data . --out RUN`
-    writes RUN/ there)."""
+    writes RUN/ there). Cheap: ``build`` asks it before any work."""
     out = Path(out).resolve()
     listed: set[str] = set()
     if (out / MANIFEST_NAME).is_file():
@@ -152,7 +151,14 @@ def staged_release(out: Path) -> Iterator[Path]:
                 "choose another --out, or move your files out and remove the folder"
             ) from None
     refuse_foreign(out, listed)
-    with staged_folder(out) as stage:
+
+
+@contextlib.contextmanager
+def staged_release(out: Path) -> Iterator[Path]:
+    """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds; refused as
+    ``check_release_out`` says."""
+    check_release_out(out)
+    with staged_folder(Path(out).resolve()) as stage:
         yield stage
 
 
