@@ -94,6 +94,22 @@ def test_compare_command_prints_a_table_and_writes_json(tmp_path):
     assert out.read_bytes() == first
 
 
+def test_compare_refuses_runs_of_different_releases_unless_asked(tmp_path):
+    a = write_run(tmp_path / "a", planted_records(0.75, seed=1), release_sha256="a" * 64)
+    b = write_run(tmp_path / "b", planted_records(0.60, seed=2), release_sha256="b" * 64)
+    refused = CliRunner().invoke(eval_cli, ["compare", str(a), str(b)])
+    assert (
+        refused.exit_code == 2 and "different releases" in refused.output and "--different-releases" in refused.output
+    )
+    asked = CliRunner().invoke(
+        eval_cli, ["compare", str(a), str(b), "--different-releases", "--json", str(tmp_path / "c")]
+    )
+    assert asked.exit_code == 0 and asked.output.startswith("WARNING: A and B were made on different releases")
+    assert json.loads((tmp_path / "c").read_text("utf-8"))["release_manifest_sha256"]["same"] is False
+    same = write_run(tmp_path / "a2", planted_records(0.6, seed=2), release_sha256="a" * 64)
+    assert CliRunner().invoke(eval_cli, ["compare", str(a), str(same)]).exit_code == 0
+
+
 def test_compare_refuses_disjoint_runs(tmp_path):
     a = write_run(tmp_path / "a", planted_records(0.7, languages=("eng_Latn",)))
     b = write_run(tmp_path / "b", planted_records(0.7, languages=("arb_Arab",)))

@@ -68,7 +68,7 @@ def planted_records(
     return out
 
 
-def write_run(folder: Path, records, *, model="planted", limit=None, n_expected=None) -> Path:
+def write_run(folder: Path, records, *, model="planted", limit=None, n_expected=None, release_sha256=None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "predictions.jsonl", "w", encoding="utf-8") as fh:
         for r in records:
@@ -76,6 +76,8 @@ def write_run(folder: Path, records, *, model="planted", limit=None, n_expected=
     fp = {"model": model, "backend": "openai", "limit": limit, "languages": sorted({r["language"] for r in records})}
     if limit is not None:
         fp["limit_mode"] = "stratified"
+    if release_sha256 is not None:
+        fp["release_manifest_sha256"] = release_sha256
     config = {
         "fingerprint": fp,
         "n_expected": n_expected if n_expected is not None else len(records),

@@ -194,12 +194,19 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     name="json_path",
 )
 @parse_mode_option("How letters are read from the stored responses.")
-def compare_command(run_a, run_b, json_path, parse_mode):
+@click.option(
+    "--different-releases",
+    is_flag=True,
+    default=False,
+    help="Compare runs made on different releases (refused by default: the same keys may hide other "
+    "instances or images); the comparison then says so at the top.",
+)
+def compare_command(run_a, run_b, json_path, parse_mode, different_releases):
     """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
     interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
     from .analysis.compare import compare_runs, format_comparison, write_comparison_json
 
-    res = compare_runs(run_a, run_b, parse_mode)
+    res = compare_runs(run_a, run_b, parse_mode, different_releases=different_releases)
     terminal.echo_block(format_comparison(res))
     if json_path is not None:
         terminal.echo("wrote {}", write_comparison_json(res, json_path))

@@ -76,14 +76,28 @@ def compare_outcomes(a: dict[tuple, bool], b: dict[tuple, bool], **kw) -> dict:
     return result
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, mode: str = "relaxed") -> dict:
-    """The comparison of two finished runs, with the runs' identities and the method."""
+def compare_runs(
+    run_a: str | Path, run_b: str | Path, mode: str = "relaxed", *, different_releases: bool = False
+) -> dict:
+    """The comparison of two finished runs, with the runs' identities and the method.
+
+    Runs made on different releases (their recorded release manifest hashes differ) are refused unless
+    ``different_releases``: the same instance key may stand for other sentences or images there.
+    """
     runs = []
     for run in (run_a, run_b):
         config, records, _ = load_run(run)
         if not records:
             raise MvlsibError(f"{run}: predictions.jsonl is empty")
         runs.append((run, config, records))
+    releases = [(config.get("fingerprint") or {}).get("release_manifest_sha256") for _, config, _ in runs]
+    differ = None not in releases and releases[0] != releases[1]
+    if differ and not different_releases:
+        raise MvlsibError(
+            f"{run_a} and {run_b} were made on different releases (release manifest sha256 "
+            f"{str(releases[0])[:12]} and {str(releases[1])[:12]}): the same keys may hold other instances or "
+            "images; compare runs of one release, or pass --different-releases to compare them anyway"
+        )
     result = compare_outcomes(outcomes(runs[0][2], mode), outcomes(runs[1][2], mode))
     overall = result.pop("overall")
     cov = [coverage(config, records) for _, config, records in runs]
@@ -93,6 +107,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, mode: str = "relaxed") ->
         "model_a": runs[0][1].get("fingerprint", {}).get("model"),
         "model_b": runs[1][1].get("fingerprint", {}).get("model"),
         "parse_mode": mode,
+        "release_manifest_sha256": {"a": releases[0], "b": releases[1], "same": not differ},
         "scope_a": cov[0],
         "scope_b": cov[1],
         **overall,
@@ -133,7 +148,13 @@ def format_comparison(res: dict, alpha: float = 1 - CONFIDENCE) -> str:
             "" if c["complete"] else " (INCOMPLETE)"
         )
 
+    releases = res.get("release_manifest_sha256") or {}
     lines = [
+        *(
+            ["WARNING: A and B were made on different releases; the same keys may hold other instances or images"]
+            if releases.get("same") is False
+            else []
+        ),
         f"A = {terminal.visible(res['run_a'])} ({terminal.visible(res.get('model_a'))}): {scope(res['scope_a'])}",
         f"B = {terminal.visible(res['run_b'])} ({terminal.visible(res.get('model_b'))}): {scope(res['scope_b'])}",
         f"{res['n_shared']} shared predictions (only in A: {res['n_only_a']}, only in B: {res['n_only_b']}); "
