@@ -178,3 +178,41 @@ def test_publish_out_with_repo_id_renders_the_id(full_workdir, tmp_path):
     )
     card = (tmp_path / "rel" / "README.md").read_text("utf-8")
     assert 'load_dataset("acme/x"' in card and "ORG/" not in card, res.stderr
+
+
+def test_publish_uses_the_pool_sample_used_and_refuses_another(full_workdir, pool_dir, tmp_path):
+    """Two pools share ids such as sports_0: without the record, publish would show the bundled images."""
+    import csv
+    import shutil
+
+    from click.testing import CliRunner
+
+    from mvlsib.cli import build_cli
+
+    pool = tmp_path / "pool"
+    shutil.copytree(pool_dir, pool)
+    with (pool / "manifest.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[0]["author"] = "Another Author"
+    with (pool / "manifest.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy2(full_workdir / "corpus.parquet", work / "corpus.parquet")
+    runner = CliRunner()
+    sampled = runner.invoke(build_cli, ["sample", "--workdir", str(work), "--pool", str(pool), "--no-progress"])
+    assert sampled.exit_code == 0, sampled.output
+    out = tmp_path / "release"
+    published = runner.invoke(
+        build_cli, ["publish", "--workdir", str(work), "--out", str(out), "--allow-demo-pool", "--no-progress"]
+    )
+    assert published.exit_code == 0, published.output
+    assert "Another Author" in (out / "README.md").read_text("utf-8")  # the sampled pool's credits
+    refused = runner.invoke(
+        build_cli,
+        ["publish", "--workdir", str(work), "--out", str(tmp_path / "r2"), "--pool", str(pool_dir), "--no-progress"],
+    )
+    assert refused.exit_code == 2 and "not the one sample used" in refused.output
+    assert not (tmp_path / "r2").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from mvlsib.builder.sampler import sample_instances
 from mvlsib.errors import MvlsibError
@@ -31,6 +31,9 @@ class SampleReport:
     negative_image_use: dict[str, dict[str, int]]
     duplicate_text_pairs: int
     output: str = ""
+    # The pool the instances were drawn from: publish --workdir uses it (and refuses another).
+    pool: str = ""
+    pool_manifest_sha256: str = ""
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -125,14 +128,16 @@ def sample_report(
 
     ``partners`` and ``digest`` (the sha256 of ``instances.jsonl``, as ``save_instances`` returns it)
     are computed here when not given."""
-    return build_report(
+    pool = as_pool(pool)
+    report = build_report(
         instances,
-        as_pool(pool).images_by_topic,
+        pool.images_by_topic,
         seed,
         instances_sha256(instances) if digest is None else digest,
         duplicate_partners(corpus) if partners is None else partners,
         n_languages=len(set(corpus.column("language"))),
     )
+    return replace(report, pool=str(pool.root.resolve()), pool_manifest_sha256=pool.manifest_sha256)
 
 
 def build_report(

@@ -20,6 +20,9 @@ from mvlsib.evaluation.options import (
     progress_option,
     release_option,
 )
+from mvlsib.evaluation.options import (
+    pool_option as sampled_pool_option,
+)
 from mvlsib.limits import HUB_TIMEOUT_S
 from mvlsib.release.exports import FORMATS
 from mvlsib.workdir import INSTANCES_FILE
@@ -336,7 +339,7 @@ def verify_images_cmd(models, out, allow_fail, **options):
     help="Work folder with corpus.parquet and instances.jsonl (used with --out).",
 )
 @out_option("Write the release folder here from --workdir and --pool.")
-@pool_option("The one the instances were sampled with.")
+@sampled_pool_option("Default: the one `sample` used (recorded in the work folder); another is refused.")
 @click.option(
     "--seed",
     type=params.Int(0, params.MAX_SEED),
@@ -414,7 +417,7 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_tim
 
 
 def _publish_folder(
-    workdir: Path, out: Path, pool: Path, seed: int | None, repo_hint: str, *, validate: bool, progress: bool
+    workdir: Path, out: Path, pool: Path | None, seed: int | None, repo_hint: str, *, validate: bool, progress: bool
 ):
     """publish --out: load the work folder, check it (unless told not to), write the release."""
     from mvlsib.release.publish import publish
@@ -422,9 +425,10 @@ def _publish_folder(
     from mvlsib.validation.invariants import validate as validate_stage
     from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.instances import load_instances, recorded_seed
-    from mvlsib.workdir.pool_manifest import load_pool
+    from mvlsib.workdir.pool_manifest import sampled_pool
 
-    corpus, instances, pool_value = load_corpus(workdir), load_instances(workdir), load_pool(pool)
+    corpus, instances = load_corpus(workdir), load_instances(workdir)
+    pool_value = sampled_pool(workdir, pool)
     if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
         refuse_if_invalid(validate_stage(corpus, instances, pool_value), workdir)
     seed = seed if seed is not None else recorded_seed(workdir)

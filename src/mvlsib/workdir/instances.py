@@ -107,6 +107,13 @@ def load_sample_report(workdir: str | os.PathLike[str]) -> dict:
     return readers.read_json("work_report", path)
 
 
+def recorded_pool(workdir: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """The pool folder and manifest sha256 the sample stage recorded, if any."""
+    report = load_sample_report(workdir)
+    where, sha256 = report.get("pool"), report.get("pool_manifest_sha256")
+    return (where, sha256) if isinstance(where, str) and isinstance(sha256, str) and where and sha256 else None
+
+
 def recorded_seed(workdir: str | os.PathLike[str]) -> int | None:
     """The seed the sample stage recorded in ``sample_report.json``, if any."""
     seed = load_sample_report(workdir).get("seed")

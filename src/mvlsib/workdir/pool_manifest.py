@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from mvlsib import readers
 from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
-from mvlsib.workdir import POOL_MANIFEST_FILE
+from mvlsib.workdir import BUNDLED_POOL, POOL_MANIFEST_FILE
 
 MANIFEST_NAME = POOL_MANIFEST_FILE
 COLUMNS: tuple[str, ...] = ("image_id", "topic", "file", "license", "author", "source_url", "sha256")
@@ -212,3 +212,28 @@ def images_by_topic(rows: list[ManifestRow]) -> dict[str, list[str]]:
     for row in rows:
         out.setdefault(row.topic, []).append(row.image_id)
     return {t: sorted(ids) for t, ids in sorted(out.items())}
+
+
+def sampled_pool(workdir: str | os.PathLike[str], pool: PoolLike | None) -> Pool:
+    """The pool ``publish --workdir`` uses: the one ``sample`` recorded in the work folder when none is
+    given, and a given one only when its manifest is the recorded one (a release must show the images
+    its instances were drawn from, and two pools share ids such as ``sports_0``)."""
+    from mvlsib.workdir.instances import recorded_pool
+
+    recorded = recorded_pool(workdir)
+    if recorded is None:  # a work folder of an older toolkit: the caller's pool, as before
+        return as_pool(BUNDLED_POOL if pool is None else pool)
+    where, sha256 = recorded
+    if pool is None:
+        if not Path(where).exists():
+            raise MvlsibError(
+                f"{workdir}: sample used the pool {where}, which is gone; give it with --pool (or sample again)"
+            )
+        pool = where
+    chosen = as_pool(pool)
+    if chosen.manifest_sha256 != sha256:
+        raise MvlsibError(
+            f"--pool {chosen.root}: its manifest.csv is not the one sample used ({where}, manifest sha256 "
+            f"{sha256[:12]}); give --pool {where}, or sample again with this pool"
+        )
+    return chosen
