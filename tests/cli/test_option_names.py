@@ -211,3 +211,14 @@ def test_old_spelling_is_not_in_error_messages():
     with pytest.raises(click.MissingParameter) as info:
         _params("mvlsib-build export", ["lmms-eval", "--out", "o"])
     assert "--release" in info.value.format_message() and "--data" not in info.value.format_message()
+
+
+def test_json_dash_is_refused_where_json_goes_to_a_file_only(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from mvlsib.cli import build_cli
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(build_cli, ["validate", "--workdir", str(tmp_path), "--json", "-"])
+    assert result.exit_code == 2 and "--json FILE" in result.output
+    assert list(tmp_path.iterdir()) == []

@@ -166,12 +166,19 @@ def model_revision_option(param: str = "model_revision", note: str | None = None
     )
 
 
+def _no_dash(ctx, param, value):
+    # "-" means stdout elsewhere; here it would silently become a file named "-"
+    if value is not None and str(value) == "-":
+        raise click.BadParameter("this command writes its JSON report to a file only; give --json FILE", ctx, param)
+    return value
+
+
 def json_out_option(note: str | None = None, *, name: str = "json_out", stdout: bool = False, old=()):
     """``--json FILE``: also write the command's JSON report to FILE.
 
     ``stdout=True``: ``--json -`` (or ``--json`` alone, the old flag) prints the JSON instead.
     """
-    extra = {"flag_value": "-", "is_flag": False} if stdout else {}
+    extra = {"flag_value": "-", "is_flag": False} if stdout else {"callback": _no_dash}
     return option(
         "--json",
         name,
