@@ -198,7 +198,8 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     show_default=True,
     help="Print at most this many violations.",
 )
-def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) -> None:
+@progress_option
+def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, progress: bool) -> None:
     """Check corpus and instances against the JSON Schemas and every dataset invariant.
 
     Exits 0 with a one-line summary when all holds, 1 with a list of violations
@@ -210,7 +211,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int) ->
     from mvlsib.workdir.instances import load_instances
     from mvlsib.workdir.pool_manifest import load_pool
 
-    result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool))
+    result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool), progress=progress)
     if json_out is not None:
         with atomic_open(json_out) as fh:
             fh.write(result.to_json())

@@ -171,14 +171,15 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
     default=None,
     help="Write the SLURM array script here (default: print it).",
 )
+@progress_option
 @friendly_errors
-def plan_command(gpus, model, out, prompts_per_second, script, **selection):
+def plan_command(gpus, model, out, prompts_per_second, script, progress, **selection):
     """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
     one shard per GPU (then `mvlsib-eval merge`)."""
     from .run.runner import RunOptions
     from .scale.plan import count, describe, run_args, slurm_script
 
-    opts = RunOptions(**run_options(selection), model=model, out=out)
+    opts = RunOptions(**run_options(selection), model=model, out=out, progress=progress)
     plan = count(opts, gpus)
     terminal.echo_block(describe(plan, prompts_per_second))
     text = slurm_script(plan, run_args(opts, _given(selection)), str(out), prompts_per_second=prompts_per_second)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.compute as pc
 
+from mvlsib import progress as progress_bars
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TASK_TABLE, TOPICS
 from mvlsib.schema.validators import column_errors, is_valid, load_schema, schema_errors
@@ -101,30 +102,40 @@ def validate(
     pool: PoolLike = BUNDLED_POOL,
     *,
     schemas: bool = True,
+    progress: bool = False,
 ) -> ValidationResult:
     """Every schema and invariant of the corpus and the instances, against the pool's manifest.
 
     ``instances`` are what ``sample`` returns or the records of ``instances.jsonl``; ``pool`` a
-    ``Pool`` or its folder."""
+    ``Pool`` or its folder; ``progress`` draws a bar over the checks (on a terminal)."""
     pool = as_pool(pool)
     instances = instance_records(instances)
     image_topics = dict(pool.image_topics)
     manifest_rows = [r.as_dict() for r in pool.rows]
     violations: list[Violation] = []
-    well_formed = _well_formed(instances)
-    if schemas:
-        violations += check_schemas(corpus, instances, manifest_rows, well_formed)
-    corpus_violations, topics_by_id = check_corpus(corpus)
-    violations += corpus_violations
-    # Structural checks below assume well-formed records; malformed ones are reported as "schema".
-    violations += check_count(instances, topics_by_id)
-    violations += check_structure(well_formed, topics_by_id, image_topics)
-    violations += check_siblings(well_formed)
-    violations += check_answerable(corpus, well_formed)
-    label_v, label_counts = check_label_balance(well_formed)
-    violations += label_v
-    image_v, spread = check_image_balance(well_formed, image_topics)
-    violations += image_v
+    with progress_bars.bar(total=8, desc="validate", unit="check", enabled=progress) as bar:
+        well_formed = _well_formed(instances)
+        if schemas:
+            violations += check_schemas(corpus, instances, manifest_rows, well_formed)
+        bar.update()
+        corpus_violations, topics_by_id = check_corpus(corpus)
+        violations += corpus_violations
+        bar.update()
+        # Structural checks below assume well-formed records; malformed ones are reported as "schema".
+        for check in (
+            lambda: check_count(instances, topics_by_id),
+            lambda: check_structure(well_formed, topics_by_id, image_topics),
+            lambda: check_siblings(well_formed),
+            lambda: check_answerable(corpus, well_formed),
+        ):
+            violations += check()
+            bar.update()
+        label_v, label_counts = check_label_balance(well_formed)
+        violations += label_v
+        bar.update()
+        image_v, spread = check_image_balance(well_formed, image_topics)
+        violations += image_v
+        bar.update()
     summary = {
         "instances": len(instances),
         "sentences": len(topics_by_id),

@@ -192,15 +192,18 @@ def plan_items(  # noqa: PLR0913 - keyword-only planning options; the redesign m
     rows: a release has the same instances in every language), no prompt is built and
     ``waves`` says in how many waves to plan it."""
     loader = _compat.LOADER
-    need_images = any(t in CROSS_MODAL for t, _ in pairs)
+    # Counting (prompts=False) needs the rows only: the image table is read for prompts.
+    need_images = prompts and any(t in CROSS_MODAL for t, _ in pairs)
     with _release_errors(opts.data):
         images = loader.load_images(opts.data, opts.data_revision) if need_images else {}
     if before_prompts is not None:  # outside the loader's error translation: not the release's fault
         before_prompts()
     done = done or set()
     plan = RunPlan(pending=[], images=images, n_shard=0, n_run=0)
-    with _release_errors(opts.data):
-        for language in languages:
+    # Only counting draws a bar here: a run's own bar counts the prompts it sends.
+    counting = _progress.bar(languages, desc="plan", unit="language", enabled=opts.progress and not prompts)
+    with _release_errors(opts.data), counting as by_language:
+        for language in by_language:
             rows = loader.load_rows(language, opts.data, opts.data_revision)
             rows = select_rows(rows, opts.limit, opts.limit_mode)
             if max_prompts is not None and language == languages[0]:
