@@ -64,6 +64,7 @@ VALID: dict[str, Any] = {
     "verify_report": {"models": ["m"], "images": [{"image_id": "a", "topic": "t", "results": {}}]},
     "hash_cache": {"format": 1, "hashes": {}},
     "ledger": {"files": {"a.txt": HEX}},
+    "batch_retry_index": {"n_requests": 1, "files": [{"name": "requests-00001.jsonl", "sha256": HEX}]},
     "instance_line": {"instance_id": "1-0", "topic": "science"},
 }
 # kinds checked whole (hub_answer is checked per endpoint, against one of its definitions: below)
