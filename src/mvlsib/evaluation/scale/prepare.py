@@ -208,7 +208,7 @@ def prepare(
     # Staged beside out and renamed into place; a killed prepare's stage is removed by the next one.
     with _compat.staged_folder(out) as staging:
         splitter = FileSplitter(staging, max_requests, max_bytes)
-        n = _write_requests(run, splitter, body_options)
+        n = _write_requests(run, splitter, body_options, options.get("image_encoding") or "source")
         splitter.close()
         manifest = {
             "format": FORMAT,
@@ -227,7 +227,7 @@ def prepare(
     return manifest
 
 
-def _write_requests(run: Run, splitter: FileSplitter, body_options: dict[str, Any]) -> int:
+def _write_requests(run: Run, splitter: FileSplitter, body_options: dict[str, Any], image_encoding: str) -> int:
     """Every prompt of the run as a request line, wave by wave, each wave in the run's processing order."""
     opts = run.opts
     plan = run.plan(max_prompts=opts.max_prompts)
@@ -236,7 +236,7 @@ def _write_requests(run: Run, splitter: FileSplitter, body_options: dict[str, An
     def data_url(image_id: str) -> str:
         if image_id not in urls:
             try:
-                urls[image_id] = encode_image(images[image_id])
+                urls[image_id] = encode_image(images[image_id], image_encoding)
             except KeyError:
                 raise MvlsibError(f"image {image_id!r} is not in the image table of this release") from None
         return urls[image_id]
