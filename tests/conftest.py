@@ -27,7 +27,12 @@ from mvlsib.workdir.instances import load_instances
 # never imports a module that needs torch; ``--env all`` (the default) runs everything.
 ENVIRONMENTS = ("core", "eval", "harness", "vllm")
 # Folders whose every module belongs to one environment.
-FOLDER_ENVIRONMENTS = {"model_families": "eval", "torchvision_families": "eval", "tiny_models": "eval", "vllm": "vllm"}
+FOLDER_ENVIRONMENTS = {
+    "model_families": "eval",
+    "torchvision_families": "eval",
+    "tiny_models": "eval",
+    "vllm_engine": "vllm",
+}
 
 
 # Tiers: plain ``pytest`` runs the ``unit`` tier (units, architecture, the core command paths: under
@@ -64,7 +69,7 @@ PATH_TIERS = {
     "release/test_evaluate_requirements.py": "e2e",
     "release/test_release_bytes.py": "e2e",
     "test_pipeline.py": "e2e",
-    "vllm": "e2e",
+    "vllm_engine": "e2e",
 }
 
 

@@ -29,6 +29,12 @@ PATCH_SIZE = 14  # the real vision patch; only the pixel budget shrinks (at most
 MERGE_SIZE = 2
 
 
+def mrope_section(wide: bool) -> list[int]:
+    """How mrope splits each head's rotary half-dimension (64/4/2 = 8; wide: 128/2/2 = 32) over time,
+    height and width, in the real checkpoints' proportions (16, 24, 24 of 64)."""
+    return [8, 12, 12] if wide else [2, 3, 3]
+
+
 def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
@@ -38,12 +44,10 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False)
     config = Qwen2VLConfig(
         text_config={
             **text,
-            # mrope splits each head's rotary half-dimension (64/4/2 = 8; wide: 128/2/2 = 32) over time,
-            # height, width in the real checkpoints' proportions (16, 24, 24 of 64)
             "rope_parameters": {
                 "rope_type": "default",
                 "rope_theta": 1000000.0,
-                "mrope_section": [8, 12, 12] if wide else [2, 3, 3],
+                "mrope_section": mrope_section(wide),
             },
         },
         vision_config={

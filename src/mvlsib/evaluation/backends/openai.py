@@ -40,8 +40,7 @@ REQUEST_STYLES = ("chat", "reasoning")
 # "source": each release image's own bytes; "jpeg": re-encoded as JPEG quality 95 (PNG where not opaque).
 IMAGE_ENCODINGS = ("source", "jpeg")
 IMAGE_ENCODING_DESCRIPTIONS = {
-    "source": "the release's own image bytes and mime type (PNG, lossless, for an image without them), "
-    "base64 data URL",
+    "source": "the release's own image bytes and mime type (PNG, lossless, for an image without them), base64 data URL",
     "jpeg": "re-encoded: JPEG q95 (RGB/L) or PNG, base64 data URL",
 }
 # Greedy and unpenalised, whatever the server's or model's defaults (fields of the chat-completions protocol).

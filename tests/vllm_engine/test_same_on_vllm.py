@@ -1,0 +1,168 @@
+"""The evaluator on a real vLLM server gives what the hf backend gives, per family of tiny models:
+
+- the same prompt: for every task x k, the token ids vLLM builds from the openai backend's request
+  (its ``/tokenize`` endpoint, images expanded) equal the hf backend's ``input_ids`` for the same item,
+  image placeholders at the same positions and in the same numbers;
+- the same pixels: the openai backend sends each release image's own bytes (tests/evaluation/
+  test_backend_openai.py), which both engines decode;
+- the same answers: ``mvlsib-eval run --backend openai`` against the server and ``--backend hf`` on the
+  model folder give the same letters on the same selection;
+- the batch route: ``batch prepare`` -> vLLM's own ``run_batch`` -> ``batch collect`` equals the online run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support import EVAL_LANGUAGES, release_requests
+from vllm_servers import engine_env, engine_python, serve_args
+
+from mvlsib.cli import eval_cli
+from mvlsib.evaluation.backends import make_backend
+
+pytestmark = pytest.mark.vllm
+
+# The families vLLM's CPU build serves from our builders (docs/model_families.md names those it cannot).
+FAMILIES = ["qwen2_vl", "qwen2_5_vl", "gemma3", "idefics3", "internvl", "mistral3", "llava_1_5", "llava_onevision"]
+TASK_KS = [("i2s", 1), ("i2s", 3), ("i2s", 5), ("s2i", 1), ("s2i", 3), ("s2i", 5), ("t2s", 1), ("s2t", 1), ("s2t", 3)]
+SELECTION = ["--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3,5", "--languages", ",".join(EVAL_LANGUAGES), "--limit", "4"]
+# Per language: i2s 3 + s2i 3 + t2s 1 + s2t 3 cells of 4 instances.
+N_PROMPTS = len(EVAL_LANGUAGES) * 10 * 4
+# The first token is the letter (tiny_models.teach.teach_letters); later ones are noise.
+MAX_NEW_TOKENS = "1"
+
+
+@pytest.fixture(scope="session", params=FAMILIES)
+def family(request) -> str:
+    # Session-scoped: pytest runs every test of one family before the next, so each server starts once.
+    return request.param
+
+
+def invoke(*args):
+    return CliRunner().invoke(eval_cli, [str(a) for a in args])
+
+
+def ok(result):
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result
+
+
+def letters(run: Path) -> dict[tuple, str | None]:
+    out = {}
+    for line in (run / "predictions.jsonl").read_text("utf-8").splitlines():
+        rec = json.loads(line)
+        out[(rec["task"], rec["k"], rec["language"], rec["instance_id"])] = rec["letter"]
+    return out
+
+
+@pytest.fixture(scope="session")
+def runs(family, vllm_server, tiny_model, release_dir, tmp_path_factory) -> dict[str, Path]:
+    """The same selection run by the hf backend on the model folder and by the openai backend
+    against vLLM serving it; the online run's prompts/s is printed (``-s`` shows it)."""
+    server = vllm_server(family)
+    base = tmp_path_factory.mktemp(f"runs-{family}")
+    common = ["--data", release_dir, *SELECTION, "--max-new-tokens", MAX_NEW_TOKENS, "--no-progress"]
+    started = time.monotonic()
+    ok(
+        invoke(
+            "run",
+            "--backend",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            family,
+            *common,
+            "--out",
+            base / "vllm",
+        )
+    )
+    seconds = time.monotonic() - started
+    print(f"\n{family}: vLLM up in {server.started_in:.0f} s; {N_PROMPTS} prompts online in {seconds:.1f} s")
+    ok(
+        invoke(
+            "run", "--backend", "hf", "--model", tiny_model(family), "--device", "cpu", *common, "--out", base / "hf"
+        )
+    )
+    return {"vllm": base / "vllm", "hf": base / "hf"}
+
+
+def test_prompt_token_ids_equal_the_hf_backends(family, vllm_server, tiny_model, release_dir):
+    server = vllm_server(family)
+    reqs, used = release_requests(release_dir, TASK_KS, per_language=1)
+    hf = make_backend("hf", model=str(tiny_model(family)), device="cpu", max_new_tokens=8)
+    hf.set_images(used)
+    served = make_backend("openai", model=family, base_url=server.base_url)
+    served.set_images(used)
+    image_token = hf.processor.tokenizer.convert_tokens_to_ids(hf.processor.image_token)
+    try:
+        for req in reqs:
+            want = hf.batcher.single(hf.batcher.chat_text(req), req)["input_ids"][0].tolist()
+            got = server.tokenize(served.payload(req)["messages"])
+            if got != want:
+                first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+                pytest.fail(
+                    f"{family} {req.key}: vLLM's prompt ({len(got)} tokens, {got.count(image_token)} image tokens) "
+                    f"differs from the hf backend's ({len(want)}, {want.count(image_token)}) from position {first}: "
+                    f"vLLM {got[first : first + 8]} vs hf {want[first : first + 8]}"
+                )
+            assert want.count(image_token) > 0 or not req.image_ids
+    finally:
+        served.close()
+        hf.close()
+
+
+def test_answers_equal_the_hf_backends(family, runs):
+    served, hf = letters(runs["vllm"]), letters(runs["hf"])
+    assert len(served) == len(hf) == N_PROMPTS
+    differ = sorted(k for k in hf if served[k] != hf[k])
+    assert not differ, f"{family}: {len(differ)} of {N_PROMPTS} letters differ: {differ[:10]}"
+    answered = [v for v in hf.values() if v is not None]
+    assert len(answered) > N_PROMPTS // 2 and len(set(answered)) > 1, "the model should mostly answer, not one letter"
+    config = json.loads((runs["vllm"] / "config.json").read_text("utf-8"))
+    assert config["backend"]["image_encoding"].startswith("the release's own image bytes")
+
+
+# vLLM's batch runner starts an engine of its own (~45 s): one family shows the route works.
+@pytest.mark.parametrize("family", ["qwen2_vl"], indirect=True)
+def test_batch_on_vllm_equals_the_online_run(family, runs, tiny_model, release_dir, tmp_path):
+    prepared = tmp_path / "batch"
+    ok(
+        invoke(
+            "batch", "prepare", "--data", release_dir, "--model", family, *SELECTION,
+            "--max-new-tokens", MAX_NEW_TOKENS, "--out", prepared, "--no-progress",
+        )
+    )  # fmt: skip
+    manifest = json.loads((prepared / "manifest.json").read_text("utf-8"))
+    assert manifest["n_requests"] == N_PROMPTS and len(manifest["files"]) == 1
+    results = tmp_path / "results.jsonl"
+    engine = [a for a in serve_args(tiny_model(family), family, 0) if a not in ("--disable-log-stats",)]
+    engine = _without(engine, ("--host", "--port"))
+    log = tmp_path / "run_batch.log"
+    with open(log, "wb") as out:
+        done = subprocess.run(
+            [engine_python(), "-m", "vllm.entrypoints.openai.run_batch", "-i", prepared / manifest["files"][0]["name"],
+             "-o", results, *engine],
+            stdout=out, stderr=subprocess.STDOUT, env=engine_env(), timeout=600, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, log.read_text("utf-8", "replace")[-5000:]
+    out = tmp_path / "collected"
+    ok(invoke("batch", "collect", prepared, results, "--out", out, "--no-progress"))
+    assert (out / "predictions.jsonl").read_bytes() == (runs["vllm"] / "predictions.jsonl").read_bytes()
+
+
+def _without(args: list[str], flags: tuple[str, ...]) -> list[str]:
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in flags:
+            skip = True
+        else:
+            out.append(a)
+    return out
