@@ -30,6 +30,14 @@ START_TIMEOUT = float(os.environ.get("MVLSIB_VLLM_START_TIMEOUT", "300"))
 LOG_TAIL = 60
 
 
+def log_excerpt(log: Path) -> str:
+    """The error lines of an engine's log (the root cause is logged by a child process, far above the
+    parent's traceback), then its last lines."""
+    lines = log.read_text("utf-8", "replace").splitlines()
+    errors = [line for line in lines if "Error" in line or "ERROR" in line][:20]
+    return "\n".join([*errors, "...", *lines[-LOG_TAIL:]])
+
+
 def engine_python() -> str:
     if ENGINE_PYTHON and Path(ENGINE_PYTHON).exists():
         return ENGINE_PYTHON
@@ -121,8 +129,7 @@ class Server:
         return f"{self.root}/v1"
 
     def log_tail(self) -> str:
-        lines = self.log.read_text("utf-8", "replace").splitlines()
-        return "\n".join(lines[-LOG_TAIL:])
+        return log_excerpt(self.log)
 
     def tokenize(self, messages: list[dict], **template: object) -> list[int]:
         """The prompt token ids the server builds from chat messages (images expanded to their tokens)."""
@@ -167,3 +174,22 @@ def start_server(family: str, model: Path, log: Path) -> Server:
         time.sleep(1)
     server.stop()
     pytest.fail(f"vLLM serving {family} was not up within {START_TIMEOUT:.0f} s:\n{server.log_tail()}", pytrace=False)
+
+
+def hub_vision_keys(model_dir: Path) -> Path:
+    """Rename (in place) a CLIP or SigLIP vision tower's weights to the Hub checkpoints' layout,
+    ``vision_tower.vision_model.*``: transformers 5.24 saves them as ``vision_tower.*``, which vLLM's
+    LLaVA loaders refuse ("no module or parameter named 'vision_tower.embeddings'"); transformers loads both."""
+    from safetensors.torch import load_file, save_file
+
+    path = model_dir / "model.safetensors"
+    weights = load_file(path)
+    renamed = {
+        ("vision_tower.vision_model." + k.removeprefix("vision_tower."))
+        if k.startswith("vision_tower.") and not k.startswith("vision_tower.vision_model.")
+        else k: v
+        for k, v in weights.items()
+    }
+    if renamed.keys() != weights.keys():
+        save_file(renamed, path, metadata={"format": "pt"})
+    return model_dir

@@ -13,22 +13,36 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from support import EVAL_LANGUAGES, release_requests
-from vllm_servers import engine_env, engine_python, serve_args
+from vllm_servers import engine_env, engine_python, log_excerpt, serve_args
 
 from mvlsib.cli import eval_cli
 from mvlsib.evaluation.backends import make_backend
 
 pytestmark = pytest.mark.vllm
 
-# The families vLLM's CPU build serves from our builders (docs/model_families.md names those it cannot).
-FAMILIES = ["qwen2_vl", "qwen2_5_vl", "gemma3", "idefics3", "internvl", "mistral3", "llava_1_5", "llava_onevision"]
+# The families vLLM's CPU build serves with the hf backend's prompt (docs/model_families.md, "On vLLM",
+# names the LLaVA family, whose prompts differ). The nox session runs FAMILIES (its time budget: each
+# server takes about a minute to start); MVLSIB_VLLM_FAMILIES=all adds MORE_FAMILIES, or names some.
+FAMILIES = ["qwen2_vl", "gemma3", "idefics3", "internvl"]
+# Qwen2.5-VL has Qwen2-VL's template and processor; Mistral 3's tiny model answers its own [/INST].
+MORE_FAMILIES = ["qwen2_5_vl", "mistral3"]
+_CHOSEN = os.environ.get("MVLSIB_VLLM_FAMILIES", "")
+if _CHOSEN:
+    FAMILIES = [f for f in FAMILIES + MORE_FAMILIES if _CHOSEN == "all" or f in _CHOSEN.split(",")]
+# Families whose tiny model answers no letter at all: their letters are not compared (the prompts are).
+NO_LETTERS = {
+    "mistral3": "the tiny Mistral 3 answers the control token [/INST] (which ends its prompt) whatever its letters' "
+    "weights; vLLM drops it as a special token, so the responses differ as text"
+}
 TASK_KS = [("i2s", 1), ("i2s", 3), ("i2s", 5), ("s2i", 1), ("s2i", 3), ("s2i", 5), ("t2s", 1), ("s2t", 1), ("s2t", 3)]
 SELECTION = ["--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3,5", "--languages", ",".join(EVAL_LANGUAGES), "--limit", "4"]
 # Per language: i2s 3 + s2i 3 + t2s 1 + s2t 3 cells of 4 instances.
@@ -52,11 +66,11 @@ def ok(result):
     return result
 
 
-def letters(run: Path) -> dict[tuple, str | None]:
+def predictions(run: Path, field: str) -> dict[tuple, str | None]:
     out = {}
     for line in (run / "predictions.jsonl").read_text("utf-8").splitlines():
         rec = json.loads(line)
-        out[(rec["task"], rec["k"], rec["language"], rec["instance_id"])] = rec["letter"]
+        out[(rec["task"], rec["k"], rec["language"], rec["instance_id"])] = rec[field]
     return out
 
 
@@ -118,12 +132,20 @@ def test_prompt_token_ids_equal_the_hf_backends(family, vllm_server, tiny_model,
 
 
 def test_answers_equal_the_hf_backends(family, runs):
-    served, hf = letters(runs["vllm"]), letters(runs["hf"])
+    if family in NO_LETTERS:
+        pytest.skip(NO_LETTERS[family])
+    served, hf = predictions(runs["vllm"], "letter"), predictions(runs["hf"], "letter")
     assert len(served) == len(hf) == N_PROMPTS
     differ = sorted(k for k in hf if served[k] != hf[k])
     assert not differ, f"{family}: {len(differ)} of {N_PROMPTS} letters differ: {differ[:10]}"
     answered = [v for v in hf.values() if v is not None]
-    assert len(answered) > N_PROMPTS // 2 and len(set(answered)) > 1, "the model should mostly answer, not one letter"
+    assert len(answered) > N_PROMPTS // 2, f"{family}: the taught model answered a letter {len(answered)} times"
+    # The raw responses too, but for one token that is part of a UTF-8 character: the hf backend decodes
+    # it as U+FFFD, vLLM's detokenizer holds it back for the next token, which never comes.
+    said, hf_said = predictions(runs["vllm"], "response"), predictions(runs["hf"], "response")
+    differ = sorted(k for k in hf_said if said[k] != hf_said[k] and (said[k], hf_said[k].strip("\ufffd")) != ("", ""))
+    assert not differ, [(k, said[k], hf_said[k]) for k in differ[:10]]
+    print(f"{family}: letters {dict(sorted(Counter(answered).items()))} of {N_PROMPTS}, the same on both engines")
     config = json.loads((runs["vllm"] / "config.json").read_text("utf-8"))
     assert config["backend"]["image_encoding"].startswith("the release's own image bytes")
 
@@ -150,10 +172,11 @@ def test_batch_on_vllm_equals_the_online_run(family, runs, tiny_model, release_d
              "-o", results, *engine],
             stdout=out, stderr=subprocess.STDOUT, env=engine_env(), timeout=600, check=False,
         )  # fmt: skip
-    assert done.returncode == 0, log.read_text("utf-8", "replace")[-5000:]
+    assert done.returncode == 0, log_excerpt(log)
     out = tmp_path / "collected"
     ok(invoke("batch", "collect", prepared, results, "--out", out, "--no-progress"))
     assert (out / "predictions.jsonl").read_bytes() == (runs["vllm"] / "predictions.jsonl").read_bytes()
+    assert (out / "metrics.json").read_bytes() == (runs["vllm"] / "metrics.json").read_bytes()
 
 
 def _without(args: list[str], flags: tuple[str, ...]) -> list[str]:

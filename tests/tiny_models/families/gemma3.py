@@ -109,6 +109,12 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False)
             "eoi_token": "<end_of_image>",
         },
     )
+    if wide:
+        from tokenizers import AddedToken
+
+        # vLLM's Gemma 3 processor looks up runs of 1-4 newlines in the vocabulary, as single tokens (the
+        # real vocabulary has them: ids 107, 108, ...); a byte-level BPE spells them "Ċ", "ĊĊ", ...
+        tokenizer.add_tokens([AddedToken("\n" * n, normalized=False) for n in (4, 3, 2, 1)])
     # The real preprocessor_config: fixed square resize, mean/std 0.5, bilinear, no pan-and-scan.
     image_processor = Gemma3ImageProcessor(
         image_seq_length=MM_TOKENS_PER_IMAGE,
