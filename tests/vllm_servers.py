@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -31,10 +32,10 @@ LOG_TAIL = 60
 
 
 def log_excerpt(log: Path) -> str:
-    """The error lines of an engine's log (the root cause is logged by a child process, far above the
+    """The exception lines of an engine's log (the root cause is logged by a child process, far above the
     parent's traceback), then its last lines."""
     lines = log.read_text("utf-8", "replace").splitlines()
-    errors = [line for line in lines if "Error" in line or "ERROR" in line][:20]
+    errors = dict.fromkeys(line for line in lines if re.search(r"\w(Error|Exception): ", line))
     return "\n".join([*errors, "...", *lines[-LOG_TAIL:]])
 
 

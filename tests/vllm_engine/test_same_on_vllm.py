@@ -131,9 +131,10 @@ def test_prompt_token_ids_equal_the_hf_backends(family, vllm_server, tiny_model,
         hf.close()
 
 
-def test_answers_equal_the_hf_backends(family, runs):
+def test_answers_equal_the_hf_backends(family, request):
     if family in NO_LETTERS:
         pytest.skip(NO_LETTERS[family])
+    runs = request.getfixturevalue("runs")
     served, hf = predictions(runs["vllm"], "letter"), predictions(runs["hf"], "letter")
     assert len(served) == len(hf) == N_PROMPTS
     differ = sorted(k for k in hf if served[k] != hf[k])
@@ -150,33 +151,62 @@ def test_answers_equal_the_hf_backends(family, runs):
     assert config["backend"]["image_encoding"].startswith("the release's own image bytes")
 
 
-# vLLM's batch runner starts an engine of its own (~45 s): one family shows the route works.
+# vLLM's batch runner starts an engine of its own (~45 s): one family shows the route works, both ways of
+# giving it images (inline base64, and file:// references to the prepared folder) in one run of it.
 @pytest.mark.parametrize("family", ["qwen2_vl"], indirect=True)
 def test_batch_on_vllm_equals_the_online_run(family, runs, tiny_model, release_dir, tmp_path):
-    prepared = tmp_path / "batch"
+    from mvlsib.evaluation.scale.prepare import options_from, prepare
+
+    inline, files = tmp_path / "inline", tmp_path / "files"
     ok(
         invoke(
             "batch", "prepare", "--data", release_dir, "--model", family, *SELECTION,
-            "--max-new-tokens", MAX_NEW_TOKENS, "--out", prepared, "--no-progress",
+            "--max-new-tokens", MAX_NEW_TOKENS, "--out", inline, "--no-progress",
         )
     )  # fmt: skip
-    manifest = json.loads((prepared / "manifest.json").read_text("utf-8"))
+    manifest = json.loads((inline / "manifest.json").read_text("utf-8"))
     assert manifest["n_requests"] == N_PROMPTS and len(manifest["files"]) == 1
+    prepare(options_from(manifest["run"], files), files, image_refs="files")
+    requests = {name: (folder / "requests-00001.jsonl").read_text("utf-8").splitlines() for name, folder in
+                (("inline", inline), ("files", files))}  # fmt: skip
+    sizes = {name: sum(len(line.encode()) + 1 for line in lines) for name, lines in requests.items()}
+    image_bytes = sum(p.stat().st_size for p in (files / "images").iterdir())
+    print(
+        f"\nrequest files for {N_PROMPTS} prompts: inline {sizes['inline']:,} bytes; file:// "
+        f"{sizes['files']:,} bytes + {image_bytes:,} bytes of images written once "
+        f"({sizes['inline'] / N_PROMPTS:,.0f} vs {sizes['files'] / N_PROMPTS:,.0f} bytes a request)"
+    )
+    assert sizes["files"] * 5 < sizes["inline"]
+    # One input for one engine start: the file:// copy of each request under a custom_id of its own.
+    both = tmp_path / "both.jsonl"
+    lines = requests["inline"] + [json.dumps({**json.loads(x), "custom_id": "files:" + json.loads(x)["custom_id"]})
+                                  for x in requests["files"]]  # fmt: skip
+    both.write_text("\n".join(lines) + "\n", encoding="utf-8")
     results = tmp_path / "results.jsonl"
     engine = [a for a in serve_args(tiny_model(family), family, 0) if a not in ("--disable-log-stats",)]
-    engine = _without(engine, ("--host", "--port"))
+    engine = [*_without(engine, ("--host", "--port")), "--allowed-local-media-path", str((files / "images").resolve())]
     log = tmp_path / "run_batch.log"
     with open(log, "wb") as out:
         done = subprocess.run(
-            [engine_python(), "-m", "vllm.entrypoints.openai.run_batch", "-i", prepared / manifest["files"][0]["name"],
-             "-o", results, *engine],
+            [engine_python(), "-m", "vllm.entrypoints.openai.run_batch", "-i", both, "-o", results, *engine],
             stdout=out, stderr=subprocess.STDOUT, env=engine_env(), timeout=600, check=False,
         )  # fmt: skip
     assert done.returncode == 0, log_excerpt(log)
-    out = tmp_path / "collected"
-    ok(invoke("batch", "collect", prepared, results, "--out", out, "--no-progress"))
-    assert (out / "predictions.jsonl").read_bytes() == (runs["vllm"] / "predictions.jsonl").read_bytes()
-    assert (out / "metrics.json").read_bytes() == (runs["vllm"] / "metrics.json").read_bytes()
+    split: dict[str, list[str]] = {"inline": [], "files": []}
+    for line in results.read_text("utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["custom_id"].startswith("files:"):
+            split["files"].append(json.dumps({**rec, "custom_id": rec["custom_id"].removeprefix("files:")}))
+        else:
+            split["inline"].append(line)
+    for name, folder in (("inline", inline), ("files", files)):
+        assert len(split[name]) == N_PROMPTS, name
+        part = tmp_path / f"results-{name}.jsonl"
+        part.write_text("\n".join(split[name]) + "\n", encoding="utf-8")
+        out = tmp_path / f"collected-{name}"
+        ok(invoke("batch", "collect", folder, part, "--out", out, "--no-progress"))
+        for kept in ("predictions.jsonl", "metrics.json"):
+            assert (out / kept).read_bytes() == (runs["vllm"] / kept).read_bytes(), (name, kept)
 
 
 def _without(args: list[str], flags: tuple[str, ...]) -> list[str]:
