@@ -10,7 +10,10 @@ from support import EVAL_LANGUAGES
 from tiny_models.families import build_family
 from tiny_models.llava import sib_sentences
 from tiny_models.teach import teach_letters
-from vllm_servers import Server, engine_python, start_server
+from vllm_servers import Server, engine_python, hub_vision_keys, start_server
+
+# Families with a CLIP/SigLIP tower whose weights vLLM loads only under the Hub checkpoints' names.
+HUB_VISION_LAYOUT = {"gemma3", "llava_1_5", "llava_onevision"}
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +29,10 @@ def tiny_model(tmp_path_factory, vllm_texts):
 
     def get(family: str) -> Path:
         if family not in built:
-            built[family] = teach_letters(build_family(family, tmp_path_factory.mktemp(family), vllm_texts, wide=True))
+            folder = build_family(family, tmp_path_factory.mktemp(family), vllm_texts, wide=True)
+            if family in HUB_VISION_LAYOUT:
+                hub_vision_keys(folder)
+            built[family] = teach_letters(folder)
         return built[family]
 
     return get
