@@ -43,7 +43,8 @@ NO_LETTERS = {
     "mistral3": "the tiny Mistral 3 answers the control token [/INST] (which ends its prompt) whatever its letters' "
     "weights; vLLM drops it as a special token, so the responses differ as text"
 }
-TASK_KS = [("i2s", 1), ("i2s", 3), ("i2s", 5), ("s2i", 1), ("s2i", 3), ("s2i", 5), ("t2s", 1), ("s2t", 1), ("s2t", 3)]
+# Every task x k of a run (t2s has k=1 only).
+TASK_KS = [(task, k) for task in ("i2s", "s2i", "s2t") for k in (1, 3, 5)] + [("t2s", 1)]
 SELECTION = ["--tasks", "i2s,s2i,t2s,s2t", "--k", "1,3,5", "--languages", ",".join(EVAL_LANGUAGES), "--limit", "4"]
 # Per language: i2s 3 + s2i 3 + t2s 1 + s2t 3 cells of 4 instances.
 N_PROMPTS = len(EVAL_LANGUAGES) * 10 * 4
