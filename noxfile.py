@@ -1,7 +1,7 @@
 """The test environments, one session per kind of user (``pip install nox && nox``).
 
 Each session installs what that user installs and runs the tests that belong to it; a test
-module says where it belongs (``pytest.mark.eval`` or ``pytest.mark.harness``, else the core)
+module says where it belongs (``pytest.mark.eval``, ``.harness`` or ``.vllm``, else the core)
 and ``tests/conftest.py`` collects, per ``--env``, only those modules, so a core test that
 imports torch fails in ``core`` instead of hiding in an environment that has everything.
 
@@ -12,6 +12,9 @@ imports torch fails in ``core`` instead of hiding in an environment that has eve
 ``eval``       the ``[eval]`` extra as a user gets it, torchvision included (the index's
                torch 2.13.0 build), plus what single families need on top (timm)
 ``harnesses``  lmms-eval, MTEB and Inspect AI from their pinned sets (``tests/envs/``)
+``vllm``       real vLLM servers (vLLM's CPU build, pinned in ``tests/envs/vllm.txt``, in a venv of
+               its own) against the [eval] install: the same prompt token ids and answers as the
+               hf backend, and the batch route through vLLM's own batch runner
 ``lowest``     the lower bounds in ``pyproject.toml``, resolved lowest-direct: the unit
                tier and the byte-pinning tests
 ``py313``      README command 1, the unit tier and the byte-pinning tests under Python 3.13
@@ -19,7 +22,7 @@ imports torch fails in ``core`` instead of hiding in an environment that has eve
 ``py312``      the same under Python 3.12 (not run by default: ``nox -s py312``)
 =============  ============================================================================
 
-``core``, ``eval`` and ``harnesses`` run every tier (``--tier all``); plain ``pytest`` runs the
+``core``, ``eval``, ``harnesses`` and ``vllm`` run every tier (``--tier all``); plain ``pytest`` runs the
 unit tier (tests/conftest.py). Sessions reuse their virtualenvs (``.nox/``) between runs; uv builds
 them from its cache in seconds. Interpreters come from ``PATH`` or, where pyenv is used, from ``$(pyenv root)/versions``.
 """
@@ -38,7 +41,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
 # py312 is there to run by name; by default 3.11 (core) and 3.13 (py313) bracket the supported range.
-nox.options.sessions = ["lint", "core", "eval", "harnesses", "lowest", "py313"]
+nox.options.sessions = ["lint", "core", "eval", "harnesses", "vllm", "lowest", "py313"]
 
 ROOT = Path(__file__).resolve().parent
 ENVS = ROOT / "tests" / "envs"
@@ -67,7 +70,7 @@ def _add_pyenv_pythons() -> None:
 _add_pyenv_pythons()
 
 
-def _pytest(session: nox.Session, env: str, *args: str) -> None:
+def _pytest(session: nox.Session, env: str, *args: str, workers: str = WORKERS) -> None:
     session.run(
         "python",
         "-m",
@@ -75,7 +78,7 @@ def _pytest(session: nox.Session, env: str, *args: str) -> None:
         "--env",
         env,
         "-n",
-        WORKERS,
+        workers,
         "-q",
         *args,
         *session.posargs,
@@ -127,6 +130,19 @@ def harnesses(session: nox.Session) -> None:
         _harness_venv(session, venvs / name, ENVS / f"{name}.txt", module, torch)
     session.env["MVLSIB_HARNESS_VENVS"] = str(venvs)
     _pytest(session, "harness", "--tier", "all")
+
+
+@nox.session(python=PYTHON)
+def vllm(session: nox.Session) -> None:
+    """The evaluator against real vLLM servers (tests/vllm/). The engine lives in a venv of its own
+    (its transformers pin excludes ours), the evaluator in this session's, as a user runs them.
+    One pytest worker: each server takes both cores while it starts, and a second worker would
+    start every family's server again."""
+    session.install("-e", ".[eval,test]", *TORCH)
+    engine = Path(session.virtualenv.location).parent / "vllm-engine"
+    _harness_venv(session, engine, ENVS / "vllm.txt", "vllm", torch=False)
+    session.env["MVLSIB_VLLM_PYTHON"] = str(engine / "bin" / "python")
+    _pytest(session, "vllm", "--tier", "all", workers="0")
 
 
 def _harness_venv(session: nox.Session, venv: Path, pins: Path, module: str, torch: bool) -> None:

@@ -21,12 +21,18 @@ from mvlsib.pipeline import build
 from mvlsib.workdir.instances import load_instances
 
 # Which test environment (noxfile.py session) a test belongs to: ``pytest.mark.eval`` (needs the
-# [eval] extra), ``pytest.mark.harness`` (runs the real harnesses), else the core. A module says
+# [eval] extra), ``pytest.mark.harness`` (runs the real harnesses), ``pytest.mark.vllm`` (starts real
+# vLLM servers from the engine venv the vllm session makes), else the core. A module says
 # it with ``pytestmark``, read here from its source before it is imported, so that ``--env core``
 # never imports a module that needs torch; ``--env all`` (the default) runs everything.
-ENVIRONMENTS = ("core", "eval", "harness")
+ENVIRONMENTS = ("core", "eval", "harness", "vllm")
 # Folders whose every module belongs to one environment.
-FOLDER_ENVIRONMENTS = {"model_families": "eval", "torchvision_families": "eval", "tiny_models": "eval"}
+FOLDER_ENVIRONMENTS = {
+    "model_families": "eval",
+    "torchvision_families": "eval",
+    "tiny_models": "eval",
+    "vllm_engine": "vllm",
+}
 
 
 # Tiers: plain ``pytest`` runs the ``unit`` tier (units, architecture, the core command paths: under
@@ -75,6 +81,7 @@ PATH_TIERS = {
     "evaluation/test_hub_results.py": "e2e",
     "evaluation/test_schedule.py": "e2e",
     "test_api.py": "e2e",
+    "vllm_engine": "e2e",
 }
 
 
@@ -83,8 +90,8 @@ def pytest_addoption(parser):
         "--env",
         choices=(*ENVIRONMENTS, "all"),
         default=None,
-        help="Run only the tests of one test environment (noxfile.py): core, eval or harness; default: all "
-        "where the [eval] extra is installed, else core.",
+        help="Run only the tests of one test environment (noxfile.py): core, eval, harness or vllm; default: "
+        "all where the [eval] extra is installed, else core.",
     )
     parser.addoption(
         "--tier",

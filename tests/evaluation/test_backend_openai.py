@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 
 import pytest
@@ -115,3 +117,65 @@ def test_timeouts_are_retried():
         assert backend.generate([Request("k", tuple(p.messages()))]) == [ANSWERS[0][0]]
         assert backend.stats["retries"] == 1
         backend.close()
+
+
+def _sent_images(payload: dict) -> list[tuple[str, bytes]]:
+    """(mime type, bytes) of each data-URL image of one request, in order."""
+    out = []
+    for message in payload["messages"]:
+        for part in message["content"]:
+            if part["type"] == "image_url":
+                header, b64 = part["image_url"]["url"].split(",", 1)
+                out.append((header.removeprefix("data:").removesuffix(";base64"), base64.b64decode(b64)))
+    return out
+
+
+def test_release_images_are_sent_as_their_own_bytes(release_dir):
+    """The server decodes the very bytes the release stores (the hf backend's pixels), with their
+    mime type; --image-encoding jpeg re-encodes them, and config.json says which."""
+    import pyarrow.parquet as pq
+
+    from mvlsib.release_format import mvl_sib
+
+    table = pq.read_table(mvl_sib._local_file(str(release_dir), mvl_sib.IMAGES_CONFIG), columns=["image_id", "image"])
+    stored = dict(
+        zip(table.column("image_id").to_pylist(), table.column("image").combine_chunks().field("bytes").to_pylist())
+    )
+    images = mvl_sib.load_images(str(release_dir))
+    ids = sorted(images)[:4]
+    p = build_prompt("s2i", ["A sentence."], ids)
+    request = Request("k", tuple(p.messages()), p.image_ids)
+    sent = {}
+    for encoding in ("source", "jpeg"):
+        with lettered_server(fail_every=0) as server:
+            options = {} if encoding == "source" else {"image_encoding": encoding}
+            backend = make_backend("openai", model="m", base_url=server.base_url, **options)
+            backend.set_images(images)
+            backend.generate([request])
+            sent[encoding] = _sent_images(server.requests[0])
+            described = backend.describe()["image_encoding"]
+            backend.close()
+        assert described.startswith("the release's own" if encoding == "source" else "re-encoded")
+    mimes = {"PNG": "image/png", "JPEG": "image/jpeg"}
+    assert sent["source"] == [(mimes[images[i].format], stored[i]) for i in p.image_ids]
+    assert all(mime == "image/jpeg" for mime, _ in sent["jpeg"])  # the release's images are opaque
+    assert all(data not in stored.values() for _, data in sent["jpeg"])
+
+
+def test_an_image_changed_after_decoding_is_sent_losslessly(release_dir):
+    """A copy whose pixels are no longer the file's (a thumbnail, a mode change) is not sent as the file:
+    it goes out as PNG of its own pixels."""
+    from PIL import Image
+
+    from mvlsib.evaluation.backends.openai import image_file
+    from mvlsib.release_format import mvl_sib
+
+    image = next(iter(mvl_sib.load_images(str(release_dir)).values()))
+    small = image.copy()
+    small.thumbnail((64, 64))
+    for changed in (small, image.convert("L")):
+        data, mime = image_file(changed)
+        assert mime == "image/png"
+        assert Image.open(io.BytesIO(data)).tobytes() == changed.tobytes()
+    with pytest.raises(MvlsibError, match="--image-encoding must be one of source, jpeg"):
+        image_file(image, "webp")

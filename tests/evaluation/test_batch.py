@@ -20,6 +20,7 @@ from support.fakes.batch_runner import run_batch
 from support.fakes.openai_compat import content_server
 
 from mvlsib.cli import eval_cli
+from mvlsib.errors import MvlsibError
 from mvlsib.pipeline import build
 
 # Four scripts, one right-to-left: the release every test here uses.
@@ -402,3 +403,36 @@ def test_waves_and_a_second_prepare_give_the_same_requests(release, prepared, tm
     theirs = sorted(line for p in request_files(prepared) for line in p.read_text("utf-8").splitlines())
     assert ours == theirs
     assert not list(tmp_path.glob(".waves.*")), "no staging folder left behind"
+
+
+def test_images_referenced_as_files(prepared, tmp_path):
+    """image_refs="files": each image written once under OUT/images/ (the release's own bytes, named by
+    their sha256) and named by a file:// URL; otherwise the very requests of the inline folder. A second
+    prepare into the folder replaces it; an unknown mode is refused."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    from mvlsib.evaluation.scale.prepare import options_from, prepare
+
+    manifest = json.loads((prepared / "manifest.json").read_text("utf-8"))
+    out = tmp_path / "files"
+    for _ in range(2):
+        prepare(options_from(manifest["run"], out), out, image_refs="files", max_requests=20)
+    assert json.loads((out / "manifest.json").read_text("utf-8"))["image_refs"] == "files"
+    inline = {r["custom_id"]: r for r in lines_of(request_files(prepared))}
+    files = lines_of(request_files(out))
+    assert len(files) == len(inline) == N_PROMPTS
+    written = {p.name for p in (out / "images").iterdir()}
+    for line in files:
+        want = inline[line["custom_id"]]
+        for got_msg, want_msg in zip(line["body"]["messages"], want["body"]["messages"], strict=True):
+            for got, part in zip(got_msg["content"], want_msg["content"], strict=True):
+                if part["type"] != "image_url":
+                    assert got == part
+                    continue
+                path = Path(unquote(urlsplit(got["image_url"]["url"]).path))
+                assert got["image_url"]["url"].startswith("file:///") and path.parent == (out / "images").resolve()
+                data = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+                assert path.read_bytes() == data and path.name in written
+    with pytest.raises(MvlsibError, match="--image-refs must be one of inline, files"):
+        prepare(options_from(manifest["run"], tmp_path / "x"), tmp_path / "x", image_refs="links")

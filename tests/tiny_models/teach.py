@@ -41,3 +41,18 @@ def teach_chain(src: Path, dest: Path, chain: list[str], template_kwargs: dict |
             head[nxt] = d * 100 * head.norm(dim=1).mean()
     model.save_pretrained(dest, safe_serialization=True)
     return dest
+
+
+def teach_letters(model_dir: Path, scale: float = 6.0) -> Path:
+    """Make the tiny model at ``model_dir`` (in place) answer a letter A-D as its first token for most
+    prompts, which letter depending on the prompt: its output rows of the letters scaled to ``scale``
+    times the typical row (the builders' 3.0 leaves a wide model answering mostly other tokens)."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from .families._common import favour_letters
+
+    processor = AutoProcessor.from_pretrained(model_dir)
+    model = AutoModelForImageTextToText.from_pretrained(model_dir)
+    favour_letters(model, processor.tokenizer, scale=scale)
+    model.save_pretrained(model_dir, safe_serialization=True)
+    return model_dir

@@ -188,7 +188,7 @@ def pool_images(pool_dir):
 
 
 def test_server_identifies_every_pool_image(pool_images):
-    # the JPEG round trip the backend does must not confuse the test server
+    # a JPEG round trip (the backend's --image-encoding jpeg) must not confuse the test server
     import io
 
     from PIL import Image

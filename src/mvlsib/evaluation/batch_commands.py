@@ -24,7 +24,7 @@ from .selection import (
 )
 
 # The openai backend's options that shape a request body (the rest are about the connection).
-BODY_OPTIONS = ("request-style", "chat-template-kwargs")
+BODY_OPTIONS = ("request-style", "chat-template-kwargs", "image-encoding")
 
 
 def _body_options(fn):
@@ -67,9 +67,20 @@ def batch_group():
     default=None,
     help="Bytes per file (default: the hosted batch API's limit, 200 MB; raise it for vllm run-batch).",
 )
+@click.option(
+    "--image-refs",
+    type=click.Choice(["inline", "files"]),
+    default="inline",
+    show_default=True,
+    help="inline: each image as a base64 data URL in every request (hosted batch APIs); files: each image once "
+    "under OUT/images/, referenced as a file:// URL (vllm run-batch --allowed-local-media-path OUT/images).",
+)
 @progress_option
 @friendly_errors
-def prepare_command(out, model, max_requests, max_bytes, request_style, chat_template_kwargs, progress, **selection):
+def prepare_command(
+    out, model, max_requests, max_bytes, request_style, chat_template_kwargs, image_encoding, image_refs, progress,
+    **selection,
+):  # fmt: skip
     """Write the run's prompts as OpenAI batch request files (one line per prompt, the body the openai
     backend would send) and a manifest."""
     from .run.runner import RunOptions
@@ -80,7 +91,11 @@ def prepare_command(out, model, max_requests, max_bytes, request_style, chat_tem
         model=model,
         out=out,
         backend="openai",
-        backend_options={"request_style": request_style, "chat_template_kwargs": chat_template_kwargs},
+        backend_options={
+            "request_style": request_style,
+            "chat_template_kwargs": chat_template_kwargs,
+            "image_encoding": image_encoding,
+        },
         progress=progress,
     )
     manifest = prepare(
@@ -88,6 +103,7 @@ def prepare_command(out, model, max_requests, max_bytes, request_style, chat_tem
         out,
         max_requests=max_requests or DEFAULT_LIMITS.max_requests,
         max_bytes=max_bytes or DEFAULT_LIMITS.max_bytes,
+        image_refs=image_refs,
     )
     size = sum(f["bytes"] for f in manifest["files"])
     terminal.echo(

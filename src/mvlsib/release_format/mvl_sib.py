@@ -59,6 +59,7 @@ __all__ = [
     "languages",
     "load_rows",
     "load_images",
+    "source_bytes",
     "build_examples",
     "load_task",
 ]
@@ -309,6 +310,11 @@ def load_rows(language: str, source=".", revision=None) -> list:
     return ds.select_columns(list(_ROW_COLUMNS)).to_list()
 
 
+# Where a decoded image keeps the bytes the release stores: an OpenAI-compatible server can then be
+# sent exactly the bytes this process decoded (see ``source_bytes``).
+SOURCE_BYTES_KEY = "mvl_sib.source_bytes"
+
+
 def _read_parquet(path, columns):
     """The columns of a release's parquet file; a truncated or damaged one is a LoaderError naming it."""
     import pyarrow as pa
@@ -329,7 +335,29 @@ def _decode(data: bytes, image_id: str):
         img.load()
     except Exception as exc:
         raise LoaderError(f"image {image_id!r} in the images config cannot be decoded: {exc}") from exc
+    img.info[SOURCE_BYTES_KEY] = data
     return img
+
+
+def source_bytes(image):
+    """``(bytes, format)`` of the release file an image was decoded from (``format`` as Pillow names it:
+    ``"PNG"``, ``"JPEG"``), or ``None`` when there are none or they no longer describe it.
+
+    PIL copies ``info`` into converted and resized copies, so the bytes are checked against the
+    image's size and mode (read from the file's header, not decoded): a thumbnail or an RGB copy of an
+    RGBA image has its own pixels, not the file's."""
+    data = getattr(image, "info", {}).get(SOURCE_BYTES_KEY)
+    if not isinstance(data, bytes):
+        return None
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as header:
+            same = header.size == image.size and header.mode == image.mode
+            fmt = header.format
+    except Exception:
+        return None
+    return (data, fmt) if same and fmt else None
 
 
 def load_images(source=".", revision=None) -> dict:

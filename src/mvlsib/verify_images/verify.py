@@ -84,6 +84,7 @@ class VerifyOptions:
     backoff: float = 1.0
     timeout: float = 120.0
     request_style: str = "chat"
+    image_encoding: str = "source"
     chat_template: str | None = None
     chat_template_kwargs: str | None = None
     processor_kwargs: str | None = None

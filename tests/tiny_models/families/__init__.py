@@ -18,6 +18,8 @@ A family module defines::
                              # in the eval session (noxfile.py), which has both
     FILLED_TOKEN: str        # optional: the token the model fills with image features, where the
                              # processor expands its placeholder into other tokens or it is only text
+    WIDE: bool               # optional: build() takes ``wide=True``, a head dimension vLLM's CPU
+                             # attention accepts (a multiple of 32)
     def build(out_dir, texts, *, seed=0) -> Path
 
 Modules are found by name: adding a family is adding a module here.
@@ -54,5 +56,9 @@ def missing(name: str) -> list[str]:
     return [package for package in needs(name) if importlib.util.find_spec(package) is None]
 
 
-def build_family(name: str, out_dir: str | Path, texts: Iterable[str], *, seed: int = 0) -> Path:
+def build_family(name: str, out_dir: str | Path, texts: Iterable[str], *, seed: int = 0, wide: bool = False) -> Path:
+    """``wide``: the family's model at a head dimension vLLM's CPU attention accepts (families with
+    ``WIDE = True`` only; see tests/vllm/)."""
+    if wide:
+        return family(name).build(Path(out_dir), list(texts), seed=seed, wide=True)
     return family(name).build(Path(out_dir), list(texts), seed=seed)

@@ -55,6 +55,10 @@ def favour_letters(model, tokenizer, scale: float = 3.0) -> None:
                 row *= scale * typical / row.norm()
 
 
+# A text model's attention at a head dimension vLLM's CPU attention takes (a multiple of 32): 2 query heads
+# and 1 key/value head of 64 where the default has 4 heads of 16 (``build(..., wide=True)``).
+WIDE_ATTENTION = dict(num_attention_heads=2, num_key_value_heads=1, head_dim=64)
+
 # The vision tower every tiny family uses where its config takes these names.
 TINY_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
 

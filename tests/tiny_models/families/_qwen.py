@@ -46,14 +46,21 @@ def qwen_tokenizer(texts: list[str], special_tokens: list[str] = SPECIAL_TOKENS)
     return tokenizer
 
 
-def text_kwargs(tokenizer, hidden: int = 64) -> dict:
+# vLLM's CPU attention takes only head dimensions that are multiples of 32: a "wide" tiny model has
+# 2 heads of 64 (1 key/value head) where the default has 4 heads of 16.
+WIDE_HIDDEN = 128
+
+
+def text_kwargs(tokenizer, hidden: int = 64, *, wide: bool = False) -> dict:
+    if wide:
+        hidden = WIDE_HIDDEN
     return dict(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
         intermediate_size=hidden * 2,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=2 if wide else 4,
+        num_key_value_heads=1 if wide else 2,
         max_position_embeddings=4096,
         bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
         eos_token_id=tokenizer.eos_token_id,

@@ -17,6 +17,7 @@ from ._common import TINY_VISION, finish, save, train_fast_tokenizer
 
 FAMILY = "gemma3"
 KIND = "generative"
+WIDE = True
 TEMPLATE_SOURCE = (
     "google/gemma-3-*-it chat template, verbatim from huggingface/transformers "
     "src/transformers/models/gemma3/convert_gemma3_weights_orbax_to_hf.py (_CHAT_TEMPLATE, the "
@@ -82,7 +83,7 @@ PATCH_SIZE = 8  # 4 x 4 patches ...
 MM_TOKENS_PER_IMAGE = 4  # ... average-pooled 2 x 2 to 4 soft tokens, as 64 x 64 -> 16 x 16 in the real model
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import (
         Gemma3Config,
@@ -108,6 +109,12 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
             "eoi_token": "<end_of_image>",
         },
     )
+    if wide:
+        from tokenizers import AddedToken
+
+        # vLLM's Gemma 3 processor looks up runs of 1-4 newlines in the vocabulary, as single tokens (the
+        # real vocabulary has them: ids 107, 108, ...); a byte-level BPE spells them "Ċ", "ĊĊ", ...
+        tokenizer.add_tokens([AddedToken("\n" * n, normalized=False) for n in (4, 3, 2, 1)])
     # The real preprocessor_config: fixed square resize, mean/std 0.5, bilinear, no pan-and-scan.
     image_processor = Gemma3ImageProcessor(
         image_seq_length=MM_TOKENS_PER_IMAGE,
@@ -129,10 +136,10 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
-        num_attention_heads=4,
+        num_attention_heads=2 if wide else 4,
         num_key_value_heads=1,
-        head_dim=16,
-        query_pre_attn_scalar=16,
+        head_dim=64 if wide else 16,  # wide: what vLLM's CPU attention takes
+        query_pre_attn_scalar=64 if wide else 16,
         sliding_window=64,
         max_position_embeddings=4096,
         pad_token_id=tokenizer.pad_token_id,

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
+from ._common import TINY_VISION, WIDE_ATTENTION, finish, save, tiny_llama_text, train_fast_tokenizer
 
 FAMILY = "idefics3"
 KIND = "generative"
+WIDE = True
 TEMPLATE_SOURCE = (
     "HuggingFaceM4/Idefics3-8B-Llama3 processor_config.json, 'chat_template' (Hub revision "
     "92a708af3b96e7fe9aeac5d439a1f64083868a05); huggingface/transformers "
@@ -48,7 +49,7 @@ IMAGE_SEQ_LEN = (TILE // PATCH_SIZE) ** 2 // SCALE_FACTOR**2
 MAX_TILES_PER_SIDE = 2  # size.longest_edge = 2 x tile (the real one is 4 x 364)
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import (
         Idefics3Config,
@@ -81,7 +82,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     )
     vision = Idefics3VisionConfig(**TINY_VISION, image_size=TILE, patch_size=PATCH_SIZE)
     end_of_utterance = tokenizer.convert_tokens_to_ids("<end_of_utterance>")
-    text = LlamaConfig(**tiny_llama_text(tokenizer, num_key_value_heads=2))
+    text = LlamaConfig(**tiny_llama_text(tokenizer, **(WIDE_ATTENTION if wide else {"num_key_value_heads": 2})))
     config = Idefics3Config(
         vision_config=vision,
         text_config=text,

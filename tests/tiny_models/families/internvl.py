@@ -18,6 +18,7 @@ from ._processor_files import video_config, write_processor
 
 FAMILY = "internvl"
 KIND = "generative"
+WIDE = True
 TEMPLATE_SOURCE = (
     "huggingface/transformers src/transformers/models/internvl/convert_internvl_weights_to_hf.py "
     "(chat_template, the template the OpenGVLab/InternVL3-*-hf checkpoints ship)"
@@ -96,7 +97,7 @@ def tokenizer_for(texts: list[str], **kwargs):
     )
 
 
-def model_for(tokenizer, text_config: dict, *, seed: int):
+def model_for(tokenizer, text_config: dict, *, seed: int, wide: bool = False):
     """A tiny ``InternVLForConditionalGeneration``: ``text_config`` (model type and what differs) over the
     Qwen text sizes, the tiny InternViT of 56-pixel tiles."""
     import torch
@@ -105,7 +106,7 @@ def model_for(tokenizer, text_config: dict, *, seed: int):
     config = InternVLConfig(
         text_config={
             **text_config,
-            **_qwen.text_kwargs(tokenizer),
+            **_qwen.text_kwargs(tokenizer, wide=wide),
             "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
         },
         vision_config={
@@ -127,11 +128,11 @@ def model_for(tokenizer, text_config: dict, *, seed: int):
     return model
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     from transformers.models.got_ocr2.image_processing_pil_got_ocr2 import GotOcr2ImageProcessorPil
 
     tokenizer = tokenizer_for(texts)
-    model = model_for(tokenizer, {"model_type": "qwen2"}, seed=seed)
+    model = model_for(tokenizer, {"model_type": "qwen2"}, seed=seed, wide=wide)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import TINY_VISION, finish, save, tiny_llama_text, train_fast_tokenizer
+from ._common import TINY_VISION, WIDE_ATTENTION, finish, save, tiny_llama_text, train_fast_tokenizer
 
 FAMILY = "llava_1_5"
 KIND = "generative"
+WIDE = True
 TEMPLATE_SOURCE = (
     "llava-hf/llava-1.5-7b-hf chat_template.json (701 bytes; the same text is in FriendliAI/llava-1.5-7b-hf, "
     "'Duplicate from llava-hf/llava-1.5-7b-hf', and in huggingface/transformers "
@@ -37,7 +38,7 @@ IMAGE_SIZE = 24
 PATCH_SIZE = 6  # (24 / 6)^2 = 16 image tokens (CLS dropped by the "default" strategy)
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import (
         CLIPImageProcessor,
@@ -71,7 +72,7 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         chat_template=CHAT_TEMPLATE,
     )
     vision = CLIPVisionConfig(**TINY_VISION, image_size=IMAGE_SIZE, patch_size=PATCH_SIZE, projection_dim=32)
-    text = LlamaConfig(**tiny_llama_text(tokenizer))
+    text = LlamaConfig(**tiny_llama_text(tokenizer, **(WIDE_ATTENTION if wide else {})))
     config = LlavaConfig(
         vision_config=vision,
         text_config=text,

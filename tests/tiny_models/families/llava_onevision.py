@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import TINY_VISION, finish, train_fast_tokenizer
+from ._common import TINY_VISION, WIDE_ATTENTION, finish, train_fast_tokenizer
 from ._processor_files import save_processor_files
 
 FAMILY = "llava_onevision"
 KIND = "generative"
+WIDE = True
 TEMPLATE_SOURCE = (
     "llava-hf/llava-onevision-qwen2-*-ov-hf chat template, verbatim from huggingface/transformers "
     "src/transformers/models/llava_onevision/convert_llava_onevision_weights_to_hf.py (chat_template, "
@@ -45,7 +46,7 @@ NUM_IMAGE_TOKENS = (BASE // PATCH_SIZE) ** 2
 GRID_PINPOINTS = [[BASE * i, BASE * j] for i in range(1, 7) for j in range(1, 7)]
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import (
         LlavaOnevisionConfig,
@@ -78,9 +79,8 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         max_position_embeddings=4096,
+        **(WIDE_ATTENTION if wide else {"num_attention_heads": 4, "num_key_value_heads": 2}),
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )

@@ -15,10 +15,11 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from ._common import TINY_VISION, finish, tiny_llama_text, train_fast_tokenizer
+from ._common import TINY_VISION, WIDE_ATTENTION, finish, tiny_llama_text, train_fast_tokenizer
 
 FAMILY = "mistral3"
 KIND = "generative"
+WIDE = True
 NEEDS = ("torchvision",)
 TEMPLATE_SOURCE = (
     "ggml-org/llama.cpp models/templates/mistralai-Mistral-Small-3.1-24B-Instruct-2503.jinja (the "
@@ -55,7 +56,7 @@ MERGE = 2  # as the real spatial_merge_size
 LONGEST_EDGE = 32  # real 1540: at most (32 / 8)^2 = 16 [IMG] tokens per image here
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import (
         Mistral3Config,
@@ -89,7 +90,8 @@ def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
     vision = PixtralVisionConfig(
         **TINY_VISION, image_size=LONGEST_EDGE, patch_size=PATCH_SIZE, head_dim=TINY_VISION["hidden_size"] // 2
     )
-    text = MistralConfig(**tiny_llama_text(tokenizer, num_key_value_heads=2, head_dim=16, sliding_window=None))
+    attention = WIDE_ATTENTION if wide else {"num_key_value_heads": 2, "head_dim": 16}
+    text = MistralConfig(**tiny_llama_text(tokenizer, **attention, sliding_window=None))
     config = Mistral3Config(
         vision_config=vision,
         text_config=text,

@@ -15,6 +15,7 @@ from ._processor_files import video_config
 
 FAMILY = "qwen2_5_vl"
 KIND = "generative"
+WIDE = True
 TEMPLATE_SOURCE = (
     "Hub Qwen/Qwen2.5-VL-7B-Instruct chat_template.json: character for character the Qwen2-VL-7B-Instruct "
     "template (see qwen2_vl.TEMPLATE_SOURCE); public copy: the Hub API dump of a Qwen2.5-VL-7B checkpoint "
@@ -26,16 +27,20 @@ PATCH_SIZE = 14
 MERGE_SIZE = 2
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
 
     tokenizer = _qwen.qwen_tokenizer(texts)
-    text = _qwen.text_kwargs(tokenizer)
+    text = _qwen.text_kwargs(tokenizer, wide=wide)
     config = Qwen2_5_VLConfig(
         text_config={
             **text,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]},
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 1000000.0,
+                "mrope_section": qwen2_vl.mrope_section(wide),
+            },
         },
         vision_config=_qwen.vision_tower(
             text["hidden_size"],

@@ -16,6 +16,7 @@ from ._processor_files import video_config
 
 FAMILY = "qwen2_vl"
 KIND = "generative"
+WIDE = True
 TEMPLATE_SOURCE = (
     "Hub Qwen/Qwen2-VL-7B-Instruct chat_template.json, as copied verbatim in "
     "huggingface/transformers tests/models/qwen2_vl/test_processing_qwen2_vl.py (prepare_processor_dict)"
@@ -28,17 +29,26 @@ PATCH_SIZE = 14  # the real vision patch; only the pixel budget shrinks (at most
 MERGE_SIZE = 2
 
 
-def build(out_dir: Path, texts: list[str], *, seed: int = 0) -> Path:
+def mrope_section(wide: bool) -> list[int]:
+    """How mrope splits each head's rotary half-dimension (64/4/2 = 8; wide: 128/2/2 = 32) over time,
+    height and width, in the real checkpoints' proportions (16, 24, 24 of 64)."""
+    return [8, 12, 12] if wide else [2, 3, 3]
+
+
+def build(out_dir: Path, texts: list[str], *, seed: int = 0, wide: bool = False) -> Path:
     import torch
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
 
     tokenizer = _qwen.qwen_tokenizer(texts)
-    text = _qwen.text_kwargs(tokenizer)
+    text = _qwen.text_kwargs(tokenizer, wide=wide)
     config = Qwen2VLConfig(
         text_config={
             **text,
-            # mrope splits each head's rotary half-dimension (64/4/2 = 8) over time, height, width
-            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]},
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 1000000.0,
+                "mrope_section": mrope_section(wide),
+            },
         },
         vision_config={
             "depth": 2,

@@ -1,6 +1,8 @@
 """OpenAI-compatible chat-completions backend (vLLM, SGLang, hosted APIs).
 
-Images are sent inline as base64 data URLs, encoded once per image id. Decoding is
+Images are sent inline as base64 data URLs, once per image id, by default as the release's own
+bytes with their mime type, so the server decodes exactly what the hf backend decodes
+(``--image-encoding jpeg`` re-encodes them, for a server that refuses the release's format). Decoding is
 deterministic (temperature 0). A response cut off inside a thinking block (``cut_in_thinking``:
 a reasoning parser's ``reasoning_content`` with no answer, or an unclosed thinking marker in the
 content) is asked for once more with ``--thinking-max-new-tokens``, as the hf backend does. Requests run with bounded concurrency; HTTP 429, 5xx,
@@ -21,7 +23,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .._compat import MvlsibError, httpio, jsonio, params
+from .._compat import LOADER, MvlsibError, httpio, jsonio, params
 from .base import (
     CHAT_TEMPLATE_KWARGS,
     FINGERPRINT_DEFAULTS,
@@ -36,6 +38,12 @@ from .reasoning import REASONING_MARKERS, strip_reasoning
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 REQUEST_STYLES = ("chat", "reasoning")
+# "source": each release image's own bytes; "jpeg": re-encoded as JPEG quality 95 (PNG where not opaque).
+IMAGE_ENCODINGS = ("source", "jpeg")
+IMAGE_ENCODING_DESCRIPTIONS = {
+    "source": "the release's own image bytes and mime type (PNG, lossless, for an image without them), base64 data URL",
+    "jpeg": "re-encoded: JPEG q95 (RGB/L) or PNG, base64 data URL",
+}
 # Greedy and unpenalised, whatever the server's or model's defaults (fields of the chat-completions protocol).
 NEUTRAL_SAMPLING = {
     "temperature": 0,
@@ -187,7 +195,7 @@ def chat_body(
 
 
 def settings_description(
-    model: str, request_style: str, chat_template_kwargs: Any, max_new_tokens: int
+    model: str, request_style: str, chat_template_kwargs: Any, max_new_tokens: int, image_encoding: str = "source"
 ) -> dict[str, Any]:
     """What a run's config.json records about the requests (the backend adds its connection)."""
     return {
@@ -198,20 +206,37 @@ def settings_description(
         "sampling": NEUTRAL_SAMPLING if request_style == "chat" else "server defaults (reasoning API)",
         "chat_template_kwargs": parse_json_option("chat-template-kwargs", chat_template_kwargs),
         "max_new_tokens": max_new_tokens,
-        "image_encoding": "JPEG q95 (RGB/L) or PNG, base64 data URL",
+        "image_encoding": IMAGE_ENCODING_DESCRIPTIONS[image_encoding],
     }
 
 
-def encode_image(image) -> str:
-    """A data URL for a PIL image: JPEG (quality 95) for opaque images, PNG otherwise."""
+def image_file(image, encoding: str = "source") -> tuple[bytes, str]:
+    """``(bytes, mime type)`` to send for a PIL image.
+
+    ``"source"``: the bytes the release stores for it (the loader's ``source_bytes``), which the server
+    decodes to the very pixels the hf backend gets; an image without them (made in memory, or changed
+    since it was decoded) as lossless PNG, the same pixels again. ``"jpeg"``: re-encoded, JPEG quality
+    95 for opaque images and PNG otherwise: smaller, but the server sees other pixels than the hf backend."""
+    if encoding not in IMAGE_ENCODINGS:
+        raise MvlsibError(f"--image-encoding must be one of {', '.join(IMAGE_ENCODINGS)}, got {encoding!r}")
+    from PIL import Image
+
+    if encoding == "source":
+        found = LOADER.source_bytes(image) if hasattr(LOADER, "source_bytes") else None
+        if found is not None and found[1] in Image.MIME:
+            return found[0], Image.MIME[found[1]]
     buf = io.BytesIO()
-    if image.mode in ("RGB", "L"):
+    if encoding == "jpeg" and image.mode in ("RGB", "L"):
         image.save(buf, format="JPEG", quality=95)
-        mime = "image/jpeg"
-    else:
-        image.save(buf, format="PNG")
-        mime = "image/png"
-    return f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+        return buf.getvalue(), "image/jpeg"
+    image.save(buf, format="PNG")
+    return buf.getvalue(), "image/png"
+
+
+def encode_image(image, encoding: str = "source") -> str:
+    """A base64 data URL for a PIL image (``image_file``)."""
+    data, mime = image_file(image, encoding)
+    return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
 
 
 class OpenAIBackend(Backend):
@@ -259,6 +284,15 @@ class OpenAIBackend(Backend):
             "sampling fields (hosted reasoning models, which fix them).",
             choices=REQUEST_STYLES,
         ),
+        BackendOption(
+            "image-encoding",
+            "image_encoding",
+            str,
+            "source",
+            "openai: 'source' sends each release image's own bytes (the pixels the hf backend sees); "
+            "'jpeg' re-encodes them as JPEG quality 95, for a server or API that refuses the release's format.",
+            choices=IMAGE_ENCODINGS,
+        ),
         CHAT_TEMPLATE_KWARGS,
         THINKING_MAX_NEW_TOKENS,
     )
@@ -282,6 +316,10 @@ class OpenAIBackend(Backend):
             httpio.check_url(base_url.rstrip("/"))
         except httpio.InvalidURL as exc:
             raise MvlsibError(f"--base-url: {exc}") from None
+        if values["image_encoding"] not in IMAGE_ENCODINGS:
+            raise MvlsibError(
+                f"--image-encoding must be one of {', '.join(IMAGE_ENCODINGS)}, got {values['image_encoding']!r}"
+            )
         if values["concurrency"] < 1:
             raise MvlsibError(f"--concurrency must be at least 1, got {values['concurrency']}")
         timeout, max_retries, backoff = (
@@ -325,9 +363,11 @@ class OpenAIBackend(Backend):
         request_style: str = "chat",
         chat_template_kwargs: Any = None,
         thinking_max_new_tokens: int = 2048,
+        image_encoding: str = "source",
     ) -> None:
         self.check_options(
             {
+                "image_encoding": image_encoding,
                 "thinking_max_new_tokens": thinking_max_new_tokens,
                 "max_new_tokens": max_new_tokens,
                 "base_url": base_url,
@@ -341,6 +381,7 @@ class OpenAIBackend(Backend):
         )
         assert base_url is not None  # check_options refuses a missing one
         self.request_style = request_style
+        self.image_encoding = image_encoding
         self.template_kwargs = parse_json_option("chat-template-kwargs", chat_template_kwargs)
         self.model_id = model
         self.base_url = base_url.rstrip("/")
@@ -368,7 +409,7 @@ class OpenAIBackend(Backend):
                 image = self.images[image_id]
             except KeyError:
                 raise MvlsibError(f"image {image_id!r} is not in the image table of this release") from None
-            url = self._encoded[image_id] = encode_image(image)
+            url = self._encoded[image_id] = encode_image(image, self.image_encoding)
         return url
 
     def payload(self, request: Request, max_new_tokens: int | None = None) -> dict[str, Any]:
@@ -471,6 +512,7 @@ class OpenAIBackend(Backend):
                 self.request_style,
                 self.template_kwargs,
                 self.max_new_tokens,
+                self.image_encoding,
             ),
             "base_url": httpio.public_url(self.base_url),
             "concurrency": self.concurrency,

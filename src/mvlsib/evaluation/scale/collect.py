@@ -147,7 +147,11 @@ def collect(
     options = dict(opts.backend_options)
     description = {
         **settings_description(
-            opts.model, options.get("request_style", "chat"), options.get("chat_template_kwargs"), opts.max_new_tokens
+            opts.model,
+            options.get("request_style", "chat"),
+            options.get("chat_template_kwargs"),
+            opts.max_new_tokens,
+            options.get("image_encoding") or "source",
         ),
         "route": "batch",
         "batch_manifest_sha256": hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest(),

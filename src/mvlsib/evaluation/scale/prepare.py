@@ -9,6 +9,10 @@ runner's processing order. Files are split under the limits of ``FILE_LIMITS`` a
 ``manifest.json`` with the release's sha256, the run's fingerprint and each file's sha256;
 ``batch_collect`` reads the result files back into a normal run folder.
 
+Images are inlined as base64 data URLs (``image_refs="inline"``, what hosted APIs take), or written
+once each under ``images/`` and referenced as ``file://`` URLs (``image_refs="files"``: for ``vllm
+run-batch --allowed-local-media-path OUT/images``; the request files shrink to their text).
+
 The folder is written whole or not at all: everything goes into a staging folder beside it,
 renamed into place at the end. A folder holding files this command did not write is refused.
 """
@@ -25,7 +29,7 @@ from typing import Any, BinaryIO
 
 from .. import _compat
 from .._compat import MvlsibError, progress, readers
-from ..backends.openai import chat_body, check_body_options, encode_image
+from ..backends.openai import chat_body, check_body_options, encode_image, image_file
 from ..run.runner import Run, RunOptions, verify_data
 from ..run.schedule import order_items
 from ..run.shards import Shard
@@ -35,6 +39,9 @@ ENDPOINT = "/v1/chat/completions"
 MANIFEST = "manifest.json"
 RETRY_DIR = "retry"
 RETRY_INDEX = "retry.json"  # the retry folder's own list of files, as manifest.json is the batch's
+IMAGES_DIR = "images"
+IMAGE_REFS = ("inline", "files")
+_EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,13 @@ def foreign_files(folder: Path, under: str = "") -> list[str]:
     ours = _listed_unchanged(folder, MANIFEST, "batch_manifest") | _listed_unchanged(
         folder / RETRY_DIR, RETRY_INDEX, "batch_retry_index", f"{RETRY_DIR}/"
     )
+    images = folder / IMAGES_DIR
+    ours |= {
+        f"{IMAGES_DIR}/{name}"
+        for name in (_compat.folder_files(images) if images.is_dir() else [])
+        # an image file is named by the sha256 of its bytes: unchanged, it is ours
+        if "/" not in name and (_sha256(images / name) or "")[:32] == name.split(".")[0]
+    }
     present = _compat.folder_files(folder / under) if (folder / under).is_dir() else []
     return sorted(rel for rel in (f"{under}/{p}" if under else p for p in present) if rel not in ours)
 
@@ -219,11 +233,15 @@ def prepare(
     *,
     max_requests: int = DEFAULT_LIMITS.max_requests,
     max_bytes: int = DEFAULT_LIMITS.max_bytes,
+    image_refs: str = "inline",
 ) -> dict[str, Any]:
-    """Write the request files and the manifest of ``opts``'s run into ``out``; returns the manifest."""
+    """Write the request files and the manifest of ``opts``'s run into ``out``; returns the manifest.
+    ``image_refs``: ``"inline"`` (base64 data URLs) or ``"files"`` (``file://`` URLs of ``out/images/``)."""
     out = Path(out)
     if max_requests < 1 or max_bytes < 1:
         raise MvlsibError(f"--max-requests and --max-bytes must be at least 1, got {max_requests} and {max_bytes}")
+    if image_refs not in IMAGE_REFS:
+        raise MvlsibError(f"--image-refs must be one of {', '.join(IMAGE_REFS)}, got {image_refs!r}")
     check_out(out)
     options = dict(opts.backend_options)
     body_options = check_body_options(
@@ -235,7 +253,9 @@ def prepare(
     # Staged beside out and renamed into place; a killed prepare's stage is removed by the next one.
     with _compat.staged_folder(out) as staging:
         splitter = FileSplitter(staging, max_requests, max_bytes)
-        n = _write_requests(run, splitter, body_options)
+        # file:// URLs name the folder the staging folder becomes.
+        images_dir = (staging / IMAGES_DIR, out.resolve() / IMAGES_DIR) if image_refs == "files" else None
+        n = _write_requests(run, splitter, body_options, options.get("image_encoding") or "source", images_dir)
         splitter.close()
         manifest = {
             "format": FORMAT,
@@ -247,6 +267,7 @@ def prepare(
             "fingerprint_sha256": hashlib.sha256(json.dumps(fp, sort_keys=True).encode("utf-8")).hexdigest(),
             "run": run_settings(opts),
             "limits": {"max_requests": max_requests, "max_bytes": max_bytes},
+            "image_refs": image_refs,
             "files": splitter.files,
             "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
         }
@@ -254,8 +275,15 @@ def prepare(
     return manifest
 
 
-def _write_requests(run: Run, splitter: FileSplitter, body_options: dict[str, Any]) -> int:
-    """Every prompt of the run as a request line, wave by wave, each wave in the run's processing order."""
+def _write_requests(
+    run: Run,
+    splitter: FileSplitter,
+    body_options: dict[str, Any],
+    image_encoding: str,
+    images_dir: tuple[Path, Path] | None,
+) -> int:
+    """Every prompt of the run as a request line, wave by wave, each wave in the run's processing order.
+    ``images_dir``: (where to write the images now, where they will be) for ``file://`` references."""
     opts = run.opts
     plan = run.plan(max_prompts=opts.max_prompts)
     images, urls = plan.images, {}
@@ -263,9 +291,18 @@ def _write_requests(run: Run, splitter: FileSplitter, body_options: dict[str, An
     def data_url(image_id: str) -> str:
         if image_id not in urls:
             try:
-                urls[image_id] = encode_image(images[image_id])
+                image = images[image_id]
             except KeyError:
                 raise MvlsibError(f"image {image_id!r} is not in the image table of this release") from None
+            if images_dir is None:
+                urls[image_id] = encode_image(image, image_encoding)
+            else:
+                data, mime = image_file(image, image_encoding)
+                # Named by content: an image id need not be a safe file name.
+                name = hashlib.sha256(data).hexdigest()[:32] + _EXTENSIONS.get(mime, ".bin")
+                images_dir[0].mkdir(exist_ok=True)
+                (images_dir[0] / name).write_bytes(data)
+                urls[image_id] = (images_dir[1] / name).as_uri()
         return urls[image_id]
 
     n = 0
