@@ -134,7 +134,7 @@ def harnesses(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def vllm(session: nox.Session) -> None:
-    """The evaluator against real vLLM servers (tests/vllm/). The engine lives in a venv of its own
+    """The evaluator against real vLLM servers (tests/vllm_engine/). The engine lives in a venv of its own
     (its transformers pin excludes ours), the evaluator in this session's, as a user runs them.
     One pytest worker: each server takes both cores while it starts, and a second worker would
     start every family's server again."""

@@ -361,6 +361,12 @@ def test_plan_counts_prompts_and_writes_an_array_script_that_runs(release, onlin
         assert (run / name).read_bytes() == (online_run / name).read_bytes(), name
 
 
+def test_plan_refuses_more_shards_than_prompts(release, tmp_path):
+    result = invoke("plan", "--data", release, "--tasks", "t2s", "--k", "1", "--languages", LANGUAGES[0],
+                    "--limit", "1", "--gpus", 6, "--model", MODEL, "--out", tmp_path / "run")  # fmt: skip
+    assert result.exit_code == 2 and "--gpus 6" in result.output and "give --gpus 1 or fewer" in result.output
+
+
 def test_decoding_options_reach_the_body_as_the_backend_sends_them(release, tmp_path):
     """--request-style reasoning, --max-new-tokens and --chat-template-kwargs: the prepared bodies equal
     what the openai backend sends with the same options (the server records both)."""

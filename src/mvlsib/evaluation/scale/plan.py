@@ -40,6 +40,8 @@ def count(opts: RunOptions, gpus: int) -> Plan:
     per_language, rest = divmod(n, len(languages) * len(pairs))
     if rest:  # every language of a release has the same instances
         raise MvlsibError(f"{opts.data}: its languages have different numbers of instances; rebuild the release")
+    if gpus > n:  # an empty shard has nothing to run, and merge would wait for it
+        raise MvlsibError(f"--gpus {gpus}: the run has only {n} prompt(s); give --gpus {n} or fewer")
     shards = [n // gpus + (1 if i < n % gpus else 0) for i in range(gpus)]
     return Plan(languages, pairs, per_language, n, shards)
 
