@@ -101,23 +101,28 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
 
 
 def env_credential(name: str, environ=None) -> str | None:
-    """The value of the environment variable ``name`` (None when unset or empty), checked before any use.
-
-    A key is sent in a header: a newline or any other character outside printable ASCII either
-    splits the header or makes the HTTP library fail with a message (and a traceback) quoting
-    the header, key included. Refused here instead, by the variable's name; the value is never
-    part of the message.
-    """
+    """The value of the environment variable ``name`` (None when unset or empty), checked before any use
+    (``check_credential``)."""
     value = (os.environ if environ is None else environ).get(name)
     if not value:
         return None
+    return check_credential(value, f"the environment variable {name}", f"set {name} again to the bare key")
+
+
+def check_credential(value: str, where: str, fix: str) -> str:
+    """``value`` if a header can carry it; ``CredentialError`` naming ``where`` (never the value) otherwise.
+
+    A key is sent in a header: a newline or any other character outside printable ASCII either
+    splits the header or makes the HTTP library fail with a message (and a traceback) quoting
+    the header, key included. Refused here instead, by where it came from.
+    """
     bad = next((ch for ch in value if not "\x21" <= ch <= "\x7e"), None)
     if bad is not None:
         what = unicodedata.name(bad, "") or ("a control character" if unicodedata.category(bad) == "Cc" else "")
         kind = "a space" if bad == " " else f"U+{ord(bad):04X}{f' ({what})' if what else ''}"
         raise CredentialError(
-            f"the environment variable {name} holds {kind}, which no key or token contains (a paste that took "
-            f"a line break or quote with it?); set {name} again to the bare key"
+            f"{where} holds {kind}, which no key or token contains (a paste that took a line break or quote "
+            f"with it?); {fix}"
         )
     return value
 

@@ -396,3 +396,22 @@ def session(subject: str, timeout: float | None = None, max_file_bytes: int = MA
         raise
     finally:
         _http.set_client_factory(previous)
+
+
+def resolve_token(token: str | None = None) -> str | None:
+    """The Hub token: the one given, else HF_TOKEN, else the stored login (``hf auth login``, or the file
+    HF_TOKEN_PATH names). Every source is checked the same way before any use (``httpio.check_credential``):
+    a token with a line break or a quote in it is refused by where it came from, never shown."""
+    if token:
+        return httpio.check_credential(token, "the token given", "pass the bare token")
+    env = httpio.env_credential("HF_TOKEN")
+    if env:
+        return env
+    from huggingface_hub import get_token
+
+    stored = get_token()
+    if not stored:
+        return None
+    return httpio.check_credential(
+        stored, "the stored Hub login (hf auth login, or the file HF_TOKEN_PATH names)", "log in again"
+    )

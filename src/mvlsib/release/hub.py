@@ -158,17 +158,10 @@ def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
 
 
 def resolve_token(token: str | None = None) -> str | None:
-    if token:
-        return token
-    try:  # refused by name before any use: the value must never reach a header or a message
-        env = httpio.env_credential("HF_TOKEN")
+    try:  # refused by its source before any use: the value must never reach a header or a message
+        return hubio.resolve_token(token)
     except httpio.CredentialError as exc:
         raise MvlsibError(str(exc)) from None
-    if env:
-        return env
-    from huggingface_hub import get_token
-
-    return get_token()
 
 
 def _remote_files(api, repo_id: str, revision: str) -> dict | None:

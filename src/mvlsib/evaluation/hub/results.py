@@ -198,15 +198,10 @@ def config_url(model_repo: str, dataset: str, endpoint: str | None = None) -> st
 
 def resolve_token() -> str | None:
     """HF_TOKEN (refused by name when no header can carry it), else the stored login (`hf auth login`)."""
-    try:
-        token = httpio.env_credential("HF_TOKEN")
+    try:  # every source checked alike (hubio.resolve_token)
+        return hubio.resolve_token()
     except httpio.CredentialError as exc:
         raise MvlsibError(str(exc)) from None
-    if token:
-        return token
-    from huggingface_hub import get_token
-
-    return get_token()
 
 
 def pr_title(dataset: str) -> str:
