@@ -34,8 +34,8 @@ def test_pool_without_the_sampled_images(full_workdir, pool_dir, tmp_path):
         writer.writerows(r for r in rows if r["image_id"] != "sports_3")
     res = _run("publish", "--workdir", str(full_workdir), "--out", str(tmp_path / "rel"), "--pool", str(pool))
     assert res.exit_code == 2
-    # validation runs first and names each instance that uses the image
-    assert "unknown-id" in res.output and "['sports_3'] not in the pool manifest" in res.output
+    # the work folder records the pool sample used: another manifest is refused before validation
+    assert "its manifest.csv is not the one sample used" in res.output
     assert not (tmp_path / "rel").exists()
 
 
