@@ -137,9 +137,10 @@ MANIFEST_SHAPE = {
         "limit_mode": "stratified",
         "order": "prefix",
         "max_new_tokens": 8,
-        "backend_options": {"chat_template_kwargs": None, "request_style": "chat"},
+        "backend_options": {"chat_template_kwargs": None, "image_encoding": "source", "request_style": "chat"},
     },
     "limits": {"max_requests": 50000, "max_bytes": 200000000},
+    "image_refs": "inline",
     "files": [{"name": "requests-00001.jsonl", "n_requests": 2, "bytes": 10, "sha256": "0" * 64}],
     "command": ["mvlsib-eval"],
 }
