@@ -22,6 +22,7 @@ __all__ = [
     "owned_folder",
     "staged_folder",
     "folder_files",
+    "sha256_file",
     "open_csv",
     "MvlsibError",
     "missing_dependency_message",
@@ -51,7 +52,7 @@ __all__ = [
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
     from mvlsib import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-    from mvlsib.atomic import atomic_open, folder_files, owned_folder, staged_folder
+    from mvlsib.atomic import atomic_open, folder_files, owned_folder, sha256_file, staged_folder
     from mvlsib.csvio import open_csv
     from mvlsib.errors import MvlsibError, missing_dependency_message
     from mvlsib.release_format import mvl_sib as _loader_module
@@ -64,7 +65,7 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
 
     from . import _bundle_info
     from ._shared import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-    from ._shared.atomic import atomic_open, folder_files, owned_folder, staged_folder
+    from ._shared.atomic import atomic_open, folder_files, owned_folder, sha256_file, staged_folder
     from ._shared.csvio import open_csv
     from ._shared.errors import MvlsibError
     from ._shared.errors import missing_dependency_message as _missing_dependency_message

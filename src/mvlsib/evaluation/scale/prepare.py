@@ -144,14 +144,10 @@ def _listed_unchanged(folder: Path, index: str, kind: str, prefix: str = "") -> 
 
 
 def _sha256(path: Path) -> str | None:
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
+        return _compat.sha256_file(path)
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 def foreign_files(folder: Path, under: str = "") -> list[str]:
