@@ -51,9 +51,10 @@ def engine_python() -> str:
     pytest.skip(msg)
 
 
-def serve_args(model: Path, name: str, port: int) -> list[str]:
+def serve_args(model: Path, name: str, port: int, *, stats: bool = False) -> list[str]:
     """The ``vllm serve`` flags MVL-SIB needs (docs/evaluation.md, "Running on vLLM"), plus what a tiny model
-    on a CPU needs: float32 (the hf backend's dtype on a CPU), block size a multiple of 32, no compilation."""
+    on a CPU needs: float32 (the hf backend's dtype on a CPU), block size a multiple of 32, no compilation.
+    ``stats``: keep the engine's statistics (its /metrics counters), which the tests do not read."""
     return [
         "--model",
         str(model),
@@ -72,7 +73,7 @@ def serve_args(model: Path, name: str, port: int) -> list[str]:
         "--block-size",
         "32",
         "--enforce-eager",
-        "--disable-log-stats",
+        *(() if stats else ("--disable-log-stats",)),
         "--distributed-executor-backend",
         "uni",
     ]
@@ -149,22 +150,36 @@ class Server:
                 self.process.wait(timeout=30)
 
 
-def start_server(family: str, model: Path, log: Path) -> Server:
-    python = engine_python()
+class EngineError(RuntimeError):
+    """A server that exited or did not come up; the message holds its log's excerpt."""
+
+
+def launch(
+    name: str,
+    model: Path,
+    log: Path,
+    *,
+    python: str,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    stats: bool = False,
+) -> Server:
+    """Start ``vllm serve`` of ``model`` as ``name`` on a free port and wait (at most ``START_TIMEOUT``) until
+    it answers /health. ``extra``: more engine flags; ``env``: more environment (over ``engine_env()``)."""
     port = free_port()
     started = time.monotonic()
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [python, "-m", "vllm.entrypoints.openai.api_server", *serve_args(model, family, port)],
+            [python, "-m", "vllm.entrypoints.openai.api_server", *serve_args(model, name, port, stats=stats), *extra],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=engine_env(),
+            env={**engine_env(), **(env or {})},
             start_new_session=True,  # its own process group: stopped with everything it started
         )
-    server = Server(family, model, family, port, process, log)
+    server = Server(name, model, name, port, process, log)
     while time.monotonic() - started < START_TIMEOUT:
         if process.poll() is not None:
-            pytest.fail(f"vLLM serving {family} exited with {process.returncode}:\n{server.log_tail()}", pytrace=False)
+            raise EngineError(f"vLLM serving {name} exited with {process.returncode}:\n{server.log_tail()}")
         try:
             with urllib.request.urlopen(f"{server.root}/health", timeout=5) as resp:
                 if resp.status == 200:
@@ -174,7 +189,14 @@ def start_server(family: str, model: Path, log: Path) -> Server:
             pass
         time.sleep(1)
     server.stop()
-    pytest.fail(f"vLLM serving {family} was not up within {START_TIMEOUT:.0f} s:\n{server.log_tail()}", pytrace=False)
+    raise EngineError(f"vLLM serving {name} was not up within {START_TIMEOUT:.0f} s:\n{server.log_tail()}")
+
+
+def start_server(family: str, model: Path, log: Path) -> Server:
+    try:
+        return launch(family, model, log, python=engine_python())
+    except EngineError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 def hub_vision_keys(model_dir: Path) -> Path:
