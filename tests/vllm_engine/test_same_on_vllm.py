@@ -35,15 +35,16 @@ pytestmark = pytest.mark.vllm
 # names the LLaVA family, whose prompts differ). The nox session runs FAMILIES (its time budget: each
 # server takes about a minute to start); MVLSIB_VLLM_FAMILIES=all adds MORE_FAMILIES, or names some.
 FAMILIES = ["qwen2_vl", "gemma3", "idefics3", "internvl"]
-# Qwen2.5-VL has Qwen2-VL's template and processor; Mistral 3's tiny model answers its own [/INST].
+# Qwen2.5-VL has Qwen2-VL's template and processor.
 MORE_FAMILIES = ["qwen2_5_vl", "mistral3"]
 _CHOSEN = os.environ.get("MVLSIB_VLLM_FAMILIES", "")
 if _CHOSEN:
     FAMILIES = [f for f in FAMILIES + MORE_FAMILIES if _CHOSEN == "all" or f in _CHOSEN.split(",")]
-# Families whose tiny model answers no letter at all: their letters are not compared (the prompts are).
-NO_LETTERS = {
-    "mistral3": "the tiny Mistral 3 answers the control token [/INST] (which ends its prompt) whatever its letters' "
-    "weights; vLLM drops it as a special token, so the responses differ as text"
+# Families whose taught tiny model still answers other tokens than letters: what they answer is compared
+# all the same (letters, mostly none, and the raw responses), only not required to be letters.
+FEW_LETTERS = {
+    "mistral3": "the tiny Mistral 3 answers byte tokens ('\\x04', 'ant', ...) even with its letters' output rows "
+    "at 12 times the typical norm"
 }
 # Every task x k of a run (t2s has k=1 only).
 TASK_KS = [(task, k) for task in ("i2s", "s2i", "s2t") for k in (1, 3, 5)] + [("t2s", 1)]
@@ -139,15 +140,14 @@ def test_prompt_token_ids_equal_the_hf_backends(family, vllm_server, tiny_model,
 
 
 def test_answers_equal_the_hf_backends(family, request):
-    if family in NO_LETTERS:
-        pytest.skip(NO_LETTERS[family])
     runs = request.getfixturevalue("runs")
     served, hf = predictions(runs["vllm"], "letter"), predictions(runs["hf"], "letter")
     assert len(served) == len(hf) == N_PROMPTS
     differ = sorted(k for k in hf if served[k] != hf[k])
     assert not differ, f"{family}: {len(differ)} of {N_PROMPTS} letters differ: {differ[:10]}"
     answered = [v for v in hf.values() if v is not None]
-    assert len(answered) > N_PROMPTS // 2, f"{family}: the taught model answered a letter {len(answered)} times"
+    if family not in FEW_LETTERS:
+        assert len(answered) > N_PROMPTS // 2, f"{family}: the taught model answered a letter {len(answered)} times"
     # The raw responses too, but for a token that ends inside a UTF-8 character: the hf backend decodes it
     # with U+FFFD, vLLM's detokenizer holds the token back for the next one, which never comes.
     said, hf_said = predictions(runs["vllm"], "response"), predictions(runs["hf"], "response")
@@ -159,8 +159,6 @@ def test_answers_equal_the_hf_backends(family, request):
 
 
 def test_verify_images_verdicts_equal_the_hf_backends(family, vllm_server, tiny_model, pool_dir, tmp_path):
-    if family in NO_LETTERS:
-        pytest.skip(NO_LETTERS[family])
     server, model = vllm_server(family), tiny_model(family)
     out = tmp_path / "verify"
     hf_name, served_name = f"hf:{model}", f"openai:{family}"
