@@ -252,18 +252,15 @@ def measure(model: str, requests, images, args) -> dict:
         "kv mode": last["ours+kv"].describe()["kv_prefix"].split(" (")[0],
         "kv img mode": last["ours+kv"].describe().get("kv_prefix_images", "-").split(" (")[0],
         # prompt tokens taken from a reused prefix cache, net of computing each prefix once
-        "kv share": (
-            last["ours+kv"].stats.get("prefix_tokens_reused", 0)
-            - last["ours+kv"].stats.get("prefix_tokens_computed", 0)
-        )
-        / max(1, last["ours+kv"].stats.get("prompt_tokens", 0)),
+        "kv share": (last["ours+kv"].stats.prefix_tokens_reused - last["ours+kv"].stats.prefix_tokens_computed)
+        / max(1, last["ours+kv"].stats.prompt_tokens),
         "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in ours_names))),
-        "preprocessed": ours.stats["images_preprocessed"],
+        "preprocessed": ours.stats.images_preprocessed,
         "naive preprocessed": sum(len(r.image_ids) for r in requests),
         # vision-tower units (an image; a tile for Idefics3/SmolVLM): computed with the cache (its
         # self-check's plain runs included) vs. every unit shown; distinct images for reference
-        "tower": ours.stats["image_features_computed"] + ours.stats["image_features_plain"],
-        "tower without": ours.stats["image_features_computed"] + ours.stats["image_features_reused"]
+        "tower": ours.stats.image_features_computed + ours.stats.image_features_plain,
+        "tower without": ours.stats.image_features_computed + ours.stats.image_features_reused
         if ours.features.cache is not None and ours.features.cache.enabled
         else None,
         "distinct images": len({i for r in requests for i in r.image_ids}),
@@ -308,15 +305,14 @@ def measure_reuse(model: str, requests, images, args) -> dict:
         **{name: len(requests) / med[name] for name in REUSE_VARIANTS},
         **{f"{name}/plain": med["plain"] / med[name] for name in REUSE_VARIANTS if name != "plain"},
         "agree": sum(len(set(row)) == 1 for row in zip(*(answers[name] for name in REUSE_VARIANTS))),
-        "tower": feat.stats["image_features_computed"] + feat.stats["image_features_plain"]
+        "tower": feat.stats.image_features_computed + feat.stats.image_features_plain
         if feat.features.cache is not None
         else "-",
-        "tower without": feat.stats["image_features_computed"] + feat.stats["image_features_reused"]
+        "tower without": feat.stats.image_features_computed + feat.stats.image_features_reused
         if feat.features.cache is not None and feat.features.cache.enabled
         else "-",
-        "kv share": (stats.get("prefix_tokens_reused", 0) - stats.get("prefix_tokens_computed", 0))
-        / max(1, stats.get("prompt_tokens", 0)),
-        "kv batches": stats.get("kv_prefix_batches", 0),
+        "kv share": (stats.prefix_tokens_reused - stats.prefix_tokens_computed) / max(1, stats.prompt_tokens),
+        "kv batches": stats.kv_prefix_batches,
         "feature cache": feat.describe()["image_feature_cache"]["mode"],
         "kv mode": described["kv_prefix"],
         "kv img mode": described["kv_prefix_images"],

@@ -97,14 +97,14 @@ def test_generate_batched_with_cache_matches_uncached(tiny_llava, images):
     assert len(ours) == len(reqs) and all(isinstance(r, str) for r in ours)
     # each distinct image tuple preprocessed once, however many prompts show it
     tuples = {r.image_ids for r in reqs if r.image_ids}
-    assert backend.stats["images_preprocessed"] <= sum(len(t) for t in tuples)
+    assert backend.stats.images_preprocessed <= sum(len(t) for t in tuples)
     again = backend.generate(reqs)
     assert again == ours
-    assert backend.stats["image_cache_hits"] >= len([r for r in reqs if r.image_ids])
+    assert backend.stats.image_cache_hits >= len([r for r in reqs if r.image_ids])
     plain = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4, cache_images=False)
     plain.set_images(images)
     assert plain.generate(reqs) == ours
-    assert plain.stats["images_preprocessed"] == 0
+    assert plain.stats.images_preprocessed == 0
 
 
 def test_batching_sorts_and_restores_order(tiny_llava, images):
@@ -112,7 +112,7 @@ def test_batching_sorts_and_restores_order(tiny_llava, images):
     one = make_backend("hf", model=str(tiny_llava), batch_size=1, device="cpu", max_new_tokens=4)
     one.set_images(images)
     singles = one.generate(reqs)
-    assert one.stats["generate_calls"] == len(reqs)
+    assert one.stats.generate_calls == len(reqs)
     # Reversed input order gives the same answers per request.
     assert one.generate(list(reversed(reqs))) == list(reversed(singles))
 
@@ -190,5 +190,5 @@ def test_a_processor_whose_batches_differ_runs_prompts_one_at_a_time(tiny_llava,
     guarded = make_backend("hf", model=str(tiny_llava), batch_size=3, device="cpu", max_new_tokens=4)
     guarded.set_images(images)
     assert guarded.generate(reqs) == reference.generate(reqs)
-    assert guarded.stats["unbatched_prompts"] == len(reqs)
+    assert guarded.stats.unbatched_prompts == len(reqs)
     assert "run one at a time" in capsys.readouterr().err

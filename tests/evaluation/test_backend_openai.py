@@ -115,7 +115,7 @@ def test_timeouts_are_retried():
         backend.set_images({})
         p = build_prompt("s2t", ["A sentence."], ["sports", "travel", "health", "politics"])
         assert backend.generate([Request("k", tuple(p.messages()))]) == [ANSWERS[0][0]]
-        assert backend.stats["retries"] == 1
+        assert backend.stats.retries == 1
         backend.close()
 
 

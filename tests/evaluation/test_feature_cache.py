@@ -68,16 +68,16 @@ def test_cached_features_give_the_plain_answers_and_logits(name, model_dir, rele
     assert mode.startswith("on ("), mode
     assert plain.describe()["image_feature_cache"]["mode"] == "off (--feature-cache-mb 0)"
     stats = cached.stats
-    assert stats["image_features_reused"] > stats["image_features_computed"] > 0
+    assert stats.image_features_reused > stats.image_features_computed > 0
     # First-step logits of a batch whose features all come from the cache equal the plain model's.
     idx, inputs = next((i, x) for i, x in cached.build_batches(reqs) if any(k.startswith("pixel") for k in x))
     inputs = move_inputs(inputs, "cpu", torch.float32)
-    computed = stats["image_features_computed"]
+    computed = stats.image_features_computed
     settings = {**cached.decoding(1), "output_logits": True, "return_dict_in_generate": True}
     with torch.inference_mode():
         ours = cached.model.generate(**inputs, **settings).logits[0]
         theirs = plain.model.generate(**inputs, **settings).logits[0]
-    assert stats["image_features_computed"] == computed, "every unit of this batch must come from the cache"
+    assert stats.image_features_computed == computed, "every unit of this batch must come from the cache"
     assert torch.allclose(ours, theirs, rtol=1e-4, atol=1e-5), float((ours - theirs).abs().max())
 
 
@@ -90,10 +90,10 @@ def test_each_distinct_image_goes_through_the_vision_tower_once(name, model_dir,
     shown = sum(len(r.image_ids) for r in reqs)
     distinct = len({i for r in reqs for i in r.image_ids})
     assert distinct < shown / 2  # the run really repeats images
-    assert backend.stats["image_features_computed"] == distinct
-    assert backend.stats["image_features_computed"] + backend.stats["image_features_reused"] == shown
+    assert backend.stats.image_features_computed == distinct
+    assert backend.stats.image_features_computed + backend.stats.image_features_reused == shown
     # The self-check's plain runs (at most 3 batches of 4 prompts) are counted apart.
-    assert 0 < backend.stats["image_features_plain"] <= 3 * 4 * 3
+    assert 0 < backend.stats.image_features_plain <= 3 * 4 * 3
 
 
 def test_a_planted_feature_difference_switches_the_cache_off(model_dir, release_prompts, capsys):
@@ -116,7 +116,7 @@ def test_a_planted_feature_difference_switches_the_cache_off(model_dir, release_
     assert mode.startswith("off (self-check:"), mode
     assert bad.features.cache.enabled is False and len(bad.features.cache) == 0
     # After the switch every image goes through the tower: the plain count covers every image shown.
-    assert bad.stats["image_features_plain"] >= sum(len(r.image_ids) for r in reqs)
+    assert bad.stats.image_features_plain >= sum(len(r.image_ids) for r in reqs)
 
 
 def test_an_error_in_the_cached_path_switches_the_cache_off(model_dir, release_prompts, capsys):
@@ -150,7 +150,7 @@ def test_the_cache_stays_within_its_byte_bound(model_dir, release_prompts):
     assert backend.generate(reqs) == want
     assert len(cache) <= 2 and cache.size_bytes <= 2 * one
     distinct = len({i for r in reqs for i in r.image_ids})
-    assert backend.stats["image_features_computed"] > distinct  # evicted features were computed again
+    assert backend.stats.image_features_computed > distinct  # evicted features were computed again
 
 
 def test_families_without_a_split_run_the_plain_path(model_dir, release_prompts):

@@ -60,8 +60,8 @@ def test_reused_prefix_gives_the_plain_answers_and_logits(name, model_dir, promp
     assert backend.generate(reqs) == want
     assert backend.describe()["kv_prefix"] == "on"
     stats = backend.stats
-    assert stats.get("kv_prefix_batches", 0) >= 1  # batches after the self-check really used it
-    assert stats["prefix_tokens_reused"] > stats["prefix_tokens_computed"] > 0
+    assert stats.kv_prefix_batches >= 1  # batches after the self-check really used it
+    assert stats.prefix_tokens_reused > stats.prefix_tokens_computed > 0
     # First-step logits of a batch continued from the prefix cache equal the plain batch's.
     idx, inputs = backend.build_batches(reqs)[0]
     has_images = bool(reqs[idx[0]].image_ids)
@@ -94,7 +94,7 @@ def test_a_planted_cache_difference_switches_reuse_off(model_dir, prompts, capsy
     assert backend.generate(reqs) == want
     assert "KV-prefix reuse is off for this run" in capsys.readouterr().err
     assert backend.describe()["kv_prefix"].startswith("off (self-check:")
-    assert backend.stats.get("kv_prefix_batches", 0) == 0
+    assert backend.stats.kv_prefix_batches == 0
 
 
 def test_mrope_families_and_the_default_do_not_reuse(model_dir, prompts):
@@ -116,7 +116,7 @@ def test_a_batch_longer_than_the_attention_window_is_not_reused(model_dir, promp
     assert backend.prefixes.length(inputs, bool(reqs[idx[0]].image_ids)) == 0
     assert backend.generate(reqs) == tiny_hf_backend(model_dir("gemma3"), images).generate(reqs)
     assert backend.describe()["kv_prefix"].startswith("unused")
-    assert backend.stats.get("kv_prefix_batches", 0) == 0
+    assert backend.stats.kv_prefix_batches == 0
 
 
 def test_which_configs_have_a_window():
@@ -159,7 +159,7 @@ def test_a_prefix_through_the_shared_images_gives_the_plain_answers_and_logits(n
     assert backend.generate(reqs) == plain
     described = backend.describe()
     assert described["kv_prefix_images"] == "on", described
-    assert backend.stats.get("kv_prefix_image_batches", 0) >= 3  # 2 self-checked, the rest reused
+    assert backend.stats.kv_prefix_image_batches >= 3  # 2 self-checked, the rest reused
     # batched by image set (length order alone would pair prompts of different instances)
     assert all(len({reqs[i].image_ids for i in idx}) == 1 for idx, _ in backend.build_batches(reqs))
     # First-step logits of a batch continued from a prefix cache holding the images equal the plain batch's.
@@ -246,4 +246,4 @@ def test_a_planted_difference_in_an_image_prefix_turns_only_that_kind_off(model_
     described = backend.describe()
     assert described["kv_prefix_images"].startswith("off (self-check:")
     assert not described["kv_prefix"].startswith("off")  # text prefixes keep their own verdict
-    assert backend.stats.get("kv_prefix_image_batches", 0) == 1  # the one checked batch, never used after
+    assert backend.stats.kv_prefix_image_batches == 1  # the one checked batch, never used after

@@ -117,7 +117,7 @@ def test_malformed_answers_are_retried(name, fault):
         server.fault = first_n_faulty(1, fault)
         backend = _backend(server)
         assert backend.generate([_request()]) == [ANSWERS[0][0]], name
-        assert backend.stats["retries"] == 1
+        assert backend.stats.retries == 1
         backend.close()
 
 

@@ -120,7 +120,7 @@ def test_stats_and_a_budget_no_larger_than_the_answers_asks_once():
         backend = make_backend("openai", model="m", base_url=server.base_url, max_new_tokens=8, max_retries=0)
         backend.set_images({})
         assert backend.generate([_text_request()]) == ["".join(_tokens(*STYLES["gemma4"]))]
-        assert backend.stats["thinking_continued"] == 1 and backend.stats["thinking_unfinished"] == 0
+        assert backend.stats.thinking_continued == 1 and backend.stats.thinking_unfinished == 0
         backend.close()
         small = make_backend(
             "openai", model="m", base_url=server.base_url, max_new_tokens=8, thinking_max_new_tokens=8, max_retries=0
@@ -128,7 +128,7 @@ def test_stats_and_a_budget_no_larger_than_the_answers_asks_once():
         small.set_images({})
         (response,) = small.generate([_text_request()])
         assert len(server.requests) == 3 and response.startswith("<|channel>thought") and "<channel|>" not in response
-        assert small.stats["thinking_continued"] == 0 and small.stats["thinking_unfinished"] == 1
+        assert small.stats.thinking_continued == 0 and small.stats.thinking_unfinished == 1
         assert small.describe()["thinking_continuation"].startswith("none (")
         small.close()
 

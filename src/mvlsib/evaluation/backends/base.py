@@ -99,6 +99,32 @@ def one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+@dataclass
+class BackendStats:
+    """What a backend counted while it ran: read by tests and benchmarks (how often a mechanism was used),
+    never by results. One typed field per counter, so a misspelt counter is an error, not a new key."""
+
+    # both backends
+    thinking_continued: int = 0  # responses cut off while thinking, asked again with the thinking budget
+    thinking_unfinished: int = 0  # ... and still thinking then (stored as they are: format errors)
+    # openai
+    requests: int = 0
+    retries: int = 0
+    # hf
+    generate_calls: int = 0
+    prompt_tokens: int = 0
+    unbatched_prompts: int = 0  # prompts a guard sent through alone instead of in a batch
+    images_preprocessed: int = 0  # images through the image processor (its memo missed)
+    image_cache_hits: int = 0  # image tuples the processor memo served
+    image_features_computed: int = 0  # feature-cache units encoded by the tower
+    image_features_reused: int = 0  # ... taken from the cache
+    image_features_plain: int = 0  # ... on the plain path (cache off, refused or self-checking)
+    prefix_tokens_computed: int = 0  # KV-prefix tokens computed once
+    prefix_tokens_reused: int = 0  # ... and reused, times the rows that reused them
+    kv_prefix_batches: int = 0
+    kv_prefix_image_batches: int = 0
+
+
 @dataclass(frozen=True)
 class Request:
     """One prompt. ``messages``: chat messages whose content parts are

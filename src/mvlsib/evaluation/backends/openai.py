@@ -30,6 +30,7 @@ from .base import (
     THINKING_MAX_NEW_TOKENS,
     Backend,
     BackendOption,
+    BackendStats,
     Request,
     json_options_fingerprint,
     parse_json_option,
@@ -398,7 +399,7 @@ class OpenAIBackend(Backend):
             raise MvlsibError(str(exc)) from None
         self._encoded: dict[str, str] = {}
         self.images: dict[str, Any] = {}
-        self.stats = {"requests": 0, "retries": 0, "thinking_continued": 0, "thinking_unfinished": 0}
+        self.stats = BackendStats()
         self._stats_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="mvlsib-openai")
 
@@ -461,7 +462,7 @@ class OpenAIBackend(Backend):
             except Malformed as exc:
                 last = f"a malformed response ({exc})"
             if attempt < self.max_retries:
-                self.stats["retries"] += 1
+                self.stats.retries += 1
                 time.sleep(delay)
         raise MvlsibError(self._redact(f"{url}: giving up after {self.max_retries + 1} attempts; last error: {last}"))
 
@@ -470,12 +471,9 @@ class OpenAIBackend(Backend):
 
     def _ask(self, request: Request, max_new_tokens: int) -> dict[str, Any]:
         answer = self._post(json.dumps(self.payload(request, max_new_tokens), ensure_ascii=False).encode("utf-8"))
-        self._count("requests")
-        return answer
-
-    def _count(self, name: str) -> None:
         with self._stats_lock:  # requests run in the pool's threads
-            self.stats[name] += 1
+            self.stats.requests += 1
+        return answer
 
     def _one(self, request: Request) -> str:
         """One prompt's response. Cut off inside a thinking block, it is asked for once more with the
@@ -492,9 +490,11 @@ class OpenAIBackend(Backend):
             if self.thinking_max_new_tokens > budget and cut_in_thinking(answer, request.key, where):
                 budget = self.thinking_max_new_tokens
                 answer = self._ask(request, budget)
-                self._count("thinking_continued")
+                with self._stats_lock:
+                    self.stats.thinking_continued += 1
             if self.thinking_max_new_tokens and cut_in_thinking(answer, request.key, where):
-                self._count("thinking_unfinished")  # stored unclosed: a format error, the run goes on
+                with self._stats_lock:  # stored unclosed: a format error, the run goes on
+                    self.stats.thinking_unfinished += 1
             return answer_text(answer, request.key, budget, where, unfinished_ok=self.thinking_max_new_tokens > 0)
         except MvlsibError as exc:
             raise MvlsibError(self._redact(str(exc))) from None

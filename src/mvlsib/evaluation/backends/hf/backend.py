@@ -31,6 +31,7 @@ from ..base import (
     THINKING_MAX_NEW_TOKENS,
     Backend,
     BackendOption,
+    BackendStats,
     Request,
     file_sha256,
     json_options_fingerprint,
@@ -227,7 +228,7 @@ class HFBackend(Backend):
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.stats = {"images_preprocessed": 0, "image_cache_hits": 0, "generate_calls": 0, "unbatched_prompts": 0}
+        self.stats = BackendStats()
         self._wire(cache_images, feature_cache_mb, kv_prefix)
 
     def _wire(self, cache_images: bool, feature_cache_mb: int, kv_prefix: bool) -> None:
@@ -288,7 +289,7 @@ class HFBackend(Backend):
                 more, _ = self._generate([requests[i] for i in again], self.thinking_max_new_tokens, reuse=False)
                 for i, response in zip(again, more):
                     responses[i] = response
-                self.stats["thinking_continued"] = self.stats.get("thinking_continued", 0) + len(again)
+                self.stats.thinking_continued = self.stats.thinking_continued + len(again)
         return responses
 
     def _generate(self, requests: list[Request], budget: int, reuse: bool) -> tuple[list[str], list[bool]]:
@@ -305,9 +306,9 @@ class HFBackend(Backend):
             batch = [requests[i] for i in idx]
             with torch.inference_mode(), library_failures(self.model):
                 new_tokens = self._new_tokens(inputs, batch, settings, reuse)
-            self.stats["generate_calls"] += 1
+            self.stats.generate_calls += 1
             if "attention_mask" in inputs:  # what the KV-prefix share is measured against
-                self.stats["prompt_tokens"] = self.stats.get("prompt_tokens", 0) + int(inputs["attention_mask"].sum())
+                self.stats.prompt_tokens = self.stats.prompt_tokens + int(inputs["attention_mask"].sum())
             for i, row in zip(idx, new_tokens):
                 responses[i] = self.decode(row)
                 cut[i] = not stopped(row, settings["eos_token_id"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._compat import MvlsibError, terminal
-from ..base import Request, one_line
+from ..base import BackendStats, Request, one_line
 from .inputs import (
     MemoImageProcessor,
     Renderer,
@@ -39,7 +39,7 @@ class Batcher:
         processor_kwargs: dict[str, Any],
         *,
         batch_size: int,
-        stats: dict[str, int],
+        stats: BackendStats,
         cache_images: bool = True,
     ) -> None:
         self.processor, self.tokenizer = processor, processor.tokenizer
@@ -198,7 +198,7 @@ class Batcher:
             if len(part) == 1:
                 out.append((part, single(part[0])))
                 if size == 1 and self.batch_size > 1:  # batching refused by the self-check
-                    self.stats["unbatched_prompts"] += 1
+                    self.stats.unbatched_prompts += 1
             elif self.batched.get(has_images) == "processor":
                 images = [self.images_of(requests[i]) for i in part] if has_images else None
                 out.append((part, self.call_processor([texts[i] for i in part], images)))

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..._compat import terminal
-from ..base import one_line
+from ..base import BackendStats, one_line
 from .feature_units import Adapter, adapter_for, refusal
 from .generation import COMPARED, outputs_differ
 
@@ -30,7 +30,7 @@ class FeatureCache:
     """LRU cache of per-unit image features (bounded in bytes), wrapped around
     ``model.base_model.get_image_features``. ``enabled`` False passes every call through."""
 
-    def __init__(self, model: Any, adapter: Adapter, max_bytes: int, stats: dict[str, int]) -> None:
+    def __init__(self, model: Any, adapter: Adapter, max_bytes: int, stats: BackendStats) -> None:
         self.adapter, self.max_bytes, self.stats = adapter, max_bytes, stats
         self.enabled = True
         self.last_call_hits = 0  # distinct units of the last call found in the cache (from earlier calls)
@@ -40,8 +40,6 @@ class FeatureCache:
         self._owner = model.base_model
         self._original = self._owner.get_image_features
         self._signature = inspect.signature(self._original)
-        for name in ("image_features_computed", "image_features_reused", "image_features_plain"):
-            stats.setdefault(name, 0)
 
         @functools.wraps(self._original)  # keeps the signature generate() inspects
         def get_image_features(*args: Any, **kwargs: Any) -> Any:
@@ -80,7 +78,7 @@ class FeatureCache:
         if not keys:
             return self._original(*args, **kwargs)
         if not self.enabled:
-            self.stats["image_features_plain"] += len(keys)
+            self.stats.image_features_plain += len(keys)
             return self._original(*args, **kwargs)
         found: dict[bytes, tuple] = {}
         missing: dict[bytes, int] = {}  # key -> its first unit in this call
@@ -101,8 +99,8 @@ class FeatureCache:
                 feats = tuple(f.detach() for f in feats)
                 found[keys[i]] = feats
                 self._store(keys[i], feats)
-            self.stats["image_features_computed"] += len(todo)
-        self.stats["image_features_reused"] += len(keys) - len(missing)
+            self.stats.image_features_computed += len(todo)
+        self.stats.image_features_reused += len(keys) - len(missing)
         return self.adapter.assemble([found[k] for k in keys], grouping, self._template)
 
     def _store(self, key: bytes, feats: tuple) -> None:
@@ -126,11 +124,9 @@ class FeatureReuse:
     # took features from the cache (computed in an earlier call), at most this many.
     CHECK_BATCHES = 3
 
-    def __init__(self, model: Any, mb: int, stats: dict[str, int]) -> None:
+    def __init__(self, model: Any, mb: int, stats: BackendStats) -> None:
         self.model, self.max_mb, self.checks = model, mb, 0
         self.cache: FeatureCache | None = None
-        for name in ("image_features_computed", "image_features_reused", "image_features_plain"):
-            stats[name] = 0
         adapter = adapter_for(model) if mb > 0 else None
         refused = refusal(model) if mb > 0 else None
         if mb == 0:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._compat import MvlsibError
+from ..base import BackendStats
 
 # Probe texts for finding the template's image placeholder: unlikely to be touched by any template.
 _PROBE_A, _PROBE_B = "mvlsibprobeA", "mvlsibprobeB"
@@ -384,7 +385,7 @@ class MemoImageProcessor:
     full run preprocesses each tuple once instead of once per language.
     """
 
-    def __init__(self, inner: Any, names: dict[int, str], stats: dict[str, int]) -> None:
+    def __init__(self, inner: Any, names: dict[int, str], stats: BackendStats) -> None:
         self._inner, self._names, self._stats = inner, names, stats
         self._memo: dict[Any, Any] = {}
 
@@ -413,9 +414,9 @@ class MemoImageProcessor:
         if hit is None:
             hit = self._inner(images, **kwargs)
             self._memo[key] = hit
-            self._stats["images_preprocessed"] += sum(1 for _ in _flat(images))
+            self._stats.images_preprocessed += sum(1 for _ in _flat(images))
         else:
-            self._stats["image_cache_hits"] += 1
+            self._stats.image_cache_hits += 1
         # A copy: some processors pop keys from what the image processor returns.
         return type(hit)(dict(hit)) if hasattr(hit, "keys") else hit
 

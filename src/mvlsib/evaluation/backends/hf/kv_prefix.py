@@ -16,7 +16,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..._compat import terminal
-from ..base import one_line
+from ..base import BackendStats, one_line
 from .generation import COMPARED, outputs_differ
 
 # Model types whose forward continues from a copied prefix cache with padding between prefix and
@@ -173,11 +173,9 @@ def split_at_prefix(
 class PrefixCache:
     """The KV cache of each shared text prefix, computed once and copied for every batch that starts with it."""
 
-    def __init__(self, stats: dict[str, int]) -> None:
+    def __init__(self, stats: BackendStats) -> None:
         self.stats = stats
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
-        for name in ("prefix_tokens_reused", "prefix_tokens_computed"):
-            stats.setdefault(name, 0)
 
     def clear(self) -> None:
         self._entries.clear()
@@ -196,10 +194,10 @@ class PrefixCache:
             self._entries[key] = cache
             if len(self._entries) > PREFIX_CACHE_ENTRIES:
                 self._entries.popitem(last=False)
-            self.stats["prefix_tokens_computed"] += len(tokens)
+            self.stats.prefix_tokens_computed += len(tokens)
         else:
             self._entries.move_to_end(key)
-        self.stats["prefix_tokens_reused"] += len(tokens) * rows
+        self.stats.prefix_tokens_reused += len(tokens) * rows
         batch = copy.deepcopy(cache)
         for layer in batch.layers:
             layer.batch_repeat_interleave(rows)
@@ -214,7 +212,7 @@ class PrefixReuse:
     prompt (a reused prefix must fit the attention window with them)."""
 
     def __init__(
-        self, model: Any, *, on: bool, pad_token_id: int, layouts: dict, batched: dict, budget: int, stats: dict
+        self, model: Any, *, on: bool, pad_token_id: int, layouts: dict, batched: dict, budget: int, stats: BackendStats
     ) -> None:
         self.model, self.pad_token_id, self.stats = model, pad_token_id, stats
         self.layouts, self.batched, self.budget = layouts, batched, budget
@@ -287,7 +285,7 @@ class PrefixReuse:
             self.model, prefix, batch["input_ids"].shape[0], tuple(image_ids) if with_images else ()
         )
         if with_images:
-            self.stats["kv_prefix_image_batches"] = self.stats.get("kv_prefix_image_batches", 0) + 1
+            self.stats.kv_prefix_image_batches = self.stats.kv_prefix_image_batches + 1
         return self.model.generate(**batch, cache=cache, **settings), batch["input_ids"].shape[1]
 
     def new_tokens(
@@ -298,7 +296,7 @@ class PrefixReuse:
         if self.checks_left[with_images] > 0:
             return self._checked(inputs, length, has_images, settings, image_ids=image_ids, with_images=with_images)
         out, width = self.generate(inputs, length, has_images, settings, image_ids=image_ids, with_images=with_images)
-        self.stats["kv_prefix_batches"] = self.stats.get("kv_prefix_batches", 0) + 1
+        self.stats.kv_prefix_batches = self.stats.kv_prefix_batches + 1
         return out[:, width:]
 
     def _checked(self, inputs, length, has_images, settings, *, image_ids, with_images: bool) -> Any:
