@@ -97,7 +97,7 @@ def test_cached_image_features_give_the_plain_answers(name, model_dir, release_d
     plain, cached = backend(feature_cache_mb=0), backend()
     assert cached.generate(reqs) == plain.generate(reqs)
     assert cached.describe()["image_feature_cache"]["mode"].startswith("on ("), cached.describe()
-    assert cached.stats["image_features_reused"] > cached.stats["image_features_computed"] > 0
+    assert cached.stats.image_features_reused > cached.stats.image_features_computed > 0
 
 
 def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_dir):
@@ -134,7 +134,7 @@ def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_di
             for a, b in zip(got, want):
                 assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5), float((a - b).abs().max())
     cache.remove()
-    assert stats["image_features_computed"] == 3 and stats["image_features_reused"] == 2
+    assert stats.image_features_computed == 3 and stats.image_features_reused == 2
 
 
 @pytest.mark.parametrize("name", ["gemma3n", "perception_lm", "ovis2", "molmo2"])
@@ -176,7 +176,7 @@ def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir):
                 assert torch.equal(got.visual_indicator_features, want.visual_indicator_features)
     cache.remove()
     first, second = units
-    assert stats["image_features_computed"] == second and stats["image_features_reused"] == first
+    assert stats.image_features_computed == second and stats.image_features_reused == first
 
 
 def test_ovis2_with_random_visual_tokens_is_refused_with_the_reason(model_dir, tmp_path):

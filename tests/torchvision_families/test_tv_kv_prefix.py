@@ -58,9 +58,9 @@ def test_reused_prefix_gives_the_plain_answers(name, model_dir, prompts, tmp_pat
     described = backend.describe()
     assert (described["kv_prefix"], described["kv_prefix_images"]) == ("on", "on"), described
     stats = backend.stats
-    assert stats.get("kv_prefix_batches", 0) >= 1  # batches after the self-checks really used it
-    assert stats.get("kv_prefix_image_batches", 0) >= 1  # some of them through an i2s set's images
-    assert stats["prefix_tokens_reused"] > stats["prefix_tokens_computed"] > 0
+    assert stats.kv_prefix_batches >= 1  # batches after the self-checks really used it
+    assert stats.kv_prefix_image_batches >= 1  # some of them through an i2s set's images
+    assert stats.prefix_tokens_reused > stats.prefix_tokens_computed > 0
     # A row whose padding was moved between prefix and suffix continues exactly as alone: the first
     # step's logits of every row (padded ones included) equal the plain batch's.
     for idx, inputs in backend.build_batches(reqs):
@@ -100,4 +100,4 @@ def test_families_with_a_recurrent_state_are_refused_with_the_reason(name, kind,
     assert reason.startswith(f"off (model type '{name}' has layers with a state carried from token to token ({kind})")
     assert "padding moved between a shared prefix" in reason
     assert backend.generate(reqs) == want
-    assert backend.stats.get("prefix_tokens_computed", 0) == 0 and backend.stats.get("kv_prefix_batches", 0) == 0
+    assert backend.stats.prefix_tokens_computed == 0 and backend.stats.kv_prefix_batches == 0
