@@ -109,6 +109,7 @@ def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_di
     from PIL import Image
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
+    from mvlsib.evaluation.backends.base import BackendStats
     from mvlsib.evaluation.backends.hf.feature_cache import FeatureCache
     from mvlsib.evaluation.backends.hf.feature_units import adapter_for
 
@@ -121,7 +122,7 @@ def test_mistral3_units_of_different_sizes_give_the_towers_own_features(model_di
     pixels = processor.image_processor(pictures, return_tensors="pt")
     assert len({tuple(s) for s in pixels["image_sizes"].tolist()}) == 3  # three shapes, padded to one
     own = model.base_model.get_image_features
-    stats: dict = {}
+    stats = BackendStats()
     cache = FeatureCache(model, adapter_for(model), 2**26, stats)
     with torch.inference_mode():
         for order in ([0, 1], [2, 1, 0]):  # the second call reuses 0 and 1 beside a new, larger neighbour
@@ -149,6 +150,7 @@ def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir):
     from PIL import Image
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
+    from mvlsib.evaluation.backends.base import BackendStats
     from mvlsib.evaluation.backends.hf.feature_cache import FeatureCache
     from mvlsib.evaluation.backends.hf.feature_units import adapter_for
 
@@ -159,7 +161,7 @@ def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir):
     pictures = [Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)) for h, w in shapes]
     own = model.base_model.get_image_features
     wanted = set(inspect.signature(own).parameters) - {"kwargs"}
-    stats: dict = {}
+    stats = BackendStats()
     cache = FeatureCache(model, adapter_for(model), 2**26, stats)
     units = []
     with torch.inference_mode():
