@@ -255,7 +255,7 @@ def test_hub_results_refuses_a_hostile_eval_yaml(hub_run, tmp_path, fault):
 
 @pytest.mark.parametrize("fault", ["nested-60000", "invalid-utf8", "k-5000-digits", "six-megabytes"])
 def test_a_release_s_evaluate_py_hub_results_refuses_it_too(hub_run, tmp_path, fault):
-    """The bundled reader (``_shared/readers.py`` and its schemas) in the release's own evaluator."""
+    """The bundled reader (``mvlsib_evaluate/readers.py`` and its schemas) in the release's own evaluator."""
     release, run = hub_run
     (release / "eval.yaml").write_bytes(EVAL_YAML_FAULTS[fault])
     out = tmp_path / "out"

@@ -2,8 +2,8 @@
 (batch prepare|collect, plan), ``analysis`` (report, compare, items, correlate) and ``hub``
 (hub-results). The toolkit mounts them on its ``mvlsib-eval`` group (``mvlsib.cli``); every
 release's evaluate.py runs the very same modules (``release/bundle.py`` ships this package, the
-shared options and the evaluator), through ``standalone_main``. They import only click at load
-time: the work is imported inside each command, so ``--help`` is fast.
+shared options and the evaluator), through ``standalone_main``. The work is imported inside each
+command, so ``--help`` loads click and the evaluator's tables only (no pyarrow, numpy or torch).
 """
 
 from __future__ import annotations
