@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 
 # One torch (OpenMP/MKL) thread per test worker: xdist runs a worker per core, and torch's
@@ -204,6 +205,17 @@ def pytest_collection_modifyitems(config, items):
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _hub_offline_follows_the_environment():
+    """huggingface_hub reads HF_HUB_OFFLINE once, when it is first imported: a test that sets it for
+    its commands (the walks, the hostile values) would leave every later test of its worker offline."""
+    yield
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:
+        value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+        constants.HF_HUB_OFFLINE = value.upper() in ("1", "ON", "YES", "TRUE")  # as constants.py reads it
 
 
 def _require(path: Path, what: str) -> Path:

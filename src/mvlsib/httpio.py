@@ -17,7 +17,7 @@ redirects to any host, turning a POST into a body-less GET and re-sending the
 - ``env_credential`` reads a key or token from the environment and refuses one that a header
   cannot carry (a pasted newline, a control character), naming the variable, never the value.
 
-This module imports nothing from mvlsib: the bundled evaluator ships it in ``_shared/``.
+This module imports nothing from mvlsib: the bundled evaluator ships it beside the other leaves.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ and turns what still goes wrong into one ``HubProblem`` naming ``subject`` (``--
 a bad answer, a deadline, a builtin exception raised inside huggingface_hub / datasets code by
 an answer the checks let through. ``HF_TOKEN`` is checked first (``httpio.env_credential``).
 
-Imports only leaves (relative, so the bundled evaluator's ``_shared`` copy works); httpx2 and
+Imports only leaves (relative, so the bundled evaluator's copy works); httpx2 and
 huggingface_hub are imported when a session starts, never for ``--help``.
 """
 

@@ -5,7 +5,7 @@ An ``flock`` on ``FOLDER/NAME``: the kernel drops it when its holder dies (even 
 pid, host and command, which the refused process names. Where ``flock`` does not exist
 (Windows) nothing is locked.
 
-This module imports nothing from mvlsib: the bundled evaluator ships it in ``_shared/``.
+This module imports nothing from mvlsib: the bundled evaluator ships it beside the other leaves.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ against the kind's JSON Schema (``schema/*.schema.json``, the one declaration of
 first problem is one ``ReadError`` naming the file, the line and the field, and what to do.
 
 This module is a leaf (it imports ``errors`` and ``jsonio`` only) because a release's evaluator
-ships it beside itself (``release/bundle.py``); there the schemas ship in ``_shared/schema``.
+ships it beside itself (``release/bundle.py``); the schemas ship in ``schema/`` beside it there too.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from . import jsonio
 from .errors import MvlsibError
 
 KiB, MiB = 1 << 10, 1 << 20
-# A package beside this module: mvlsib.schema installed, _shared.schema in a release's evaluator.
+# A package beside this module: mvlsib.schema installed, mvlsib_evaluate.schema in a release's evaluator.
 _SCHEMA_PACKAGE = __name__.rpartition(".")[0] + ".schema"
 
 

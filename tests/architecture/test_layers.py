@@ -215,20 +215,17 @@ def test_the_checker_sees_a_planted_violation(tmp_path, monkeypatch):
 
 
 # Inside ``mvlsib.evaluation``, by job, lowest first (docs/architecture.md): what a model answers
-# (backends), the run path, then what reads or scales runs, then the Hub, then the commands. A
-# module may import its own sub-package and any lower one; the root leaves (``_compat``,
-# ``requirements``) serve all. Analysis and scale-out never reach into each other, nor the run
-# path into either.
+# (backends), the run path, then what reads or scales runs, then the Hub. A module may import its
+# own sub-package and any lower one; the root leaves (``_compat``, ``requirements``) serve all.
+# Analysis and scale-out never reach into each other, nor the run path into either. The commands
+# are above all of it, in ``cli/eval/``.
 EVALUATION_LAYERS: tuple[tuple[str, ...], ...] = (
     ("_compat", "requirements", "__init__"),
     ("backends",),
     ("run",),
     ("scale", "analysis"),
     ("hub",),
-    ("commands",),
 )
-# The command modules (the evaluator's click commands and their shared options) form one layer.
-EVALUATION_COMMANDS = ("commands", "batch_commands", "hub_commands", "command_options", "selection", "options")
 EVALUATION_RANK = {part: n for n, layer in enumerate(EVALUATION_LAYERS) for part in layer}
 
 
@@ -236,8 +233,7 @@ def _evaluation_part(module: str) -> str | None:
     parts = module.split(".")
     if parts[:2] != ["mvlsib", "evaluation"]:
         return None
-    part = parts[2] if len(parts) > 2 else "__init__"
-    return "commands" if part in EVALUATION_COMMANDS else part
+    return parts[2] if len(parts) > 2 else "__init__"
 
 
 def test_every_evaluation_module_has_a_sub_layer():
@@ -299,3 +295,58 @@ def test_front_door_imports_nothing():
     import mvlsib
 
     assert sorted(mvlsib.__all__) == sorted([*(k.value for k in table.keys), "__version__"])
+
+
+# mvlsib-eval's commands and the options they share ship in every release beside the evaluator, at
+# the same places (release/bundle.py): they import, relatively, only what a release holds.
+BUNDLED_CLI = ("cli/eval", "cli/options.py")
+
+
+def _bundled_cli_files() -> list[Path]:
+    return sorted(
+        p
+        for part in BUNDLED_CLI
+        for p in ([SRC / part] if (SRC / part).is_file() else (SRC / part).rglob("*.py"))
+        if "__pycache__" not in p.parts
+    )
+
+
+def _ships_in_a_release(module: str) -> bool:
+    """The evaluator, mvlsib-eval's commands and options, and the single-file leaves (the bundle takes
+    those it needs); not mvlsib-build's commands, the stages or the packages of the leaf layer."""
+    parts = module.split(".")
+    if module in ("mvlsib", "mvlsib.cli.options") or parts[:2] == ["mvlsib", "evaluation"]:
+        return True
+    if parts[:3] == ["mvlsib", "cli", "eval"]:
+        return True
+    return len(parts) == 2 and RANK.get(parts[1]) == 0 and (SRC / f"{parts[1]}.py").is_file()
+
+
+def test_the_bundled_commands_import_only_what_a_release_holds():
+    bad = []
+    for path in _bundled_cli_files():
+        tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            absolute = (
+                isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("mvlsib")
+            ) or (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "mvlsib" for a in node.names))
+            if absolute:  # ``mvlsib`` is not there in a release: the package has another name
+                bad.append(f"{_module_name(path)}: absolute import at line {node.lineno}")
+        bad += [f"{_module_name(path)} -> {dep}" for dep in sorted(_imports(path)) if not _ships_in_a_release(dep)]
+    assert _bundled_cli_files() and bad == []
+
+
+def test_the_bundle_rule_sees_a_planted_violation(tmp_path, monkeypatch):
+    """A command reaching mvlsib-build's own commands, or naming mvlsib absolutely, is found."""
+    import shutil
+
+    copy = tmp_path / "mvlsib"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    run = copy / "cli" / "eval" / "run.py"
+    clean = run.read_text()
+    monkeypatch.setattr(__import__(__name__), "SRC", copy)
+    test_the_bundled_commands_import_only_what_a_release_holds()  # the copy itself passes
+    for planted in ("from ..groups import eval_cli\n", "from mvlsib.evaluation import _compat\n"):
+        run.write_text(clean + planted)
+        with pytest.raises(AssertionError):
+            test_the_bundled_commands_import_only_what_a_release_holds()

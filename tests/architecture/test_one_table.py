@@ -48,7 +48,7 @@ def test_every_backend_owns_its_options_and_both_commands_offer_them():
     from mvlsib.cli import build_cli, eval_cli
     from mvlsib.evaluation.backends import BACKENDS, backend_class, backend_options, options_for
 
-    # The model's revision is shown as --model-revision (mvlsib.evaluation.options; --revision hidden).
+    # The model's revision is shown as --model-revision (mvlsib.cli.options; --revision hidden).
     flags = [f"--{'model-revision' if opt.flag == 'revision' else opt.flag}" for _, opt in backend_options()]
     assert len(flags) == len(set(flags))
     for args in (["run", "--help"], ["verify-images", "--help"]):

@@ -1,19 +1,20 @@
 """Issue #11: every sub-command of both CLIs, walked with bad inputs.
 
-Each case must exit 2 (a user error) or 1 (a failed check) with one readable message and
-no traceback, and leave the folder it was pointed at exactly as it was. A new sub-command
-must add cases here (``test_every_command_is_walked`` fails otherwise).
+Each case (its own test id) must keep the error contract of ``support.cli_contract``: exit 2 (a
+user error; or 1, a failed check) with one readable message and no traceback, and leave the folder
+it was pointed at exactly as it was. A new sub-command must add cases here
+(``test_every_command_is_walked`` fails otherwise).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
+from support.cli_contract import changed, refused, scene_state
 
 from mvlsib.cli import build_cli, eval_cli
 
@@ -247,48 +248,31 @@ def _cases(s: Path) -> list[tuple[str, list[str]]]:
     ]
 
 
-def _state(root: Path) -> dict[str, bytes]:
-    out = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_symlink():
-            out[str(p)] = b"->" + os.readlink(p).encode()
-        elif p.is_file():
-            out[str(p)] = p.read_bytes()
-        elif p.is_dir():
-            out[str(p)] = b"<dir>"
-    return out
-
-
 def test_every_command_is_walked(tmp_path):
     walked = {name for name, _ in _cases(tmp_path)}
     assert set(_commands(build_cli)) | set(_commands(eval_cli)) <= walked
 
 
-def test_bad_inputs_give_one_message_and_change_nothing(scene, monkeypatch):
+# The cases are written against this stand-in for the scene folder (ids are made before the scene).
+SCENE = Path("/walk-scene")
+EVAL_NAMES = set(_commands(eval_cli))
+
+
+def _params():
+    seen: dict[str, int] = {}
+    for name, args in _cases(SCENE):
+        seen[name] = seen.get(name, 0) + 1
+        yield pytest.param(name, args, id=f"{name} {seen[name]}")
+
+
+@pytest.mark.parametrize(("name", "args"), list(_params()))
+def test_a_bad_input_gives_one_message_and_changes_nothing(scene, monkeypatch, name, args):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    eval_names = set(_commands(eval_cli))
-    failures = []
-    for name, args in _cases(scene):
-        before = _state(scene)
-        cli = eval_cli if name in eval_names else build_cli
-        result = CliRunner().invoke(cli, args)
-        text = result.output
-        problems = []
-        if result.exit_code not in (1, 2):
-            problems.append(f"exit {result.exit_code}")
-        if "Traceback" in text or (result.exception is not None and not isinstance(result.exception, SystemExit)):
-            problems.append(f"traceback: {result.exception!r}")
-        if result.exit_code == 2 and not text.strip():
-            problems.append("no message")
-        if SECRET in text:
-            problems.append("secret printed")
-        if _state(scene) != before:
-            changed = sorted(set(_state(scene).items()) ^ set(before.items()))
-            problems.append(f"state changed: {[k for k, _ in changed][:3]}")
-        if problems:
-            failures.append(f"{' '.join(args)[:140]} -> {problems} | {text.strip()[-200:]}")
-    assert not failures, "\n".join(failures)
+    args = [a.replace(str(SCENE), str(scene)) for a in args]
+    before = scene_state(scene)
+    result = CliRunner().invoke(eval_cli if name in EVAL_NAMES else build_cli, args)
+    refused(result, exit_codes=(1, 2), secret=SECRET, moved=changed(before, scene_state(scene)))
 
 
 def test_full_disk_while_writing_is_a_message(tmp_path, sib_dir):

@@ -6,9 +6,11 @@ names its input and output paths by kind, and every fault of that kind is plante
 path (an unreadable file or folder, a folder that cannot be entered, a dangling symbolic link, a
 symbolic-link loop, a file where a folder belongs and the reverse, an output folder inside a
 read-only folder or under a file, an existing read-only output folder, a name too long). Each
-case must exit 2 with a one-line message that names the path, print no traceback and leave
-the scene exactly as it was. The commands are enumerated from the click groups, so a new
-command without a base invocation here fails ``test_every_command_has_a_base_invocation``.
+case, its own test id, must keep the error contract of ``support.cli_contract``: exit 2 with an
+``Error:`` line that names the path, no traceback, the scene exactly as it was. The cases run in
+one driver process per xdist worker (``support/fault_driver.py``, without the capabilities). The
+commands are enumerated from the click groups, so a new command without a base invocation here
+fails ``test_every_command_has_a_base_invocation``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 from support import REPO, subprocess_env
+from support.cli_contract import Outcome, problems
+from support.fault_driver import RESULT
 
 from mvlsib.cli import build_cli, eval_cli
 
@@ -320,39 +324,61 @@ def _problems(case: dict, res: dict) -> list[str]:
         return []
     if case["check_fails"] and res["exit_code"] == 1 and not res["escaped"] and "sports_0" in out:
         return []  # a check names the broken image in its findings (exit 1 = the check failed)
-    problems = []
-    if res["exit_code"] != 2:
-        problems.append(f"exit {res['exit_code']}")
-    if res["escaped"] or "Traceback" in out:
-        problems.append("traceback: " + (res["escaped"] or "")[-300:])
+    # what a command printed before it met the fault (a progress line) may stand beside the error line
+    found = problems(
+        Outcome(res["exit_code"], out, res["escaped"]), one_line=False, secret=SECRET, moved=res["changed"]
+    )
     error = out[out.find("Error: ") :] if "Error: " in out else ""
-    if not error:
-        problems.append("no 'Error:' message")
-    elif not _named(case, error.splitlines()[0]):
-        problems.append("path not named on the message's first line")
-    if SECRET in out:
-        problems.append("secret printed")
-    if res["changed"]:
-        problems.append(f"left behind/changed: {res['changed'][:4]}")
-    return problems
+    if error and not _named(case, error.splitlines()[0]):
+        found.append("path not named on the message's first line")
+    return found
 
 
-def test_every_command_refuses_unreadable_and_unwritable_paths_cleanly(runs, server, tmp_path):
-    cases = _cases(runs, server.base_url)
-    # one driver process per environment (the Hub endpoint of publish --release differs)
-    results: list[dict] = []
-    for env in sorted({json.dumps(c["env"], sort_keys=True) for c in cases}):
-        batch = [c for c in cases if json.dumps(c["env"], sort_keys=True) == env]
-        (tmp_path / "cases.json").write_text(json.dumps(batch))
-        proc = subprocess.run(
-            [*DROP_CAPS, sys.executable, str(HERE.parent / "support" / "fault_driver.py"), str(tmp_path / "cases.json"),
-             str(tmp_path / "results.json")],
-            env=subprocess_env(**{"OPENAI_API_KEY": SECRET, "HF_HUB_OFFLINE": "0", **json.loads(env)}),
-            capture_output=True, text=True, timeout=1200, cwd=REPO,
-        )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        results += zip(batch, json.loads((tmp_path / "results.json").read_text()))  # type: ignore[arg-type]
-    failures = [f"{c['label']}: {p} | {r['output'].strip()[-240:]}" for c, r in results if (p := _problems(c, r))]
-    n_faults = sum(c["fault"]["kind"] != "none" or c["named"] is not None for c, _ in results)
-    print(f"{len(results)} cases, {n_faults} planted faults over {len({c['command'] for c, _ in results})} commands")
-    assert not failures, f"{len(failures)} of {len(results)} cases:\n" + "\n".join(failures)
+# The cases are written against these stand-ins (test ids are made before the scene and the server).
+SCENE = Path("/fault-scene")
+URL = "http://openai-stand-in.invalid/v1"
+
+
+def _params():
+    seen: dict[str, int] = {}
+    for case in _cases(SCENE, URL):
+        seen[case["label"]] = seen.get(case["label"], 0) + 1
+        yield pytest.param(case, id=f"{case['label']} {seen[case['label']]}")
+
+
+@pytest.fixture(scope="module")
+def driver(runs, server):
+    """Runs one case in a driver process without the capabilities (one per environment: the Hub
+    endpoint of publish --release differs), started on first use and kept for the module."""
+    procs: dict[str, subprocess.Popen] = {}
+
+    def run(case: dict) -> dict:
+        case = json.loads(json.dumps(case).replace(str(SCENE), str(runs)).replace(URL, server.base_url))
+        env = json.dumps(case["env"], sort_keys=True)
+        if env not in procs:
+            procs[env] = subprocess.Popen(
+                [*DROP_CAPS, sys.executable, str(HERE.parent / "support" / "fault_driver.py")],
+                env=subprocess_env(**{"OPENAI_API_KEY": SECRET, "HF_HUB_OFFLINE": "0", **case["env"]}),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+            )  # fmt: skip
+        proc = procs[env]
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(case) + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            if line.startswith(RESULT):
+                return {**json.loads(line[len(RESULT) :]), "case": case}
+        raise AssertionError(f"the fault driver ended with {proc.wait()}")
+
+    yield run
+    for proc in procs.values():
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+@pytest.mark.parametrize("case", list(_params()))
+def test_a_path_fault_is_refused_cleanly(driver, case):
+    res = driver(case)
+    found = _problems(res["case"], res)
+    assert not found, f"{case['label']}: {found} | {res['output'].strip()[-240:]}"

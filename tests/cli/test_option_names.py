@@ -4,7 +4,7 @@ The commands are walked from the click groups (a new command is covered without 
 file). The rules: ``--release`` is a release (``--data`` only as a hidden old spelling),
 ``--data-revision`` / ``--model-revision`` pin the dataset / the model (no visible ``--revision``),
 every command that draws progress bars has ``--no-progress``, ``--json`` always takes a FILE, and
-the shared options (``mvlsib.evaluation.options``) are declared there once and keep its help text.
+the shared options (``mvlsib.cli.options``) are declared there once and keep its help text.
 Old spellings still parse, to the same values as the new ones (``OLD_SPELLINGS``).
 """
 
@@ -18,7 +18,7 @@ import click
 import pytest
 
 from mvlsib.cli import build_cli, eval_cli
-from mvlsib.evaluation.options import SHARED_HELP, SharedOption
+from mvlsib.cli.options import SHARED_HELP, SharedOption
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "mvlsib"
 
@@ -124,7 +124,7 @@ def test_shared_options_are_the_shared_definitions(path):
             if key is None:
                 continue
             assert isinstance(opt, SharedOption) and opt.shared == key, (
-                f"{path} {spelling} is declared by the command, not by mvlsib.evaluation.options"
+                f"{path} {spelling} is declared by the command, not by mvlsib.cli.options"
             )
             assert (opt.help or "").startswith(SHARED_HELP[key]), f"{path} {spelling}: help is not the shared one"
             assert opt.help, f"{path} {spelling} has no help"
@@ -136,10 +136,10 @@ def test_shared_options_are_declared_once():
     decl = re.compile(r"""click\.option\(\s*["'](""" + names + r")\b")
     found = []
     for py in SRC.rglob("*.py"):
-        if py.name == "options.py" and py.parent.name == "evaluation":
+        if py.name == "options.py" and py.parent.name == "cli":
             continue
         found += [f"{py.relative_to(SRC)}: {m.group(1)}" for m in decl.finditer(py.read_text(encoding="utf-8"))]
-    assert not found, "declare these with mvlsib.evaluation.options: " + ", ".join(found)
+    assert not found, "declare these with mvlsib.cli.options: " + ", ".join(found)
 
 
 # (command, the arguments every parse needs, old spelling, new spelling). ``{dir}`` is an existing folder.

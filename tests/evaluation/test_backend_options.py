@@ -94,8 +94,8 @@ def test_fingerprints_keep_the_fields_configs_have_always_held(release_dir, tmp_
 
 
 def test_the_runner_and_the_commands_name_no_backend():
-    for module in ("run/runner.py", "commands.py", "command_options.py"):
-        text = (SRC / module).read_text("utf-8")
+    for module in ("evaluation/run/runner.py", "cli/eval/run.py", "cli/options.py"):
+        text = (SRC.parent / module).read_text("utf-8")
         for name in BACKENDS:
             assert f'"{name}"' not in text, f"{module} names the {name} backend"
         assert "backends.hf" not in text and "base_url" not in text

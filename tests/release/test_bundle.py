@@ -15,10 +15,17 @@ import pytest
 
 import mvlsib
 from mvlsib import readers
-from mvlsib.evaluation import _compat
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_files, bundle_zip, evaluate_script, write_evaluate_script
 
-EVAL_DIR = Path(_compat.__file__).resolve().parent
+SRC = Path(mvlsib.__file__).resolve().parent
+# The evaluator and mvlsib-eval's commands, copied at their places inside mvlsib.
+COPIED = [SRC / "evaluation", SRC / "cli" / "eval", SRC / "cli" / "options.py"]
+
+
+def _copied_sources() -> set[str]:
+    files = [p for part in COPIED for p in ([part] if part.is_file() else [*part.rglob("*.py"), *part.rglob("*.csv")])]
+    return {p.relative_to(SRC).as_posix() for p in files if "__pycache__" not in p.parts}
+
 
 # Runs evaluate.py as __main__ with every `mvlsib` import failing, as on a machine without the toolkit.
 BLOCKED_RUNNER = r"""
@@ -45,12 +52,9 @@ def test_bundle_is_deterministic_and_complete(tmp_path):
     assert a == b and a["evaluate.py"].decode("utf-8") == evaluate_script()
     files = dict(bundle_files())
     assert {f"{BUNDLE_PACKAGE}/{rel}" for rel in files} | {"evaluate.py"} == set(a)
-    for path in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]:
-        if "__pycache__" in path.parts:
-            continue
-        rel = path.relative_to(EVAL_DIR).as_posix()
-        assert a[f"{BUNDLE_PACKAGE}/{rel}"] == path.read_bytes(), rel  # the same code, readable
-    assert mvlsib.__version__ in files["_bundle_info.py"].decode()
+    for rel in _copied_sources():
+        assert a[f"{BUNDLE_PACKAGE}/{rel}"] == (SRC / rel).read_bytes(), rel  # the same code, at the same place
+    assert f"__version__ = {mvlsib.__version__!r}" in files["__init__.py"].decode()
     # readable source, no embedded archive
     text = a["evaluate.py"].decode("utf-8")
     assert len(text) < 3000 and "base64" not in text and "zipimport" not in text
@@ -71,32 +75,33 @@ def test_bundle_zip_is_the_same_package():
 
 
 def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
-    """No test fixture, no bundler, no second copy of a leaf: the evaluator package and the leaves it uses."""
+    """No test fixture, no bundler, no second copy of a leaf: the evaluator, mvlsib-eval's commands and
+    the leaves they use, each at its place in mvlsib, so that every relative import works unchanged."""
     from mvlsib.release.bundle import SHARED_LEAVES
 
-    src = Path(mvlsib.__file__).resolve().parent
-    expected = {
-        p.relative_to(EVAL_DIR).as_posix()
-        for p in [*EVAL_DIR.rglob("*.py"), *EVAL_DIR.rglob("*.csv")]
-        if "__pycache__" not in p.parts
-    }
-    assert "run/data/languages.csv" in expected  # package data the report groups by
-    expected |= {"_bundle_info.py", "_shared/__init__.py"}
-    expected |= {f"_shared/{name}.py" for name in SHARED_LEAVES}
+    expected = _copied_sources()
+    assert "evaluation/run/data/languages.csv" in expected  # package data the report groups by
+    assert {"cli/eval/__init__.py", "cli/options.py"} <= expected  # the commands evaluate.py runs
+    # the packages whose own __init__ is not copied (it imports the rest of the toolkit) stand as stubs
+    expected |= {"__init__.py", "cli/__init__.py", "schema/__init__.py"}
+    expected |= {f"{name}.py" for name in SHARED_LEAVES}
     # the schemas of the reader's kinds, in the package the reader finds them in
     schemas = {k.schema for k in readers.KINDS.values() if k.schema}
-    expected |= {"_shared/schema/__init__.py"} | {f"_shared/schema/{n}.schema.json" for n in schemas}
+    expected |= {f"schema/{n}.schema.json" for n in schemas}
     files = dict(bundle_files())
     assert set(files) == expected
     for n in schemas:
-        assert files[f"_shared/schema/{n}.schema.json"] == (src / "schema" / f"{n}.schema.json").read_bytes()
+        assert files[f"schema/{n}.schema.json"] == (SRC / "schema" / f"{n}.schema.json").read_bytes()
     for name in SHARED_LEAVES:
-        assert files[f"_shared/{name}.py"] == (src / f"{name}.py").read_bytes()
+        assert files[f"{name}.py"] == (SRC / f"{name}.py").read_bytes()
     assert not [n for n in files if "tiny" in n or "bundle.py" in n]
-    # the leaves import nothing of mvlsib but each other (relatively: all of them ship in _shared/,
+    # the stubs import nothing: the bundle's front door is not the toolkit's
+    for stub in ("__init__.py", "cli/__init__.py", "schema/__init__.py"):
+        assert not [n for n in ast.walk(ast.parse(files[stub])) if isinstance(n, (ast.Import, ast.ImportFrom))], stub
+    # the leaves import nothing of mvlsib but each other (relatively: all of them ship at the top,
     # as ``from . import jsonio`` or ``from .errors import ...``), so they run where mvlsib is absent
     for name in SHARED_LEAVES:
-        tree = ast.parse((src / f"{name}.py").read_text("utf-8"))
+        tree = ast.parse((SRC / f"{name}.py").read_text("utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level:
                 assert node.level == 1, name
@@ -105,6 +110,19 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
                 ), name
             elif isinstance(node, ast.ImportFrom):
                 assert not (node.module or "").startswith("mvlsib"), name
+
+
+def test_the_bundled_code_imports_only_what_ships(monkeypatch):
+    """An import of a part of the toolkit that no release holds is refused when the bundle is made."""
+    from mvlsib.release import bundle
+
+    planted = SRC / "cli" / "eval" / "run.py"
+    original = bundle._imported_tops
+    monkeypatch.setattr(
+        bundle, "_imported_tops", lambda path: original(path) | ({"workdir"} if path == planted else set())
+    )
+    with pytest.raises(RuntimeError, match=r"mvlsib\.workdir"):
+        bundle.shared_leaves()
 
 
 def test_release_carries_the_bundled_evaluator(release_dir):

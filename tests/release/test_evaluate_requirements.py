@@ -21,7 +21,7 @@ from support.fakes.batch_runner import run_batch
 from support.fakes.openai_compat import lettered_server
 from support.venvs import clean_env, fresh_venv, installed, run
 
-from mvlsib.evaluation.commands import COMMANDS
+from mvlsib.cli.eval import COMMANDS
 from mvlsib.evaluation.requirements import IMPORT_NAMES, PATHS, pip_line
 from mvlsib.release.bundle import evaluate_script
 

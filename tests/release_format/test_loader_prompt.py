@@ -99,5 +99,5 @@ def test_the_cards_hub_snippet_works_as_written(release_dir, tmp_path):
 
     local = mvl_sib.load_task("i2s", "eng_Latn", k=3, source=release_dir, with_prompt=False)[0]
     assert out["prompt"] == prompt_for_example(local).text() and out["n"] == 3
-    assert any(p.endswith("/mvlsib_evaluate/run/prompts.py") for p in fetched)
+    assert any(p.endswith("/mvlsib_evaluate/evaluation/run/prompts.py") for p in fetched)
     assert any(p.endswith("/mvl_sib.py") for p in fetched)

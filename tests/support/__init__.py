@@ -79,15 +79,13 @@ def release_requests(release_dir, task_ks, per_language: int = 2):
 
 
 def one_line_cli_error(cli, *args) -> str:
-    """Invoke ``cli`` with ``args``; assert it exits 2 with one line and no traceback; return that line.
-    transformers may draw its weight-loading bar first; the error is the one line besides it."""
+    """Invoke ``cli`` with ``args``; assert it keeps the error contract (``support.cli_contract``: exit 2,
+    one line, no traceback; transformers may draw its weight-loading bar first); return that line."""
     from click.testing import CliRunner
 
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
-    assert "Traceback" not in result.output and len(lines) == 1, result.output
-    return lines[0]
+    from support.cli_contract import refused
+
+    return refused(CliRunner().invoke(cli, [str(a) for a in args]), prefixed=False)
 
 
 # Runs ``mvlsib-eval`` in a child process in which the named packages behave as not installed
@@ -114,11 +112,9 @@ def one_line_eval_error_without(packages: tuple[str, ...], *args) -> str:
         text=True,
         timeout=600,
     )
-    output = done.stdout + done.stderr
-    assert done.returncode == 2, output[-3000:]
-    lines = [line for line in output.splitlines() if line.strip() and "Loading weights" not in line]
-    assert "Traceback" not in output and len(lines) == 1, output[-3000:]
-    return lines[0]
+    from support.cli_contract import refused
+
+    return refused(done, prefixed=False)
 
 
 def prefix_ordered_requests(release_dir):

@@ -1,12 +1,14 @@
 """Run CLI cases with one planted file-system fault each; meant to run as root WITHOUT
 CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (under ``setpriv``), where mode bits bind root too.
 
-    python fault_driver.py CASES.json RESULTS.json
+    python fault_driver.py      # then one case per line on stdin, one RESULT line back per case
 
 Each case: ``{"cli": "build"|"eval", "args": [...], "fault": {"kind": K, "path": P}, "scene": DIR}``.
 The driver plants the fault, invokes the command in-process (click's test runner), undoes the
 fault and records the exit code, the output, any escaped exception and every change to the
-scene folder (names, sizes and mtimes of its files: what "no partial output left" means).
+scene folder (names, sizes and mtimes of its files: what "no partial output left" means). It
+serves case after case, so a test can ask for each case as its own test id and the toolkit is
+imported once per process.
 """
 
 from __future__ import annotations
@@ -18,11 +20,7 @@ import sys
 import traceback
 from pathlib import Path
 
-sys.dont_write_bytecode = True  # no __pycache__ appearing in the scene between snapshots
-
-from click.testing import CliRunner  # noqa: E402
-
-from mvlsib.cli import build_cli, eval_cli  # noqa: E402
+from click.testing import CliRunner
 
 LONG_NAME = "n" * 300  # over NAME_MAX (255) on every common file system
 
@@ -111,6 +109,8 @@ def run_case(case: dict) -> dict:
     before = snapshot(scene)
     undo = plant(fault["kind"], Path(fault["path"]))
     try:
+        from mvlsib.cli import build_cli, eval_cli
+
         cli = build_cli if case["cli"] == "build" else eval_cli
         res = CliRunner().invoke(cli, case["args"], catch_exceptions=True)
         escaped = None
@@ -123,12 +123,19 @@ def run_case(case: dict) -> dict:
     return {"exit_code": res.exit_code, "output": res.output, "escaped": escaped, "changed": changed}
 
 
-def main(cases_path: str, results_path: str) -> int:
-    cases = json.loads(Path(cases_path).read_text(encoding="utf-8"))
-    results = [run_case(c) for c in cases]
-    Path(results_path).write_text(json.dumps(results), encoding="utf-8")
+RESULT = "RESULT "  # the prefix of the driver's answer lines
+
+
+def main() -> int:
+    sys.dont_write_bytecode = True  # no __pycache__ appearing in the scene between snapshots
+    # The answers go to the real stdout; anything a library writes to file descriptor 1 goes to stderr.
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        answers.write(RESULT + json.dumps(run_case(json.loads(line))) + "\n")
+        answers.flush()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(main())

@@ -10,8 +10,7 @@ import click
 
 from mvlsib import params, terminal
 from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
-from mvlsib.evaluation.commands import with_backend_options
-from mvlsib.evaluation.options import (
+from mvlsib.cli.options import (
     URL,
     data_revision_option,
     json_out_option,
@@ -19,8 +18,9 @@ from mvlsib.evaluation.options import (
     out_option,
     progress_option,
     release_option,
+    with_backend_options,
 )
-from mvlsib.evaluation.options import (
+from mvlsib.cli.options import (
     pool_option as sampled_pool_option,
 )
 from mvlsib.limits import HUB_TIMEOUT_S

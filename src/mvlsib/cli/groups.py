@@ -1,5 +1,5 @@
 """The two command groups and the options only mvlsib-build's commands share (the options both
-CLIs share are in ``mvlsib.evaluation.options``)."""
+CLIs share are in ``mvlsib.cli.options``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mvlsib.boundary import BoundaryGroup
-from mvlsib.evaluation.options import pool_option as shared_pool_option
+from mvlsib.cli.options import pool_option as shared_pool_option
 from mvlsib.workdir import BUNDLED_POOL
 
 DEFAULT_WORKDIR = "mvlsib-work"

@@ -10,8 +10,8 @@ import click
 from mvlsib import limits, params, terminal
 from mvlsib.atomic import atomic_open, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
-from mvlsib.evaluation.options import json_out_option, out_option, progress_option
-from mvlsib.evaluation.options import pool_option as required_pool_option
+from mvlsib.cli.options import json_out_option, out_option, progress_option
+from mvlsib.cli.options import pool_option as required_pool_option
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
 

@@ -1,15 +1,23 @@
 """The only door from ``mvlsib.evaluation`` to the rest of the toolkit.
 
-Every release bundles this package (see ``bundle.py``) under another name, beside the
-release's own ``mvl_sib.py`` loader and without the ``mvlsib`` package. Everything the
-evaluator needs from outside itself therefore comes through here: installed, it is the
-toolkit's own object; bundled, the same leaf modules packed beside it (``_shared``) and the
-release's own loader.
+Every release bundles this package (see ``release/bundle.py``) inside a package of another name
+that mirrors ``mvlsib``'s layout: the leaf modules the evaluator uses sit at the same places
+beside it, so the same relative imports reach them, installed or bundled. What differs is
+chosen here: the release format's loader (the toolkit's, or the release's own ``mvl_sib.py``)
+and the install line named for a missing module (the toolkit's extra, or what the release's
+evaluate.py needs).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from .. import __version__ as TOOLKIT_VERSION
+from .. import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
+from ..atomic import atomic_open, folder_files, owned_folder, sha256_file, staged_folder
+from ..csvio import open_csv
+from ..errors import MvlsibError
+from ..versions import library_versions
 
 # Bundled copies live in a package with another name; never reach for `mvlsib` there,
 # even when some other version of it happens to be installed.
@@ -50,29 +58,14 @@ __all__ = [
 
 # Type checkers read the installed branch only (the bundled one imports modules that exist only in a release).
 if TYPE_CHECKING or not BUNDLED:
-    import mvlsib
-    from mvlsib import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-    from mvlsib.atomic import atomic_open, folder_files, owned_folder, sha256_file, staged_folder
-    from mvlsib.csvio import open_csv
-    from mvlsib.errors import MvlsibError, missing_dependency_message
-    from mvlsib.release_format import mvl_sib as _loader_module
-    from mvlsib.versions import library_versions
-
-    TOOLKIT_VERSION = mvlsib.__version__
+    from ..errors import missing_dependency_message
+    from ..release_format import mvl_sib as _loader_module
 else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess test
     # evaluate.py puts its own folder (the release, with its mvl_sib.py) on sys.path first.
     import mvl_sib as _loader_module  # type: ignore[import-not-found]
 
-    from . import _bundle_info
-    from ._shared import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-    from ._shared.atomic import atomic_open, folder_files, owned_folder, sha256_file, staged_folder
-    from ._shared.csvio import open_csv
-    from ._shared.errors import MvlsibError
-    from ._shared.errors import missing_dependency_message as _missing_dependency_message
-    from ._shared.versions import library_versions
+    from ..errors import missing_dependency_message as _missing_dependency_message
     from .requirements import INSTALL as _INSTALL
-
-    TOOLKIT_VERSION = _bundle_info.VERSION
 
     def missing_dependency_message(exc: BaseException) -> str | None:
         """The one line for a missing module, naming what the release's evaluate.py needs (not the toolkit)."""

@@ -1,13 +1,14 @@
 """Write a release's evaluator: readable source files, the same code, no second copy.
 
-The modules of ``mvlsib.evaluation`` are copied verbatim at publish time into the
-release folder under the package name ``mvlsib_evaluate/`` (plus the leaf modules they
-use, once, in ``mvlsib_evaluate/_shared/``), and ``evaluate.py`` is a short launcher that
-imports it. Everything is plain ``.py`` text a reader can review on the Hub. The copied
-package reaches nothing outside itself except through ``_compat``, which in a release
-uses the release's own ``mvl_sib.py`` loader (and its task table). The same toolkit
-version therefore always writes byte-identical files (``tests/release/test_bundle.py``
-compares them with the package's own sources).
+The evaluator's modules are copied verbatim at publish time into the release folder under the
+package name ``mvlsib_evaluate/``, laid out as they are in ``mvlsib``: ``evaluation/`` (the
+evaluator), ``cli/eval/`` and ``cli/options.py`` (``mvlsib-eval``'s commands and their options)
+and, at the top, the leaf modules these import. Every relative import therefore reaches the same
+code as in the toolkit, unchanged; ``evaluate.py`` is a short launcher of the commands. Everything
+is plain ``.py`` text a reader can review on the Hub. The only difference is chosen by
+``evaluation/_compat.py``: in a release it takes the task table from the release's own
+``mvl_sib.py`` loader. The same toolkit version therefore always writes byte-identical files
+(``tests/release/test_bundle.py`` compares them with the package's own sources).
 """
 
 from __future__ import annotations
@@ -19,42 +20,78 @@ import zipfile
 from pathlib import Path
 
 import mvlsib
-import mvlsib.evaluation
 from mvlsib import readers
 from mvlsib.atomic import atomic_open, atomic_path
 from mvlsib.evaluation.requirements import PATHS, pip_line
 
 BUNDLE_PACKAGE = "mvlsib_evaluate"
+# What of mvlsib makes the release's evaluator (paths inside src/mvlsib): the evaluator and the
+# commands of mvlsib-eval with the options they share; the leaves they import come with them.
+BUNDLED = ("evaluation", "cli/eval", "cli/options.py")
+# The release format's loader ships as the release's own mvl_sib.py, which _compat imports there.
+LOADER_PACKAGE = "release_format"
+# Package files of mvlsib that are not copied (they import the rest of the toolkit): each stands
+# in the bundle as a docstring (and, at the top, the version the front door gives).
+_STUBS = {
+    "cli/__init__.py": "The commands of mvlsib-eval (cli/eval) and their options: the toolkit's, copied.",
+    "schema/__init__.py": "The JSON Schemas of the reader's input kinds.",
+}
+_SRC = Path(mvlsib.__file__).resolve().parent
 
 
-def _leaf_imports(tree: ast.AST, *, relative: bool) -> set[str]:
-    """The top-level mvlsib modules a module imports: ``from mvlsib import x``, ``from mvlsib.x import ...``
-    and, for a leaf (``relative``), ``from . import x`` and ``from .x import ...``."""
+def _source_files() -> list[Path]:
+    """The ``.py`` files of ``BUNDLED`` and the package data they read (the language table), sorted."""
+    files: list[Path] = []
+    for part in BUNDLED:
+        path = _SRC / part
+        if path.is_file():
+            files.append(path)
+        else:  # package data read through pkgutil.get_data (which zipimport serves) ships too
+            files += [
+                p
+                for p in path.rglob("*")
+                if p.is_file() and p.suffix in (".py", ".csv") and "__pycache__" not in p.parts
+            ]
+    return sorted(files)
+
+
+def _imported_tops(path: Path) -> set[str]:
+    """The top-level names of mvlsib that the module at ``path`` imports (relative imports resolved):
+    ``from .. import x`` names ``x``, ``from ..x.y import z`` and ``from mvlsib.x import z`` name ``x``."""
+    rel = path.relative_to(_SRC).with_suffix("")
+    package = list(rel.parts if rel.name == "__init__" else rel.parts[:-1])
+    if package and package[-1] == "__init__":
+        package.pop()
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if not isinstance(node, ast.ImportFrom):
             continue
-        if node.level == 0 and node.module == "mvlsib" or relative and node.level == 1 and node.module is None:
-            names |= {alias.name for alias in node.names}
-        elif node.level == 0 and node.module and node.module.startswith("mvlsib."):
-            names.add(node.module.split(".")[1])
-        elif relative and node.level == 1 and node.module:
-            names.add(node.module.split(".")[0])
+        module = node.module.split(".") if node.module else []
+        if node.level:
+            parts = package[: len(package) - (node.level - 1)] + module
+        elif module[:1] == ["mvlsib"]:
+            parts = module[1:]
+        else:
+            continue
+        names |= {parts[0]} if parts else {alias.name for alias in node.names}
     return names
 
 
 def shared_leaves() -> tuple[str, ...]:
-    """The leaves of mvlsib the evaluator uses: those ``evaluation/_compat.py`` (its only door out) imports,
-    and the leaves those import in turn. ``_compat`` is the one declaration; the release format's loader
-    ships as the release's own ``mvl_sib.py`` instead."""
-    src = Path(mvlsib.__file__).resolve().parent
-    compat = ast.parse((src / "evaluation" / "_compat.py").read_text("utf-8"))
-    todo = _leaf_imports(compat, relative=False) - {"release_format"}
+    """The leaf modules of mvlsib the bundled code imports, and the leaves those import in turn; found,
+    not listed, so a new import cannot be forgotten. An import of any other part of the toolkit (which
+    is not in a release) is refused here, at publish time."""
+    bundled_tops = {part.split("/")[0] for part in BUNDLED}
+    todo = set().union(*(_imported_tops(p) for p in _source_files() if p.suffix == ".py"))
     found: set[str] = set()
     while todo:
         name = todo.pop()
+        if name in found or name in bundled_tops or name == LOADER_PACKAGE or name.startswith("__"):
+            continue
+        if not (_SRC / f"{name}.py").is_file():
+            raise RuntimeError(f"the release's evaluator imports mvlsib.{name}, which is not a leaf module")
         found.add(name)
-        todo |= _leaf_imports(ast.parse((src / f"{name}.py").read_text("utf-8")), relative=True) - found
+        todo |= _imported_tops(_SRC / f"{name}.py")
     return tuple(sorted(found))
 
 
@@ -64,29 +101,21 @@ _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries' timestamp: the same bytes on
 
 
 def bundle_files() -> list[tuple[str, bytes]]:
-    """``(path inside mvlsib_evaluate/, bytes)`` of every file of the release's evaluator package, sorted."""
-    # Exactly the evaluator package: test fixtures live in tests/tiny_models, never in here.
-    root = Path(mvlsib.evaluation.__file__).resolve().parent
-    # Package data read through pkgutil.get_data (which zipimport serves) ships too: the language table.
-    files = sorted(
-        p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".csv") and "__pycache__" not in p.parts
-    )
-    out = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in files]
-    # The leaf modules the evaluator uses (through _compat), copied once beside it: no second copy.
-    shared = Path(mvlsib.__file__).resolve().parent
-    out.append(("_shared/__init__.py", b'"""Leaf modules of mvlsib used by the release\'s evaluator."""\n'))
-    for name in SHARED_LEAVES:
-        out.append((f"_shared/{name}.py", (shared / f"{name}.py").read_bytes()))
+    """``(path inside mvlsib_evaluate/, bytes)`` of every file of the release's evaluator package, sorted:
+    each at its path inside ``mvlsib`` (test fixtures live in tests/tiny_models, never in here)."""
+    out = [(p.relative_to(_SRC).as_posix(), p.read_bytes()) for p in _source_files()]
+    out += [(f"{name}.py", (_SRC / f"{name}.py").read_bytes()) for name in SHARED_LEAVES]
     # The schemas of the reader's kinds, where the reader finds them (a package beside it).
-    out.append(("_shared/schema/__init__.py", b'"""The JSON Schemas of the reader\'s input kinds."""\n'))
     for schema_name in sorted({k.schema for k in readers.KINDS.values() if k.schema}):
-        path = shared / "schema" / f"{schema_name}.schema.json"
-        out.append((f"_shared/schema/{path.name}", path.read_bytes()))
-    info = (
-        '"""Written by mvlsib-build\'s release/bundle.py: this package is mvlsib.evaluation, copied."""\n'
-        f"VERSION = {TOOLKIT_VERSION!r}\n"
-    ).encode()
-    out.append(("_bundle_info.py", info))
+        out.append((f"schema/{schema_name}.schema.json", (_SRC / "schema" / f"{schema_name}.schema.json").read_bytes()))
+    for rel, doc in _STUBS.items():
+        out.append((rel, f'"""{doc}"""\n'.encode()))
+    top = (
+        '"""mvlsib-build\'s evaluator and mvlsib-eval\'s commands, copied by release/bundle.py at the places '
+        'they have in mvlsib."""\n\n'
+        f"__version__ = {TOOLKIT_VERSION!r}\n"
+    )
+    out.append(("__init__.py", top.encode()))
     return sorted(out)
 
 
@@ -115,10 +144,11 @@ _TEMPLATE = '''#!/usr/bin/env python3
 
 What each path needs installed (pip packages: every path the first line's, the others add theirs):
 {requirements}
-The mvlsib package is not needed: the evaluator's code is the
-folder {package}/ beside this file (the `mvlsib.evaluation` package of mvlsib-build
-{version}, copied verbatim; the prompts are in {package}/prompts.py), and the loader is
-this folder's mvl_sib.py. Generated file: do not edit; regenerate with `mvlsib-build publish`.
+The mvlsib package is not needed: the evaluator's code is the folder {package}/ beside
+this file (mvlsib-build {version}'s `evaluation/` package and `mvlsib-eval`'s commands, copied
+verbatim at their places in mvlsib; the prompts are in {package}/evaluation/run/prompts.py),
+and the loader is this folder's mvl_sib.py. Generated file: do not edit; regenerate with
+`mvlsib-build publish`.
 """
 
 import os
@@ -140,7 +170,7 @@ if __name__ == "__main__":
     # Its commands run inside the package's error boundary; an unreadable file of the package
     # itself fails before that boundary exists, so it gets the same one line here.
     try:
-        from {package}.commands import standalone_main
+        from {package}.cli.eval import standalone_main
     except OSError as exc:
         where = exc.filename or "a file of this release"
         print(f"{{where!r}}: {{exc.strerror or exc}}; check that the release folder is readable (ls -l)", file=sys.stderr)

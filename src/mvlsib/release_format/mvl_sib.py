@@ -18,7 +18,7 @@ Each example is a dict with
   (references first, then options); topic names are not sentences.
 - ``prompt``: the prompt text exactly as the reference evaluator sends it, ``<image>``
   where each image of ``images`` goes (in that order). It comes from the release's own
-  evaluator package ``mvlsib_evaluate/`` (its ``prompts.py``), beside this file; without
+  evaluator package ``mvlsib_evaluate/`` (its ``evaluation/run/prompts.py``), beside this file; without
   that package the key is absent (``with_prompt=True`` makes it an error instead).
 
 From a Hub repo, fetch this file and the evaluator package first, then use it as here::
@@ -429,7 +429,8 @@ def _prompt_renderer(required):
     # no __pycache__ inside a release folder: its files are checked against manifest.json
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        from mvlsib_evaluate.run.prompts import render_prompt_text  # the release's evaluator, beside this file
+        # the release's evaluator, beside this file
+        from mvlsib_evaluate.evaluation.run.prompts import render_prompt_text
     except ImportError as exc:
         if required:
             raise LoaderError(

@@ -36,11 +36,11 @@ from inspect_ai.dataset import MemoryDataset, Sample  # noqa: E402
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig  # noqa: E402
 from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer  # noqa: E402
 from inspect_ai.solver import TaskState, generate  # noqa: E402
-from mvlsib_evaluate.backends.openai import encode_image  # noqa: E402
-from mvlsib_evaluate.run.parsing import parse_letter  # noqa: E402
-from mvlsib_evaluate.run.prompts import LETTERS, prompt_for_example  # noqa: E402
-from mvlsib_evaluate.run.scoring import METRICS, macro, per_language  # noqa: E402
-from mvlsib_evaluate.run.subset import select_rows  # noqa: E402
+from mvlsib_evaluate.evaluation.backends.openai import encode_image  # noqa: E402
+from mvlsib_evaluate.evaluation.run.parsing import parse_letter  # noqa: E402
+from mvlsib_evaluate.evaluation.run.prompts import LETTERS, prompt_for_example  # noqa: E402
+from mvlsib_evaluate.evaluation.run.scoring import METRICS, macro, per_language  # noqa: E402
+from mvlsib_evaluate.evaluation.run.subset import select_rows  # noqa: E402
 
 with open(os.path.join(_HERE, "export.json"), encoding="utf-8") as _fh:
     EXPORT = json.load(_fh)

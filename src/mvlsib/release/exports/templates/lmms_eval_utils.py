@@ -24,8 +24,8 @@ for _path in (_HERE, os.path.join(_HERE, "mvlsib_evaluate.zip")):
         sys.path.insert(0, _path)
 
 import mvl_sib  # noqa: E402
-from mvlsib_evaluate.run.prompts import LETTERS, prompt_for_example  # noqa: E402
-from mvlsib_evaluate.run.scoring import METRICS, macro, per_language  # noqa: E402
+from mvlsib_evaluate.evaluation.run.prompts import LETTERS, prompt_for_example  # noqa: E402
+from mvlsib_evaluate.evaluation.run.scoring import METRICS, macro, per_language  # noqa: E402
 
 with open(os.path.join(_HERE, "export.json"), encoding="utf-8") as _fh:
     EXPORT = json.load(_fh)

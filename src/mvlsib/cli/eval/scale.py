@@ -1,6 +1,7 @@
-"""The ``mvlsib-eval batch prepare|collect`` and ``mvlsib-eval plan`` commands (option parsing only;
-the work is in ``batch``, ``batch_collect`` and ``plan``). They take ``run``'s selection options
-(``selection_options``), so a batch or a plan covers exactly the prompts ``run`` would send."""
+"""`mvlsib-eval batch prepare|collect` and `mvlsib-eval plan`: a run scaled out (option parsing only;
+the work is in ``evaluation/scale/``: ``prepare``, ``collect`` and ``plan``). They take ``run``'s
+selection options (``selection_options``), so a batch or a plan covers exactly the prompts ``run``
+would send."""
 
 from __future__ import annotations
 
@@ -9,19 +10,21 @@ from pathlib import Path
 
 import click
 
-from ._compat import atomic_open, params, terminal
-from .backends.openai import OpenAIBackend
-from .command_options import friendly_errors
-from .options import out_option, progress_option
-from .run.schedule import MAX_PROMPTS
-from .selection import (
+from ... import params, terminal
+from ...atomic import atomic_open
+from ...evaluation.backends.openai import OpenAIBackend
+from ...evaluation.run.schedule import MAX_PROMPTS
+from ..options import (
     groups_option,
     max_new_tokens_option,
+    out_option,
     parse_mode_option,
+    progress_option,
     read_groups,
     run_options,
     selection_options,
 )
+from .boundary import friendly_errors
 
 # The openai backend's options that shape a request body (the rest are about the connection).
 BODY_OPTIONS = ("request-style", "chat-template-kwargs", "image-encoding")
@@ -83,8 +86,8 @@ def prepare_command(
 ):  # fmt: skip
     """Write the run's prompts as OpenAI batch request files (one line per prompt, the body the openai
     backend would send) and a manifest."""
-    from .run.runner import RunOptions
-    from .scale.prepare import DEFAULT_LIMITS, prepare
+    from ...evaluation.run.runner import RunOptions
+    from ...evaluation.scale.prepare import DEFAULT_LIMITS, prepare
 
     opts = RunOptions(
         **run_options(selection),
@@ -139,7 +142,7 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
     """Read the batch's RESULTS files (OpenAI batch output format, or vllm run-batch's) into the run folder
     OUT, naming every missing, failed, duplicated and foreign custom_id; the prompts without an answer
     go into FOLDER/retry/ as a new request file."""
-    from .scale.collect import collect
+    from ...evaluation.scale.collect import collect
 
     summary = collect(
         folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv), progress=progress
@@ -155,7 +158,7 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
         terminal.echo("retry: {} (submit it, then collect its results into {})", summary["retry"], out, err=True)
     if summary["complete"]:
         terminal.echo("complete")
-        from .analysis.report_format import macro_table
+        from ...evaluation.analysis.report_format import macro_table
 
         terminal.echo_block(macro_table(summary["metrics"]))
     else:
@@ -192,8 +195,8 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
 def plan_command(gpus, model, out, prompts_per_second, script, progress, **selection):
     """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
     one shard per GPU (then `mvlsib-eval merge`)."""
-    from .run.runner import RunOptions
-    from .scale.plan import count, describe, run_args, slurm_script
+    from ...evaluation.run.runner import RunOptions
+    from ...evaluation.scale.plan import count, describe, run_args, slurm_script
 
     opts = RunOptions(**run_options(selection), model=model, out=out, progress=progress)
     plan = count(opts, gpus)

@@ -1,7 +1,7 @@
 """`mvlsib-eval hub-results`: a finished run as the Hub's ``.eval_results`` entries, optionally as a PR.
 
-Its own module (beside ``commands``) so the evaluator's main command module stays small; the
-work is ``hub_results``. See docs/evaluation.md, "From a run to a leaderboard entry".
+Option parsing only; the work is ``evaluation/hub/results.py``. See docs/evaluation.md, "From a run
+to a leaderboard entry".
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import click
 
-from ._compat import httpio, terminal
-from .command_options import friendly_errors
-from .options import URL, data_revision_option, out_option, release_option
+from ... import httpio, terminal
+from ..options import URL, data_revision_option, out_option, release_option
+from .boundary import friendly_errors
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -83,7 +83,7 @@ def hub_results_command(run, release, data_revision, out, model_repo, create_pr,
 
     The token for --create-pr comes from HF_TOKEN or `hf auth login`; it is never printed.
     """
-    from .hub import results as hub_results
+    from ...evaluation.hub import results as hub_results
 
     dataset, revision = release, data_revision
     if create_pr and model_repo is None:
