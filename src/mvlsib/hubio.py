@@ -381,10 +381,13 @@ def session(subject: str, timeout: float | None = None, max_file_bytes: int = MA
         httpio.env_credential("HF_TOKEN")
     except httpio.CredentialError as exc:
         raise HubProblem(str(exc)) from None
+    from huggingface_hub import set_client_factory
     from huggingface_hub.utils import _http
 
+    # The factory in force, put back when the command ends: huggingface_hub has no public getter for it
+    # (tests/test_hub_contract.py names this and every other internal used here).
     previous = _http._GLOBAL_CLIENT_FACTORY
-    _http.set_client_factory(lambda: bounded_client(timeout, max_file_bytes))
+    set_client_factory(lambda: bounded_client(timeout, max_file_bytes))
     try:
         yield
     except HubProblem:
@@ -395,7 +398,7 @@ def session(subject: str, timeout: float | None = None, max_file_bytes: int = MA
             raise problem from None
         raise
     finally:
-        _http.set_client_factory(previous)
+        set_client_factory(previous)
 
 
 def resolve_token(token: str | None = None) -> str | None:
