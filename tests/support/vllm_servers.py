@@ -31,6 +31,35 @@ START_TIMEOUT = float(os.environ.get("MVLSIB_VLLM_START_TIMEOUT", "300"))
 LOG_TAIL = 60
 
 
+# LLaVA-1.5's template for serving (docs/evaluation.md, "Running on vLLM"): the llava-hf/llava-1.5-7b-hf
+# chat template (tests/tiny_models/families/llava_1_5.py, its source named there) with two changes, the two
+# things vLLM would otherwise do differently from the hf backend: each image stays where the message puts it
+# (the original moves every image to the start of the turn, which separates an s2i option letter from its
+# image), and the template writes BOS (vLLM tokenizes chat prompts without special tokens; the hf backend's
+# tokenizer adds <s>). A turn's parts are joined as the hf backend joins them (an image is its token alone, the
+# prompt's own text around it), with one space after the turn.
+LLAVA_IN_PLACE_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] != 'system' %}"
+    "{{ message['role'].upper() + ': ' }}{% endif %}"
+    "{% if message['content'] is string %}{{ message['content'] + ' ' }}{% else %}"
+    "{% for content in message['content'] %}{% if content['type'] in ('image', 'image_url') %}{{ '<image>' }}"
+    "{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}{% endfor %}{{ ' ' }}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
+)
+# Engine flags a family needs beyond serve_args: {family: {flag: text of a file to write and pass}}.
+SERVE_FILES = {"llava_1_5": {"--chat-template": LLAVA_IN_PLACE_TEMPLATE}}
+
+
+def family_flags(family: str, folder: Path) -> tuple[str, ...]:
+    """``SERVE_FILES`` of ``family`` written under ``folder``, as engine flags."""
+    flags: list[str] = []
+    for flag, text in SERVE_FILES.get(family, {}).items():
+        path = folder / f"{family}{flag.replace('-', '_')}.jinja"
+        path.write_text(text, encoding="utf-8")
+        flags += [flag, str(path)]
+    return tuple(flags)
+
+
 def log_excerpt(log: Path) -> str:
     """The exception lines of an engine's log (the root cause is logged by a child process, far above the
     parent's traceback), then its last lines."""
@@ -194,7 +223,7 @@ def launch(
 
 def start_server(family: str, model: Path, log: Path) -> Server:
     try:
-        return launch(family, model, log, python=engine_python())
+        return launch(family, model, log, python=engine_python(), extra=family_flags(family, log.parent))
     except EngineError as exc:
         pytest.fail(str(exc), pytrace=False)
 

@@ -35,8 +35,9 @@ pytestmark = pytest.mark.vllm
 # names the LLaVA family, whose prompts differ). The nox session runs FAMILIES (its time budget: each
 # server takes about a minute to start); MVLSIB_VLLM_FAMILIES=all adds MORE_FAMILIES, or names some.
 FAMILIES = ["qwen2_vl", "gemma3", "idefics3", "internvl"]
-# Qwen2.5-VL has Qwen2-VL's template and processor.
-MORE_FAMILIES = ["qwen2_5_vl", "mistral3"]
+# Qwen2.5-VL has Qwen2-VL's template and processor; LLaVA-1.5 is served with a template of ours
+# (support.vllm_servers.LLAVA_IN_PLACE_TEMPLATE).
+MORE_FAMILIES = ["qwen2_5_vl", "mistral3", "llava_1_5"]
 _CHOSEN = os.environ.get("MVLSIB_VLLM_FAMILIES", "")
 if _CHOSEN:
     FAMILIES = [f for f in FAMILIES + MORE_FAMILIES if _CHOSEN == "all" or f in _CHOSEN.split(",")]
