@@ -4,7 +4,6 @@ which turns their values into the runner's ``RunOptions`` keywords."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,7 @@ def read_groups(paths) -> dict[str, dict[str, str]]:
     """``--groups`` CSV files, by file stem."""
     from .run.scoring import read_groups_csv
 
-    out = {}
-    for p in paths:
-        try:
-            out[Path(p).stem] = read_groups_csv(p)
-        except (UnicodeDecodeError, csv.Error) as exc:
-            raise MvlsibError(f"{p}: not a readable UTF-8 grouping CSV ({exc})") from None
-    return out
+    return {Path(p).stem: read_groups_csv(p) for p in paths}
 
 
 _SELECTION = (
