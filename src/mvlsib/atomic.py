@@ -348,6 +348,68 @@ def _pending(folder: Path) -> bool:
 
 
 @contextlib.contextmanager
+def owned_files(
+    folder: str | os.PathLike[str], names: Iterable[str], writer: str, *, option: str = "--out"
+) -> Iterator[Path]:
+    """Write the files ``names`` into ``folder``, a folder others write in too (a work folder, a model
+    repo's ``.eval_results/``, where a script goes): refused when one of them is there and the
+    folder's ledger does not record it, with that content, as ours (the user placed or edited it).
+    Files of other names are never touched; the ledger then records ours beside its other entries."""
+    folder = Path(folder)
+    names = sorted(set(names))
+    refuse_theirs(folder, names, option=option)
+    _OWNED.append(Path(os.path.abspath(folder)).resolve())
+    try:
+        yield folder
+    finally:
+        _OWNED.pop()
+        with contextlib.suppress(OSError):  # an unwritable folder must not mask the real error
+            if folder.is_dir():
+                _merge_ledger(folder, writer, names)
+
+
+def refuse_theirs(folder: str | os.PathLike[str], names: Iterable[str], *, option: str = "--out") -> None:
+    """Raise ``MvlsibError`` when one of the files ``names`` in ``folder`` is there and its ledger does not
+    record it, with that content, as ours: the check of ``owned_files``, for a command to make before
+    its expensive work."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise MvlsibError(f"{folder}: exists and is not a folder; choose another {option}")
+    accepted = _accepted(folder) if folder.is_dir() else {}
+    theirs = []
+    for name in sorted(set(names)):
+        path = folder / name
+        if not (path.exists() or path.is_symlink()):
+            continue
+        known = accepted.get(name, set())
+        if name not in accepted or (known is not None and _digest(path) not in known):
+            theirs.append(name)
+    if theirs:
+        raise MvlsibError(
+            f"{folder}: {', '.join(theirs)} not written by this command, or edited since; refusing to replace "
+            f"it. Move it out of the folder, or choose another {option}"
+        )
+
+
+def _merge_ledger(folder: Path, writer: str, names: list[str]) -> None:
+    data = _read_ledger_data(folder)
+    files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
+    pending: dict = data["pending"] if isinstance(data.get("pending"), dict) else {}
+    for name in names:
+        pending.pop(name, None)
+        path = folder / name
+        if path.exists() or path.is_symlink():
+            files[name] = _digest(path)
+        else:
+            files.pop(name, None)
+    new = {"writer": writer, "files": files, **({"pending": pending} if pending else {})}
+    if not files and not pending and not (folder / LEDGER).exists():
+        return  # nothing of ours there (a failed first write): the folder stays as it was
+    if new != data:
+        _dump_ledger(folder, new)
+
+
+@contextlib.contextmanager
 def staged_output(
     out: str | os.PathLike[str], writer: str, ours: Iterable[str] | None = None, *, option: str = "--out"
 ) -> Iterator[Path]:

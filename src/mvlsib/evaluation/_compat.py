@@ -21,6 +21,7 @@ __all__ = [
     "atomic_open",
     "LEDGER",
     "owned_folder",
+    "owned_files",
     "staged_folder",
     "folder_files",
     "sha256_file",
@@ -53,7 +54,15 @@ __all__ = [
 if TYPE_CHECKING or not BUNDLED:
     import mvlsib
     from mvlsib import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-    from mvlsib.atomic import LEDGER, atomic_open, folder_files, owned_folder, sha256_file, staged_folder
+    from mvlsib.atomic import (
+        LEDGER,
+        atomic_open,
+        folder_files,
+        owned_files,
+        owned_folder,
+        sha256_file,
+        staged_folder,
+    )
     from mvlsib.csvio import read_dicts as read_csv
     from mvlsib.errors import MvlsibError, missing_dependency_message
     from mvlsib.release_format import mvl_sib as _loader_module
@@ -66,7 +75,15 @@ else:  # pragma: no cover - exercised through the bundled evaluate.py subprocess
 
     from . import _bundle_info
     from ._shared import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-    from ._shared.atomic import LEDGER, atomic_open, folder_files, owned_folder, sha256_file, staged_folder
+    from ._shared.atomic import (
+        LEDGER,
+        atomic_open,
+        folder_files,
+        owned_files,
+        owned_folder,
+        sha256_file,
+        staged_folder,
+    )
     from ._shared.csvio import read_dicts as read_csv
     from ._shared.errors import MvlsibError
     from ._shared.errors import missing_dependency_message as _missing_dependency_message

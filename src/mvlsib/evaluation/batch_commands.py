@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._compat import atomic_open, params, terminal
+from ._compat import params, terminal
 from .backends.openai import OpenAIBackend
 from .command_options import friendly_errors
 from .options import out_option, progress_option
@@ -193,7 +193,7 @@ def plan_command(gpus, model, out, prompts_per_second, script, progress, **selec
     """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
     one shard per GPU (then `mvlsib-eval merge`)."""
     from .run.runner import RunOptions
-    from .scale.plan import count, describe, run_args, slurm_script
+    from .scale.plan import count, describe, run_args, save_script, slurm_script
 
     opts = RunOptions(**run_options(selection), model=model, out=out, progress=progress)
     plan = count(opts, gpus)
@@ -203,8 +203,7 @@ def plan_command(gpus, model, out, prompts_per_second, script, progress, **selec
         terminal.echo("")
         terminal.echo_block(text, nl=False)
         return
-    with atomic_open(script) as fh:
-        fh.write(text)
+    save_script(script, text)
     terminal.echo("wrote {}", script)
 
 
