@@ -142,3 +142,63 @@ def test_ingest_against_every_wrong_type_at_every_level(where, hub_repo, ingest_
             except AssertionError as exc:
                 raise AssertionError(f"{where} {label}: {exc}") from None
     assert seen["message"] >= len(variants) // 2, seen
+
+
+# ---------------------------------------------------------------- listings that never end
+
+
+def test_ingest_against_a_tree_listing_that_pages_forever(hub_repo, tmp_path, capsys, monkeypatch):
+    """`Link: next` on every page of the repo tree: the listing stops at hubio.MAX_PAGES, one line."""
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with serve_folder(REPO, hub_repo, token=TOKEN) as hub:
+        hub.state.hostile = [("GET", re.compile(TREE), hostile.endless_tree_pages())]
+        outcome = _outcome(lambda: _ingest(hub, tmp_path), None, capsys)
+        assert outcome == "message"
+        assert hub.state.hostile_hits == hubio.MAX_PAGES + 1  # bounded, and not stopped early
+
+
+def _open_pr(hub, tmp_path: Path) -> str:
+    from mvlsib.evaluation.hub import results as hub_results
+
+    entry = tmp_path / "mvl-sib_t2s_k1.yaml"
+    entry.write_text("- value: 0.5\n", encoding="utf-8")
+    return hub_results.open_pr("org/model", [entry], "org/mvl-sib", token=TOKEN, endpoint=hub.endpoint)
+
+
+@pytest.mark.parametrize("per_page", [0, 50], ids=["empty-pages", "full-pages"])
+def test_hub_results_against_discussions_that_page_forever(per_page, tmp_path, capsys):
+    """`count` always beyond what came: huggingface_hub would ask for the next page forever."""
+    with HubStandIn(TOKEN) as hub:
+        hub.seed_model("org/model", {"README.md": b"# m\n"})
+        hub.state.hostile = [
+            ("GET", re.compile(r"/api/models/org/model/discussions"), hostile.endless_discussions(per_page))
+        ]
+        with pytest.raises(MvlsibError) as err:
+            _open_pr(hub, tmp_path)
+        assert hub.state.hostile_hits == hubio.MAX_PAGES + 1
+    message = str(err.value)
+    assert "\n" not in message and "--model-repo org/model" in message and "pages" in message, message
+    assert TOKEN not in message + capsys.readouterr().err
+
+
+def test_hub_results_against_too_many_discussion_items(tmp_path, monkeypatch):
+    """The item bound too: pages of 100 items stop once MAX_ITEMS are listed, before MAX_PAGES."""
+    monkeypatch.setattr(hubio, "MAX_ITEMS", 500)
+    with HubStandIn(TOKEN) as hub:
+        hub.seed_model("org/model", {"README.md": b"# m\n"})
+        hub.state.hostile = [
+            ("GET", re.compile(r"/api/models/org/model/discussions"), hostile.endless_discussions(100))
+        ]
+        with pytest.raises(MvlsibError, match="items"):
+            _open_pr(hub, tmp_path)
+        assert hub.state.hostile_hits == 6
+
+
+def test_a_wrongly_typed_discussion_listing_is_one_line(tmp_path):
+    with HubStandIn(TOKEN) as hub:
+        hub.seed_model("org/model", {"README.md": b"# m\n"})
+        bad = {"count": "many", "start": 0, "discussions": [{"num": 1}]}
+        hub.state.hostile = [("GET", re.compile(r"/api/models/org/model/discussions"), hostile.mutate(bad))]
+        with pytest.raises(MvlsibError, match="count") as err:
+            _open_pr(hub, tmp_path)
+    assert "\n" not in str(err.value)

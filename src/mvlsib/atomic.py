@@ -32,6 +32,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     os.chmod(tmp_path, 0o666 & ~_umask())
     try:
         yield tmp_path
+        _record_pending(target, tmp_path)
         os.replace(tmp_path, target)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -52,6 +53,28 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs) -> Iter
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+
+
+# The name atomic_path gives its temporary file: `.<target>.<pid>.<8 mkstemp letters>.tmp`.
+_TEMP_NAME = re.compile(r"\.(?P<target>.+)\.(?P<pid>\d+)\.[a-z0-9_]{8}\.tmp", re.S)
+
+
+def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove, anywhere under ``folder``, the temporary files of atomic writes whose writer no longer
+    runs (killed mid-write): a re-run cleans what any earlier run left, not only the files it writes
+    again. Only names atomic_path makes are touched, and never a live writer's."""
+    removed: list[Path] = []
+    folder = Path(folder)
+    if not folder.is_dir() or folder.is_symlink():
+        return removed
+    for path in folder.rglob(".*.tmp"):
+        m = _TEMP_NAME.fullmatch(path.name)
+        if not m or path.is_dir() or process_alive(int(m.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
@@ -171,16 +194,72 @@ def folder_files(folder: str | os.PathLike[str]) -> list[str]:
     return sorted(out)
 
 
-def read_ledger(folder: str | os.PathLike[str]) -> dict[str, str | None]:
-    """``{file: sha256}`` of what ``folder``'s ledger says we wrote (empty without a readable ledger)."""
+def _read_ledger_data(folder: Path) -> dict:
     try:
-        data = readers.read_json("ledger", Path(folder) / LEDGER)
+        data = readers.read_json("ledger", folder / LEDGER)
     except MvlsibError:
         return {}
-    files = data.get("files") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def read_ledger(folder: str | os.PathLike[str]) -> dict[str, str | None]:
+    """``{file: sha256}`` of what ``folder``'s ledger says we wrote (empty without a readable ledger)."""
+    files = _read_ledger_data(Path(folder)).get("files")
     if isinstance(files, dict):
         return {f: h if isinstance(h, str) else None for f, h in files.items() if isinstance(f, str)}
     return {}
+
+
+def _accepted(folder: Path) -> dict[str, set[str] | None]:
+    """``{file: the contents we may have left there}`` (None: any): the ledger's files, plus the
+    writes a killed run had announced (``pending``: the content before and after its rename)."""
+    data = _read_ledger_data(folder)
+    out: dict[str, set[str] | None] = {}
+    files = data.get("files")
+    for rel, digest in files.items() if isinstance(files, dict) else ():
+        if isinstance(rel, str):
+            out[rel] = {digest} if isinstance(digest, str) else None
+    pending = data.get("pending")
+    for rel, digests in pending.items() if isinstance(pending, dict) else ():
+        if isinstance(rel, str) and isinstance(digests, list):
+            known = out.get(rel, set())
+            if known is not None:
+                out[rel] = known | {d for d in digests if isinstance(d, str)}
+    return out
+
+
+# Folders an `owned_folder` block of this process writes into now (resolved). An atomic write
+# below one announces itself in the folder's ledger before its rename, so a run killed with
+# SIGKILL (no cleanup code runs) leaves a folder whose every file a re-run still recognises.
+_OWNED: list[Path] = []
+
+
+def _record_pending(target: Path, tmp: Path) -> None:
+    if not _OWNED:
+        return
+    where = Path(os.path.abspath(target.parent)).resolve() / target.name
+    for folder in reversed(_OWNED):
+        try:
+            rel = where.relative_to(folder).as_posix()
+        except ValueError:
+            continue
+        if rel == LEDGER:
+            return
+        data = _read_ledger_data(folder)
+        files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
+        pending: dict = data["pending"] if isinstance(data.get("pending"), dict) else {}
+        before = [files[rel]] if isinstance(files.get(rel), str) else []
+        if target.is_file() and not target.is_symlink() and rel not in files:
+            before = [sha256_file(target)]  # only when a killed run had announced it: it passed the check
+        pending[rel] = sorted(set(before + [sha256_file(tmp)]) | set(pending.get(rel) or []))
+        _dump_ledger(folder, {**data, "files": files, "pending": pending})
+        return
+
+
+def _dump_ledger(folder: Path, data: dict) -> None:
+    with atomic_open(folder / LEDGER) as fh:
+        json.dump(data, fh, indent=1, ensure_ascii=False, sort_keys=True)
+        fh.write("\n")
 
 
 def write_ledger(folder: str | os.PathLike[str], writer: str) -> None:
@@ -188,11 +267,9 @@ def write_ledger(folder: str | os.PathLike[str], writer: str) -> None:
     no foreign file was there."""
     folder = Path(folder)
     files = {rel: _digest(folder / rel) for rel in folder_files(folder)}
-    if (folder / LEDGER).is_file() and read_ledger(folder) == files:
+    if (folder / LEDGER).is_file() and _read_ledger_data(folder) == {"writer": writer, "files": files}:
         return  # nothing new: leave the folder untouched
-    with atomic_open(folder / LEDGER) as fh:
-        json.dump({"writer": writer, "files": files}, fh, indent=1, ensure_ascii=False, sort_keys=True)
-        fh.write("\n")
+    _dump_ledger(folder, {"writer": writer, "files": files})
 
 
 def _digest(path: Path) -> str | None:
@@ -208,12 +285,13 @@ def foreign_files(
     if not folder.is_dir():
         return []
     pats = tuple(patterns)
-    ledger: dict[str, str | None] = dict.fromkeys(ours) if ours is not None else read_ledger(folder)
+    ledger: dict[str, set[str] | None] = dict.fromkeys(ours) if ours is not None else _accepted(folder)
     out = []
     for rel in folder_files(folder):
         if any(fnmatch.fnmatchcase(rel, p) for p in pats):
             continue
-        if rel not in ledger or (ledger[rel] is not None and _digest(folder / rel) != ledger[rel]):
+        known = ledger.get(rel, set())
+        if rel not in ledger or (known is not None and _digest(folder / rel) not in known):
             out.append(rel)
     return out
 
@@ -249,16 +327,86 @@ def owned_folder(
     """Write into ``folder`` in place, refused when it holds files we did not write; the ledger then
     lists what is there (also after a failure, so a re-run may replace the partial files)."""
     folder = Path(folder)
+    remove_stale_temps(folder)
     refuse_foreign(folder, None, patterns, option=option)
+    _OWNED.append(Path(os.path.abspath(folder)).resolve())
     try:
         yield folder
     except BaseException:
         with contextlib.suppress(OSError):  # an unwritable folder must not mask the real error
-            if folder.is_dir() and set(folder_files(folder)) - set(read_ledger(folder)):
+            if folder.is_dir() and (set(folder_files(folder)) - set(read_ledger(folder)) or _pending(folder)):
                 write_ledger(folder, writer)
         raise
+    finally:
+        _OWNED.pop()
     if folder.is_dir() and folder_files(folder):
         write_ledger(folder, writer)
+
+
+def _pending(folder: Path) -> bool:
+    return bool(_read_ledger_data(folder).get("pending"))
+
+
+@contextlib.contextmanager
+def owned_files(
+    folder: str | os.PathLike[str], names: Iterable[str], writer: str, *, option: str = "--out"
+) -> Iterator[Path]:
+    """Write the files ``names`` into ``folder``, a folder others write in too (a work folder, a model
+    repo's ``.eval_results/``, where a script goes): refused when one of them is there and the
+    folder's ledger does not record it, with that content, as ours (the user placed or edited it).
+    Files of other names are never touched; the ledger then records ours beside its other entries."""
+    folder = Path(folder)
+    names = sorted(set(names))
+    refuse_theirs(folder, names, option=option)
+    _OWNED.append(Path(os.path.abspath(folder)).resolve())
+    try:
+        yield folder
+    finally:
+        _OWNED.pop()
+        with contextlib.suppress(OSError):  # an unwritable folder must not mask the real error
+            if folder.is_dir():
+                _merge_ledger(folder, writer, names)
+
+
+def refuse_theirs(folder: str | os.PathLike[str], names: Iterable[str], *, option: str = "--out") -> None:
+    """Raise ``MvlsibError`` when one of the files ``names`` in ``folder`` is there and its ledger does not
+    record it, with that content, as ours: the check of ``owned_files``, for a command to make before
+    its expensive work."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise MvlsibError(f"{folder}: exists and is not a folder; choose another {option}")
+    accepted = _accepted(folder) if folder.is_dir() else {}
+    theirs = []
+    for name in sorted(set(names)):
+        path = folder / name
+        if not (path.exists() or path.is_symlink()):
+            continue
+        known = accepted.get(name, set())
+        if name not in accepted or (known is not None and _digest(path) not in known):
+            theirs.append(name)
+    if theirs:
+        raise MvlsibError(
+            f"{folder}: {', '.join(theirs)} not written by this command, or edited since; refusing to replace "
+            f"it. Move it out of the folder, or choose another {option}"
+        )
+
+
+def _merge_ledger(folder: Path, writer: str, names: list[str]) -> None:
+    data = _read_ledger_data(folder)
+    files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
+    pending: dict = data["pending"] if isinstance(data.get("pending"), dict) else {}
+    for name in names:
+        pending.pop(name, None)
+        path = folder / name
+        if path.exists() or path.is_symlink():
+            files[name] = _digest(path)
+        else:
+            files.pop(name, None)
+    new = {"writer": writer, "files": files, **({"pending": pending} if pending else {})}
+    if not files and not pending and not (folder / LEDGER).exists():
+        return  # nothing of ours there (a failed first write): the folder stays as it was
+    if new != data:
+        _dump_ledger(folder, new)
 
 
 @contextlib.contextmanager

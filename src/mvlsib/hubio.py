@@ -46,6 +46,11 @@ MAX_API_BYTES = 32 * 1024 * 1024  # a dataset's info with every file listed is a
 MAX_FILE_BYTES = 8 * 1024**3
 MIN_RATE = 128 * 1024  # bytes per second a download may extend its deadline by
 _ERROR_NOTE = b'{"error": "(the error answer was not bounded JSON; not shown)"}'
+# A listing (a repo tree, its discussions) comes in pages the library follows as long as the Hub
+# says there is more (`Link: next`, or `count` beyond what came): bounded per command and endpoint.
+# The largest real listing the commands read (a release's tree) is a few pages of 1,000 entries.
+MAX_PAGES = 200
+MAX_ITEMS = 100_000
 
 _REPO = r"/api/(?:datasets|models|spaces)/[^/]+/[^/]+"
 # (method, path pattern, the definition of schema/hub_answer.schema.json its 2xx answer must match)
@@ -56,6 +61,7 @@ SHAPES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("GET", _REPO + r"/tree/.*", "tree"),
         ("POST", _REPO + r"/paths-info/.*", "tree"),
         ("GET", _REPO + r"/refs", "refs"),
+        ("GET", _REPO + r"/discussions", "discussions"),
         ("POST", _REPO + r"/preupload/.*", "preupload"),
         ("POST", _REPO + r"/commit/.*", "commit"),
         ("POST", r"/api/repos/create", "repo_create"),
@@ -106,11 +112,12 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def check_answer(method: str, path: str, body: bytes) -> None:
-    """``HubAnswerError`` unless ``body`` is a bounded JSON answer of the shape ``SHAPES`` gives for the endpoint."""
+def check_answer(method: str, path: str, body: bytes) -> Any:
+    """The answer parsed; ``HubAnswerError`` unless ``body`` is a bounded JSON answer of the shape
+    ``SHAPES`` gives for the endpoint."""
     shapes = [shape for m, pattern, shape in SHAPES if m == method and pattern.fullmatch(path)]
     if not body.strip() and not shapes:
-        return  # an empty answer where none is read (a tag, a branch)
+        return None  # an empty answer where none is read (a tag, a branch)
     try:
         answer = jsonio.loads(body, max_bytes=MAX_API_BYTES)
     except jsonio.JsonLimitError as exc:
@@ -124,6 +131,7 @@ def check_answer(method: str, path: str, body: bytes) -> None:
     if problem:
         field, why = problem
         raise HubAnswerError(f"{method} {path}: the answer's {field} {why}")
+    return answer
 
 
 def _is_api(path: str) -> bool:
@@ -269,7 +277,25 @@ class BoundedTransport:
         self.close()
 
 
-def _check_response(response) -> None:
+class _Listings:
+    """Pages and items answered per GET endpoint (its path, the query that pages it left out)."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, int] = {}
+        self.items: dict[str, int] = {}
+
+    def count(self, path: str, answer: Any) -> None:
+        pages = self.pages[path] = self.pages.get(path, 0) + 1
+        listed = answer if isinstance(answer, list) else answer.get("discussions") if isinstance(answer, dict) else None
+        items = self.items[path] = self.items.get(path, 0) + (len(listed) if isinstance(listed, list) else 0)
+        if pages > MAX_PAGES or items > MAX_ITEMS:
+            raise HubAnswerError(
+                f"GET {path}: the Hub kept answering more pages ({pages:,} pages, {items:,} items; the limit is "
+                f"{MAX_PAGES:,} pages and {MAX_ITEMS:,} items), which no real listing needs; check the endpoint"
+            )
+
+
+def _check_response(response, listings: _Listings | None = None) -> None:
     """The response hook: read and check every API answer before the library sees it."""
     request = response.request
     if not _is_api(request.url.path) or request.method == "HEAD":
@@ -292,7 +318,9 @@ def _check_response(response) -> None:
                 response._content = _ERROR_NOTE
         return
     if 200 <= response.status_code < 300 and response.status_code != 204:
-        check_answer(request.method, request.url.path, body)
+        answer = check_answer(request.method, request.url.path, body)
+        if listings is not None and request.method == "GET":
+            listings.count(request.url.path, answer)
 
 
 def bounded_client(timeout: float, max_file_bytes: int = MAX_FILE_BYTES):
@@ -300,8 +328,9 @@ def bounded_client(timeout: float, max_file_bytes: int = MAX_FILE_BYTES):
     import httpx2
     from huggingface_hub.utils._http import hf_request_event_hook
 
+    listings = _Listings()  # one client per session: the budget is the command's
     return httpx2.Client(
-        event_hooks={"request": [hf_request_event_hook], "response": [_check_response]},
+        event_hooks={"request": [hf_request_event_hook], "response": [lambda r: _check_response(r, listings)]},
         follow_redirects=True,
         timeout=httpx2.Timeout(timeout),
         transport=BoundedTransport(timeout, max_file_bytes),  # type: ignore[arg-type]

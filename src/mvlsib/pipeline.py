@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from mvlsib import progress as progress_bars
+from mvlsib.atomic import refuse_theirs
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sample import duplicate_partners, sample, sample_report
 from mvlsib.release.manifest import check_release_out
 from mvlsib.release.publish import publish
 from mvlsib.release.summary import ReleaseSummary
 from mvlsib.validation.invariants import refuse_if_invalid, validate
-from mvlsib.workdir import BUNDLED_POOL
+from mvlsib.workdir import BUNDLED_POOL, CORPUS_FILE, INGEST_REPORT_FILE, INSTANCES_FILE, SAMPLE_REPORT_FILE
 from mvlsib.workdir.corpus import save_corpus
 from mvlsib.workdir.instances import save_instances, save_sample_report
 from mvlsib.workdir.pool_manifest import PoolLike, as_pool
@@ -78,6 +79,10 @@ def build(
     ``pool`` is a ``Pool`` or its folder, read once here and handed to every stage.
     """
     check_release_out(out)  # a foreign --out is refused before minutes of work, not after
+    if workdir is not None:  # so is a work file the user placed or edited
+        refuse_theirs(
+            workdir, [CORPUS_FILE, INGEST_REPORT_FILE, INSTANCES_FILE, SAMPLE_REPORT_FILE], option="--workdir"
+        )
     pool = as_pool(pool)
     # A temporary work folder is gone when the refusal is read: name the release instead.
     where = str(workdir) if workdir is not None else f"{out} (add --workdir DIR to keep the work files)"

@@ -1,7 +1,8 @@
 """Every external input through one declared reader (``mvlsib.readers``), enforced.
 
-A JSON, YAML or parquet parser called anywhere else in ``src/mvlsib`` is a reader beside the
-registry, without its bounds (bytes read, depth, number length, NaN, UTF-8) or its schema. The
+A JSON, YAML, parquet or CSV parser called anywhere else in ``src/mvlsib`` is a reader beside the
+registry, without its bounds (bytes read, depth, number length, NaN, UTF-8) or its schema; a user's
+CSV goes through ``mvlsib.csvio`` (bytes read, UTF-8, a ``csv.Error`` as one line). The
 source is read with ``ast``, so lazy imports, aliases (``import pyarrow.parquet as pq``) and
 ``from json import loads`` are seen too. What may still parse on its own is listed below with why.
 """
@@ -29,6 +30,7 @@ PARSERS: dict[str, frozenset[str]] = {
     ),
     "pandas": frozenset({"read_parquet", "read_json"}),
     "mvlsib.jsonio": frozenset({"loads"}),
+    "csv": frozenset({"reader", "DictReader", "Sniffer"}),
 }
 
 # (module under src/mvlsib, parser "module.name") -> why it may parse without the registry
@@ -39,6 +41,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("readers.py", "pyarrow.parquet.read_table"): "the reader layer",
     ("readers.py", "mvlsib.jsonio.loads"): "the reader layer's bounded JSON parser",
     ("jsonio.py", "json.loads"): "the bounded JSON parser the reader layer calls",
+    ("csvio.py", "csv.DictReader"): "the CSV reader layer, over bytes read within its bound",
+    ("builder/tsv.py", "csv.reader"): "SIB-200's TSV files: strict csv with its own line and byte errors "
+    "(tests/builder/test_ingest_faults.py), a cut-off last line refused",
+    ("evaluation/run/languages.py", "csv.DictReader"): "the packaged language table (package data)",
     ("schema/validators.py", "json.loads"): "the package's own schema files (package data)",
     ("release_format/mvl_sib.py", "json.load"): "ships alone in every release (no mvlsib to import); its "
     "manifest check catches every parse error as a problem line",
@@ -112,7 +118,8 @@ def test_no_parser_outside_the_reader_layer(path):
     stray = [f"{rel}:{line}: {name}" for line, name in parser_calls(path) if (rel, name) not in ALLOWED]
     assert not stray, (
         "external input parsed outside mvlsib.readers (register its kind there and read it through "
-        "read_json / json_lines / read_yaml / read_parquet / parse_option, or, when it parses what the "
+        "read_json / json_lines / read_yaml / read_parquet / parse_option, a CSV through csvio.read_dicts, "
+        "or, when it parses what the "
         f"toolkit itself just wrote, add it to ALLOWED with why): {stray}"
     )
 
@@ -128,8 +135,9 @@ def test_the_scan_sees_each_spelling(tmp_path):
     module = tmp_path / "probe.py"
     text = (
         "import json\nimport yaml as y\nimport pyarrow.parquet as pq\nfrom json import loads as L\n"
-        "from . import jsonio\nfrom pyarrow import parquet\n"
+        "from . import jsonio\nfrom pyarrow import parquet\nimport csv as c\nfrom csv import reader\n"
         "json.load(f); y.safe_load(t); pq.ParquetFile(p); L(t); jsonio.loads(b); parquet.read_table(p)\n"
+        "c.DictReader(fh); reader(fh)\n"
     )
     module.write_text(text, encoding="utf-8")
     names = sorted(name for _, name in parser_calls(module, "mvlsib.probe"))
@@ -141,6 +149,8 @@ def test_the_scan_sees_each_spelling(tmp_path):
             "json.loads",
             "mvlsib.jsonio.loads",
             "pyarrow.parquet.read_table",
+            "csv.DictReader",
+            "csv.reader",
         ]
     )
 

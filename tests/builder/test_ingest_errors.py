@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 from support import read_corpus
 
+from mvlsib.atomic import LEDGER
 from mvlsib.builder.ingest import ingest
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
@@ -222,7 +223,8 @@ def test_failed_rerun_keeps_the_previous_corpus(sib, tmp_path):
     with pytest.raises(MvlsibError):
         ingest_into(tmp_path / "w", sib=sib, progress=False)
     assert (tmp_path / "w" / "corpus.parquet").read_bytes() == before
-    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["corpus.parquet", "ingest_report.json"]
+    # and its ledger (hidden), which says both files are ingest's own
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == [LEDGER, "corpus.parquet", "ingest_report.json"]
 
 
 def test_revision_only_for_hub(sib, tmp_path):

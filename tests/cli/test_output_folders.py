@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,8 @@ def _writers(s: Path, release: Path, pool: Path, url: str) -> dict[str, tuple]:
                                          "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1"]),
         "export vlmevalkit": (build_cli, ["export", "vlmevalkit", "--release", str(release), "--out", "{out}",
                                           "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1"]),
+        "export inspect": (build_cli, ["export", "inspect", "--release", str(release), "--out", "{out}",
+                                       "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1"]),
         "export mteb": (build_cli, ["export", "mteb", "--release", str(release), "--out", "{out}",
                                     "--languages", "eng_Latn"]),
         "images gallery": (build_cli, ["images", "gallery", "--pool", str(pool), "--out", "{out}"]),
@@ -167,3 +170,124 @@ def test_output_ledger_is_hidden_and_lists_what_was_written(scene, tmp_path):
 
     listed = set(json.loads((out / LEDGER).read_text())["files"])  # names -> sha256
     assert listed == {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != LEDGER}
+
+
+# A run folder's own state: a killed run resumes from it, so `run` and `merge` accept these whatever
+# they hold (predictions are then checked line by line by the validated reader; metrics recomputed).
+RUN_STATE = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock")
+
+
+def _ledger_files(folder: Path) -> list[str]:
+    import json
+
+    return sorted(json.loads((folder / LEDGER).read_text(encoding="utf-8"))["files"])
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_edited_earlier_output_is_refused_and_kept(scene, writer, tmp_path):
+    """The user opened one of the command's own outputs and changed it: the next run refuses, the edit stays."""
+    s, release, pool, url = scene
+    cli, args = _writers(s, release, pool, url)[writer]
+    out = tmp_path / "own"
+    first = CliRunner().invoke(cli, [a.replace("{out}", str(out)) for a in args])
+    assert first.exit_code == 0, first.output
+    # every file it wrote, edited in turn (appending keeps JSON Lines / CSV / Markdown files plausible)
+    for rel in _ledger_files(out):
+        path = out / rel
+        if (
+            path.is_symlink()
+            or not path.is_file()
+            or (writer in ("run", "merge") and any(fnmatch(rel, p) for p in RUN_STATE))
+        ):
+            continue
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n% edited by hand\n")
+        before = _state(out)
+        res = CliRunner().invoke(cli, [a.replace("{out}", str(out)) for a in args])
+        assert res.exit_code == 2 and rel in res.output and "Traceback" not in res.output, (rel, res.output)
+        assert _state(out) == before, rel
+        path.write_bytes(original)  # as it wrote it: accepted again
+    again = CliRunner().invoke(cli, [a.replace("{out}", str(out)) for a in args])
+    assert again.exit_code == 0, again.output
+
+
+# Writers into folders others write in too (a work folder, a model repo's .eval_results/, the folder a
+# script goes to): files of other names are never touched; a file of one of their names that the
+# user placed, or one of their earlier outputs the user edited, is refused and kept.
+def _shared_writers(sib: Path, pool: Path, runs: Path) -> dict[str, tuple]:
+    """writer -> (how to run it into folder F, the names it writes there)."""
+    from mvlsib.evaluation.hub import results as hub_results
+
+    def cli(tool, *args):
+        def run(folder: Path):
+            res = CliRunner().invoke(tool, [str(a).replace("{F}", str(folder)) for a in args])
+            return res.exit_code, res.output
+
+        return run
+
+    def hub(folder: Path):
+        entries = {"mvl-sib_s2t_k1.yaml": [{"dataset": {"id": "org/mvl-sib", "task_id": "s2t_k1"}, "value": 0.5}]}
+        try:
+            hub_results.write(folder.parent, runs, entries, "org/mvl-sib")
+        except Exception as exc:  # the command's boundary prints an MvlsibError and exits 2
+            from mvlsib.errors import MvlsibError
+
+            assert isinstance(exc, MvlsibError), repr(exc)
+            return 2, str(exc)
+        return 0, ""
+
+    langs = "eng_Latn,fra_Latn"
+    return {
+        "ingest --workdir": (
+            cli(build_cli, "ingest", "--sib", sib, "--languages", langs, "--workdir", "{F}", "--no-progress"),
+            ["corpus.parquet", "ingest_report.json"],
+        ),
+        "build --workdir": (
+            cli(build_cli, "build", "--sib", sib, "--languages", langs, "--workdir", "{F}", "--pool", pool,
+                "--out", "{F}/../rel", "--no-progress"),
+            ["corpus.parquet", "ingest_report.json", "instances.jsonl", "sample_report.json"],
+        ),
+        "plan --script": (
+            cli(eval_cli, "plan", "--data", runs.parent / "release", "--model", "m", "--gpus", "2",
+                "--script", "{F}/array.sh", "--no-progress"),
+            ["array.sh"],
+        ),
+        "hub-results --out": (hub, ["mvl-sib_s2t_k1.yaml", "mvl-sib_run_config.json"]),
+    }  # fmt: skip
+
+
+SHARED = ["ingest --workdir", "build --workdir", "plan --script", "hub-results --out"]
+
+
+@pytest.mark.parametrize("writer", SHARED)
+def test_writers_into_shared_folders_never_replace_the_users_files(writer, sib_dir, pool_dir, release_dir, tmp_path):
+    from support.planted import planted_records, write_run
+
+    shutil.copytree(release_dir, tmp_path / "release")
+    run = write_run(tmp_path / "run", planted_records(0.5, n=4))
+    invoke, names = _shared_writers(sib_dir, pool_dir, run)[writer]
+    folder = tmp_path / "shared" / ".eval_results" if writer == "hub-results --out" else tmp_path / "shared"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_bytes(b"mine\n")  # another name: left alone, the command runs
+    code, output = invoke(folder)
+    assert code == 0, output
+    assert (folder / "notes.txt").read_bytes() == b"mine\n"
+    assert sorted(n for n in names if (folder / n).exists()) == sorted(names)
+    code, output = invoke(folder)  # its own earlier output: replaced
+    assert code == 0, output
+    for name in names:
+        for how in ("placed", "edited"):
+            path = folder / name
+            original = path.read_bytes()
+            if how == "placed":
+                path.unlink()
+                path.write_bytes(b"the user's own file\n")
+            else:
+                path.write_bytes(original + b"\n")
+            before = _state(folder)
+            code, output = invoke(folder)
+            assert code == 2 and name in output and "Traceback" not in output, (name, how, output)
+            assert _state(folder) == before, (name, how)
+            path.write_bytes(original)
+    code, output = invoke(folder)
+    assert code == 0, output

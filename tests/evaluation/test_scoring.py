@@ -80,5 +80,5 @@ def test_bad_groups_csv(tmp_path):
     bad.write_text("language,group\neng_Latn,high\neng_Latn,low\n", encoding="utf-8")
     with pytest.raises(MvlsibError, match="line 3: eng_Latn is already in group 'high'"):
         read_groups_csv(bad)
-    with pytest.raises(MvlsibError, match="cannot read"):
+    with pytest.raises(MvlsibError, match="missing.csv: cannot be read"):
         read_groups_csv(tmp_path / "missing.csv")

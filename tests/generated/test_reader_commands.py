@@ -299,8 +299,8 @@ def release_copy(release_dir, tmp_path) -> Path:
     return release
 
 
-# inspect and lmms-eval exports name the release's files without reading them
-@pytest.mark.parametrize("fmt", ["vlmevalkit", "mteb"])
+# inspect and lmms-eval exports only name the release's files, but read them first all the same
+@pytest.mark.parametrize("fmt", ["vlmevalkit", "mteb", "lmms-eval", "inspect"])
 @pytest.mark.parametrize("table", ["language", "images"])
 def test_an_export_of_a_truncated_parquet_is_one_line(release_copy, tmp_path, fmt, table):
     folder = release_copy / "data" / ("eng_Latn" if table == "language" else "images")
@@ -309,8 +309,8 @@ def test_an_export_of_a_truncated_parquet_is_one_line(release_copy, tmp_path, fm
     path.write_bytes(data[: len(data) // 2])
     out = tmp_path / "export"
     result = invoke(build_cli, "export", fmt, "--release", release_copy, "--out", out)
-    refused(result)
-    assert not out.exists()
+    assert f"{folder.name}/{path.name}" in refused(result)
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["rel"]  # no stage left beside it
 
 
 def _subprocess(cli: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:

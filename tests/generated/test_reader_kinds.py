@@ -81,6 +81,21 @@ HUB_ANSWERS: dict[str, Any] = {
     },
     "tree": [{"type": "file", "path": "a", "oid": "o", "size": 1, "lfs": {"oid": "x", "size": 1}}],
     "refs": {"branches": [{"name": "main", "targetCommit": SHA1, "ref": "refs/heads/main"}], "tags": []},
+    "discussions": {
+        "count": 1,
+        "start": 0,
+        "discussions": [
+            {
+                "num": 1,
+                "title": "t",
+                "status": "open",
+                "isPullRequest": True,
+                "createdAt": "2026-01-01T00:00:00.000Z",
+                "author": {"name": "a"},
+                "repo": {"name": "org/m", "type": "model"},
+            }
+        ],
+    },
     "preupload": {"files": [{"path": "a", "uploadMode": "regular", "shouldIgnore": False}], "commitOid": SHA1},
     "commit": {"commitOid": SHA1, "commitUrl": "u"},
     "repo_create": {"url": "u"},

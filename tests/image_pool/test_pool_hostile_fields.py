@@ -165,3 +165,46 @@ _PLAIN = {
     "source_url": "https://example.org/a",
     "title": "t",
 }
+
+
+CONTROLS = ["\x1b]0;pwned\x07", "\x1b[2J", "line\nbreak", "tab\there", "\r", "\x85", "\x7f"]
+
+
+def test_a_control_character_in_author_or_title_is_one_rule_for_add_check_and_validate(
+    pool_copy: Path, hash_cache_file: Path, tmp_path: Path
+):
+    """What `images add` refuses, `images check` and `validate` (the manifest row schema) refuse too."""
+    from PIL import Image
+
+    from mvlsib.workdir.pool_manifest import manifest_path
+
+    source = tmp_path / "photo.png"
+    Image.new("RGB", (640, 640), (200, 30, 30)).save(source)
+    before = manifest_path(pool_copy).read_bytes()
+    for control in CONTROLS:
+        for flag in ("--author", "--title"):
+            values = {"--author": "Ann", "--title": "Red"} | {flag: f"a{control}b"}
+            args = ["images", "add", str(source), "--pool", str(pool_copy), "--topic", "travel", "--license", "CC0-1.0"]
+            args += [
+                "--source-url",
+                "https://example.org/p",
+                "--author",
+                values["--author"],
+                "--title",
+                values["--title"],
+            ]
+            res = CliRunner().invoke(build_cli, args)
+            assert res.exit_code == 2 and f"Error: {flag}:" in res.output, (control, flag, res.output)
+            assert "\x1b" not in res.output and "\r" not in res.output, res.output
+            assert manifest_path(pool_copy).read_bytes() == before
+    rows = read_manifest(pool_copy)
+    rows[0] = dataclasses.replace(rows[0], author="Evil\x1b]0;pwned\x07")
+    rows[1] = dataclasses.replace(rows[1], extra={**rows[1].extra, "title": "two\nlines"})
+    write_manifest(pool_copy, rows)
+    assert [m.split(":", 1)[0] for m in schema_errors("manifest_row", rows[0].as_dict())] == ["author"]
+    assert [m.split(":", 1)[0] for m in schema_errors("manifest_row", rows[1].as_dict())] == ["title"]
+    res = CliRunner().invoke(
+        build_cli, ["images", "check", "--pool", str(pool_copy), "--hash-cache", str(hash_cache_file)]
+    )
+    assert res.exit_code == 1 and "\x1b" not in res.output, res.output
+    assert rows[0].image_id in res.output and rows[1].image_id in res.output, res.output

@@ -224,3 +224,27 @@ def test_card_features_are_the_yaml_datasets_writes():
         theirs = datasets.Features.from_dict({name: rt._feature(kind) for name, kind in columns})
         assert ours == theirs._to_yaml_list()
         assert datasets.Features._from_yaml_list(ours) == theirs
+
+
+def _first_paragraph(text: str) -> str:
+    return text.split("MVL-SIB pairs sentences", 1)[1].split("\n\n", 1)[0].replace("\n", " ")
+
+
+def test_the_card_states_the_real_images_per_topic(photos):
+    """The 69 photographs hold 8 to 12 per topic: no "9 per topic" (69 // 7), but the range and each count."""
+    counts = {t: sum(r.topic == t for r in photos) for t in {r.topic for r in photos}}
+    assert min(counts.values()) == 8 and max(counts.values()) == 12 and len(photos) == 69
+    paragraph = _first_paragraph(render_card(_ctx(photos)))
+    assert "(8 to 12 per topic: " in paragraph and "9 per topic" not in paragraph
+    for topic, n in counts.items():
+        assert f"`{topic}` {n}" in paragraph, (topic, paragraph)
+
+
+def test_a_uniform_pool_keeps_the_short_wording(photos):
+    """Ten per topic (the standard pool's shape) reads "(10 per topic)", as every earlier card did."""
+    by_topic: dict[str, list] = {}
+    for r in photos:
+        by_topic.setdefault(r.topic, []).append(r)
+    even = [r for rows in by_topic.values() for r in rows[:8]]
+    paragraph = _first_paragraph(render_card(_ctx(even)))
+    assert "and 56 topic images (8 per topic)." in paragraph, paragraph

@@ -51,6 +51,7 @@ PLACEHOLDERS = {
     "WORK": "workdir",
     "W": "workdir",
     "/tmp/broken": "broken",  # the same, with one instance broken (validate's documented failure)
+    "/tmp/n": "scratch",  # a fresh folder per example: never the machine's shared /tmp/n
     "RUN": "run",  # copies of a complete served run (t2s, k=1, both languages)
     "runs/A": "run",
     "runs/B": "run",
@@ -279,6 +280,8 @@ class Example:
                 if kind == "broken":
                     _break_one_instance(dest / "instances.jsonl")
             return str(dest)
+        if kind == "scratch":
+            return str(self.tmp / "scratch" / token.strip("/").replace("/", "_"))
         if kind == "run":
             dest = self.cwd / token.strip("/")
             if not dest.exists():

@@ -13,7 +13,6 @@ parses, to the same parameter, but ``--help`` and error messages show only the n
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
@@ -251,13 +250,7 @@ def read_groups(paths) -> dict[str, dict[str, str]]:
     """``--groups`` CSV files, by file stem."""
     from ..evaluation.run.scoring import read_groups_csv
 
-    out = {}
-    for p in paths:
-        try:
-            out[Path(p).stem] = read_groups_csv(p)
-        except (UnicodeDecodeError, csv.Error) as exc:
-            raise MvlsibError(f"{p}: not a readable UTF-8 grouping CSV ({exc})") from None
-    return out
+    return {Path(p).stem: read_groups_csv(p) for p in paths}
 
 
 # The options that choose a run's prompts (release, tasks, k, languages, subset, order), for every

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from .. import __version__ as TOOLKIT_VERSION
 from .. import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-from ..atomic import atomic_open, folder_files, owned_folder, sha256_file, staged_folder
-from ..csvio import open_csv
+from ..atomic import LEDGER, atomic_open, folder_files, owned_files, owned_folder, sha256_file, staged_folder
+from ..csvio import read_dicts as read_csv
 from ..errors import MvlsibError
 from ..versions import library_versions
 
@@ -27,11 +27,13 @@ __all__ = [
     "BUNDLED",
     "TOOLKIT_VERSION",
     "atomic_open",
+    "LEDGER",
     "owned_folder",
+    "owned_files",
     "staged_folder",
     "folder_files",
     "sha256_file",
-    "open_csv",
+    "read_csv",
     "MvlsibError",
     "missing_dependency_message",
     "library_versions",

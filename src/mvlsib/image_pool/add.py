@@ -56,7 +56,13 @@ def _source_url(req: AddRequest) -> str:
     return req.source_url.strip().replace(" ", "%20")
 
 
-_OPTION_OF = {"image_id": "--image-id", "author": "--author", "source_url": "--source-url", "license": "--license"}
+_OPTION_OF = {
+    "image_id": "--image-id",
+    "author": "--author",
+    "source_url": "--source-url",
+    "license": "--license",
+    "title": "--title",
+}
 
 
 def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
@@ -80,6 +86,7 @@ def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
         "author": req.author.strip(),
         "source_url": _source_url(req),
         "sha256": "0" * 64,
+        **({"title": req.title} if req.title else {}),
     }
     for message in schema_errors("manifest_row", provisional):
         field = message.split(":", 1)[0]

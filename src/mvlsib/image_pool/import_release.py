@@ -9,13 +9,12 @@ one row per file: ``file`` (file name, e.g. ``science_3.jpg``), ``license``, ``a
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import re
 from pathlib import Path
 
 from mvlsib.atomic import staged_folder
-from mvlsib.csvio import open_csv
+from mvlsib.csvio import read_dicts
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.licenses import judge_license
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
@@ -49,29 +48,24 @@ def find_image_dir(release: Path) -> Path:
 
 def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
     """CSV rows keyed by file name (the basename of the key column)."""
-    try:
-        fh = open_csv(path)
-    except OSError as exc:
-        raise MvlsibError(f"{path}: cannot read the licence CSV ({exc})") from None
-    with fh:
-        reader = csv.DictReader(fh)
-        cols = [c.strip() for c in (reader.fieldnames or [])]
-        key = next((c for c in _KEY_COLUMNS if c in cols), None)
-        missing = [c for c in ("license", "author", "source_url") if c not in cols]
-        if key is None or missing:
-            need = ([f"one of {'/'.join(_KEY_COLUMNS)}"] if key is None else []) + missing
-            raise MvlsibError(
-                f"{path}: header lacks {', '.join(need)}; expected columns file, license, author, source_url[, title]"
-            )
-        facts: dict[str, dict[str, str]] = {}
-        for lineno, rec in enumerate(reader, start=2):
-            rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items() if k is not None}
-            name = Path(rec[key].replace("\\", "/")).name
-            if not name:
-                raise MvlsibError(f"{path}, line {lineno}: empty {key}")
-            if name in facts:
-                raise MvlsibError(f"{path}, line {lineno}: {name} appears twice")
-            facts[name] = rec | {"_key": key}
+    table = read_dicts(path, "the licence CSV")
+    cols = [c.strip() for c in table.fieldnames]
+    key = next((c for c in _KEY_COLUMNS if c in cols), None)
+    missing = [c for c in ("license", "author", "source_url") if c not in cols]
+    if key is None or missing:
+        need = ([f"one of {'/'.join(_KEY_COLUMNS)}"] if key is None else []) + missing
+        raise MvlsibError(
+            f"{path}: header lacks {', '.join(need)}; expected columns file, license, author, source_url[, title]"
+        )
+    facts: dict[str, dict[str, str]] = {}
+    for lineno, rec in table:
+        rec = {(k or "").strip(): v.strip() for k, v in rec.items() if k is not None and isinstance(v, str)}
+        name = Path(rec.get(key, "").replace("\\", "/")).name
+        if not name:
+            raise MvlsibError(f"{path}, line {lineno}: empty {key}")
+        if name in facts:
+            raise MvlsibError(f"{path}, line {lineno}: {name} appears twice")
+        facts[name] = rec | {"_key": key}
     return facts
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
-from mvlsib.csvio import open_csv
+from mvlsib.csvio import read_dicts
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_PIXELS
 from mvlsib.release_format.mvl_sib import TOPICS
@@ -23,45 +22,40 @@ def read_topic_names(path: str | Path) -> dict[str, tuple[str, ...]]:
     Returns language -> the seven names in ``TOPICS`` order, in file order.
     """
     path = Path(path)
-    try:
-        fh = open_csv(path)
-    except OSError as exc:
-        raise MvlsibError(f"--topic-names {path}: cannot read it ({exc.strerror})") from None
-    with fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        columns: dict[str, str] = {}
-        for h in header:
-            topic = h.replace("_", "/") if h.replace("_", "/") in TOPICS else h
-            if topic in TOPICS:
-                columns[topic] = h
-        missing = [t for t in TOPICS if t not in columns]
-        if "language" not in header or missing:
+    table = read_dicts(path, "the --topic-names CSV")
+    header = [h.strip() for h in table.fieldnames]
+    columns: dict[str, str] = {}
+    for h in header:
+        topic = h.replace("_", "/") if h.replace("_", "/") in TOPICS else h
+        if topic in TOPICS:
+            columns[topic] = h
+    missing = [t for t in TOPICS if t not in columns]
+    if "language" not in header or missing:
+        raise MvlsibError(
+            f"{path}, line 1: the header must have a 'language' column and one column per topic "
+            f"({', '.join(TOPICS)}; slugs like science_technology work too); "
+            f"missing: {', '.join((['language'] if 'language' not in header else []) + missing)}"
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    for lineno, rec in table:
+        rec = {(k or "").strip(): v.strip() for k, v in rec.items() if k is not None and isinstance(v, str)}
+        lang = rec.get("language", "")
+        if not lang:
+            raise MvlsibError(f"{path}, line {lineno}: empty language")
+        if lang in out:
+            raise MvlsibError(f"{path}, line {lineno}: language {lang!r} appears twice")
+        names = tuple(rec.get(columns[t], "") for t in TOPICS)
+        empty = [t for t, n in zip(TOPICS, names) if not n]
+        if empty:
+            raise MvlsibError(f"{path}, line {lineno} ({lang}): no name for {', '.join(empty)}")
+        folded = [n.casefold() for n in names]
+        clash = sorted({n for n in folded if folded.count(n) > 1})
+        if clash:
             raise MvlsibError(
-                f"{path}, line 1: the header must have a 'language' column and one column per topic "
-                f"({', '.join(TOPICS)}; slugs like science_technology work too); "
-                f"missing: {', '.join((['language'] if 'language' not in header else []) + missing)}"
+                f"{path}, line {lineno} ({lang}): two topics share the name {clash[0]!r}; the model "
+                "could not tell them apart"
             )
-        out: dict[str, tuple[str, ...]] = {}
-        for lineno, rec in enumerate(reader, start=2):
-            rec = {(k or "").strip(): (v or "").strip() for k, v in rec.items() if k is not None}
-            lang = rec.get("language", "")
-            if not lang:
-                raise MvlsibError(f"{path}, line {lineno}: empty language")
-            if lang in out:
-                raise MvlsibError(f"{path}, line {lineno}: language {lang!r} appears twice")
-            names = tuple(rec.get(columns[t], "") for t in TOPICS)
-            empty = [t for t, n in zip(TOPICS, names) if not n]
-            if empty:
-                raise MvlsibError(f"{path}, line {lineno} ({lang}): no name for {', '.join(empty)}")
-            folded = [n.casefold() for n in names]
-            clash = sorted({n for n in folded if folded.count(n) > 1})
-            if clash:
-                raise MvlsibError(
-                    f"{path}, line {lineno} ({lang}): two topics share the name {clash[0]!r}; the model "
-                    "could not tell them apart"
-                )
-            out[lang] = names
+        out[lang] = names
     if not out:
         raise MvlsibError(f"{path}: no language rows under the header")
     return out

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mvlsib import readers
-from mvlsib.atomic import atomic_open
+from mvlsib.atomic import atomic_open, owned_files
 from mvlsib.errors import MvlsibError
 from mvlsib.textnorm import normalize_many
 from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE
@@ -152,12 +152,14 @@ def encode_corpus(table: pa.Table) -> bytes:
 def save_corpus(workdir: str | os.PathLike[str], corpus: Corpus) -> None:
     """Write ``corpus.parquet`` and, when the corpus has one, ``ingest_report.json``."""
     work = Path(workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    with atomic_open(work / CORPUS_FILE, "wb") as fh:
-        fh.write(corpus.parquet_bytes())
-    if corpus.report:
-        with atomic_open(work / INGEST_REPORT_FILE) as fh:
-            fh.write(json.dumps(corpus.report, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+    names = [CORPUS_FILE, *([INGEST_REPORT_FILE] if corpus.report else [])]
+    with owned_files(work, names, "mvlsib-build ingest", option="--workdir"):
+        work.mkdir(parents=True, exist_ok=True)
+        with atomic_open(work / CORPUS_FILE, "wb") as fh:
+            fh.write(corpus.parquet_bytes())
+        if corpus.report:
+            with atomic_open(work / INGEST_REPORT_FILE) as fh:
+                fh.write(json.dumps(corpus.report, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
 def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:

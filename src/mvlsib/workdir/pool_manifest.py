@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from mvlsib import readers
+from mvlsib import csvio, readers
 from mvlsib.atomic import atomic_open
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import BUNDLED_POOL, POOL_MANIFEST_FILE
@@ -103,34 +102,24 @@ def _manifest_bytes(path: Path) -> bytes:
 
 
 def _parse_manifest(path: Path, data: bytes) -> list[ManifestRow]:
-    try:
-        # As csvio.open_csv opens a CSV file: utf-8-sig (a spreadsheet's byte-order mark), newline=""
-        return _read_rows(path, data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise MvlsibError(
-            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the manifest as UTF-8"
-        ) from None
-    except csv.Error as exc:
-        raise MvlsibError(f"{path}: malformed CSV ({exc}); check the quoting") from None
+    return _read_rows(path, csvio.parse_dicts(data, str(path), "the pool manifest"))
 
 
-def _read_rows(path: Path, text: str) -> list[ManifestRow]:
-    with io.StringIO(text, newline="") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise MvlsibError(f"{path}: header lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")
-        rows = []
-        for lineno, rec in enumerate(reader, start=2):
-            if None in rec:
-                raise MvlsibError(
-                    f"{path}, line {lineno}: more fields than header columns; quote fields that contain commas"
-                )
-            values = {c: (rec.get(c) or "").strip() for c in COLUMNS}
-            if not values["image_id"]:
-                raise MvlsibError(f"{path}, line {lineno}: empty image_id")
-            extra = {k: v for k, v in rec.items() if k not in COLUMNS and k is not None}
-            rows.append(ManifestRow(**values, extra=extra))
+def _read_rows(path: Path, table: csvio.CsvRows) -> list[ManifestRow]:
+    missing = [c for c in COLUMNS if c not in table.fieldnames]
+    if missing:
+        raise MvlsibError(f"{path}: header lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")
+    rows = []
+    for lineno, (_, rec) in enumerate(table, start=2):  # row numbers, as the duplicate check below counts
+        if None in rec:
+            raise MvlsibError(
+                f"{path}, line {lineno}: more fields than header columns; quote fields that contain commas"
+            )
+        values = {c: (rec.get(c) or "").strip() for c in COLUMNS}
+        if not values["image_id"]:
+            raise MvlsibError(f"{path}, line {lineno}: empty image_id")
+        extra = {k: v for k, v in rec.items() if k not in COLUMNS and k is not None}
+        rows.append(ManifestRow(**values, extra=extra))
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
         if row.image_id in seen:

@@ -267,3 +267,46 @@ def outcome(call, baseline, capsys, secret: str, elapsed_limit: float) -> str:
     out, err = capsys.readouterr()
     assert secret not in out + err and "Traceback" not in out + err
     return outcome
+
+
+def endless_tree_pages() -> Callable:
+    """A tree listing that never ends: each page one new entry and a `Link: next` to the next page."""
+
+    def fault(handler, answer):
+        from urllib.parse import parse_qs, urlparse
+
+        url = urlparse(handler.path)
+        page = int((parse_qs(url.query).get("cursor") or ["0"])[0])
+        entry = [{"type": "file", "oid": f"{page:040x}", "size": 1, "path": f"data/x{page}.tsv"}]
+        host = handler.headers["Host"]
+        nxt = f'<http://{host}{url.path}?recursive=True&cursor={page + 1}>; rel="next"'
+        reply(handler, 200, json.dumps(entry).encode(), {"Content-Type": "application/json", "Link": nxt})
+        return True
+
+    return fault
+
+
+def endless_discussions(per_page: int = 0) -> Callable:
+    """A discussions listing whose `count` always says there is more, ``per_page`` new items a page."""
+
+    def fault(handler, answer):
+        from urllib.parse import parse_qs, urlparse
+
+        page = int((parse_qs(urlparse(handler.path).query).get("p") or ["0"])[0])
+        items = [
+            {
+                "num": page * per_page + i + 1,
+                "title": f"spam {page}-{i}",
+                "status": "open",
+                "isPullRequest": True,
+                "createdAt": "2026-11-26T00:00:00.000Z",
+                "author": {"name": "someone"},
+                "repo": {"name": "org/model", "type": "model"},
+            }
+            for i in range(per_page)
+        ]
+        body = {"count": 10**12, "start": page * per_page, "discussions": items}
+        reply(handler, 200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+        return True
+
+    return fault

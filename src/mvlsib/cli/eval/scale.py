@@ -11,7 +11,6 @@ from pathlib import Path
 import click
 
 from ... import params, terminal
-from ...atomic import atomic_open
 from ...evaluation.backends.openai import OpenAIBackend
 from ...evaluation.run.schedule import MAX_PROMPTS
 from ..options import (
@@ -196,7 +195,7 @@ def plan_command(gpus, model, out, prompts_per_second, script, progress, **selec
     """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
     one shard per GPU (then `mvlsib-eval merge`)."""
     from ...evaluation.run.runner import RunOptions
-    from ...evaluation.scale.plan import count, describe, run_args, slurm_script
+    from ...evaluation.scale.plan import count, describe, run_args, save_script, slurm_script
 
     opts = RunOptions(**run_options(selection), model=model, out=out, progress=progress)
     plan = count(opts, gpus)
@@ -206,8 +205,7 @@ def plan_command(gpus, model, out, prompts_per_second, script, progress, **selec
         terminal.echo("")
         terminal.echo_block(text, nl=False)
         return
-    with atomic_open(script) as fh:
-        fh.write(text)
+    save_script(script, text)
     terminal.echo("wrote {}", script)
 
 

@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
-from .._compat import TASKS, MvlsibError, atomic_open, open_csv, terminal
+from .._compat import TASKS, MvlsibError, atomic_open, read_csv, terminal
 from ..run.scoring import compute_metrics
 from ..run.stats import CONFIDENCE
 from ..run.store import load_run
@@ -25,34 +25,27 @@ from ..run.store import load_run
 def read_scores(path: str | Path) -> dict[str, dict[str, float]]:
     """benchmark -> model -> score."""
     path = Path(path)
-    try:
-        with open_csv(path) as fh:
-            reader = csv.DictReader(fh)
-            missing = {"model", "benchmark", "score"} - set(reader.fieldnames or [])
-            if missing:
-                raise MvlsibError(
-                    f"{path}: the scores CSV needs the columns model,benchmark,score; "
-                    f"missing {', '.join(sorted(missing))}"
-                )
-            out: dict[str, dict[str, float]] = {}
-            for lineno, row in enumerate(reader, start=2):
-                try:
-                    score = float(row["score"])
-                except (TypeError, ValueError):
-                    raise MvlsibError(f"{path}, line {lineno}: score {row['score']!r} is not a number") from None
-                model, bench = (row["model"] or "").strip(), (row["benchmark"] or "").strip()
-                if not model or not bench:
-                    raise MvlsibError(f"{path}, line {lineno}: empty model or benchmark")
-                if model in out.setdefault(bench, {}):
-                    raise MvlsibError(f"{path}, line {lineno}: {model} has two scores for {bench}")
-                out[bench][model] = score
-            return out
-    except OSError as exc:
-        raise MvlsibError(f"{path}: cannot read the scores CSV ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise MvlsibError(f"{path}: the scores CSV is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except csv.Error as exc:
-        raise MvlsibError(f"{path}: malformed CSV ({exc})") from None
+    table = read_csv(path, "the scores CSV")
+    missing = {"model", "benchmark", "score"} - set(table.fieldnames)
+    if missing:
+        raise MvlsibError(
+            f"{path}: the scores CSV needs the columns model,benchmark,score; missing {', '.join(sorted(missing))}"
+        )
+    out: dict[str, dict[str, float]] = {}
+    for lineno, row in table:
+        try:
+            score = float(row["score"])
+        except (TypeError, ValueError):
+            score = math.nan
+        if not math.isfinite(score):  # "nan" and "inf" parse as floats; no correlation survives them
+            raise MvlsibError(f"{path}, line {lineno}: score {row['score']!r} is not a finite number")
+        model, bench = (row["model"] or "").strip(), (row["benchmark"] or "").strip()
+        if not model or not bench:
+            raise MvlsibError(f"{path}, line {lineno}: empty model or benchmark")
+        if model in out.setdefault(bench, {}):
+            raise MvlsibError(f"{path}, line {lineno}: {model} has two scores for {bench}")
+        out[bench][model] = score
+    return out
 
 
 def _ranks(xs: list[float]) -> list[float]:

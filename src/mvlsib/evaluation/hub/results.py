@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio, readers
+from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio, owned_files, readers
 from ..run.store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
@@ -170,16 +170,19 @@ def config_name(dataset: str) -> str:
 def write(out: str | os.PathLike[str], run: str | os.PathLike[str], files: dict[str, list[dict]], dataset: str):
     """Write ``OUT/.eval_results/``: the entries (replacing earlier ones of the same tasks) and the run config."""
     folder = Path(out) / RESULTS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, body in files.items():
-        with atomic_open(folder / name) as fh:
-            fh.write(yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
-        written.append(folder / name)
-    with atomic_open(folder / config_name(dataset), "wb") as fh:
-        with open(Path(run) / "config.json", "rb") as src:
-            shutil.copyfileobj(src, fh)
-    written.append(folder / config_name(dataset))
+    # Other entries there (other benchmarks, the user's) are never touched; ours are replaced only
+    # while they are as we wrote them.
+    with owned_files(folder, [*files, config_name(dataset)], "mvlsib-eval hub-results"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, body in files.items():
+            with atomic_open(folder / name) as fh:
+                fh.write(yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
+            written.append(folder / name)
+        with atomic_open(folder / config_name(dataset), "wb") as fh:
+            with open(Path(run) / "config.json", "rb") as src:
+                shutil.copyfileobj(src, fh)
+        written.append(folder / config_name(dataset))
     return written
 
 

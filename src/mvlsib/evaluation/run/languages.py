@@ -29,7 +29,7 @@ import pkgutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from .._compat import MvlsibError, open_csv
+from .._compat import MvlsibError, read_csv
 
 COLUMNS = ("language", "name", "iso639_3", "script", "script_name", "family", "joshi_class")
 UNKNOWN = "unknown"
@@ -69,20 +69,16 @@ def info(language: str, overrides: Mapping[str, Mapping[str, str]] | None = None
 def read_overrides(path: str | Path) -> dict[str, dict[str, str]]:
     """A user's metadata CSV: column ``language`` and any metadata columns -> {code: {column: value}}."""
     path = Path(path)
-    try:
-        with open_csv(path) as fh:
-            reader = csv.DictReader(fh)
-            if "language" not in (reader.fieldnames or []):
-                raise MvlsibError(f"{path}: a language metadata CSV needs a 'language' column")
-            out: dict[str, dict[str, str]] = {}
-            for lineno, row in enumerate(reader, start=2):
-                code = (row.pop("language") or "").strip()
-                if not code:
-                    raise MvlsibError(f"{path}, line {lineno}: empty language")
-                out[code] = {k: (v or "").strip() for k, v in row.items() if k}
-            return out
-    except OSError as exc:
-        raise MvlsibError(f"{path}: cannot read the language metadata CSV ({exc.strerror})") from exc
+    table = read_csv(path, "the language metadata CSV")
+    if "language" not in table.fieldnames:
+        raise MvlsibError(f"{path}: a language metadata CSV needs a 'language' column")
+    out: dict[str, dict[str, str]] = {}
+    for lineno, row in table:
+        code = (row.pop("language") or "").strip()
+        if not code:
+            raise MvlsibError(f"{path}, line {lineno}: empty language")
+        out[code] = {k: v.strip() for k, v in row.items() if k and isinstance(v, str)}
+    return out
 
 
 def groupings(languages, overrides: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, dict[str, str]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _compat
-from .._compat import CROSS_MODAL, K_VALUES, TASK_TABLE, TASKS, MvlsibError, atomic_open
+from .._compat import CROSS_MODAL, K_VALUES, LEDGER, TASK_TABLE, TASKS, MvlsibError, atomic_open
 from .._compat import progress as _progress
 from ..backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
@@ -339,7 +339,7 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
             return _run_locked(run, backend_factory, out, pred_path, cfg_path)
     except BaseException:
         if created:  # a run that failed before its first prediction leaves no folder behind
-            _discard_if_empty(out, {lock_name, pred_path.name, cfg_path.name})
+            _discard_if_empty(out, {lock_name, pred_path.name, cfg_path.name, LEDGER})
         raise
 
 

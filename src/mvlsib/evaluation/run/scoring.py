@@ -17,13 +17,12 @@ user grouping CSV (columns ``language,group``, e.g. resource tiers).
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .._compat import TASKS, MvlsibError, open_csv
+from .._compat import TASKS, MvlsibError, read_csv
 from .languages import groupings
 from .parsing import parse_letter
 from .prompts import LETTERS
@@ -109,25 +108,21 @@ def script_of(language: str) -> str:
 def read_groups_csv(path: str | Path) -> dict[str, str]:
     """A grouping CSV with columns ``language`` and ``group`` -> {language: group}."""
     path = Path(path)
-    try:
-        with open_csv(path) as fh:
-            reader = csv.DictReader(fh)
-            missing = {"language", "group"} - set(reader.fieldnames or [])
-            if missing:
-                raise MvlsibError(
-                    f"{path}: grouping CSV needs the columns language,group; missing {', '.join(sorted(missing))}"
-                )
-            out: dict[str, str] = {}
-            for lineno, row in enumerate(reader, start=2):
-                lang, group = (row["language"] or "").strip(), (row["group"] or "").strip()
-                if not lang or not group:
-                    raise MvlsibError(f"{path}, line {lineno}: empty language or group")
-                if lang in out and out[lang] != group:
-                    raise MvlsibError(f"{path}, line {lineno}: {lang} is already in group {out[lang]!r}")
-                out[lang] = group
-            return out
-    except OSError as exc:
-        raise MvlsibError(f"{path}: cannot read the grouping CSV ({exc.strerror})") from exc
+    table = read_csv(path, "the grouping CSV")
+    missing = {"language", "group"} - set(table.fieldnames)
+    if missing:
+        raise MvlsibError(
+            f"{path}: grouping CSV needs the columns language,group; missing {', '.join(sorted(missing))}"
+        )
+    out: dict[str, str] = {}
+    for lineno, row in table:
+        lang, group = (row["language"] or "").strip(), (row["group"] or "").strip()
+        if not lang or not group:
+            raise MvlsibError(f"{path}, line {lineno}: empty language or group")
+        if lang in out and out[lang] != group:
+            raise MvlsibError(f"{path}, line {lineno}: {lang} is already in group {out[lang]!r}")
+        out[lang] = group
+    return out
 
 
 def grouped(cells: list[Cell], mapping: Mapping[str, str]) -> list[dict]:

@@ -8,10 +8,12 @@ same round-robin dealing), so a plan and the run it describes cannot disagree.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .._compat import MvlsibError, terminal
+from .._compat import MvlsibError, atomic_open, owned_files, terminal
 from ..run.runner import Run, RunOptions
 
 
@@ -100,3 +102,12 @@ def run_args(opts: RunOptions, selection: dict[str, Any]) -> list[str]:
         if value is not None:
             args += [flag, str(value)]
     return args
+
+
+def save_script(path: str | os.PathLike[str], text: str) -> None:
+    """Write the array script to ``path``: a file of that name the user placed or edited is refused
+    (the folder's ledger says which scripts are ours), never replaced."""
+    path = Path(path)
+    with owned_files(path.parent, [path.name], "mvlsib-eval plan", option="--script"):
+        with atomic_open(path) as fh:
+            fh.write(text)

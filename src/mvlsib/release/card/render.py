@@ -379,12 +379,23 @@ def _prompts(ctx: CardContext) -> str:
     return ctx.prompts_markdown
 
 
+def images_per_topic(images) -> str:
+    """How many images each topic has, as the card's first paragraph says it: "10 per topic" when all
+    topics have as many, else the range and each topic's count (a pool of 8 to 12 is no "9 per topic")."""
+    counts: dict[str, int] = {}
+    for im in images:
+        counts[im.topic] = counts.get(im.topic, 0) + 1
+    if len(set(counts.values())) <= 1:
+        return f"{next(iter(counts.values()), 0)} per topic"
+    each = ", ".join(f"`{t}` {counts[t]}" for t in [*TOPICS, *sorted(set(counts) - set(TOPICS))] if t in counts)
+    return f"{min(counts.values())} to {max(counts.values())} per topic: {each}"
+
+
 def render_card(ctx: CardContext) -> str:
     template = string.Template(
         resources.files("mvlsib.release.card").joinpath("templates").joinpath(TEMPLATE).read_text("utf-8")
     )
-    topics_per = {im.topic for im in ctx.images}
-    per_topic = len(ctx.images) // len(topics_per) if topics_per else 0
+    per_topic = images_per_topic(ctx.images)
     text = template.substitute(
         yaml_header=yaml_header(ctx),
         num_languages=len(ctx.languages),

@@ -117,7 +117,20 @@ def select(
             pairs.append((spec.name, k))
     if not pairs:
         raise MvlsibError("nothing to export: no task of --tasks has a --k this format supports")
+    if local:
+        _check_tables(Path(source), langs)
     return Selection(source, revision, tuple(langs), tuple(pairs), local)
+
+
+def _check_tables(release: Path, languages: Sequence[str]) -> None:
+    """Read every table the export will point at, through the reader layer, before anything is
+    written: formats that only name the files (lmms-eval, Inspect) must not ship a folder whose
+    data cannot be read, and a damaged file is one line naming it."""
+    for config in (*languages, mvl_sib.IMAGES_CONFIG):
+        path = release / "data" / config / f"{mvl_sib.SPLIT}.parquet"
+        if not path.is_file():
+            raise MvlsibError(f"{path}: missing from the release; re-download or rebuild it")
+        readers.read_parquet("release_parquet", path)
 
 
 @contextlib.contextmanager
