@@ -61,7 +61,7 @@ KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
         # run folders: read by evaluation/run/run_files.py, whose rules restate schema/prediction and
-        # schema/run_config without jsonschema (tests/schema/test_run_files_schema.py keeps them equal)
+        # run_files.py declares these files (its field tables; json_schema(kind) gives their JSON Schemas)
         Kind("run_config", "a run config", _RUN_FIX, None, 64 * MiB, shape="evaluation/run/run_files.py"),
         Kind("run_metrics", "a run's metrics", _RUN_FIX, None, 64 * MiB, shape="evaluation/run/run_files.py"),
         Kind(

@@ -1,18 +1,31 @@
-"""The evaluator's run-folder reader (``evaluation/run/run_files.py``, no jsonschema: it ships in
-releases) against the JSON Schemas of those files (``prediction``, ``run_config``, ``run_metrics``):
-on generated records, whatever the schema refuses the reader refuses too, and the reader refuses
-nothing the schema accepts except integral floats (``1.0`` as a k or a label), which JSON Schema
-counts as integers and the reader, on purpose, does not."""
+"""The two halves of each rule of the run files (``evaluation/run/run_files.py``: a check written without
+jsonschema, since it ships in releases, and its JSON Schema fragment, from which ``json_schema(kind)``
+builds the ``prediction``, ``run_config`` and ``run_metrics`` schemas): on generated records, whatever the
+schema refuses the reader refuses too, and the reader refuses nothing the schema accepts except integral
+floats (``1.0`` as a k or a label), which JSON Schema counts as integers and the reader, on purpose, does not."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
-from mvlsib.evaluation.run.run_files import METRICS_FIELDS, config_error, field_error, prediction_error
-from mvlsib.schema.validators import is_valid
+from mvlsib.evaluation.run.run_files import METRICS_FIELDS, config_error, field_error, json_schema, prediction_error
+
+
+@functools.cache
+def _validator(kind: str) -> Draft202012Validator:
+    schema = json_schema(kind)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def is_valid(kind: str, record) -> bool:
+    return _validator(kind).is_valid(record)
+
 
 PREDICTION = {
     "task": "s2i",

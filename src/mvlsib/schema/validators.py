@@ -14,16 +14,13 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from mvlsib.escape import web_url
-from mvlsib.release_format.mvl_sib import K_VALUES, LANGUAGE_COLUMNS, TASK_TABLE, TASKS, TEXT_OF
+from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS, TEXT_OF
 
 SCHEMA_NAMES: tuple[str, ...] = (
     "corpus_row",
     "instance",
     "manifest_row",
     "release_row",
-    "prediction",
-    "run_config",
-    "run_metrics",
 )
 
 
@@ -37,39 +34,7 @@ def load_schema(name: str) -> dict[str, Any]:
         raise KeyError(f"unknown schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
     if name == "release_row":
         return release_row_schema()
-    schema = json.loads(resources.files("mvlsib.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
-    if name == "prediction":
-        # Task names and k range come from the task table, not from a copy in the file.
-        schema["properties"]["task"] = {"enum": list(TASKS)}
-        schema["properties"]["k"] = {"type": "integer", "minimum": min(K_VALUES), "maximum": max(K_VALUES)}
-        # ... and each task's own k values (t2s has k=1 only)
-        schema["allOf"] = [
-            {
-                "if": {"properties": {"task": {"const": t.name}}, "required": ["task"]},
-                "then": {"properties": {"k": {"enum": list(t.k_values)}}},
-            }
-            for t in TASK_TABLE
-        ]
-        # ... and image_ids, when recorded, as many as the prompt shows: k reference images, 4 option images
-        schema["allOf"] += [
-            {
-                "if": {"properties": {"task": {"const": t.name}, "k": {"const": k}}, "required": ["task", "k"]},
-                "then": {"properties": {"image_ids": {"anyOf": [{"maxItems": 0}, {"minItems": n, "maxItems": n}]}}},
-            }
-            for t in TASK_TABLE
-            for k in t.k_values
-            for n in [(k if t.references == "ref_image_ids" else 0) + (4 if t.options == "image_option_ids" else 0)]
-        ]
-    if name == "run_metrics":
-        row = schema["properties"]["macro"]["items"]["properties"]
-        row["task"] = {"enum": list(TASKS)}
-        row["k"] = {"type": "integer", "minimum": min(K_VALUES), "maximum": max(K_VALUES)}
-    if name == "run_config":
-        pair = schema["properties"]["fingerprint"]["properties"]["tasks"]["items"]
-        pair["anyOf"] = [
-            {"prefixItems": [{"const": t.name}, {"type": "integer", "enum": list(t.k_values)}]} for t in TASK_TABLE
-        ]
-    return schema
+    return json.loads(resources.files("mvlsib.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
 
 
 def release_row_schema() -> dict[str, Any]:

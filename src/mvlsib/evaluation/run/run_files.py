@@ -7,9 +7,12 @@ file is parsed through ``readers`` (size, depth and number-length bounds, no NaN
 record is checked field by field against the rules below before anything else sees it; the first
 violation becomes one ``MvlsibError`` naming the file, the line and the field, and what to do.
 
-The rules are the JSON Schemas of ``mvlsib/schema/`` (``prediction``, ``run_config``) written out
-without ``jsonschema``: the evaluator ships in releases with no dependency beyond its own leaves.
-``tests/schema/test_run_files_schema.py`` checks on generated records that both agree.
+Each file kind is declared once, here, as a table of fields and their rules (``PREDICTION_FIELDS``,
+``CONFIG_FIELDS`` with ``FINGERPRINT_FIELDS``, ``METRICS_FIELDS``). A rule is both a check written without
+``jsonschema`` (the evaluator ships in releases with no dependency beyond its own leaves) and the same rule
+as a JSON Schema fragment, from which ``json_schema(kind)`` builds each file's JSON Schema (what the docs
+publish and the tests validate with ``jsonschema``; ``tests/schema/test_run_files_schema.py`` checks on
+generated records that both halves of every rule agree).
 """
 
 from __future__ import annotations
@@ -19,16 +22,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._compat import TASK_BY_NAME, TASKS, MvlsibError, readers
+from .._compat import TASK_BY_NAME, TASK_TABLE, TASKS, MvlsibError, readers
+from .parsing import MODES as PARSE_MODES
+from .prompts import LETTERS as LETTER_VALUES
+from .subset import SUBSET_MODES
 
 # A response of a reasoning model with a large token budget stays far below this; a line above it
 # is not one of ours.
 MAX_LINE_BYTES = readers.KINDS["prediction_line"].max_bytes
 MAX_JSON_FILE_BYTES = readers.KINDS["run_config"].max_bytes
 MAX_IMAGE_IDS = 64
-PARSE_MODES = ("strict", "relaxed", "lenient")  # parsing.MODES, spelled here to keep this module a leaf
-LETTER_VALUES = ("A", "B", "C", "D")
-SUBSET_MODES = ("stratified", "first")  # subset.SUBSET_MODES
+K_RANGE = (
+    min(k for t in TASK_BY_NAME.values() for k in t.k_values),
+    max(k for t in TASK_BY_NAME.values() for k in t.k_values),
+)
 
 _LANGUAGE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
 _INSTANCE = re.compile(r"[0-9]{1,9}-[0-2]")
@@ -36,6 +43,19 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SHARD = re.compile(r"[0-9]{1,6}/[0-9]{1,6}")
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else what is wrong with it
+
+
+class Rule:
+    """One field's rule, declared once: ``check(value)`` says what is wrong (None: nothing) and ``schema`` is
+    the same rule as a JSON Schema fragment."""
+
+    __slots__ = ("check", "schema")
+
+    def __init__(self, check: Check, schema: dict[str, Any]) -> None:
+        self.check, self.schema = check, schema
+
+    def __call__(self, value: Any) -> str | None:
+        return self.check(value)
 
 
 def _is_int(value: Any) -> bool:
@@ -47,26 +67,26 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _string(pattern: re.Pattern[str] | None = None, what: str = "a string") -> Check:
+def _string(pattern: re.Pattern[str] | None = None, what: str = "a string") -> Rule:
     def check(value: Any) -> str | None:
         if not isinstance(value, str) or (pattern is not None and not pattern.fullmatch(value)):
             return f"must be {what}, got {_shown(value)}"
         return None
 
-    return check
+    return Rule(check, {"type": "string", **({"pattern": f"^{pattern.pattern}$"} if pattern is not None else {})})
 
 
-def _one_of(choices: tuple, what: str) -> Check:
+def _one_of(choices: tuple, what: str) -> Rule:
     def check(value: Any) -> str | None:
         # `True in (1,)` holds in Python; a bool is never one of our choices
         if isinstance(value, bool) or not isinstance(value, (str, int, type(None))) or value not in choices:
             return f"must be {what}, got {_shown(value)}"
         return None
 
-    return check
+    return Rule(check, {"enum": list(choices)})
 
 
-def _integer(low: int, high: int | None = None, *, null: bool = False) -> Check:
+def _integer(low: int, high: int | None = None, *, null: bool = False) -> Rule:
     def check(value: Any) -> str | None:
         if value is None and null:
             return None
@@ -75,18 +95,23 @@ def _integer(low: int, high: int | None = None, *, null: bool = False) -> Check:
             return f"must be an integer {span}{' or null' if null else ''}, got {_shown(value)}"
         return None
 
-    return check
+    schema: dict[str, Any] = {"type": ["integer", "null"] if null else "integer", "minimum": low}
+    if high is not None:
+        schema["maximum"] = high
+    return Rule(check, schema)
 
 
-def _boolean(value: Any) -> str | None:
-    return None if isinstance(value, bool) else f"must be true or false, got {_shown(value)}"
+_boolean = Rule(
+    lambda value: None if isinstance(value, bool) else f"must be true or false, got {_shown(value)}",
+    {"type": "boolean"},
+)
 
 
-def _nullable(check: Check) -> Check:
-    return lambda value: None if value is None else check(value)
+def _nullable(rule: Rule) -> Rule:
+    return Rule(lambda value: None if value is None else rule(value), {"anyOf": [rule.schema, {"type": "null"}]})
 
 
-def _list_of(item: Check, what: str, max_items: int | None = None) -> Check:
+def _list_of(item: Rule, what: str, max_items: int | None = None) -> Rule:
     def check(value: Any) -> str | None:
         if not isinstance(value, list):
             return f"must be a list of {what}, got {_shown(value)}"
@@ -98,14 +123,16 @@ def _list_of(item: Check, what: str, max_items: int | None = None) -> Check:
                 return f"item {n} {why}"
         return None
 
-    return check
+    return Rule(check, {"type": "array", "items": item.schema, **({"maxItems": max_items} if max_items else {})})
 
 
-def _object(what: str = "an object") -> Check:
-    return lambda value: None if isinstance(value, dict) else f"must be {what}, got {_shown(value)}"
+def _object(what: str = "an object") -> Rule:
+    return Rule(
+        lambda value: None if isinstance(value, dict) else f"must be {what}, got {_shown(value)}", {"type": "object"}
+    )
 
 
-def _task_k(value: Any) -> str | None:
+def _check_task_k(value: Any) -> str | None:
     if not (isinstance(value, list) and len(value) == 2 and value[0] in TASKS and _is_int(value[1])):
         return f"must be a [task, k] pair with a task of {', '.join(TASKS)}, got {_shown(value)}"
     if value[1] not in TASK_BY_NAME[value[0]].k_values:
@@ -113,7 +140,20 @@ def _task_k(value: Any) -> str | None:
     return None
 
 
-def _groups(value: Any) -> str | None:
+_task_k = Rule(
+    _check_task_k,
+    {
+        "type": "array",
+        "minItems": 2,
+        "maxItems": 2,
+        "anyOf": [
+            {"prefixItems": [{"const": t.name}, {"type": "integer", "enum": list(t.k_values)}]} for t in TASK_TABLE
+        ],
+    },
+)
+
+
+def _check_groups(value: Any) -> str | None:
     if not isinstance(value, dict):
         return f"must be an object {{grouping: {{language: group}}}}, got {_shown(value)}"
     for name, table in value.items():
@@ -122,21 +162,40 @@ def _groups(value: Any) -> str | None:
     return None
 
 
+_groups = Rule(
+    _check_groups,
+    {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
+)
+
+
 # One row per field: (name, required, rule). Extra fields are allowed (older and newer runs add some).
-PREDICTION_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+Fields = tuple[tuple[str, bool, Rule], ...]
+
+
+def object_schema(fields: Fields) -> dict[str, Any]:
+    """The JSON Schema of a record with these fields (others allowed)."""
+    return {
+        "type": "object",
+        "properties": {name: rule.schema for name, _, rule in fields},
+        "required": [name for name, required, _ in fields if required],
+        "additionalProperties": True,
+    }
+
+
+PREDICTION_FIELDS: Fields = (
     ("task", True, _one_of(TASKS, f"a task of {', '.join(TASKS)}")),
-    ("k", True, _integer(1, max(k for t in TASK_BY_NAME.values() for k in t.k_values))),
+    ("k", True, _integer(*K_RANGE)),
     ("language", True, _string(_LANGUAGE, "a language code like eng_Latn")),
     ("instance_id", True, _string(_INSTANCE, "an instance id like 12-0")),
     ("prompt_sha256", True, _string(_SHA256, "64 lower-case hex digits")),
     ("response", True, _string()),
-    ("letter", True, _one_of((*LETTER_VALUES, None), "one of A, B, C, D or null")),
+    ("letter", True, _one_of((*LETTER_VALUES, None), f"one of {', '.join(LETTER_VALUES)} or null")),
     ("label", True, _integer(0, len(LETTER_VALUES) - 1)),
     ("correct", True, _boolean),
     ("image_ids", False, _list_of(_string(), "image ids", MAX_IMAGE_IDS)),
 )
 
-FINGERPRINT_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+FINGERPRINT_FIELDS: Fields = (
     ("data", False, _nullable(_string())),
     ("model", False, _nullable(_string())),
     ("backend", False, _nullable(_string())),
@@ -150,8 +209,9 @@ FINGERPRINT_FIELDS: tuple[tuple[str, bool, Check], ...] = (
     ("release_manifest_sha256", False, _nullable(_string())),
 )
 
-CONFIG_FIELDS: tuple[tuple[str, bool, Check], ...] = (
-    ("fingerprint", True, _object()),
+CONFIG_FIELDS: Fields = (
+    # an object here; its fields are checked after the config's own (config_error names them fingerprint.NAME)
+    ("fingerprint", True, Rule(_object().check, object_schema(FINGERPRINT_FIELDS))),
     ("n_expected", False, _integer(0, null=True)),
     ("n_expected_run", False, _integer(0, null=True)),
     ("complete", False, _boolean),
@@ -163,23 +223,26 @@ CONFIG_FIELDS: tuple[tuple[str, bool, Check], ...] = (
 )
 
 
-def _fraction(value: Any) -> str | None:
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1):
-        return None
-    return f"must be a number 0..1 or null, got {_shown(value)}"
-
+_fraction = Rule(
+    lambda value: (
+        None
+        if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1)
+        else f"must be a number 0..1 or null, got {_shown(value)}"
+    ),
+    {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+)
 
 # A macro row: what hub-results turns into a leaderboard entry and the run summary prints.
-MACRO_ROW_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+MACRO_ROW_FIELDS: Fields = (
     ("task", True, _one_of(TASKS, f"a task of {', '.join(TASKS)}")),
-    ("k", True, _integer(1, max(k for t in TASK_BY_NAME.values() for k in t.k_values))),
+    ("k", True, _integer(*K_RANGE)),
     ("accuracy", False, _fraction),
     ("n", False, _integer(0)),
     ("n_languages", False, _integer(0)),
 )
 
 
-def _macro_rows(value: Any) -> str | None:
+def _check_macro_rows(value: Any) -> str | None:
     if not isinstance(value, list):
         return f"must be a list of rows, got {_shown(value)}"
     for n, row in enumerate(value):
@@ -189,14 +252,66 @@ def _macro_rows(value: Any) -> str | None:
     return None
 
 
-METRICS_FIELDS: tuple[tuple[str, bool, Check], ...] = (
+METRICS_FIELDS: Fields = (
     ("n_predictions", False, _integer(0)),
-    ("macro", False, _macro_rows),
+    ("macro", False, Rule(_check_macro_rows, {"type": "array", "items": object_schema(MACRO_ROW_FIELDS)})),
     ("per_language", False, _list_of(_object(), "objects")),
 )
 
 
-def field_error(record: Any, fields: tuple[tuple[str, bool, Check], ...]) -> tuple[str, str] | None:
+def json_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of a run file kind (``prediction``, ``run_config``, ``run_metrics``), built from the
+    field tables above, with a predictions record's rules across fields (each task's own k values; as many
+    ``image_ids``, when recorded, as the prompt shows)."""
+    fields, title, description = _DOCUMENTS[kind]
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://mvlsib.org/schema/{kind}.schema.json",
+        "title": title,
+        "description": description,
+        **object_schema(fields),
+    }
+    if kind == "prediction":
+        schema["allOf"] = [
+            {
+                "if": {"properties": {"task": {"const": t.name}}, "required": ["task"]},
+                "then": {"properties": {"k": {"enum": list(t.k_values)}}},
+            }
+            for t in TASK_TABLE
+        ] + [
+            {
+                "if": {"properties": {"task": {"const": t.name}, "k": {"const": k}}, "required": ["task", "k"]},
+                "then": {"properties": {"image_ids": {"anyOf": [{"maxItems": 0}, {"minItems": n, "maxItems": n}]}}},
+            }
+            for t in TASK_TABLE
+            for k in t.k_values
+            for n in [image_count(t, k)]
+        ]
+    return schema
+
+
+_DOCUMENTS: dict[str, tuple[Fields, str, str]] = {
+    "prediction": (
+        PREDICTION_FIELDS,
+        "MVL-SIB evaluator prediction",
+        "One line of RUN/predictions.jsonl: one model response to one (task, k, language, instance).",
+    ),
+    "run_config": (
+        CONFIG_FIELDS,
+        "MVL-SIB evaluator run config",
+        "RUN/config.json or RUN/config.shard-I-of-N.json: what a run is (its fingerprint) and how far it got. "
+        "Fields not listed (versions, command, merged_from, a backend's own fingerprint entries) are free-form.",
+    ),
+    "run_metrics": (
+        METRICS_FIELDS,
+        "MVL-SIB evaluator metrics",
+        "RUN/metrics.json as the evaluator writes it (scoring.compute_metrics); the fields downstream code reads "
+        "are typed, the rest is free-form.",
+    ),
+}
+
+
+def field_error(record: Any, fields: Fields) -> tuple[str, str] | None:
     """(field, what is wrong) of the first field of ``record`` that breaks its rule, or None."""
     if not isinstance(record, dict):
         return "(record)", f"must be a JSON object, got {_shown(record)}"
