@@ -77,14 +77,16 @@ def test_bundle_zip_is_the_same_package():
 def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
     """No test fixture, no bundler, no second copy of a leaf: the evaluator, mvlsib-eval's commands and
     the leaves they use, each at its place in mvlsib, so that every relative import works unchanged."""
-    from mvlsib.release.bundle import SHARED_LEAVES
+    from mvlsib.release.bundle import shared_leaves
+
+    leaves = shared_leaves()
 
     expected = _copied_sources()
     assert "evaluation/run/data/languages.csv" in expected  # package data the report groups by
     assert {"cli/eval/__init__.py", "cli/options.py"} <= expected  # the commands evaluate.py runs
     # the packages whose own __init__ is not copied (it imports the rest of the toolkit) stand as stubs
     expected |= {"__init__.py", "cli/__init__.py", "schema/__init__.py"}
-    expected |= {f"{name}.py" for name in SHARED_LEAVES}
+    expected |= {f"{name}.py" for name in leaves}
     # the schemas of the reader's kinds, in the package the reader finds them in
     schemas = {k.schema for k in readers.KINDS.values() if k.schema}
     expected |= {f"schema/{n}.schema.json" for n in schemas}
@@ -92,7 +94,7 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
     assert set(files) == expected
     for n in schemas:
         assert files[f"schema/{n}.schema.json"] == (SRC / "schema" / f"{n}.schema.json").read_bytes()
-    for name in SHARED_LEAVES:
+    for name in leaves:
         assert files[f"{name}.py"] == (SRC / f"{name}.py").read_bytes()
     assert not [n for n in files if "tiny" in n or "bundle.py" in n]
     # the stubs import nothing: the bundle's front door is not the toolkit's
@@ -100,13 +102,13 @@ def test_bundle_holds_exactly_the_evaluator_and_its_leaves():
         assert not [n for n in ast.walk(ast.parse(files[stub])) if isinstance(n, (ast.Import, ast.ImportFrom))], stub
     # the leaves import nothing of mvlsib but each other (relatively: all of them ship at the top,
     # as ``from . import jsonio`` or ``from .errors import ...``), so they run where mvlsib is absent
-    for name in SHARED_LEAVES:
+    for name in leaves:
         tree = ast.parse((SRC / f"{name}.py").read_text("utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level:
                 assert node.level == 1, name
-                assert (node.module in SHARED_LEAVES) or (
-                    node.module is None and {alias.name for alias in node.names} <= set(SHARED_LEAVES)
+                assert (node.module in leaves) or (
+                    node.module is None and {alias.name for alias in node.names} <= set(leaves)
                 ), name
             elif isinstance(node, ast.ImportFrom):
                 assert not (node.module or "").startswith("mvlsib"), name
@@ -121,8 +123,12 @@ def test_the_bundled_code_imports_only_what_ships(monkeypatch):
     monkeypatch.setattr(
         bundle, "_imported_tops", lambda path: original(path) | ({"workdir"} if path == planted else set())
     )
-    with pytest.raises(RuntimeError, match=r"mvlsib\.workdir"):
-        bundle.shared_leaves()
+    bundle.shared_leaves.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=r"mvlsib\.workdir"):
+            bundle.shared_leaves()
+    finally:
+        bundle.shared_leaves.cache_clear()
 
 
 def test_release_carries_the_bundled_evaluator(release_dir):
@@ -235,3 +241,15 @@ def test_bundled_cli_reports_errors_cleanly(tmp_path, release_dir):
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "images config is missing" in proc.stderr
+
+
+def test_the_bundles_import_scan_finds_what_a_full_parse_finds():
+    """``bundle._import_nodes`` parses only the lines that start an import (a build parses every bundled file);
+    over the whole package it must find every ``from ... import`` a full parse finds."""
+    from mvlsib.release.bundle import _import_nodes
+
+    for path in sorted(SRC.rglob("*.py")):
+        source = path.read_text("utf-8")
+        full = [ast.dump(n) for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)]
+        fast = [ast.dump(n) for n in _import_nodes(source)]
+        assert sorted(fast) == sorted(full), path
