@@ -223,20 +223,27 @@ def with_backend_options(fn):
                 click.option(f"--{opt.flag}", opt.param, is_flag=True, default=opt.default, help=opt.help)
             )
         else:
-            kind = click.Choice(list(opt.choices)) if opt.choices else opt.kind
-            decorators.append(
-                click.option(
-                    f"--{opt.flag}",
-                    opt.param,
-                    type=kind,
-                    default=opt.default,
-                    show_default=opt.default is not None,
-                    help=opt.help,
-                )
-            )
+            decorators.append(backend_option(opt))
     for decorate in reversed(decorators):
         fn = decorate(fn)
     return fn
+
+
+def backend_option(opt):
+    """The click option of one valued ``BackendOption`` (a backend's own table declares it)."""
+    return click.option(
+        f"--{opt.flag}",
+        opt.param,
+        type=click.Choice(list(opt.choices)) if opt.choices else opt.kind,
+        default=opt.default,
+        show_default=opt.default is not None,
+        help=opt.help,
+    )
+
+
+def run_names_option(help_text: str = "Display name per run, in order (default: folder name)."):
+    """``--name`` (repeatable): one display name per run of the command's RUNS, in order."""
+    return click.option("--name", "names", multiple=True, callback=params.paired("RUNS"), help=help_text)
 
 
 def csv_list(value: str | tuple) -> list:

@@ -10,7 +10,15 @@ import click
 from ... import params, terminal
 from ...atomic import owned_folder
 from ...errors import MvlsibError
-from ..options import groups_option, json_out_option, out_option, parse_mode_option, read_groups, release_option
+from ..options import (
+    groups_option,
+    json_out_option,
+    out_option,
+    parse_mode_option,
+    read_groups,
+    release_option,
+    run_names_option,
+)
 
 
 @click.command("report")
@@ -24,13 +32,7 @@ from ..options import groups_option, json_out_option, out_option, parse_mode_opt
 @out_option("Folder for report.md, the CSV tables, the leaderboard and the figures.", required=True)
 @groups_option("CSV with columns language,group (e.g. resource tiers); repeatable.")
 @parse_mode_option("How letters are read from the stored responses.")
-@click.option(
-    "--name",
-    "names",
-    multiple=True,
-    callback=params.paired("RUNS"),
-    help="Display name per run, in order (default: folder name).",
-)
+@run_names_option()
 @click.option(
     "--language-metadata",
     "metadata_csv",
@@ -102,13 +104,7 @@ def compare_command(run_a, run_b, json_path, parse_mode, different_releases):
 @out_option("Folder for items.md, always_wrong.jsonl and the CSV tables.", required=True)
 @release_option("Its texts and options are shown for listed items (default: the runs' own).", kind="folder")
 @parse_mode_option("How letters are read from the stored responses.")
-@click.option(
-    "--name",
-    "names",
-    multiple=True,
-    callback=params.paired("RUNS"),
-    help="Display name per run, in order (default: folder name).",
-)
+@run_names_option()
 @click.option(
     "--max-listed",
     type=params.Int(1, params.MAX_COUNT),
@@ -145,13 +141,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="CSV with columns model,benchmark,score: other benchmarks' scores of the same models.",
 )
-@click.option(
-    "--name",
-    "names",
-    multiple=True,
-    callback=params.paired("RUNS"),
-    help="The CSV's model name per run, in order (default: folder name, else the run's model).",
-)
+@run_names_option("The CSV's model name per run, in order (default: folder name, else the run's model).")
 @out_option("Also write the correlations to this CSV file.", file=True, name="out_csv")
 @parse_mode_option("How letters are read from the stored responses.")
 def correlate_command(runs, scores, names, out_csv, parse_mode):

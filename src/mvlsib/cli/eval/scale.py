@@ -14,6 +14,7 @@ from ... import params, terminal
 from ...evaluation.backends.openai import OpenAIBackend
 from ...evaluation.run.schedule import MAX_PROMPTS
 from ..options import (
+    backend_option,
     groups_option,
     max_new_tokens_option,
     out_option,
@@ -31,15 +32,7 @@ BODY_OPTIONS = ("request-style", "chat-template-kwargs", "image-encoding")
 
 def _body_options(fn):
     for opt in reversed([o for o in OpenAIBackend.OPTIONS if o.flag in BODY_OPTIONS]):
-        kind = click.Choice(list(opt.choices)) if opt.choices else opt.kind
-        fn = click.option(
-            f"--{opt.flag}",
-            opt.param,
-            type=kind,
-            default=opt.default,
-            show_default=opt.default is not None,
-            help=opt.help,
-        )(fn)
+        fn = backend_option(opt)(fn)
     return fn
 
 
