@@ -241,6 +241,17 @@ def backend_option(opt):
     )
 
 
+def runs_argument():
+    """RUNS: one or more run folders, each once."""
+    return click.argument(
+        "runs",
+        nargs=-1,
+        required=True,
+        callback=params.distinct(),
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+    )
+
+
 def run_names_option(help_text: str = "Display name per run, in order (default: folder name)."):
     """``--name`` (repeatable): one display name per run of the command's RUNS, in order."""
     return click.option("--name", "names", multiple=True, callback=params.paired("RUNS"), help=help_text)

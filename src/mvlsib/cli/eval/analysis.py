@@ -18,17 +18,12 @@ from ..options import (
     read_groups,
     release_option,
     run_names_option,
+    runs_argument,
 )
 
 
 @click.command("report")
-@click.argument(
-    "runs",
-    nargs=-1,
-    required=True,
-    callback=params.distinct(),
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-)
+@runs_argument()
 @out_option("Folder for report.md, the CSV tables, the leaderboard and the figures.", required=True)
 @groups_option("CSV with columns language,group (e.g. resource tiers); repeatable.")
 @parse_mode_option("How letters are read from the stored responses.")
@@ -94,13 +89,7 @@ def compare_command(run_a, run_b, json_path, parse_mode, different_releases):
 
 
 @click.command("items")
-@click.argument(
-    "runs",
-    nargs=-1,
-    required=True,
-    callback=params.distinct(),
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-)
+@runs_argument()
 @out_option("Folder for items.md, always_wrong.jsonl and the CSV tables.", required=True)
 @release_option("Its texts and options are shown for listed items (default: the runs' own).", kind="folder")
 @parse_mode_option("How letters are read from the stored responses.")
@@ -128,13 +117,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
 
 
 @click.command("correlate")
-@click.argument(
-    "runs",
-    nargs=-1,
-    required=True,
-    callback=params.distinct(),
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-)
+@runs_argument()
 @click.option(
     "--scores",
     required=True,
