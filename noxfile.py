@@ -49,7 +49,7 @@ PYTHON = "3.11"
 # The index's own torch 2.13.0 is a CUDA build that also runs on the CPU and loads torchvision
 # 0.28.0 beside it (a CPU-only torch wheel some machines carry does not); the project's tested pair.
 TORCH = ("torch==2.13.0", "torchvision==0.28.0")
-# What single families need beyond [eval] (docs/evaluation.md's family table): timm's vision towers.
+# What single families need beyond [eval] (docs/evaluation/backends.md's family table): timm's vision towers.
 FAMILY_EXTRAS = ("timm==1.0.31",)
 WORKERS = os.environ.get("MVLSIB_TEST_WORKERS", "2")
 # The tests that pin bytes: a full release (every data file and the card) and the sampler's output.

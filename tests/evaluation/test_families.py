@@ -86,7 +86,7 @@ def test_every_chat_family_has_its_image_marker_listed():
 
 
 def test_family_matrix_covers_the_issue():
-    """The families the evaluator supports (Aya Vision aside: see docs/evaluation.md)."""
+    """The families the evaluator supports (Aya Vision aside: see docs/evaluation/backends.md)."""
     wanted = {
         "qwen2_vl",
         "qwen2_5_vl",

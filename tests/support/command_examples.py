@@ -85,9 +85,9 @@ NOT_RUN = {
         "the backend `mine` is the one the guide has you write",
     "docs/contributing/task.md: mvlsib-eval run --release RELEASE --model MODEL --tasks NEWTASK --k 1 --limit 5 "
     "--out /tmp/run": "the task NEWTASK is the one the guide has you add",
-    "docs/evaluation.md: mvlsib-eval merge RUN [MORE_FOLDERS...] --out RUN":
+    "docs/evaluation/run.md: mvlsib-eval merge RUN [MORE_FOLDERS...] --out RUN":
         "needs a sharded run (predictions.shard-I-of-N.jsonl); no fixture stages one yet",
-    "docs/evaluation.md: mvlsib-eval merge runs/qwen --out runs/qwen":
+    "docs/evaluation/scale.md: mvlsib-eval merge runs/qwen --out runs/qwen":
         "merges the shards sbatch ran; needs a sharded run, no fixture stages one yet",
     "docs/release.md: mvlsib-build publish --release /tmp/rel --repo-id my-org/mvl-sib --tag v1.0":
         "an upload needs a non-demo pool; ../shared/topic-photos fails validation (source_url with spaces in 8 rows)",

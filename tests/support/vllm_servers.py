@@ -31,7 +31,7 @@ START_TIMEOUT = float(os.environ.get("MVLSIB_VLLM_START_TIMEOUT", "300"))
 LOG_TAIL = 60
 
 
-# LLaVA-1.5's template for serving (docs/evaluation.md, "Running on vLLM"): the llava-hf/llava-1.5-7b-hf
+# LLaVA-1.5's template for serving (docs/evaluation/backends.md, "Running on vLLM"): the llava-hf/llava-1.5-7b-hf
 # chat template (tests/tiny_models/families/llava_1_5.py, its source named there) with two changes, the two
 # things vLLM would otherwise do differently from the hf backend: each image stays where the message puts it
 # (the original moves every image to the start of the turn, which separates an s2i option letter from its
@@ -81,7 +81,7 @@ def engine_python() -> str:
 
 
 def serve_args(model: Path, name: str, port: int, *, stats: bool = False) -> list[str]:
-    """The ``vllm serve`` flags MVL-SIB needs (docs/evaluation.md, "Running on vLLM"), plus what a tiny model
+    """The ``vllm serve`` flags MVL-SIB needs (docs/evaluation/backends.md, "Running on vLLM"), plus what a tiny model
     on a CPU needs: float32 (the hf backend's dtype on a CPU), block size a multiple of 32, no compilation.
     ``stats``: keep the engine's statistics (its /metrics counters), which the tests do not read."""
     return [

@@ -5,7 +5,7 @@ model folder that ``AutoProcessor`` and ``AutoModelForImageTextToText`` (or, for
 encoders, ``AutoModel``) load like a Hub checkpoint: safetensors weights, the family's
 processor, and the family's **real chat template** (each module names its source). Tests
 and benchmarks run the evaluator and ``verify-images`` on them to prove that every family
-receives correct inputs (docs/evaluation.md, "Model families").
+receives correct inputs (docs/evaluation/backends.md, "Model families").
 
 A family module defines::
 

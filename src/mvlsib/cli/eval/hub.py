@@ -1,6 +1,6 @@
 """`mvlsib-eval hub-results`: a finished run as the Hub's ``.eval_results`` entries, optionally as a PR.
 
-Option parsing only; the work is ``evaluation/hub/results.py``. See docs/evaluation.md, "From a run
+Option parsing only; the work is ``evaluation/hub/results.py``. See docs/evaluation/hub.md, "From a run
 to a leaderboard entry".
 """
 

@@ -7,7 +7,7 @@ backend sends them as chat-completion content parts. ``render_prompt_text`` show
 prompt as plain text (``<image>`` where an image goes) for the dataset card and the
 snapshot tests, which freeze the exact wording.
 
-Design (see docs/evaluation.md, "fidelity notes"): the instruction is English and
+Design (see docs/evaluation/run.md, "fidelity notes"): the instruction is English and
 always lists the seven topics; references come first, then the four options lettered
 A-D; the prompt ends with the CVQA/M3Exam-style instruction to answer with the
 option's letter directly, as in MVL-SIB's evaluation suite.
