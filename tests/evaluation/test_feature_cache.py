@@ -176,3 +176,20 @@ def test_the_option_is_documented_in_help():
 
     result = CliRunner().invoke(eval_cli, ["run", "--help"], terminal_width=200)
     assert result.exit_code == 0 and "--feature-cache-mb" in result.output
+
+
+def test_the_adapter_table_names_concrete_adapters_each_documented():
+    """One table: every family's entry is a ``Family`` whose adapter can be built, and each unit
+    kind in it is described in the module's docstring under its name."""
+    import inspect as _inspect
+
+    from mvlsib.evaluation.backends.hf import feature_units
+
+    kinds = set()
+    for model_type, family in ADAPTERS.items():
+        assert isinstance(family, feature_units.Family), model_type
+        assert issubclass(family.adapter, feature_units.Adapter), model_type
+        assert not _inspect.isabstract(family.adapter), model_type
+        kinds.add(family.adapter.name)
+    for kind in kinds:
+        assert f"- ``{kind}`` (" in feature_units.__doc__, kind

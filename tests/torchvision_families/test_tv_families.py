@@ -168,7 +168,7 @@ def test_units_cut_from_one_call_give_the_towers_own_features(name, model_dir):
         for order in ([0, 1], [2, 1, 0]):  # the second call reuses 0 and 1 beside a new neighbour, in another order
             call = processor.image_processor([pictures[i] for i in order], return_tensors="pt")
             call = {k: v for k, v in call.items() if k in wanted}
-            units.append(len(cache.adapter.units(dict(call))[0]))
+            units.append(len(cache.adapter.units(dict(call)).keys))
             want = own(**call)
             got = model.base_model.get_image_features(**call)
             assert len(got.pooler_output) == len(want.pooler_output)

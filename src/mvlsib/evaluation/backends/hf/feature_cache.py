@@ -74,7 +74,7 @@ class FeatureCache:
         split = self.adapter.units(named) if named.get("return_dict", True) else None
         if split is None:
             return self._original(*args, **kwargs)
-        keys, inputs, grouping = split
+        keys, inputs = split.keys, split.inputs
         if not keys:
             return self._original(*args, **kwargs)
         if not self.enabled:
@@ -94,14 +94,15 @@ class FeatureCache:
         self.last_call_hits = len(found)
         if missing:
             todo = list(missing.values())
-            computed, self._template = self.adapter.encode(self._original, named, [inputs[i] for i in todo])
-            for i, feats in zip(todo, computed):
+            encoded = self.adapter.encode(self._original, named, [inputs[i] for i in todo])
+            self._template = encoded.template
+            for i, feats in zip(todo, encoded.features):
                 feats = tuple(f.detach() for f in feats)
                 found[keys[i]] = feats
                 self._store(keys[i], feats)
             self.stats.image_features_computed += len(todo)
         self.stats.image_features_reused += len(keys) - len(missing)
-        return self.adapter.assemble([found[k] for k in keys], grouping, self._template)
+        return self.adapter.assemble([found[k] for k in keys], split.grouping, self._template)
 
     def _store(self, key: bytes, feats: tuple) -> None:
         size = sum(f.numel() * f.element_size() for f in feats)

@@ -46,10 +46,12 @@ run the plain path. The cache itself and its self-check against the plain path a
 
 from __future__ import annotations
 
+import abc
 import hashlib
 import importlib
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -74,21 +76,47 @@ def _key(*parts: Any) -> bytes:
     return h.digest()
 
 
-class Adapter:
+@dataclass(frozen=True)
+class Units:
+    """One ``get_image_features`` call cut into units: a key and the inputs per unit, and what
+    ``assemble`` needs to put the per-unit features back in the call's layout (tiles per prompt,
+    the per-row argument names; None when the units are the call's order)."""
+
+    keys: tuple[bytes, ...]
+    inputs: tuple[dict[str, Any], ...]
+    grouping: Any = None
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """The original method run on some units: features per unit (a tuple of tensors each), and a
+    template taken from that output, enough to rebuild the output class for any set of units."""
+
+    features: tuple[tuple[Any, ...], ...]
+    template: Any
+
+
+class Adapter(abc.ABC):
     """How one family's ``get_image_features`` inputs split into units and its output regroups."""
 
     name = "adapter"
 
-    def units(self, args: dict[str, Any]) -> tuple[list[bytes], list[dict[str, Any]], Any] | None:
-        """(keys, per-unit inputs, grouping) or None when the call is not one this adapter knows."""
-        raise NotImplementedError
+    @classmethod
+    def for_model(cls, model: Any, family: Family) -> Adapter | None:  # noqa: ARG003 (the interface)
+        """This adapter for a loaded model of ``family`` (None: this model cannot be cut)."""
+        return cls()
 
-    def encode(self, fn: Callable, args: dict[str, Any], inputs: list[dict[str, Any]]) -> tuple[list[tuple], Any]:
-        """Run the original method on the given units; (features per unit, a template output)."""
-        raise NotImplementedError
+    @abc.abstractmethod
+    def units(self, args: dict[str, Any]) -> Units | None:
+        """The call's units, or None when the call is not one this adapter knows (the plain path)."""
 
-    def assemble(self, features: list[tuple], grouping: Any, template: Any) -> Any:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def encode(self, fn: Callable[..., Any], args: dict[str, Any], inputs: list[dict[str, Any]]) -> Encoded:
+        """Run the original method on the given units."""
+
+    @abc.abstractmethod
+    def assemble(self, features: list[tuple[Any, ...]], grouping: Any, template: Any) -> Any:
+        """The output the model's forward expects, from the features of every unit of a call."""
 
 
 def _output(cls: Any, **fields: Any) -> Any:
@@ -119,19 +147,23 @@ def _settings(args: dict[str, Any], *names: str) -> str:
 
 class _Rows(Adapter):
     """``constant``: output fields that depend on the weights alone (Ovis2's ``visual_indicator_features``),
-    kept from an encoding and handed back with every output."""
+    kept from an encoding and handed back with every output (``Family.constant``)."""
 
     name = "rows"
 
     def __init__(self, constant: tuple[str, ...] = ()) -> None:
         self.constant = constant
 
+    @classmethod
+    def for_model(cls, _model, family):
+        return cls(family.constant)
+
     def units(self, args):
         pv = args.get("pixel_values")
         if pv is None or pv.dim() != 4 or args.get("image_sizes") is not None:
             return None
         settings = _settings(args, "pixel_values")
-        return [_key(settings, row) for row in pv], [{"row": row} for row in pv], None
+        return Units(tuple(_key(settings, row) for row in pv), tuple({"row": row} for row in pv))
 
     def encode(self, fn, args, inputs):
         import torch
@@ -147,7 +179,7 @@ class _Rows(Adapter):
                 raise ValueError(f"get_image_features gave no {name}")
             constant[name] = value.detach()
         template = ("list" if isinstance(pooled, (list, tuple)) else "tensor", type(out), constant)
-        return [(p,) for p in pooled], template
+        return Encoded(tuple((p,) for p in pooled), template)
 
     def assemble(self, features, _grouping, template):
         import torch
@@ -170,7 +202,7 @@ class _Flat(Adapter):
             return None
         settings = _settings(args, "pixel_values")
         tiles = pv.flatten(0, 1)
-        return [_key(settings, t) for t in tiles], [{"tile": t} for t in tiles], None
+        return Units(tuple(_key(settings, t) for t in tiles), tuple({"tile": t} for t in tiles))
 
     def encode(self, fn, args, inputs):
         import torch
@@ -179,7 +211,7 @@ class _Flat(Adapter):
         pooled = out.pooler_output
         if not hasattr(pooled, "shape") or pooled.shape[0] != len(inputs):
             raise ValueError(f"get_image_features gave {len(pooled)} feature rows for {len(inputs)} tiles")
-        return [(p,) for p in pooled], type(out)
+        return Encoded(tuple((p,) for p in pooled), type(out))
 
     def assemble(self, features, _grouping, template):
         import torch
@@ -223,7 +255,7 @@ class _Crops(Adapter):
             own = part.where(part < 0, part - start)
             keys.append(_key(settings, crops, own, grid))
             inputs.append({"crops": crops, "pooling": own, "grid": grid})
-        return keys, inputs, None
+        return Units(tuple(keys), tuple(inputs))
 
     def encode(self, fn, args, inputs):
         import torch
@@ -243,7 +275,7 @@ class _Crops(Adapter):
         pooled = out.pooler_output
         if len(pooled) != len(inputs):
             raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} images")
-        return [(p,) for p in pooled], type(out)
+        return Encoded(tuple((p,) for p in pooled), type(out))
 
     def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=tuple(f[0] for f in features))
@@ -255,6 +287,12 @@ class _Anyres(Adapter):
     def __init__(self, config: Any, model_module: Any) -> None:
         self.config = config
         self._count = model_module.image_size_to_num_patches
+
+    @classmethod
+    def for_model(cls, model, _family):
+        # The model's own patch count, from the module that defines it (None: this transformers has none).
+        module = importlib.import_module(type(model.base_model).__module__)
+        return cls(model.config, module) if hasattr(module, "image_size_to_num_patches") else None
 
     def _num_patches(self, size: Any) -> int:
         # The model's own count (it keeps pixel_values[i][:n] of each image).
@@ -278,7 +316,7 @@ class _Anyres(Adapter):
             used = row[: self._num_patches(size)] if patch else row[:1]
             keys.append(_key(settings, used, [int(x) for x in size], patch))
             inputs.append({"patches": used, "size": size, "patched": patch})
-        return keys, inputs, None
+        return Units(tuple(keys), tuple(inputs))
 
     def encode(self, fn, args, inputs):
         import torch
@@ -311,7 +349,9 @@ class _Anyres(Adapter):
             template = type(out)
             for i, f in zip(idx, out.pooler_output):
                 features[i] = (f,)
-        return features, template
+        if template is None or any(f is None for f in features):
+            raise ValueError("get_image_features gave no features for some anyres images")
+        return Encoded(tuple(f for f in features if f is not None), template)
 
     def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=[f[0] for f in features])
@@ -338,7 +378,7 @@ class _Tiles(Adapter):
                 inputs.append({"tile": pv[b, j], "mask": tile_mask})
                 n += 1
             grouping.append(n)
-        return keys, inputs, grouping
+        return Units(tuple(keys), tuple(inputs), grouping)
 
     def encode(self, fn, args, inputs):
         import torch
@@ -349,7 +389,7 @@ class _Tiles(Adapter):
         out = fn(**call)
         flat = out.pooler_output[0]
         per = flat.reshape(len(inputs), -1, flat.shape[-1])
-        return [(f,) for f in per], (type(out), flat.shape[-1], flat.dtype, flat.device)
+        return Encoded(tuple((f,) for f in per), (type(out), flat.shape[-1], flat.dtype, flat.device))
 
     def assemble(self, features, grouping, template):
         import torch
@@ -379,7 +419,7 @@ class _Patches(Adapter):
         rows = sorted(k for k, v in args.items() if k != "pixel_values" and _per_row(v, pv.shape[0]))
         settings = _settings(args, "pixel_values", *rows)
         inputs = [{"row": pv[i], **{k: args[k][i] for k in rows}} for i in range(pv.shape[0])]
-        return [_key(settings, *(u[k] for k in ("row", *rows)), rows) for u in inputs], inputs, rows
+        return Units(tuple(_key(settings, *(u[k] for k in ("row", *rows)), rows) for u in inputs), tuple(inputs), rows)
 
     def encode(self, fn, args, inputs):
         import torch
@@ -389,7 +429,7 @@ class _Patches(Adapter):
         pooled = out.pooler_output
         if len(pooled) != len(inputs):  # a family splitting otherwise: the self-check must not see it pass
             raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} rows")
-        return [(p,) for p in pooled], type(out)
+        return Encoded(tuple((p,) for p in pooled), type(out))
 
     def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=tuple(f[0] for f in features))
@@ -413,7 +453,7 @@ class _Sized(Adapter):
             used = row[:, :h, :w]
             keys.append(_key(settings, used, [h, w]))
             inputs.append({"pixels": used, "size": size})
-        return keys, inputs, None
+        return Units(tuple(keys), tuple(inputs))
 
     def encode(self, fn, args, inputs):
         import torch
@@ -433,7 +473,7 @@ class _Sized(Adapter):
         pooled = out.pooler_output
         if len(pooled) != len(inputs):  # a family splitting otherwise: the self-check must not see it pass
             raise ValueError(f"get_image_features gave {len(pooled)} feature entries for {len(inputs)} images")
-        return [(p,) for p in pooled], type(out)
+        return Encoded(tuple((p,) for p in pooled), type(out))
 
     def assemble(self, features, _grouping, template):
         return _output(template, pooler_output=tuple(f[0] for f in features))
@@ -458,7 +498,7 @@ class _Grid(Adapter):
             start += n
             keys.append(_key(settings, rows, [int(x) for x in g]))
             inputs.append({"rows": rows, "grid": g})
-        return keys, inputs, None
+        return Units(tuple(keys), tuple(inputs))
 
     def encode(self, fn, args, inputs):
         import torch
@@ -474,7 +514,7 @@ class _Grid(Adapter):
         feats = []
         for i, p in enumerate(out.pooler_output):
             feats.append((p,) + (tuple(layer[i] for layer in deep) if deep is not None else ()))
-        return feats, (type(out), deep is not None)
+        return Encoded(tuple(feats), (type(out), deep is not None))
 
     def assemble(self, features, _grouping, template):
         cls, deep = template
@@ -500,46 +540,45 @@ def refusal(model: Any) -> str | None:
 
 def adapter_for(model: Any) -> Adapter | None:
     """The unit splitter for this model's family, or None when it has none (the plain path)."""
-    config = getattr(model, "config", None)
-    kind = ADAPTERS.get(getattr(config, "model_type", ""))
-    if kind is None or not callable(getattr(getattr(model, "base_model", None), "get_image_features", None)):
+    family = ADAPTERS.get(getattr(getattr(model, "config", None), "model_type", ""))
+    if family is None or not callable(getattr(getattr(model, "base_model", None), "get_image_features", None)):
         return None
     if refusal(model) is not None:
         return None
-    if kind == "anyres":
-        module = importlib.import_module(type(model.base_model).__module__)
-        return _Anyres(config, module) if hasattr(module, "image_size_to_num_patches") else None
-    if kind == "rows":
-        return _Rows(CONSTANT_FIELDS.get(getattr(config, "model_type", ""), ()))
-    return {"tiles": _Tiles, "grid": _Grid, "patches": _Patches, "sized": _Sized, "flat": _Flat, "crops": _Crops}[
-        kind
-    ]()
+    return family.adapter.for_model(model, family)
 
 
-# model_type -> unit kind. Only families whose get_image_features was read in transformers 5.x and
+@dataclass(frozen=True)
+class Family:
+    """A family's entry: its adapter, and (``rows``) the output fields that come from the weights
+    alone, kept from an encoding and handed back with every output."""
+
+    adapter: type[Adapter]
+    constant: tuple[str, ...] = ()
+
+
+# model_type -> its units. Only families whose get_image_features was read in transformers 5.x and
 # whose features per unit depend on that unit alone.
-ADAPTERS = {
-    "llava": "rows",
-    "gemma3": "rows",
-    "internvl": "rows",
-    "aya_vision": "rows",
-    "llava_next": "anyres",
-    "llava_onevision": "anyres",
-    "idefics3": "tiles",
-    "smolvlm": "tiles",
-    "qwen2_vl": "grid",
-    "qwen2_5_vl": "grid",
-    "qwen3_vl": "grid",
-    "qwen3_5": "grid",  # Qwen3.5: Qwen3-VL's tower and split, no deepstack
-    "glm4v": "grid",  # GLM-4.1V: flattened patches + image_grid_thw, one tuple entry per image
-    "gemma4": "patches",
-    "lfm2_vl": "patches",
-    "mistral3": "sized",  # Pixtral tower: block-diagonal attention per image, patches merged per image
-    "gemma3n": "rows",  # MobileNetV5 (timm) per image, (N, 256, D) tensor
-    "ovis2": "rows",  # a tile per row; softmax visual tokens per patch (see refusal for gumbel_argmax)
-    "perception_lm": "flat",  # Perception Encoder per tile, projector and 2x2 pooling per tile
-    "molmo2": "crops",  # crops per image, image_token_pooling made per image
+ADAPTERS: dict[str, Family] = {
+    "llava": Family(_Rows),
+    "gemma3": Family(_Rows),
+    "internvl": Family(_Rows),
+    "aya_vision": Family(_Rows),
+    "llava_next": Family(_Anyres),
+    "llava_onevision": Family(_Anyres),
+    "idefics3": Family(_Tiles),
+    "smolvlm": Family(_Tiles),
+    "qwen2_vl": Family(_Grid),
+    "qwen2_5_vl": Family(_Grid),
+    "qwen3_vl": Family(_Grid),
+    "qwen3_5": Family(_Grid),  # Qwen3.5: Qwen3-VL's tower and split, no deepstack
+    "glm4v": Family(_Grid),  # GLM-4.1V: flattened patches + image_grid_thw, one tuple entry per image
+    "gemma4": Family(_Patches),
+    "lfm2_vl": Family(_Patches),
+    "mistral3": Family(_Sized),  # Pixtral tower: block-diagonal attention per image, patches merged per image
+    "gemma3n": Family(_Rows),  # MobileNetV5 (timm) per image, (N, 256, D) tensor
+    # a tile per row; softmax visual tokens per patch (see refusal for gumbel_argmax)
+    "ovis2": Family(_Rows, constant=("visual_indicator_features",)),
+    "perception_lm": Family(_Flat),  # Perception Encoder per tile, projector and 2x2 pooling per tile
+    "molmo2": Family(_Crops),  # crops per image, image_token_pooling made per image
 }
-
-# Output fields of a ``rows`` family that come from the weights alone, kept from an encoding.
-CONSTANT_FIELDS = {"ovis2": ("visual_indicator_features",)}
