@@ -1,8 +1,9 @@
-"""The two command groups and the options only mvlsib-build's commands share (the options both
-CLIs share are in ``mvlsib.cli.options``)."""
+"""The two command groups, and what only mvlsib-build's commands share: their options (the options
+both CLIs share are in ``mvlsib.cli.options``) and the switch for the Hub libraries' own bars."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -43,3 +44,27 @@ def build_cli() -> None:
 @click.version_option(package_name="mvlsib-build")
 def eval_cli() -> None:
     """Evaluate vision-language models on MVL-SIB (the reference evaluator)."""
+
+
+@contextlib.contextmanager
+def hub_bars(enabled: bool, *, datasets: bool = False):
+    """The Hub libraries' own download and upload bars (huggingface_hub's; ``datasets``: also the
+    datasets library's), off for --no-progress and restored afterwards."""
+    if enabled:
+        yield
+        return
+    import huggingface_hub.utils as hub_utils
+
+    switches = [(hub_utils.are_progress_bars_disabled, hub_utils.disable_progress_bars, hub_utils.enable_progress_bars)]
+    if datasets:
+        import datasets as ds
+
+        switches.append((ds.are_progress_bars_disabled, ds.disable_progress_bars, ds.enable_progress_bars))
+    restore = [enable for is_disabled, _, enable in switches if not is_disabled()]
+    for _, disable, _ in switches:
+        disable()
+    try:
+        yield
+    finally:
+        for enable in restore:
+            enable()

@@ -1,15 +1,14 @@
-"""`mvlsib-build` commands: ingest, sample, validate, verify-images, publish, build and export."""
+"""`mvlsib-build` ingest, sample, validate, publish and build: the pipeline, a stage a command."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
 import click
 
 from mvlsib import params, terminal
-from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, pool_option, workdir_option
+from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, hub_bars, pool_option, workdir_option
 from mvlsib.cli.options import (
     URL,
     data_revision_option,
@@ -18,39 +17,12 @@ from mvlsib.cli.options import (
     out_option,
     progress_option,
     release_option,
-    with_backend_options,
 )
 from mvlsib.cli.options import (
     pool_option as sampled_pool_option,
 )
 from mvlsib.limits import HUB_TIMEOUT_S
-from mvlsib.release.exports import FORMATS
 from mvlsib.workdir import INSTANCES_FILE
-
-
-@contextlib.contextmanager
-def _hub_bars(enabled: bool, *, datasets: bool = False):
-    """The Hub libraries' own download and upload bars (huggingface_hub's; ``datasets``: also the
-    datasets library's), off for --no-progress and restored afterwards."""
-    if enabled:
-        yield
-        return
-    import huggingface_hub.utils as hub_utils
-
-    switches = [(hub_utils.are_progress_bars_disabled, hub_utils.disable_progress_bars, hub_utils.enable_progress_bars)]
-    if datasets:
-        import datasets as ds
-
-        switches.append((ds.are_progress_bars_disabled, ds.disable_progress_bars, ds.enable_progress_bars))
-    restore = [enable for is_disabled, _, enable in switches if not is_disabled()]
-    for _, disable, _ in switches:
-        disable()
-    try:
-        yield
-    finally:
-        for enable in restore:
-            enable()
-
 
 # ---------------------------------------------------------------- ingest
 
@@ -239,97 +211,6 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     sys.exit(1)
 
 
-# ---------------------------------------------------------------- verify-images
-
-
-@build_cli.command("verify-images")
-@click.option(
-    "--model",
-    "models",
-    multiple=True,
-    callback=params.distinct(),
-    required=True,
-    metavar="M",
-    help="Model to check with (repeatable): a local folder or Hub id (hf backend: image-text-to-text "
-    "models are asked, CLIP/SigLIP-style dual encoders classify zero-shot; detected from the config), "
-    "or a served model name (openai backend). Prefix hf: or openai: to pick the backend per model.",
-)
-@pool_option()
-@out_option(
-    "Folder for report.json and report.md.", default=str(Path(DEFAULT_WORKDIR) / "verify-images"), show_default=True
-)
-@with_backend_options
-@click.option(
-    "--rotations",
-    type=params.Int(1, 7),
-    default=7,
-    show_default=True,
-    help="Option orders per image (cyclic rotations of the 7 topics, spread evenly); 7 puts every "
-    "topic once at every letter A-G.",
-)
-@click.option(
-    "--threshold",
-    type=params.Finite(0.0, 1.0),
-    default=0.5,
-    show_default=True,
-    help="A generative model passes an image when more than this share of the orders pick its "
-    "topic (0.5: majority; 1: every order).",
-)
-@click.option(
-    "--parse-mode",
-    type=click.Choice(["strict", "relaxed", "lenient"]),
-    default="relaxed",
-    show_default=True,
-    help="How answer letters are read (as in mvlsib-eval).",
-)
-@click.option(
-    "--topic-names",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="CSV with a 'language' column and one column per topic: ask with these names, once per "
-    "language (replaces the English names; include an eng_Latn row to keep them).",
-)
-@click.option(
-    "--max-new-tokens",
-    type=params.Int(1, params.MAX_TOKENS),
-    default=8,
-    show_default=True,
-    help="Tokens generated per answer.",
-)
-@click.option(
-    "--allow-fail",
-    is_flag=True,
-    default=False,
-    help="Exit 0 even when some image fails some model (the report still lists them).",
-)
-@progress_option
-def verify_images_cmd(models, out, allow_fail, **options):
-    """Check that every pool image is classified as its topic by every model.
-
-    Generative models see each image with the 7 topics as options A-G, in several option
-    orders; dual encoders classify zero-shot over the topic names. Writes OUT/report.json and
-    OUT/report.md (failures first). Exits 1 when any image fails any model, unless --allow-fail.
-    The backend options are the evaluator's (`mvlsib-eval run`); a model prefixed hf: or openai:
-    uses that backend whatever --backend says.
-    """
-    from mvlsib.atomic import owned_folder
-    from mvlsib.verify_images.verify import VerifyOptions, verify_images
-
-    with owned_folder(out, "mvlsib-build verify-images"):
-        report = verify_images(VerifyOptions(models=list(models), out=out, **options))
-    n_images = len(report["images"])
-    for name in report["models"]:
-        e = report["summary"][name]
-        terminal.echo("{} ({}): {}/{} images pass", name, e["kind"], e["passed"], n_images)
-    terminal.echo("wrote {} and {}", Path(out) / "report.json", Path(out) / "report.md")
-    if report["failures"]:
-        failed = sorted({image_id for image_id, _ in report["failures"]})
-        shown = ", ".join(failed[:10]) + (f", ... ({len(failed) - 10} more)" if len(failed) > 10 else "")
-        terminal.echo("{} image(s) fail at least one model: {}", len(failed), shown, err=True)
-        if not allow_fail:
-            sys.exit(1)
-
-
 # ---------------------------------------------------------------- publish / build
 @build_cli.command("publish")
 @click.option(
@@ -411,7 +292,7 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_tim
         from mvlsib.release.hub import publish_to_hub
 
         # hub_options: revision (--branch), private, tag, dry_run, allow_demo_pool
-        with _hub_bars(progress):
+        with hub_bars(progress):
             result = publish_to_hub(release, repo_id, timeout=hub_timeout, **hub_options)
         for line in result.lines():
             terminal.echo("{}", line)
@@ -494,62 +375,3 @@ def build_cmd(sib, seed, out, workdir, pool, languages, data_revision, flores, a
     )
     for line in summary.lines():
         terminal.echo("{}", line)
-
-
-# ---------------------------------------------------------------- export
-
-
-@build_cli.command("export")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(FORMATS)))
-@release_option(required=True)
-@out_option("Folder to write the export to.", required=True)
-@click.option(
-    "--languages",
-    type=params.CommaList(),
-    default=None,
-    metavar="CODES",
-    help="Comma-separated language configs (default: all of a release folder; required for a Hub repo).",
-)
-@click.option(
-    "--tasks",
-    type=params.CommaList(),
-    default=None,
-    metavar="NAMES",
-    help="Comma-separated tasks (default: all the format holds).",
-)
-@click.option(
-    "--k",
-    "ks",
-    default=None,
-    metavar="KS",
-    type=params.CommaList(params.Int(1, params.MAX_K)),
-    help="Comma-separated numbers of references (default 1,3,5; mteb: 1).",
-)
-@data_revision_option("(a --release ORG/NAME).", old=("--revision",))
-@click.option(
-    "--limit",
-    type=params.Int(1, params.MAX_COUNT),
-    default=None,
-    metavar="N",
-    help="inspect only: N instances per language, the ones `mvlsib-eval run --limit N` takes (default: all).",
-)
-@progress_option
-def export_cmd(fmt, release, out, languages, tasks, ks, data_revision, limit, progress):
-    """Export a release for another harness: lmms-eval, mteb, vlmevalkit or inspect (Inspect AI).
-
-    \b
-    mvlsib-build export lmms-eval --release release --out exports/lmms-eval
-    lmms-eval --include_path exports/lmms-eval --tasks mvl_sib_i2s_k3_eng_Latn ...
-    mvlsib-build export inspect --release release --out exports/inspect
-    inspect eval exports/inspect/mvl_sib_inspect.py@i2s_k3 --model openai-api/local/MODEL
-
-    Details and the command that runs each format: docs/exports.md.
-    """
-    from mvlsib.release.exports import export
-
-    # A Hub --release is downloaded by datasets and huggingface_hub, with their own bars.
-    with _hub_bars(progress, datasets=not Path(release).is_dir()):
-        info = export(fmt, release, out, languages=languages, tasks=tasks, ks=ks, revision=data_revision, limit=limit)
-    terminal.echo(
-        "wrote {}: {} export of {} language(s), tasks {}", out, fmt, len(info["languages"]), ", ".join(info["tasks"])
-    )
