@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 
 import click
 
-from . import oserrors, terminal
+from . import httpio, oserrors, terminal
 from .errors import MvlsibError, missing_dependency_message
 
 
@@ -22,14 +24,18 @@ class InputError(click.ClickException):
     """Bad input the user can fix: a message on stderr, exit status 2.
 
     The message names what the user gave or a file held, so each of its lines is made
-    ``terminal.visible``: one line whatever the value, and nothing in it acts on the terminal.
+    ``terminal.visible``: one line whatever the value, and nothing in it acts on the terminal; and
+    a library's text in it may hold a URL with its password or a token, so credentials are removed.
     """
 
     exit_code = 2
 
     def __init__(self, message: str, *more_lines: str) -> None:
         # a message's own lines (an MvlsibError's list) stay lines; nothing inside one can start another
-        super().__init__("\n".join(terminal.visible(line) for line in (message, *more_lines)))
+        secrets = _secrets()
+        super().__init__(
+            "\n".join(terminal.visible(_redact(httpio.redact(line), secrets)) for line in (message, *more_lines))
+        )
 
 
 @contextlib.contextmanager
@@ -55,10 +61,12 @@ def error_boundary(
     except MvlsibError as exc:
         raise InputError(*exc.lines()) from None
     except OSError as exc:
-        raise InputError(oserrors.message(exc)) from None
+        raise InputError(_hub_unreachable(exc) or oserrors.message(exc)) from None
     except Exception as exc:
         if (missing := explain_missing(exc)) is not None:
             raise InputError(missing) from None
+        if (hub := _hub_unreachable(exc)) is not None:
+            raise InputError(hub) from None
         if (os_error := oserrors.as_oserror(exc)) is not None:
             raise InputError(oserrors.message(os_error)) from None
         withheld = _redact_chain(exc, _secrets())
@@ -84,8 +92,41 @@ class BoundaryGroup(click.Group):
     explain_missing = staticmethod(missing_dependency_message)
 
     def invoke(self, ctx: click.Context):
+        guard_logs()
         with error_boundary(self.explain_missing):
             return super().invoke(ctx)
+
+
+def _hub_unreachable(exc: BaseException) -> str | None:
+    """The one sentence for a Hub that cannot be asked (offline or not reached), whichever library
+    or command met it; only when a Hub library is loaded at all."""
+    if not any(name in sys.modules for name in ("huggingface_hub", "datasets", "transformers")):
+        return None
+    from . import hubio
+
+    return hubio.unreachable(exc)
+
+
+def guard_logs() -> None:
+    """Every log record any library makes (huggingface_hub's retry warnings name the URL, with a
+    ``user:password@`` if HF_ENDPOINT holds one) reaches the terminal as one safe line: credentials
+    removed (token shapes, URL passwords, credential-like environment values) and every control
+    shown (``terminal.visible``). A record factory, so no library's own handler can go around it."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "mvlsib_guard", False):
+        return
+
+    def factory(*args, **kwargs):
+        record = previous(*args, **kwargs)
+        try:
+            text = record.getMessage()
+        except Exception:  # a library's own formatting bug: show its template, not its arguments
+            text = f"{record.msg} (arguments not shown)"
+        record.msg, record.args = terminal.visible(_redact(httpio.redact(text), _secrets())), None
+        return record
+
+    factory.mvlsib_guard = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
 
 
 # Sub-groups made with ``@group.group(...)`` get the boundary too.

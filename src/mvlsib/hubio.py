@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import httpio, jsonio, readers
+from .errors import MvlsibError
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_API_BYTES = 32 * 1024 * 1024  # a dataset's info with every file listed is a few MB
@@ -92,7 +93,7 @@ class HubDeadline(HubAnswerError):
     pass
 
 
-class HubProblem(ValueError):
+class HubProblem(MvlsibError, ValueError):
     """One line for the user: what about the Hub went wrong, for which ``subject``."""
 
 
@@ -360,13 +361,65 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
         exc = exc.__cause__ if exc.__cause__ is not None or exc.__suppress_context__ else exc.__context__
 
 
+# What huggingface_hub, datasets, transformers and httpx2 raise when the Hub cannot be asked: the
+# offline switch, a file neither reachable nor cached, a connection or read that failed.
+_OFFLINE_NAMES = frozenset({"OfflineModeIsEnabled"})
+_UNREACHED_NAMES = frozenset({"LocalEntryNotFoundError"})
+_NETWORK_MODULES = ("httpx2", "httpcore2", "httpx", "httpcore", "requests", "urllib3")
+_HUB_MODULES = ("huggingface_hub", "datasets", "transformers", "fsspec", *_NETWORK_MODULES)
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def endpoint() -> str:
+    """The Hub's address as it may be printed (no ``user:password@``, no secret query values)."""
+    return httpio.public_url(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+
+
+def unreachable(exc: BaseException, subject: str = "") -> str | None:
+    """The one sentence every command says when the Hub cannot be asked (offline, or not reached),
+    if that is what ``exc`` stands for; None otherwise. Reads the exception chain only (class names
+    and modules): no library is imported, so the error boundary can ask it about any error."""
+    links = list(_chain(exc))
+    # A library's own wording names the exception it replaced: datasets raises a bare ConnectionError
+    # "Couldn't reach 'ORG/NAME' on the Hub (LocalEntryNotFoundError)".
+    names = {type(e).__name__ for e in links} | {w for e in links for w in re.findall(r"\((\w+)\)", str(e)[:400])}
+    in_library = [e for e in links if type(e).__module__.split(".")[0] in _HUB_MODULES or _raised_in_library(e)]
+    where = f"{subject}: " if subject else ""
+    if names & _OFFLINE_NAMES or (
+        _offline() and any(isinstance(e, (ConnectionError, FileNotFoundError)) for e in in_library)
+    ):
+        return (
+            f"{where}not in the local Hugging Face cache, and HF_HUB_OFFLINE is set; unset HF_HUB_OFFLINE to "
+            "download it, or give a local folder"
+        )
+    cause = next(
+        (
+            e
+            for e in reversed(links)
+            if type(e).__module__.split(".")[0] in _NETWORK_MODULES
+            or (isinstance(e, (ConnectionError, TimeoutError, socket.gaierror)) and e in in_library)
+        ),
+        None,
+    )
+    if cause is None and not names & _UNREACHED_NAMES:
+        return None
+    said = f" ({type(cause).__name__}: {one_line(httpio.redact(str(cause)), 160)})" if cause is not None else ""
+    return (
+        f"{where}cannot reach the Hugging Face Hub at {endpoint()}{said}; check the network or HF_ENDPOINT, or "
+        "give a local folder (with HF_HUB_OFFLINE=1, what is cached is used)"
+    )
+
+
 def translated(exc: BaseException, subject: str) -> HubProblem | None:
     """The one-line problem ``exc`` stands for, if a Hub answer (not the toolkit) caused it."""
-    import httpx2
-
     found = next((e for e in _chain(exc) if isinstance(e, HubAnswerError)), None)
     if found is not None:
         return HubProblem(f"{subject}: {found}")
+    if (text := unreachable(exc, subject)) is not None:
+        return HubProblem(text)
     if not _raised_in_library(exc):
         return None
     for link in _chain(exc):
@@ -381,13 +434,11 @@ def translated(exc: BaseException, subject: str) -> HubProblem | None:
             f"{subject}: a download from the Hub is not what the Hub announced ({one_line(str(exc), 200)}); "
             "re-run, and if it persists the Hub's copy is damaged"
         )
-    network = next(
-        (e for e in _chain(exc.__cause__ or exc.__context__) if isinstance(e, (httpx2.TransportError, OSError))), None
-    )
-    if network is not None:  # the library wrapped a connection failure (RuntimeError, ...)
+    network = next((e for e in _chain(exc.__cause__ or exc.__context__) if isinstance(e, OSError)), None)
+    if network is not None:  # the library wrapped a failure of the machine (RuntimeError, ...)
         return HubProblem(
-            f"{subject}: the connection to the Hub failed ({type(network).__name__}: {one_line(str(network), 160)}); "
-            "check the network or HF_ENDPOINT and re-run (an upload sends only what is still missing)"
+            f"{subject}: talking to the Hub failed ({type(network).__name__}: {one_line(str(network), 160)}); "
+            "check the network or HF_ENDPOINT and re-run"
         )
     return None
 

@@ -191,3 +191,90 @@ def test_bundled_evaluate_py_has_the_same_boundary(bundled_release, tmp_path):
     assert not failures, "\n".join(failures)
     # nothing left behind: no run folder, nothing in the read-only folder
     assert not [p for p in tmp_path.iterdir() if p.name in ("r1", "r2", "r3", "r4")] and not list(ro.iterdir())
+
+
+GUARDED = r"""
+import logging, sys
+import click
+from mvlsib.boundary import BoundaryGroup
+
+log = logging.getLogger("huggingface_hub.utils._http")
+log.addHandler(logging.StreamHandler(sys.stderr))  # a library's own handler, as huggingface_hub installs one
+log.propagate = False
+
+@click.group(cls=BoundaryGroup)
+def g():
+    pass
+
+@g.command("go")
+def go():
+    log.warning("%r thrown while requesting HEAD %s", sys.argv[1], sys.argv[2])
+    log.warning("token %s", sys.argv[3])
+
+g(["go"])
+"""
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["[Errno 111] Connection refused", "\x1b]0;owned\x07title", "line one\ncomplete: 100%", "\u202eevil\r\x9b2J"],
+)
+def test_library_log_records_reach_the_terminal_as_one_safe_line_without_credentials(said):
+    """huggingface_hub's retry warnings name the URL (with HF_ENDPOINT's user:password@): every log
+    record, through any library handler, is one line, controls shown, credentials removed."""
+    url = "http://user:hunter2hunter2@127.0.0.1:9/datasets/o/n/resolve/main/README.md"
+    res = subprocess.run(
+        [sys.executable, "-c", GUARDED, said, url, "hf_abcdefghijklmnop"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MY_API_KEY": "sk-proj-0123456789abcdef"},
+    )
+    assert res.returncode == 0, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert "hunter2" not in res.stderr and "hf_abcdefghijklmnop" not in res.stderr
+    assert "http://***@127.0.0.1:9/datasets/o/n/resolve/main/README.md" in lines[0]
+    assert not any(c in res.stderr for c in "\x1b\x07\r\x9b\u202e"), res.stderr
+
+
+def _chain(*links: BaseException) -> BaseException:
+    """``links[0]`` raised while handling ``links[1]``, ... (the way libraries wrap a failure)."""
+    for outer, inner in zip(links, links[1:]):
+        outer.__cause__ = inner
+    return links[0]
+
+
+def _named(name: str, module: str, base: type = Exception) -> type:
+    return type(name, (base,), {"__module__": module})
+
+
+@pytest.mark.parametrize(
+    ("make", "offline", "said"),
+    [
+        (lambda: _chain(OSError("We couldn't connect"), _named("ConnectError", "httpx2")("[Errno 111]")), "0", "reach"),
+        (lambda: _chain(RuntimeError("x"), _named("ReadTimeout", "httpcore2._exceptions")("timed out")), "0", "reach"),
+        (lambda: ConnectionError("Couldn't reach 'o/n' on the Hub (LocalEntryNotFoundError)"), "0", "reach"),
+        (lambda: _named("LocalEntryNotFoundError", "huggingface_hub.errors", OSError)("not cached"), "0", "reach"),
+        (lambda: _named("OfflineModeIsEnabled", "huggingface_hub.errors", ConnectionError)("offline"), "1", "offline"),
+        (lambda: ConnectionError("Couldn't reach 'o/n' on the Hub (OfflineModeIsEnabled)"), "1", "offline"),
+        (lambda: OSError(errno.ENOENT, "No such file or directory", "/x"), "0", None),
+        (lambda: ValueError("bad"), "1", None),
+        (lambda: _chain(KeyError("k"), TypeError("t")), "0", None),
+    ],
+)
+def test_every_command_says_one_thing_when_the_hub_cannot_be_asked(make, offline, said, monkeypatch):
+    """Whichever library met it (huggingface_hub, datasets, transformers, httpx2), a Hub that is
+    offline or out of reach is one sentence: the endpoint without its password, what to do."""
+    from mvlsib import hubio
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://user:hunter2hunter2@127.0.0.1:9")
+    monkeypatch.setenv("HF_HUB_OFFLINE", offline)
+    text = hubio.unreachable(make(), "--release o/n")
+    if said is None:
+        assert text is None
+    elif said == "offline":
+        assert text is not None and text.startswith("--release o/n: not in the local Hugging Face cache"), text
+    else:
+        assert text is not None and "cannot reach the Hugging Face Hub at http://127.0.0.1:9" in text, text
+    assert "hunter2" not in (text or "")

@@ -23,7 +23,6 @@ import pytest
 from support import WITHOUT_MVLSIB, subprocess_env
 
 from mvlsib.atomic import LEDGER
-from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.run.prompts import LETTERS, prompt_for_example
 from mvlsib.evaluation.run.scoring import METRICS, macro, per_language
 from mvlsib.pipeline import build
@@ -482,7 +481,6 @@ def test_export_command_and_its_errors(release, tmp_path):
     from click.testing import CliRunner
 
     from mvlsib.cli.build import build_cli
-    from mvlsib.release.exports import export
 
     runner = CliRunner()
     out = tmp_path / "lmms"
@@ -549,8 +547,47 @@ def test_export_command_and_its_errors(release, tmp_path):
         assert res.exit_code == 2 and message in res.output, (args, res.output)
         assert "Traceback" not in res.output
     assert (foreign / "keep.txt").read_text() == "mine" and not (tmp_path / "m").exists()
-    with pytest.raises(MvlsibError, match="needs --languages"):
-        export("mteb", "org/mvl-sib", tmp_path / "hub")
+
+
+def test_a_hub_release_is_checked_against_its_card_before_anything_is_written(release, tmp_path):
+    """A Hub repo id: its card (on the Hub stand-in) gives the languages; a misspelt repo or language,
+    and an unreachable or offline Hub, are one line each and leave no export behind. In processes of
+    their own: huggingface_hub reads HF_ENDPOINT and HF_HUB_OFFLINE when it is imported."""
+    from support.fakes.hub import serve_folder
+
+    def export_cli(env: dict, fmt: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", "from mvlsib.cli import build_cli; build_cli()", "export", fmt, *args],
+            env=subprocess_env(HF_HOME=str(tmp_path / "home"), HF_HUB_DISABLE_XET="1", **env),
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+
+    with serve_folder("org/mvl-sib", release) as hub:
+        online = {"HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0"}
+        ok = export_cli(online, "lmms-eval", "--release", "org/mvl-sib", "--out", str(tmp_path / "l"))
+        assert ok.returncode == 0, ok.stderr
+        info = json.loads((tmp_path / "l" / "export.json").read_text("utf-8"))
+        assert info["languages"] == sorted(LANGS)  # every language config of the card, the images config left out
+        for args, message in [
+            (["--release", "org/nothing-here"], "org/nothing-here"),
+            (["--release", "org/mvl-sib", "--languages", "xyz_Latn"], "xyz_Latn"),
+        ]:
+            res = export_cli(online, "lmms-eval", *args, "--out", str(tmp_path / "x"))
+            assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, res.stderr
+            assert not (tmp_path / "x").exists()
+    for env, message in [
+        (
+            {"HF_ENDPOINT": "http://user:hunter2hunter2@127.0.0.1:9", "HF_HUB_OFFLINE": "0"},
+            "cannot reach the Hugging Face Hub at http://127.0.0.1:9",
+        ),
+        ({"HF_HUB_OFFLINE": "1"}, "HF_HUB_OFFLINE is set"),
+    ]:
+        res = export_cli(env, "mteb", "--release", "org/other", "--out", str(tmp_path / "y"))
+        assert res.returncode == 2 and message in res.stderr.splitlines()[-1], res.stderr
+        assert "hunter2" not in res.stdout + res.stderr and "Traceback" not in res.stderr
+        assert not (tmp_path / "y").exists()
 
 
 @pytest.mark.harness

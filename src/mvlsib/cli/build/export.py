@@ -28,7 +28,7 @@ from mvlsib.release.exports import FORMATS
     type=params.CommaList(),
     default=None,
     metavar="CODES",
-    help="Comma-separated language configs (default: all of a release folder; required for a Hub repo).",
+    help="Comma-separated language configs (default: all of the release folder, or of the Hub repo's card).",
 )
 @click.option(
     "--tasks",

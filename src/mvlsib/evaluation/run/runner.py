@@ -147,7 +147,7 @@ def _release_errors(data: str):
         with _compat.hubio.session_for(data, "--release"):  # a Hub repo id: requests bounded, answers checked
             yield
     except ValueError as exc:
-        if isinstance(exc, MvlsibError):
+        if isinstance(exc, (MvlsibError, _compat.hubio.HubProblem)):  # one line naming the release already
             raise
         raise MvlsibError(_compat.hubio.one_line(f"{data}: {exc}", 4000)) from None
 

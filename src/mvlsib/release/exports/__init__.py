@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 
+from mvlsib import hubio
 from mvlsib.errors import MvlsibError
 
 
@@ -20,7 +22,9 @@ def export(fmt: str, release, out, **kwargs):
         )
     kwargs = {k: v for k, v in kwargs.items() if k != "limit" or fmt in LIMITED}
     module, function = FORMATS[fmt]
-    return getattr(importlib.import_module(f"{__name__}.{module}"), function)(release, out, **kwargs)
+    # A Hub repo id: every request bounded, every answer checked, an unreachable Hub one line.
+    with hubio.session_for(os.fspath(release), "--release"):
+        return getattr(importlib.import_module(f"{__name__}.{module}"), function)(release, out, **kwargs)
 
 
 # The export formats, by the name the command takes: (module here, its export function). Imported

@@ -80,13 +80,15 @@ def select(
     elif source.count("/") != 1:
         raise MvlsibError(f"{source!r} is neither an existing release folder nor a Hub repo id ORG/NAME")
     else:
-        available = None
+        # The repo's card lists its language configs (one small download): a misspelt repo, revision
+        # or language is said now, not by the harness that runs the export later.
+        available = mvl_sib.languages(source, revision)
+        if not available:
+            raise MvlsibError(f"--release {source}: its card lists no language config; is this an MVL-SIB release?")
     langs = _split(languages)
     if langs is None:
-        if available is None:
-            raise MvlsibError("a Hub release needs --languages (the languages cannot be listed without downloading)")
         langs = available
-    elif available is not None:
+    else:
         missing = [lang for lang in langs if lang not in available]
         if missing:
             raise MvlsibError(

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..._compat import MvlsibError
+from ..._compat import MvlsibError, hubio
 from ..base import one_line
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -156,6 +156,9 @@ def check_packages(model: str, revision: str | None, config: Any) -> None:
 
 
 def _package_error(what: str, exc: BaseException) -> MvlsibError | None:
+    """What the environment lacks for loading ``what``: a package, or the Hub (offline or not reached)."""
+    if (hub := hubio.unreachable(exc, f"cannot load {what}")) is not None:
+        return MvlsibError(hub)
     package = _missing_package(exc)
     if package is None:
         return None
