@@ -16,13 +16,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from support import DROP_CAPS
 from support.cli_contract import problems
 
 from mvlsib import oserrors
 from mvlsib.boundary import BoundaryGroup
 from mvlsib.errors import MvlsibError
 
-DROP_CAPS = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 ERRNOS = sorted(errno.errorcode)
 
 

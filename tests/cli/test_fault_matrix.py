@@ -28,18 +28,13 @@ import click
 import pytest
 from click.testing import CliRunner
 from PIL import Image
-from support import REPO, subprocess_env
+from support import DROP_CAPS, REPO, subprocess_env
 from support.cli_contract import Outcome, problems
 from support.fault_driver import RESULT
 
 from mvlsib.cli import build_cli, eval_cli
 
 HERE = Path(__file__).resolve().parent
-DROP_CAPS = [
-    "setpriv",
-    "--inh-caps=-dac_override,-dac_read_search",
-    "--bounding-set=-dac_override,-dac_read_search",
-]
 LONG_NAME = "n" * 300
 SECRET = "sk-fault-matrix-0123456789"
 

@@ -20,6 +20,9 @@ SHARED = REPO.parent / "shared"
 SIB_DIR = SHARED / "sib-200"
 TOPIC_PHOTOS = SHARED / "topic-photos"
 POOL_DIR = REPO / "src" / "mvlsib" / "data" / "image_pool"
+# Root without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH: mode bits bind, as they do for any other user
+# (CI and these machines run the suite as root).
+DROP_CAPS = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 # The languages of the evaluator tests' release: one Latin-script, one right-to-left.
 EVAL_LANGUAGES = ("eng_Latn", "arb_Arab")
 # A user turn with two images between text parts: how the family tests probe where a template puts images.
