@@ -262,11 +262,12 @@ def _dump_ledger(folder: Path, data: dict) -> None:
         fh.write("\n")
 
 
-def write_ledger(folder: str | os.PathLike[str], writer: str) -> None:
-    """Record every file now in ``folder`` (with its sha256) as written by ``writer``; call only when
-    no foreign file was there."""
+def write_ledger(folder: str | os.PathLike[str], writer: str, skip: Iterable[str] = ()) -> None:
+    """Record every file now in ``folder`` (with its sha256) as written by ``writer``, but those of
+    ``skip`` (there before, unrecorded, untouched); call only when no foreign file was there."""
     folder = Path(folder)
-    files = {rel: _digest(folder / rel) for rel in folder_files(folder)}
+    left = set(skip)
+    files = {rel: _digest(folder / rel) for rel in folder_files(folder) if rel not in left}
     if (folder / LEDGER).is_file() and _read_ledger_data(folder) == {"writer": writer, "files": files}:
         return  # nothing new: leave the folder untouched
     _dump_ledger(folder, {"writer": writer, "files": files})
@@ -329,18 +330,41 @@ def owned_folder(
     folder = Path(folder)
     remove_stale_temps(folder)
     refuse_foreign(folder, None, patterns, option=option)
+    # Files the ``patterns`` let pass without the ledger knowing them (a run's metrics.json the user
+    # put there, before the command refuses it): recorded only once this command has written them.
+    accepted = _accepted(folder) if folder.is_dir() else {}
+    unknown = (
+        {}
+        if not folder.is_dir()
+        else {rel: _signature(folder / rel) for rel in folder_files(folder) if rel not in accepted}
+    )
     _OWNED.append(Path(os.path.abspath(folder)).resolve())
     try:
         yield folder
     except BaseException:
         with contextlib.suppress(OSError):  # an unwritable folder must not mask the real error
-            if folder.is_dir() and (set(folder_files(folder)) - set(read_ledger(folder)) or _pending(folder)):
-                write_ledger(folder, writer)
+            if folder.is_dir() and (
+                set(folder_files(folder)) - set(read_ledger(folder)) - set(unknown) or _pending(folder)
+            ):
+                write_ledger(folder, writer, _still(folder, unknown))
         raise
     finally:
         _OWNED.pop()
     if folder.is_dir() and folder_files(folder):
-        write_ledger(folder, writer)
+        write_ledger(folder, writer, _still(folder, unknown))
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _still(folder: Path, unknown: dict[str, tuple[int, int, int] | None]) -> set[str]:
+    """Of the files that were there unrecorded, those this command left as they were."""
+    return {rel for rel, sig in unknown.items() if _signature(folder / rel) == sig}
 
 
 def _pending(folder: Path) -> bool:

@@ -91,13 +91,47 @@ class Response:
 
 
 def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
-    """``text`` with every given secret and every token-shaped string replaced by ``***``."""
+    """``text`` with every given secret, every token-shaped string and the value of every
+    credential-like query parameter of a URL in it (``?access_token=``, ``X-Amz-Signature=``)
+    replaced by ``***``."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     for pattern in _TOKEN_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) + " ***") if m.lastindex else "***", text)
-    return text
+    return _QUERY_VALUE.sub(lambda m: m.group(1) + "***" if _SECRET_QUERY.search(m.group(2)) else m.group(0), text)
+
+
+# A query parameter of a URL in running text: its separator and name (group 1, name alone group 2), its value.
+_QUERY_VALUE = re.compile(r"([?&]([^=&\s?#]+)=)[^&\s#'\"]*")
+# Options whose value is a credential, however given on a command line.
+_CREDENTIAL_OPTIONS = re.compile(r"(?i)^--?[\w-]*(token|key|secret|passw|credential)[\w-]*$")
+
+
+def public_argv(argv: list[str]) -> list[str]:
+    """A command line as it may be recorded (a run's config.json, a lock file): URLs without
+    ``user:password@`` or secret query values, token shapes and the values of credential options
+    (``--api-key X``, ``--token=X``) as ``***``. The program is named by its file name alone."""
+    out: list[str] = []
+    hide_next = False
+    for i, word in enumerate(argv):
+        if i == 0:
+            out.append(os.path.basename(word))
+            continue
+        if hide_next:
+            out.append("***")
+            hide_next = False
+            continue
+        name, eq, _value = word.partition("=")
+        if _CREDENTIAL_OPTIONS.match(name):
+            if eq:
+                out.append(f"{name}=***")
+            else:
+                out.append(word)
+                hide_next = True
+            continue
+        out.append(redact(word))
+    return out
 
 
 def env_credential(name: str, environ=None) -> str | None:

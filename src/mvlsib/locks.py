@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from . import httpio
+
 
 class Busy(Exception):
     """The lock is held by another process; ``holder`` says which."""
@@ -50,7 +52,11 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0) -
                     raise Busy(holder) from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}: {' '.join(sys.argv)[:300]}\n".encode(), 0)
+        os.pwrite(
+            fd,
+            f"pid {os.getpid()} on {socket.gethostname()}: {' '.join(httpio.public_argv(sys.argv))[:300]}\n".encode(),
+            0,
+        )
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock

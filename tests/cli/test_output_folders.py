@@ -104,6 +104,18 @@ def test_refuses_folders_holding_the_users_files_and_replaces_its_own(scene, wri
             found = problems(res, rel, moved=changed(before, scene_state(out)))
             if found:
                 failures.append(f"{variant} in {where}: {found}: {res.output.strip()[-200:]}")
+    # Generated from what the writer itself wrote: a user's file of each of its output names, alone
+    # in a folder (a metrics.json of their own where a run is pointed) is refused and kept.
+    names = sorted(p.relative_to(own).as_posix() for p in own.rglob("*") if p.is_file() and p.name != LEDGER)
+    for rel in [n for n in names if not n.endswith(".lock")][:12]:
+        out = tmp_path / "named" / rel.replace("/", "_")
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(b"the user's own file\n")
+        before = scene_state(out)
+        res = invoke(out)
+        found = problems(res, rel, moved=changed(before, scene_state(out)))
+        if found:
+            failures.append(f"a user's {rel} alone: {found}: {res.output.strip()[-200:]}")
     assert not failures, "\n".join(failures)
 
 

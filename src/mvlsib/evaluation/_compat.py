@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 
 from .. import __version__ as TOOLKIT_VERSION
 from .. import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
-from ..atomic import LEDGER, atomic_open, folder_files, owned_files, owned_folder, sha256_file, staged_folder
+from ..atomic import (
+    LEDGER,
+    atomic_open,
+    folder_files,
+    owned_files,
+    owned_folder,
+    refuse_theirs,
+    sha256_file,
+    staged_folder,
+)
 from ..csvio import read_dicts as read_csv
 from ..errors import MvlsibError
 from ..versions import library_versions
@@ -30,6 +39,7 @@ __all__ = [
     "LEDGER",
     "owned_folder",
     "owned_files",
+    "refuse_theirs",
     "staged_folder",
     "folder_files",
     "sha256_file",

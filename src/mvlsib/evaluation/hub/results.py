@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import json
 import os
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -179,11 +179,25 @@ def write(out: str | os.PathLike[str], run: str | os.PathLike[str], files: dict[
             with atomic_open(folder / name) as fh:
                 fh.write(yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
             written.append(folder / name)
-        with atomic_open(folder / config_name(dataset), "wb") as fh:
-            with open(Path(run) / "config.json", "rb") as src:
-                shutil.copyfileobj(src, fh)
+        # Uploaded with --create-pr: a run made before commands were recorded without their secrets
+        # (a --base-url with user:password@ or ?api_key=) must not publish them.
+        config = _public(readers.read_json("run_config", Path(run) / "config.json"))
+        with atomic_open(folder / config_name(dataset)) as fh:
+            fh.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
         written.append(folder / config_name(dataset))
     return written
+
+
+def _public(value):
+    """``value`` with every string as it may be published (``httpio.redact``: no URL password, no
+    secret query value, no token shape)."""
+    if isinstance(value, str):
+        return httpio.redact(value)
+    if isinstance(value, list):
+        return [_public(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _public(v) for k, v in value.items()}
+    return value
 
 
 def _date(run: Path) -> str:

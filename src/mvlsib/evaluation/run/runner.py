@@ -13,7 +13,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from .shards import Shard
 from .store import (
     PredictionWriter,
     _write_json,
+    claim_run_folder,
     dump_line,
     finalize,
     iter_sorted,
@@ -330,6 +330,7 @@ def run_eval(opts: RunOptions, backend_factory: Callable[..., Backend] | None = 
     run = Run.resolve(opts)
     run.fingerprint  # noqa: B018 - computed before the lock: a release that cannot be hashed is said first
     pred_path, cfg_path = _paths(out, opts.shard)
+    claim_run_folder(out, run.fingerprint, pred_path, cfg_path)  # before the lock file: a refusal leaves nothing
     # One writer per predictions file for the whole run: the fingerprint check, the appends and
     # the final config must not interleave with another process's (two runs on one --out).
     created = not out.exists()
@@ -361,21 +362,6 @@ def _backend_kwargs(opts: RunOptions) -> dict[str, Any]:
     return {"max_new_tokens": opts.max_new_tokens, **opts.backend_options}
 
 
-def _check_resumable(out: Path, fp: dict[str, Any], pred_path: Path, cfg_path: Path) -> None:
-    """Refuse to add to a run folder that holds another run (a different fingerprint, or
-    predictions without a config)."""
-    if cfg_path.exists():
-        old = read_config(cfg_path)["fingerprint"]
-        if old != fp:
-            diff = sorted(k for k in set(old) | set(fp) if old.get(k) != fp.get(k))
-            raise MvlsibError(
-                f"{out} holds a run with different {', '.join(diff)}; resume it with the same command "
-                "or pick another --out folder"
-            )
-    elif pred_path.exists() and pred_path.stat().st_size:
-        raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
-
-
 def _done_keys(pred_path: Path) -> set[tuple]:
     """The keys already in the predictions file (a torn last line repaired, duplicates refused)."""
     before = read_predictions(pred_path, repair=True)
@@ -388,7 +374,7 @@ def _run_locked(
     run: Run, backend_factory: Callable[..., Backend] | None, out: Path, pred_path: Path, cfg_path: Path
 ) -> dict[str, Any]:
     opts = run.opts
-    _check_resumable(out, run.fingerprint, pred_path, cfg_path)
+    claim_run_folder(out, run.fingerprint, pred_path, cfg_path)
     verify_data(opts.data)
     # A stand-in factory (tests) has no class to ask; the real one's backend checks its model early.
     preflight = (
@@ -412,7 +398,7 @@ def _run_locked(
         "parse_mode": opts.parse_mode,
         "groups": opts.groups,
         "versions": _versions(),
-        "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
+        "command": _compat.httpio.public_argv(sys.argv),
     }
     backend_info = None
     if plan.n_shard - len(plan.done_seen):

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import _compat
 from .._compat import MvlsibError, atomic_open
 from .run_files import read_config
-from .store import dump_line, finalize, iter_sorted, read_predictions, record_key
+from .store import claim_run_folder, dump_line, finalize, iter_sorted, read_predictions, record_key
 from .subset import select_rows
 
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -181,6 +181,7 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
     if not missing and not incomplete:  # an incomplete shard's cells may legitimately differ
         _check_cells_agree(records, seen, found)
     out = Path(out)
+    claim_run_folder(out, reference, out / "predictions.jsonl", out / "config.json")
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "predictions.jsonl") as fh:
         for rec in iter_sorted(records):

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .._compat import TASKS, MvlsibError, atomic_open, locks, readers
+from .._compat import TASKS, MvlsibError, atomic_open, locks, readers, refuse_theirs
 from .run_files import parse_prediction_lines, read_config, read_metrics
 from .scoring import compute_metrics
 
@@ -166,6 +166,25 @@ def _write_json(path: Path, obj: Any) -> None:
     with atomic_open(path) as fh:
         json.dump(obj, fh, ensure_ascii=False, indent=2, sort_keys=True)
         fh.write("\n")
+
+
+def claim_run_folder(out: Path, fingerprint: dict, pred_path: Path, cfg_path: Path) -> None:
+    """The one rule of every command that writes a run folder (run, batch collect, merge): a folder
+    that holds a run may be added to only by the same run (its fingerprint); one that holds none
+    must not hold files of the names a run writes that the user put there (a metrics.json of their
+    own is refused, never replaced: ``refuse_theirs``, by the folder's ledger)."""
+    if cfg_path.exists():
+        old = read_config(cfg_path)["fingerprint"]
+        if old != fingerprint:
+            diff = sorted(k for k in set(old) | set(fingerprint) if old.get(k) != fingerprint.get(k))
+            raise MvlsibError(
+                f"{out} holds a run with different {', '.join(diff)}; resume it with the same command "
+                "or pick another --out folder"
+            )
+    elif pred_path.exists() and pred_path.stat().st_size:
+        raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
+    else:
+        refuse_theirs(out, [pred_path.name, cfg_path.name, "predictions.jsonl", "config.json", "metrics.json"])
 
 
 def finalize(out: Path, config: dict, records: list[dict]) -> dict:

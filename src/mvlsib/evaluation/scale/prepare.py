@@ -265,7 +265,7 @@ def prepare(
             "limits": {"max_requests": max_requests, "max_bytes": max_bytes},
             "image_refs": image_refs,
             "files": splitter.files,
-            "command": [os.path.basename(sys.argv[0])] + sys.argv[1:],
+            "command": _compat.httpio.public_argv(sys.argv),
         }
         write_json(staging / MANIFEST, manifest)
     return manifest
