@@ -392,6 +392,21 @@ def owned_files(
                 _merge_ledger(folder, writer, names)
 
 
+@contextlib.contextmanager
+def output_file(
+    path: str | os.PathLike[str], writer: str, *, option: str = "--out", mode: str = "w", **kwargs
+) -> Iterator[IO]:
+    """The one way a command writes a single file it is told to (``--json FILE``, ``--script FILE``,
+    ``--out FILE``): atomically, and refused when a file of that name is there that the folder's
+    ledger does not record, with that content, as this command's (the user's own file, or one edited
+    since); the ledger then records it. ``params.OutputFile`` makes the same check when the option
+    is parsed, before any work."""
+    path = Path(path)
+    with owned_files(path.parent, [path.name], writer, option=option):
+        with atomic_open(path, mode, **kwargs) as fh:
+            yield fh
+
+
 def refuse_theirs(folder: str | os.PathLike[str], names: Iterable[str], *, option: str = "--out") -> None:
     """Raise ``MvlsibError`` when one of the files ``names`` in ``folder`` is there and its ledger does not
     record it, with that content, as ours: the check of ``owned_files``, for a command to make before

@@ -13,8 +13,10 @@ A leaf (it imports click and ``readers`` only): the release's evaluator ships it
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -123,6 +125,28 @@ def paired(of: str) -> Callable[..., Any]:
 
     callback.distinct = f"paired with {of}"  # type: ignore[attr-defined]  # what the architecture test looks for
     return callback
+
+
+class OutputFile(click.Path):
+    """A file the command writes (``--json FILE``, ``--script FILE``, ``--out FILE``): a file of that
+    name the command did not write (its folder's ledger does not record it with that content) is
+    refused as the option is parsed, before any work; the write goes through ``atomic.output_file``,
+    which checks again. ``-`` (stdout) where ``allow_dash``."""
+
+    def __init__(self, *, allow_dash: bool = False) -> None:
+        super().__init__(dir_okay=False, allow_dash=allow_dash, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        if str(path) != "-":
+            from .atomic import refuse_theirs
+
+            where = Path(os.fsdecode(path))
+            try:
+                refuse_theirs(where.parent, [where.name], option=param.opts[0] if param else "--out")
+            except MvlsibError as exc:
+                self.fail(str(exc), param, ctx)
+        return path
 
 
 class JsonObject(click.ParamType):

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from support import REPO, subprocess_env
 from support.cli_contract import changed, problems, refused, scene_state
+from support.cli_tree import NOT_OUTPUTS, output_params
 
 from mvlsib.atomic import LEDGER, staged_folder
 from mvlsib.cli import build_cli, eval_cli
@@ -303,3 +304,60 @@ def test_writers_into_shared_folders_never_replace_the_users_files(writer, sib_d
             path.write_bytes(original)
     code, output = invoke(folder)
     assert code == 0, output
+
+
+def _file_writers(s: Path, release: Path, pool: Path, workdir: Path) -> dict[tuple[str, str], tuple]:
+    """(command, option) -> (cli, args with {file}): each command that writes a single file on request."""
+    scores = s / "scores.csv"
+    scores.write_text("model,benchmark,score\nrunA,mmmu,0.5\nrunB,mmmu,0.4\nrunC,mmmu,0.3\n", encoding="utf-8")
+    for copy in ("runB", "runC"):
+        if not (s / copy).exists():
+            shutil.copytree(s / "runA", s / copy)
+    runs = [str(s / name) for name in ("runA", "runB", "runC")]
+    return {
+        ("mvlsib-eval compare", "--json"): (eval_cli, ["compare", runs[0], runs[1], "--json", "{file}"]),
+        ("mvlsib-eval correlate", "--out"): (eval_cli, ["correlate", *runs, "--scores", str(scores), "--out", "{file}"]),
+        ("mvlsib-eval plan", "--script"): (eval_cli, ["plan", "--data", str(release), "--languages", "eng_Latn",
+                                                      "--limit", "2", "--gpus", "2", "--no-progress", "--script", "{file}"]),
+        ("mvlsib-build validate", "--json"): (build_cli, ["validate", "--workdir", str(workdir), "--pool", str(pool),
+                                                          "--no-progress", "--json", "{file}"]),
+        ("mvlsib-build images check", "--json"): (build_cli, ["images", "check", "--pool", str(pool), "--no-progress",
+                                                              "--json", "{file}"]),
+        ("mvlsib-build images credits", "--out"): (build_cli, ["images", "credits", "--pool", str(pool), "--out", "{file}"]),
+    }  # fmt: skip
+
+
+FILE_WRITERS = sorted((where, p.opts[0]) for where, p in output_params() if (where, p.opts[0]) not in NOT_OUTPUTS)
+
+
+@pytest.mark.parametrize("writer", FILE_WRITERS, ids=" ".join)
+def test_a_file_output_refuses_the_users_file_and_replaces_its_own(scene, full_workdir, writer, tmp_path):
+    """Generated from the command trees: every option naming a file a command writes. The user's file
+    of that name (beside other files of theirs) is refused, exit 2 naming it, before any work, and kept
+    byte for byte; the command's own earlier file is replaced; an edited one is refused again."""
+    s, release, pool, _url = scene
+    table = _file_writers(s, release, pool, full_workdir)
+    assert writer in table, f"{writer}: a new file output; add how to run it to _file_writers"
+    cli, args = table[writer]
+    target = tmp_path / "out.file"
+
+    def invoke():
+        return CliRunner().invoke(cli, [a.replace("{file}", str(target)) for a in args])
+
+    for data in (b"the user's own file\n", b""):
+        target.write_bytes(data)
+        (tmp_path / "notes.txt").write_text("mine")
+        before = scene_state(tmp_path)
+        res = invoke()
+        found = problems(res, target.name, one_line=False, moved=changed(before, scene_state(tmp_path)))
+        assert not found, (found, res.output[-400:])
+        target.unlink()
+    first = invoke()
+    assert first.exit_code in (0, 1) and target.is_file(), first.output  # validate/check: 1 = findings
+    again = invoke()  # its own file: replaced
+    assert again.exit_code == first.exit_code and target.is_file(), again.output
+    target.write_bytes(target.read_bytes() + b"\n# my edit\n")
+    edited = target.read_bytes()
+    res = invoke()
+    assert res.exit_code == 2 and target.read_bytes() == edited, res.output
+    assert (tmp_path / "notes.txt").read_text() == "mine"

@@ -100,7 +100,7 @@ def _help(key: str, note: str | None) -> str:
 
 def out_option(help: str, *, file: bool = False, name: str = "out", **attrs):
     """``--out``: the folder (``file=True``: the file) a command writes; ``help`` says what goes there."""
-    kind = click.Path(file_okay=file, dir_okay=not file, path_type=Path)
+    kind = params.OutputFile() if file else click.Path(file_okay=False, path_type=Path)
     return option("--out", name, type=kind, shared="out", help=help, **attrs)
 
 
@@ -190,7 +190,7 @@ def json_out_option(note: str | None = None, *, name: str = "json_out", stdout: 
     return option(
         "--json",
         name,
-        type=click.Path(dir_okay=False, allow_dash=stdout, path_type=Path),
+        type=params.OutputFile(allow_dash=stdout),
         default=None,
         metavar="FILE",
         old=old,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from mvlsib.atomic import atomic_open
+from mvlsib.atomic import output_file
 from mvlsib.escape import has_markup
 from mvlsib.image_pool.hashes import (
     ImageHashes,
@@ -492,7 +492,7 @@ def _check_topics(rows: list[ManifestRow], options: CheckOptions, findings: list
 
 
 def write_report(report: CheckReport, path: str | Path) -> None:
-    with atomic_open(path) as fh:
+    with output_file(path, "mvlsib-build images check", option="--json") as fh:
         fh.write(report.to_json())
 
 

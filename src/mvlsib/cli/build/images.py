@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mvlsib import limits, params, terminal
-from mvlsib.atomic import atomic_open, owned_folder
+from mvlsib.atomic import output_file, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
 from mvlsib.cli.options import json_out_option, out_option, progress_option
 from mvlsib.cli.options import pool_option as required_pool_option
@@ -283,7 +283,7 @@ def images_credits(pool, out) -> None:
 
     text = pool_credits(pool)
     if out:
-        with atomic_open(out) as fh:
+        with output_file(out, "mvlsib-build images credits") as fh:
             fh.write(text)
         terminal.echo("wrote {}", out)
     else:

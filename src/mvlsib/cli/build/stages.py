@@ -177,7 +177,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     Exits 0 with a one-line summary when all holds, 1 with a list of violations
     (instance id, rule, detail) otherwise. Rules are listed in docs/validation.md.
     """
-    from mvlsib.atomic import atomic_open
+    from mvlsib.atomic import output_file
     from mvlsib.validation.invariants import validate as validate_stage
     from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.instances import load_instances
@@ -185,7 +185,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
 
     result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool), progress=progress)
     if json_out is not None:
-        with atomic_open(json_out) as fh:
+        with output_file(json_out, "mvlsib-build validate", option="--json") as fh:
             fh.write(result.to_json())
     s = result.summary
     if result.ok:

@@ -178,7 +178,7 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
 )
 @click.option(
     "--script",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=params.OutputFile(),
     default=None,
     help="Write the SLURM array script here (default: print it).",
 )

@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import TASKS, MvlsibError, atomic_open, terminal
+from .._compat import TASKS, MvlsibError, output_file, terminal
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from ..run.stats import (
@@ -198,7 +198,7 @@ def format_comparison(res: dict, alpha: float = 1 - CONFIDENCE) -> str:
 
 def write_comparison_json(res: dict, path: str | Path) -> Path:
     path = Path(path)
-    with atomic_open(path) as fh:
+    with output_file(path, "mvlsib-eval compare", option="--json") as fh:
         json.dump(res, fh, ensure_ascii=False, indent=2, sort_keys=False)
         fh.write("\n")
     return path

@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
-from .._compat import TASKS, MvlsibError, atomic_open, read_csv, terminal
+from .._compat import TASKS, MvlsibError, output_file, read_csv, terminal
 from ..run.scoring import compute_metrics
 from ..run.stats import CONFIDENCE
 from ..run.store import load_run
@@ -155,7 +155,7 @@ def write_correlations(rows: list[dict], path: str | Path) -> Path:
         "spearman_low",
         "spearman_high",
     ]
-    with atomic_open(path) as fh:
+    with output_file(path, "mvlsib-eval correlate") as fh:
         w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
         w.writeheader()
         for r in rows:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from .._compat import MvlsibError, atomic_open, owned_files, terminal
+from .._compat import MvlsibError, output_file, terminal
 from ..run.runner import Run, RunOptions
 
 
@@ -107,7 +106,5 @@ def run_args(opts: RunOptions, selection: dict[str, Any]) -> list[str]:
 def save_script(path: str | os.PathLike[str], text: str) -> None:
     """Write the array script to ``path``: a file of that name the user placed or edited is refused
     (the folder's ledger says which scripts are ours), never replaced."""
-    path = Path(path)
-    with owned_files(path.parent, [path.name], "mvlsib-eval plan", option="--script"):
-        with atomic_open(path) as fh:
-            fh.write(text)
+    with output_file(path, "mvlsib-eval plan", option="--script") as fh:
+        fh.write(text)
