@@ -119,6 +119,13 @@ def test_entries_are_the_runs_macro_accuracy_under_the_eval_yaml_task_ids(full_r
         assert entry["source"]["url"] == "https://example.org/config.json"
     config_copy = tmp_path / "out" / ".eval_results" / hub_results.config_name(DATASET)
     assert config_copy.read_bytes() == (run / "config.json").read_bytes()
+    # A run recorded before commands were kept without secrets: its copy (uploaded with --create-pr) has none.
+    config = json.loads((run / "config.json").read_text("utf-8"))
+    config["command"] += ["--base-url", "http://user:hunter2hunter2@127.0.0.1:8000/v1?api_key=QSECRET77"]
+    (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    hub_results.write(tmp_path / "out2", run, files, DATASET)
+    copied = (tmp_path / "out2" / ".eval_results" / hub_results.config_name(DATASET)).read_text("utf-8")
+    assert "hunter2" not in copied and "QSECRET77" not in copied and "127.0.0.1:8000/v1?api_key=***" in copied
 
 
 def test_limit_and_incomplete_runs_are_refused_unless_forced(release_dir, full_run, tmp_path, eval_yaml_text):

@@ -181,9 +181,12 @@ def write(out: str | os.PathLike[str], run: str | os.PathLike[str], files: dict[
             written.append(folder / name)
         # Uploaded with --create-pr: a run made before commands were recorded without their secrets
         # (a --base-url with user:password@ or ?api_key=) must not publish them.
-        config = _public(readers.read_json("run_config", Path(run) / "config.json"))
-        with atomic_open(folder / config_name(dataset)) as fh:
-            fh.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+        source = Path(run) / "config.json"
+        raw = readers.read_limited(source, readers.kind("run_config").max_bytes)
+        config = readers.parse_json("run_config", raw, str(source))
+        public = _public(config)
+        with atomic_open(folder / config_name(dataset), "wb") as fh:
+            fh.write(raw if public == config else (json.dumps(public, indent=2, ensure_ascii=False) + "\n").encode())
         written.append(folder / config_name(dataset))
     return written
 
