@@ -181,6 +181,15 @@ def _no_dash(ctx, param, value):
     return value
 
 
+different_releases_option = click.option(
+    "--different-releases",
+    is_flag=True,
+    default=False,
+    help="Analyse runs made on different releases (refused by default: the same keys may hold other "
+    "instances or images); the output then says so at the top.",
+)
+
+
 def json_out_option(note: str | None = None, *, name: str = "json_out", stdout: bool = False, old=()):
     """``--json FILE``: also write the command's JSON report to FILE.
 

@@ -11,6 +11,7 @@ from ... import params, terminal
 from ...atomic import owned_folder
 from ...errors import MvlsibError
 from ..options import (
+    different_releases_option,
     groups_option,
     json_out_option,
     out_option,
@@ -37,16 +38,17 @@ from ..options import (
     "as region) overriding or extending the packaged language table; new columns become groupings.",
 )
 @release_option("For the topic confusion figure (default: the runs' own, when it exists).", kind="folder")
-def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, release):
+@different_releases_option
+def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, release, different_releases):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
     with owned_folder(out, "mvlsib-eval report"):
-        written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, release)
+        written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, release, different_releases)
     for path in written:
         terminal.echo("wrote {}", path)
 
 
-def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
+def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data, different_releases):
     from ...evaluation.analysis.report import write_report
     from ...evaluation.run.languages import read_overrides
 
@@ -58,6 +60,7 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
         names=list(names) or None,
         metadata=read_overrides(metadata_csv) if metadata_csv else None,
         data=data,
+        different_releases=different_releases,
         warn=lambda text: terminal.echo("warning: {}", text, err=True),
     )
 
@@ -70,13 +73,7 @@ def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data):
     name="json_path",
 )
 @parse_mode_option("How letters are read from the stored responses.")
-@click.option(
-    "--different-releases",
-    is_flag=True,
-    default=False,
-    help="Compare runs made on different releases (refused by default: the same keys may hide other "
-    "instances or images); the comparison then says so at the top.",
-)
+@different_releases_option
 def compare_command(run_a, run_b, json_path, parse_mode, different_releases):
     """Paired comparison of two runs on the same instances: accuracy difference A − B with a bootstrap
     interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
@@ -101,7 +98,8 @@ def compare_command(run_a, run_b, json_path, parse_mode, different_releases):
     show_default=True,
     help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
 )
-def items_command(runs, out, release, parse_mode, names, max_listed):
+@different_releases_option
+def items_command(runs, out, release, parse_mode, names, max_listed, different_releases):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
     per-image error rates and letter-position bias."""
     from ...evaluation.analysis.items import write_items
@@ -110,7 +108,13 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
     with owned_folder(out, "mvlsib-eval items"):
         written = write_items(
-            list(runs), out, data=release, mode=parse_mode, names=list(names) or None, max_listed=max_listed
+            list(runs),
+            out,
+            data=release,
+            mode=parse_mode,
+            names=list(names) or None,
+            max_listed=max_listed,
+            different_releases=different_releases,
         )
     for path in written:
         terminal.echo("wrote {}", path)
@@ -127,14 +131,21 @@ def items_command(runs, out, release, parse_mode, names, max_listed):
 @run_names_option("The CSV's model name per run, in order (default: folder name, else the run's model).")
 @out_option("Also write the correlations to this CSV file.", file=True, name="out_csv")
 @parse_mode_option("How letters are read from the stored responses.")
-def correlate_command(runs, scores, names, out_csv, parse_mode):
+@different_releases_option
+def correlate_command(runs, scores, names, out_csv, parse_mode, different_releases):
     """Pearson and Spearman correlations (with the number of models and 95 % intervals) between MVL-SIB's
     task x k macro accuracies and other benchmarks' scores of the same models."""
     from ...evaluation.analysis.correlate import correlate, format_correlations, read_scores, write_correlations
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
-    rows = correlate(list(runs), read_scores(scores), names=list(names) or None, mode=parse_mode)
+    rows = correlate(
+        list(runs),
+        read_scores(scores),
+        names=list(names) or None,
+        mode=parse_mode,
+        different_releases=different_releases,
+    )
     terminal.echo_block(format_correlations(rows))
     if out_csv is not None:
         terminal.echo("wrote {}", write_correlations(rows, out_csv))

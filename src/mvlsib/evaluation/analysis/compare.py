@@ -26,8 +26,10 @@ from ..run.stats import (
     method_note,
     paired_cell_interval,
 )
-from ..run.store import load_run, record_key
+from ..run.store import record_key
 from .report_format import coverage
+from .runs import differ as differing
+from .runs import load_runs
 
 
 def outcomes(records, mode: str = "relaxed") -> dict[tuple, bool]:
@@ -84,20 +86,10 @@ def compare_runs(
     Runs made on different releases (their recorded release manifest hashes differ) are refused unless
     ``different_releases``: the same instance key may stand for other sentences or images there.
     """
-    runs = []
-    for run in (run_a, run_b):
-        config, records, _ = load_run(run)
-        if not records:
-            raise MvlsibError(f"{run}: predictions.jsonl is empty")
-        runs.append((run, config, records))
-    releases = [(config.get("fingerprint") or {}).get("release_manifest_sha256") for _, config, _ in runs]
-    differ = None not in releases and releases[0] != releases[1]
-    if differ and not different_releases:
-        raise MvlsibError(
-            f"{run_a} and {run_b} were made on different releases (release manifest sha256 "
-            f"{str(releases[0])[:12]} and {str(releases[1])[:12]}): the same keys may hold other instances or "
-            "images; compare runs of one release, or pass --different-releases to compare them anyway"
-        )
+    loaded = load_runs([run_a, run_b], names=["A", "B"], different_releases=different_releases)
+    runs = [(r.path, r.config, r.records) for r in loaded]
+    releases = [r.release for r in loaded]
+    differ = differing(loaded)
     result = compare_outcomes(outcomes(runs[0][2], mode), outcomes(runs[1][2], mode))
     overall = result.pop("overall")
     cov = [coverage(config, records) for _, config, records in runs]

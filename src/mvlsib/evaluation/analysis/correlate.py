@@ -19,7 +19,10 @@ from statistics import NormalDist
 from .._compat import TASKS, MvlsibError, output_file, read_csv, terminal
 from ..run.scoring import compute_metrics
 from ..run.stats import CONFIDENCE
-from ..run.store import load_run
+from .runs import load_runs
+
+# Benchmark scores are accuracies, percentages or Elo-like ratings; beyond this a value is not a score.
+MAX_SCORE = 1e9
 
 
 def read_scores(path: str | Path) -> dict[str, dict[str, float]]:
@@ -39,6 +42,8 @@ def read_scores(path: str | Path) -> dict[str, dict[str, float]]:
             score = math.nan
         if not math.isfinite(score):  # "nan" and "inf" parse as floats; no correlation survives them
             raise MvlsibError(f"{path}, line {lineno}: score {row['score']!r} is not a finite number")
+        if abs(score) > MAX_SCORE:  # squared sums of larger values overflow a float
+            raise MvlsibError(f"{path}, line {lineno}: score {row['score']!r} is beyond ±{MAX_SCORE:g}; is it a score?")
         model, bench = (row["model"] or "").strip(), (row["benchmark"] or "").strip()
         if not model or not bench:
             raise MvlsibError(f"{path}, line {lineno}: empty model or benchmark")
@@ -85,12 +90,14 @@ def fisher_interval(r: float | None, n: int, confidence: float = CONFIDENCE) -> 
     return math.tanh(z - half), math.tanh(z + half)
 
 
-def correlate(runs, scores: dict[str, dict[str, float]], *, names=None, mode: str = "relaxed") -> list[dict]:
-    labels = names or [Path(r).resolve().name for r in runs]
+def correlate(
+    runs, scores: dict[str, dict[str, float]], *, names=None, mode: str = "relaxed", different_releases: bool = False
+) -> list[dict]:
     mvl: dict[tuple, dict[str, float]] = {}  # (task, k) -> scores-model name -> macro accuracy
     known = {m for per in scores.values() for m in per}
-    for run, label in zip(runs, labels):
-        config, records, _ = load_run(run)
+    for i, loaded in enumerate(load_runs(runs, different_releases=different_releases)):
+        run, config, records = loaded.path, loaded.config, loaded.records
+        label = names[i] if names else run.resolve().name  # matched against the CSV's names, as given
         model = config.get("fingerprint", {}).get("model")
         key = label if label in known else model if model in known else None
         if key is None:

@@ -23,22 +23,17 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import LOADER, TASK_BY_NAME, TASKS, MvlsibError, atomic_open
+from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
-from ..run.store import load_run
 from .report_format import coverage
+from .runs import load_runs
 
 
-def _load(runs, mode: str, names=None):
+def _load(runs, mode: str, names=None, **checks):
     out = []
-    labels = names or [Path(r).resolve().name for r in runs]
-    if len(set(labels)) != len(labels):
-        labels = [f"{i + 1}:{label}" for i, label in enumerate(labels)]
-    for run, label in zip(runs, labels):
-        config, records, _ = load_run(run)
-        if not records:
-            raise MvlsibError(f"{run}: predictions.jsonl is empty")
+    for run in load_runs(runs, names=names, **checks):
+        label, config, records = run.label, run.config, run.records
         for r in records:
             r["_letter"] = parse_letter(r["response"], mode)
             r["_ok"] = r["_letter"] == LETTERS[int(r["label"])]
@@ -235,10 +230,17 @@ def item_details(key, per_run, rows) -> dict:
 
 
 def write_items(
-    runs, out: str | Path, *, data: str | None = None, mode: str = "relaxed", names=None, max_listed: int = 5000
+    runs,
+    out: str | Path,
+    *,
+    data: str | None = None,
+    mode: str = "relaxed",
+    names=None,
+    max_listed: int = 5000,
+    different_releases: bool = False,
 ) -> list[Path]:
     out = Path(out)
-    loaded = _load(runs, mode, names)
+    loaded = _load(runs, mode, names, different_releases=different_releases, release=data)
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     res = item_analysis(loaded)
     if data is None:

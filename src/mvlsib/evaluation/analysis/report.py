@@ -16,16 +16,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from statistics import NormalDist
 
-from .._compat import TASK_TABLE, MvlsibError, atomic_open
+from .._compat import TASK_TABLE, atomic_open
 from ..run.languages import GROUPINGS, info
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from ..run.scoring import METRICS, compute_metrics
 from ..run.stats import cell_interval, macro_interval
-from ..run.store import load_run
 from .leaderboard import write_leaderboard
 from .report_figures import draw_figures, topic_confusion_figure
 from .report_format import ci, coverage, fmt, mean, scope_line, task_k_keys, write_csv
+from .runs import load_runs
 
 TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
 CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)
@@ -142,9 +142,19 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
     figures: bool = True,
     data: str | Path | None = None,
     warn: Callable[[str], None] | None = None,
+    different_releases: bool = False,
 ) -> list[Path]:
     out = Path(out)
-    loaded, raw = _load_runs(runs, _labels(runs, names), groups, mode=mode, metadata=metadata, warn=warn)
+    loaded, raw = _load_runs(
+        runs,
+        groups,
+        mode=mode,
+        metadata=metadata,
+        warn=warn,
+        names=names,
+        different_releases=different_releases,
+        release=data,
+    )
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     written = _write_tables(out, loaded)
     summaries = [(label, language_summary(m, metadata)) for label, _, m, _ in loaded]
@@ -170,23 +180,11 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
     return written
 
 
-def _labels(runs, names: list[str] | None) -> list[str]:
-    """One distinct display name per run: the given names, else the folder names (numbered when alike)."""
-    if names is not None and len(names) != len(runs):
-        raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
-    labels = names or [Path(r).resolve().name for r in runs]
-    if len(set(labels)) != len(labels):
-        labels = [f"{i + 1}:{label}" for i, label in enumerate(labels)]
-    return labels
-
-
-def _load_runs(runs, labels, groups, *, mode: str, metadata, warn) -> tuple[list[tuple], list[list[dict]]]:
-    """(label, config, metrics, coverage) per run, and each run's records."""
+def _load_runs(runs, groups, *, mode: str, metadata, warn, **checks) -> tuple[list[tuple], list[list[dict]]]:
+    """(label, config, metrics, coverage) per run, and each run's records (``load_runs`` and its ``checks``)."""
     loaded, raw = [], []
-    for run, label in zip(runs, labels):
-        config, records, _ = load_run(run)  # refuses a run with duplicate keys
-        if not records:
-            raise MvlsibError(f"{run}: predictions.jsonl is empty")
+    for run_ in load_runs(runs, **checks):
+        run, label, config, records = run_.path, run_.label, run_.config, run_.records
         cov = coverage(config, records)
         if warn is not None and not cov["complete"]:
             warn(
@@ -279,9 +277,15 @@ def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> 
         "",
         scope,
         "",
-        "## Runs",
-        "",
     ]
+    made_on = {c.get("fingerprint", {}).get("release_manifest_sha256") for _, c, _, _ in loaded} - {None}
+    if len(made_on) > 1:  # allowed with --different-releases, and said first
+        lines += [
+            "**WARNING: these runs were made on different releases** (see the release column): the same "
+            "keys may hold other instances or images, so their figures are not paired.",
+            "",
+        ]
+    lines += ["## Runs", ""]
     lines += _runs_table(loaded)
     lines += [""] + completeness_lines([(label, cov) for label, _, _, cov in loaded])
     lines += _macro_section(loaded, scope)

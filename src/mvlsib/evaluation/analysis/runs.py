@@ -1,0 +1,77 @@
+"""The runs an analysis reads, loaded one way for every command (report, compare, items, correlate).
+
+Each run is a finished run folder (``load_run``: its config, its predictions, duplicate keys
+refused), not empty. Runs are compared key by key, so they must have been made on one release: the
+release manifest's sha256 each run recorded must agree (runs that recorded none, made on a Hub repo,
+pass), else the command refuses, unless the user allows it, and then says so. A release folder the
+user names for texts or figures (``--release``) must be that release too, or the texts shown under
+a key would be another instance's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._compat import MvlsibError
+from ..run.runner import release_manifest_sha256
+from ..run.store import load_run
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    path: Path
+    label: str
+    config: dict[str, Any]
+    records: list[dict]
+    metrics: dict[str, Any]
+
+    @property
+    def release(self) -> str | None:
+        """The sha256 of the release manifest the run was made on (None: not recorded)."""
+        return (self.config.get("fingerprint") or {}).get("release_manifest_sha256")
+
+
+def labels(runs, names: list[str] | None) -> list[str]:
+    """One distinct display name per run: the given names, else the folder names (numbered when alike)."""
+    if names is not None and len(names) != len(runs):
+        raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
+    found = list(names) if names else [Path(r).resolve().name for r in runs]
+    if len(set(found)) != len(found):
+        found = [f"{i + 1}:{label}" for i, label in enumerate(found)]
+    return found
+
+
+def load_runs(
+    runs, *, names: list[str] | None = None, different_releases: bool = False, release: str | Path | None = None
+) -> list[LoadedRun]:
+    """Every run loaded, checked to share one release (see the module docstring); ``release``: a
+    release folder the command will read beside them, checked against the runs' release."""
+    loaded = []
+    for run, label in zip(runs, labels(runs, names)):
+        config, records, metrics = load_run(run)
+        if not records:
+            raise MvlsibError(f"{run}: predictions.jsonl is empty")
+        loaded.append(LoadedRun(Path(run), label, config, records, metrics))
+    made_on = {r.release for r in loaded if r.release is not None}
+    if len(made_on) > 1 and not different_releases:
+        shown = ", ".join(f"{r.path} ({str(r.release)[:12]})" for r in loaded)
+        raise MvlsibError(
+            f"the runs were made on different releases (release manifest sha256: {shown}): the same keys may "
+            "hold other instances or images; analyse runs of one release, or pass --different-releases"
+        )
+    if release is not None and Path(release).is_dir() and made_on:
+        here = release_manifest_sha256(str(release))
+        if here is not None and here not in made_on:
+            raise MvlsibError(
+                f"--release {release}: not the release the runs were made on (its manifest sha256 "
+                f"{here[:12]}, the runs' {', '.join(sorted(s[:12] for s in made_on))}); its texts would be shown "
+                "under other instances' keys: give the runs' own release folder"
+            )
+    return loaded
+
+
+def differ(loaded: list[LoadedRun]) -> bool:
+    """Whether the runs recorded different releases (allowed with --different-releases, and said)."""
+    return len({r.release for r in loaded if r.release is not None}) > 1

@@ -1,0 +1,96 @@
+"""Runs made on different releases are analysed together only when the user says so, by every
+analysis command alike (``analysis/runs.py``): the same key may hold another instance there."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from support import REPO
+from support.cli_contract import problems
+
+from mvlsib.cli import eval_cli
+
+
+@pytest.fixture(scope="module")
+def two_releases(release_dir, tmp_path_factory):
+    """A served run, and a copy that recorded another release manifest."""
+    from support.fakes.openai_compat import lettered_server
+
+    base = tmp_path_factory.mktemp("mix")
+    with lettered_server() as server:
+        res = CliRunner().invoke(
+            eval_cli,
+            ["run", "--data", str(release_dir), "--backend", "openai", "--base-url", server.base_url, "--model",
+             "m", "--limit", "4", "--languages", "eng_Latn", "--tasks", "t2s", "--k", "1", "--out",
+             str(base / "a"), "--no-progress"],
+        )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    shutil.copytree(base / "a", base / "b")
+    config = json.loads((base / "b" / "config.json").read_text("utf-8"))
+    config["fingerprint"]["release_manifest_sha256"] = "0" * 64
+    (base / "b" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    scores = base / "scores.csv"
+    scores.write_text("model,benchmark,score\na,x,0.1\nb,x,0.2\n", encoding="utf-8")
+    return base, release_dir, scores
+
+
+COMMANDS = {
+    "report": lambda b, rel, scores, out: ["report", str(b / "a"), str(b / "b"), "--out", str(out)],
+    "items": lambda b, rel, scores, out: ["items", str(b / "a"), str(b / "b"), "--out", str(out)],
+    "compare": lambda b, rel, scores, out: ["compare", str(b / "a"), str(b / "b"), "--json", str(out)],
+    "correlate": lambda b, rel, scores, out: ["correlate", str(b / "a"), str(b / "b"), "--scores", str(scores),
+                                              "--out", str(out)],
+}  # fmt: skip
+
+
+def test_every_command_reading_several_runs_is_listed():
+    """A new analysis command over several runs belongs in COMMANDS (its RUNS argument is the shared one)."""
+    several = {name for name, cmd in eval_cli.commands.items() if any(p.name == "runs" for p in cmd.params)}
+    assert several | {"compare"} == set(COMMANDS), several
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_runs_of_two_releases_are_refused_unless_allowed_and_then_marked(two_releases, command, tmp_path):
+    base, rel, scores = two_releases
+    out = tmp_path / "out"
+    args = COMMANDS[command](base, rel, scores, out)
+    res = CliRunner().invoke(eval_cli, args)
+    assert not problems(res, "different releases"), res.output
+    assert not out.exists()
+    allowed = CliRunner().invoke(eval_cli, [*args, "--different-releases"])
+    assert allowed.exit_code == 0, allowed.output
+    if command == "report":
+        assert "made on different releases" in (out / "report.md").read_text("utf-8")
+    if command == "compare":
+        assert "different releases" in allowed.output
+
+
+@pytest.mark.parametrize("command", ["report", "items"])
+def test_a_release_folder_not_the_runs_own_is_refused(two_releases, command, tmp_path):
+    """--release must be the release the runs were made on: its texts would sit under other keys."""
+    base, rel, _ = two_releases
+    other = tmp_path / "other"
+    shutil.copytree(rel, other)
+    (other / "manifest.json").write_text((other / "manifest.json").read_text("utf-8") + " ", encoding="utf-8")
+    res = CliRunner().invoke(
+        eval_cli, [command, str(base / "a"), "--out", str(tmp_path / "o"), "--release", str(other)]
+    )
+    assert not problems(res, "not the release the runs were made on"), res.output
+    ok = CliRunner().invoke(eval_cli, [command, str(base / "a"), "--out", str(tmp_path / "p"), "--release", str(rel)])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_analysis_reads_runs_only_through_load_runs():
+    """``load_run`` in evaluation/analysis/ only inside runs.py: no command can skip the release check."""
+    bad = []
+    for path in sorted((REPO / "src/mvlsib/evaluation/analysis").glob("*.py")):
+        if path.name == "runs.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Name) and node.id == "load_run":
+                bad.append(f"{path.name}:{node.lineno}")
+    assert not bad, bad
