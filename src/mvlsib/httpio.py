@@ -105,7 +105,7 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
 # A query parameter of a URL in running text: its separator and name (group 1, name alone group 2), its value.
 _QUERY_VALUE = re.compile(r"([?&]([^=&\s?#]+)=)[^&\s#'\"]*")
 # Options whose value is a credential, however given on a command line.
-_CREDENTIAL_OPTIONS = re.compile(r"(?i)^--?[\w-]*(token|key|secret|passw|credential)[\w-]*$")
+_CREDENTIAL_OPTIONS = re.compile(r"(?i)^--?[\w-]*(token|key|secret|passw|credential)[\w-]*\Z")
 
 
 def public_argv(argv: list[str]) -> list[str]:

@@ -107,7 +107,7 @@ def message(exc: OSError) -> str:
     return text
 
 
-_LOOP = re.compile(r"^Symlink loop from '(?P<path>.*)'$", re.S)
+_LOOP = re.compile(r"^Symlink loop from '(?P<path>.*)'\Z", re.S)
 
 
 def as_oserror(exc: BaseException) -> OSError | None:

@@ -376,11 +376,37 @@ def schema(name: str) -> dict[str, Any]:
     return json.loads(text)  # our own package data
 
 
+def _ecma(pattern: str) -> str:
+    """``pattern`` with ECMA-262's ``$`` (the end of the string, as JSON Schema specifies) where
+    Python's ``$`` would also match before a final line break: ``"t2s_k1\n"`` must not pass ``_k[0-9]+$``."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        return pattern[:-1] + r"\Z"
+    return pattern
+
+
+@functools.cache
+def _strict_class():
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import ValidationError
+
+    def pattern(validator, patrn, instance, _schema):
+        if validator.is_type(instance, "string") and not re.search(_ecma(patrn), instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})
+
+
+def schema_validator(schema_: dict[str, Any], **kwargs: Any):
+    """The one way a JSON Schema validator is made in the package (Draft 2020-12, ``pattern`` with
+    ECMA-262's end of string); ``tests/architecture/test_one_reader.py`` finds any other."""
+    cls = _strict_class()
+    cls.check_schema(schema_)
+    return cls(schema_, **kwargs)
+
+
 @functools.cache
 def _validator(name: str):
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(schema(name))
+    return schema_validator(schema(name))
 
 
 def _path(parts) -> str:
@@ -448,9 +474,7 @@ def _rule(err) -> str:
 
 @functools.cache
 def _definition_validator(name: str, definition: str):
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": schema(name)["$defs"]})
+    return schema_validator({"$ref": f"#/$defs/{definition}", "$defs": schema(name)["$defs"]})
 
 
 def definition_problem(name: str, definition: str, value: Any) -> tuple[str, str] | None:

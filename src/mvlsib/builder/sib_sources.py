@@ -18,7 +18,7 @@ from mvlsib.release_format.mvl_sib import is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
 REFERENCE_LANGUAGE = "eng_Latn"
-_REPO_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_REPO_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+\Z")
 
 
 @dataclass(frozen=True)

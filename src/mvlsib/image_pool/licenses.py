@@ -70,7 +70,7 @@ _SHORT_NAMES = {
 # "CC BY-SA 4.0", "CC-BY-NC-ND-3.0", "cc by 2.0 de", "CC BY 4.0 International"
 _CC_RE = re.compile(
     r"^cc[\s_-]*(?P<parts>by(?:[\s_-]*(?:nc|nd|sa))*)[\s_-]*(?P<ver>\d\.\d)"
-    r"(?:[\s_-]*(?P<port>[a-z]{2}(?:-[a-z]{2})?|international|generic|unported))?$",
+    r"(?:[\s_-]*(?P<port>[a-z]{2}(?:-[a-z]{2})?|international|generic|unported))?\Z",
     re.IGNORECASE,
 )
 

@@ -32,7 +32,7 @@ EVAL_YAML = "eval.yaml"
 FRAMEWORK = "inspect-ai"
 # The Hub task id of a task and k, and its inverse (hub-results maps ids back to runs' cells).
 TASK_ID = "{task}_k{k}"
-TASK_ID_PATTERN = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)$")
+TASK_ID_PATTERN = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)\Z")
 DESCRIPTION = (
     "MVL-SIB: a massively multilingual vision-language benchmark over SIB-200 topics, "
     "{n} language(s). Each task matches images and sentences (or topics) by topic, with 4 lettered "

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from mvlsib.escape import web_url
+from mvlsib.readers import schema_validator
 from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS, TEXT_OF
 
 SCHEMA_NAMES: tuple[str, ...] = (
@@ -118,14 +118,13 @@ def inlined_schema(name: str) -> dict[str, Any]:
 @functools.cache
 def validator(name: str):
     """A compiled Draft 2020-12 validator for one schema (refs between our schemas resolve offline)."""
-    schema = load_schema(name)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(inlined_schema(name), registry=_registry())
+    load_schema(name)
+    return schema_validator(inlined_schema(name), registry=_registry())
 
 
 @functools.cache
 def _column_validator(name: str, column: str):
-    return Draft202012Validator(inlined_schema(name)["properties"][column], registry=_registry())
+    return schema_validator(inlined_schema(name)["properties"][column], registry=_registry())
 
 
 _ARRAY_KEYWORDS = {"type", "items", "minItems", "maxItems", "uniqueItems"}
@@ -138,7 +137,7 @@ def _items_validator(name: str, column: str):
     rule = inlined_schema(name)["properties"][column]
     if rule.get("type") != "array" or not isinstance(rule.get("items"), dict) or set(rule) - _ARRAY_KEYWORDS:
         return None
-    items = Draft202012Validator(rule["items"], registry=_registry())
+    items = schema_validator(rule["items"], registry=_registry())
     return items, rule.get("minItems", 0), rule.get("maxItems", math.inf), bool(rule.get("uniqueItems"))
 
 

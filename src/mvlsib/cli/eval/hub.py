@@ -15,7 +15,7 @@ from ... import httpio, terminal
 from ..options import URL, data_revision_option, out_option, release_option
 from .boundary import friendly_errors
 
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 
 def _repo_id(ctx, param, value):

@@ -33,7 +33,7 @@ from ..run.store import completeness, load_run
 EVAL_YAML = "eval.yaml"
 RESULTS_DIR = ".eval_results"
 # How the release's eval.yaml names a leaderboard (release/eval_yaml.py writes it so).
-TASK_ID = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)$")
+TASK_ID = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)\Z")
 MAX_EVAL_YAML_BYTES = readers.KINDS["eval_yaml"].max_bytes
 
 

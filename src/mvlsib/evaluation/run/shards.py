@@ -25,8 +25,8 @@ from .run_files import read_config
 from .store import claim_run_folder, dump_line, finalize, iter_sorted, read_predictions, record_key
 from .subset import select_rows
 
-_SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-_FILE_RE = re.compile(r"^predictions\.shard-(\d+)-of-(\d+)\.jsonl$")
+_SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*\Z")
+_FILE_RE = re.compile(r"^predictions\.shard-(\d+)-of-(\d+)\.jsonl\Z")
 
 
 @dataclass(frozen=True)
