@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -763,3 +764,34 @@ def test_a_hub_release_exports_the_same_files_as_the_folder(release, tmp_path):
         downloaded = {p for m, p in hub.state.requests if m == "GET" and "/resolve/" in p}
     assert any(p.endswith("/data/arb_Arab/test.parquet") for p in downloaded)
     assert not any("/data/eng_Latn/" in p for p in downloaded)
+
+
+@pytest.mark.parametrize("fmt", ["vlmevalkit", "mteb", "inspect", "lmms-eval"])
+@pytest.mark.parametrize("hostile", ["../../victim/holiday", "/tmp/abs", "sports_1\n", "a/b_1"])
+def test_an_image_id_that_is_not_one_never_becomes_a_path(release, fmt, hostile, tmp_path):
+    """A tampered release (its image table's id rewritten): every format either refuses it, one line,
+    or writes nothing outside its own folder; the user's file next door is untouched."""
+    import pyarrow as pa
+    from click.testing import CliRunner
+
+    from mvlsib.cli import build_cli
+
+    evil = tmp_path / "rel" / "evil"
+    shutil.copytree(release, evil)
+    path = evil / "data" / "images" / "test.parquet"
+    table = pq.read_table(path)
+    ids = table.column("image_id").to_pylist()
+    table = table.set_column(table.schema.get_field_index("image_id"), "image_id", pa.array([hostile, *ids[1:]]))
+    pq.write_table(table, path)
+    victim = tmp_path / "victim" / "holiday.png"
+    victim.parent.mkdir()
+    victim.write_bytes(b"mine")
+    res = CliRunner().invoke(
+        build_cli,
+        ["export", fmt, "--release", str(evil), "--out", str(tmp_path / "rel" / "out"), "--languages", "eng_Latn"],
+    )
+    assert res.exit_code in (0, 2) and "Traceback" not in res.output, res.output
+    if res.exit_code == 2:
+        assert "not an MVL-SIB image id" in res.output and not (tmp_path / "rel" / "out").exists()
+    assert victim.read_bytes() == b"mine" and sorted(p.name for p in victim.parent.iterdir()) == ["holiday.png"]
+    assert not Path("/tmp/abs.png").exists() and not Path("/tmp/abs.jpg").exists()

@@ -19,7 +19,9 @@ from pathlib import Path
 from mvlsib import __version__, readers
 from mvlsib.atomic import staged_output
 from mvlsib.errors import MvlsibError
+from mvlsib.readers import schema_validator
 from mvlsib.release_format import mvl_sib
+from mvlsib.schema.validators import inlined_schema
 
 # Written into every export folder: what was exported from what.
 EXPORT_INFO = "export.json"
@@ -167,7 +169,21 @@ def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[
 
 
 def load_image_bytes(sel: Selection) -> dict[str, tuple[bytes, str]]:
-    """``{image_id: (encoded bytes, topic)}`` in the release's image order, bytes as stored (never re-encoded)."""
+    """``{image_id: (encoded bytes, topic)}`` in the release's image order, bytes as stored (never re-encoded).
+    Every id is one the release format allows (the instance schema's ``image_id``): exports name files
+    after them, so ``../../somewhere`` from a tampered release must never reach a path."""
+    images = _image_bytes(sel)
+    check = schema_validator(inlined_schema("instance")["properties"]["ref_image_ids"]["items"])
+    for image_id in images:
+        if not check.is_valid(image_id):
+            raise MvlsibError(
+                f"{sel.source}: the image table holds the image id {image_id!r}, which is not an MVL-SIB image id "
+                "(topic_N); the release is damaged or was altered: re-download or rebuild it"
+            )
+    return images
+
+
+def _image_bytes(sel: Selection) -> dict[str, tuple[bytes, str]]:
     if sel.local:
         table = readers.read_parquet(
             "release_parquet",
