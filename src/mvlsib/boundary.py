@@ -52,6 +52,8 @@ def error_boundary(
     """
     try:
         yield
+    except InputError:
+        raise  # made safe line by line already (an inner group's boundary: `images`, `batch`)
     except click.exceptions.ClickException as exc:
         # click quotes the value given in its own messages
         exc.message = terminal.visible(exc.message)  # type: ignore[misc]
@@ -63,6 +65,9 @@ def error_boundary(
     except OSError as exc:
         raise InputError(_hub_unreachable(exc) or oserrors.message(exc)) from None
     except Exception as exc:
+        if getattr(exc, "input_error", False):
+            # The release's own loader (mvl_sib.py, standalone: no MvlsibError there) marks its errors so.
+            raise InputError(str(exc)) from None
         if (missing := explain_missing(exc)) is not None:
             raise InputError(missing) from None
         if (hub := _hub_unreachable(exc)) is not None:

@@ -278,3 +278,30 @@ def test_every_command_says_one_thing_when_the_hub_cannot_be_asked(make, offline
     else:
         assert text is not None and "cannot reach the Hugging Face Hub at http://127.0.0.1:9" in text, text
     assert "hunter2" not in (text or "")
+
+
+def test_a_listed_error_keeps_its_lines_under_a_sub_group():
+    """The boundary of ``images`` or ``batch`` and that of the top group meet: the list under an error
+    stays one item a line (each made visible once), not one line of ``\\x0a``."""
+
+    def boom():
+        raise MvlsibError("relx: does not match its manifest", items=["README.md: changed", "evil\x1b]0;t\x07: gone"])
+
+    res = CliRunner().invoke(_group(boom), ["sub", "go"])
+    assert res.exit_code == 2, res.output
+    lines = res.output.splitlines()
+    assert lines[0] == "Error: relx: does not match its manifest" and len(lines) >= 3, lines
+    assert "\\x0a" not in res.output and "\x1b" not in res.output and "\\x1b" in res.output
+
+
+def test_the_release_loaders_own_errors_are_one_line():
+    """mvl_sib.py ships alone (no MvlsibError there): its LoaderError still meets the boundary as bad input."""
+    from mvlsib.release_format.mvl_sib import LoaderError
+
+    def boom():
+        raise LoaderError("rel/data/eng_Latn/test.parquet: not a readable parquet file; re-download it")
+
+    res = CliRunner().invoke(_group(boom), ["sub", "go"])
+    assert res.exit_code == 2 and res.output == (
+        "Error: rel/data/eng_Latn/test.parquet: not a readable parquet file; re-download it\n"
+    ), res.output

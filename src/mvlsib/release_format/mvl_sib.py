@@ -185,6 +185,8 @@ _ROW_COLUMNS = tuple(
 class LoaderError(ValueError):
     """Bad arguments or an incomplete release; the message says what to fix."""
 
+    input_error = True  # the toolkit's error boundary shows it as one line, exit 2
+
 
 def normalize_task(task: str) -> str:
     """Canonical task name for ``task`` (accepts the upstream aliases)."""
