@@ -15,6 +15,7 @@ ships it beside itself (``release/bundle.py``); the schemas ship in ``schema/`` 
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import math
@@ -24,7 +25,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import jsonio
 from .errors import MvlsibError
@@ -199,6 +200,27 @@ def kind(name: str) -> Kind:
 
 
 # ---------------------------------------------------------------- bytes
+
+
+def open_input(path: str | os.PathLike[str], *, fix: str = "") -> BinaryIO:
+    """A regular file opened for reading, in binary (``with open_input(p) as fh``): a FIFO (whose reader would wait for a writer for
+    ever), a device or a folder is refused first, by the file opened, not by a name looked at before.
+    Every input file the package streams (a TSV, an image, a batch's results) is opened here;
+    ``tests/architecture/test_one_reader.py`` finds any other ``open`` for reading."""
+    tail = f"; {fix}" if fix else ""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # an OSError names the path: the caller's
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        if not stat.S_ISREG(mode):
+            raise ReadError(f"{path}: not a regular file (a device or a pipe){tail}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_limited(path: str | os.PathLike[str], max_bytes: int, *, fix: str = "") -> bytes:

@@ -166,3 +166,81 @@ def test_every_kind_declares_its_shape_and_bounds(name):
         from jsonschema import Draft202012Validator
 
         Draft202012Validator.check_schema(readers.schema(name))
+
+
+# (module, line's function) -> why it may open a file for reading without ``readers.open_input``
+OPEN_ALLOWED = {
+    ("atomic.py", "sha256_file"): "hashes files it found regular (folder_files, the ledger's _digest)",
+    ("release/hub.py", "git_blob_id"): "files of the release being uploaded, listed by its own manifest",
+    ("release_format/mvl_sib.py", "manifest_problems"): "standalone loader (no mvlsib beside it); isfile first",
+    ("release/exports/templates/inspect_task.py", None): "package data beside the task file",
+    ("release/exports/templates/lmms_eval_utils.py", None): "package data beside the task file",
+}
+
+
+def _reading_opens(tree: ast.AST):
+    """(line, enclosing function, what) of every builtin ``open`` for reading and ``Image.open`` of a path."""
+    found = []
+
+    def visit(node, function):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = node.name
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "open":
+                mode = (
+                    node.args[1]
+                    if len(node.args) > 1
+                    else next((k.value for k in node.keywords if k.arg == "mode"), None)
+                )
+                text = mode.value if isinstance(mode, ast.Constant) else ("r" if mode is None else "")
+                if "r" in text and "+" not in text:
+                    found.append((node.lineno, function, "open"))
+            elif (
+                isinstance(f, ast.Attribute)
+                and f.attr == "open"
+                and getattr(f.value, "id", None) == "Image"
+                and node.args
+            ):
+                arg = node.args[0]
+                wrapped = isinstance(arg, ast.Call) and getattr(arg.func, "attr", getattr(arg.func, "id", "")) in (
+                    "BytesIO",
+                    "open_input",
+                )
+                if not wrapped and not (isinstance(arg, ast.Name) and arg.id in ("fh", "fp")):
+                    found.append((node.lineno, function, "Image.open"))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, None)
+    return found
+
+
+def test_input_files_are_opened_through_open_input():
+    """A FIFO where a TSV or an image belongs would make ``open`` wait for a writer for ever; a device
+    would stream without end. ``readers.open_input`` refuses both by the file it opened."""
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        for line, function, what in _reading_opens(ast.parse(path.read_text("utf-8"))):
+            if (rel, function) not in OPEN_ALLOWED:
+                bad.append(f"{rel}:{line} ({function}): {what}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("special", ["fifo", "folder", "/dev/zero", "symlink to fifo"])
+def test_open_input_refuses_what_is_not_a_regular_file_without_waiting(special, tmp_path):
+    import os
+
+    path = tmp_path / "x"
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "folder":
+        path.mkdir()
+    elif special == "symlink to fifo":
+        os.mkfifo(tmp_path / "f")
+        path.symlink_to(tmp_path / "f")
+    else:
+        path = Path(special)
+    with pytest.raises((readers.ReadError, IsADirectoryError), match="not a regular file|Is a directory"):
+        readers.open_input(path)

@@ -14,6 +14,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from mvlsib import readers
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_TEXT_FILE_BYTES, MAX_TEXT_LINE_BYTES
 from mvlsib.release_format.mvl_sib import TOPICS
@@ -119,7 +120,7 @@ def _read_bounded(path: Path) -> bytes:
     limit = MAX_TEXT_LINE_BYTES
     chunks: list[bytes] = []
     total = run = lines_before = 0
-    with open(path, "rb") as fh:
+    with readers.open_input(path, fix="restore the SIB-200 file") as fh:
         while block := fh.read(limit):
             first = block.find(b"\n")
             if (run + len(block) if first == -1 else run + first) > limit:

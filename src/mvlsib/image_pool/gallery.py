@@ -53,7 +53,7 @@ def read_verification(path: str | Path) -> dict:
 
 
 def _thumb(path: Path, size: tuple[int, int]) -> Image.Image:
-    with Image.open(path) as opened:
+    with readers.open_input(path) as fh, Image.open(fh) as opened:
         im = ImageOps.exif_transpose(opened).convert("RGB")
         im.thumbnail(size, Image.Resampling.LANCZOS)
         return im

@@ -15,6 +15,7 @@ from typing import Any
 
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
+from mvlsib import readers
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import IMAGE_BOX, MAX_PIXELS
 
@@ -60,9 +61,11 @@ def open_image(
     """
     label = what or (str(source) if not isinstance(source, bytes) else "image data")
     try:
-        fp = io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb")
+        fp = io.BytesIO(source) if isinstance(source, bytes) else readers.open_input(source)
     except OSError as exc:  # a folder, a symlink loop, no permission
         raise MvlsibError(f"{label}: cannot be read ({exc.strerror or exc})") from None
+    except readers.ReadError as exc:  # a FIFO, a device
+        raise MvlsibError(str(exc)) from None
     try:
         with warnings.catch_warnings():
             # Our own pixel limit applies; PIL's warning would only add noise.

@@ -7,6 +7,7 @@ from typing import Any
 
 from PIL import Image
 
+from mvlsib import readers
 from mvlsib.csvio import read_dicts
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_PIXELS
@@ -75,7 +76,7 @@ def load_pool_images(pool: str | Path) -> list[tuple[Any, Any]]:
             )
         file = pool_file(pool, row, lineno)
         try:
-            with Image.open(file) as im:
+            with readers.open_input(file) as fh, Image.open(fh) as im:
                 if im.width * im.height > MAX_PIXELS:
                     raise MvlsibError(
                         f"{file}: {im.width}x{im.height} pixels is more than {MAX_PIXELS:,}; "

@@ -84,7 +84,7 @@ def load_instances(workdir: str | os.PathLike[str]) -> list[dict]:
     if not path.is_file():
         raise MvlsibError(f"{path}: no instances file; run `mvlsib-build sample --workdir {Path(workdir)}` first")
     out = []
-    with open(path, "rb") as fh:  # bytes: jsonio names a line that is not UTF-8
+    with readers.open_input(path) as fh:  # bytes: jsonio names a line that is not UTF-8
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

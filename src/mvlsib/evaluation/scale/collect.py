@@ -17,6 +17,7 @@ byte for byte); collecting the retry's results into the same run folder complete
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -230,7 +231,7 @@ def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) ->
 def _copy_lines(path: Path, sha256: str | None, wanted: set[str], splitter: FileSplitter) -> None:
     digest = hashlib.sha256()
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
+        with io.TextIOWrapper(readers.open_input(path), encoding="utf-8", newline="") as fh:
             for line in fh:
                 digest.update(line.encode("utf-8"))
                 custom_id = line_custom_id(line)
