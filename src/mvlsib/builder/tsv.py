@@ -20,6 +20,7 @@ from mvlsib.limits import MAX_TEXT_FILE_BYTES, MAX_TEXT_LINE_BYTES
 from mvlsib.release_format.mvl_sib import TOPICS
 
 HEADER = ("index_id", "category", "text")
+MAX_ID_DIGITS = 9  # an index_id is a Flores-200 sentence number (0..2008); longer is not one
 SPLITS = ("train", "dev", "test")
 _TOPIC_SET = frozenset(TOPICS)
 
@@ -153,8 +154,12 @@ def _parse_record(record: list[str], path: Path, line: int, split: str, need_tex
             "(index_id, category, text separated by tabs); a tab inside a text must be in a quoted field."
         )
     raw_id, topic, text = record
-    if not (raw_id.isascii() and raw_id.isdigit()):
-        raise MvlsibError(f"{path}:{line}: index_id {raw_id!r} is not a non-negative integer; fix the row.")
+    if not (raw_id.isascii() and raw_id.isdigit()) or len(raw_id) > MAX_ID_DIGITS:
+        shown = raw_id if len(raw_id) <= 40 else f"{raw_id[:20]}... ({len(raw_id):,} characters)"
+        raise MvlsibError(
+            f"{path}:{line}: index_id {shown!r} is not a non-negative integer of at most {MAX_ID_DIGITS} digits "
+            "(Flores-200 has 2,009 sentences); fix the row."
+        )
     if topic not in _TOPIC_SET:
         raise MvlsibError(f"{path}:{line}: unknown topic {topic!r}; the category must be one of {', '.join(TOPICS)}.")
     text = text.rstrip()
@@ -222,7 +227,11 @@ def read_language_columns(folder: Path) -> tuple[list[int], list[str], list[str]
         texts += file_texts
         splits += [split] * len(body)
     joined = "".join(ids)
-    if not (all(ids) and joined.isascii() and joined.isdigit()) or not set(topics) <= _TOPIC_SET:
+    if (
+        not (all(ids) and joined.isascii() and joined.isdigit())
+        or max(map(len, ids), default=0) > MAX_ID_DIGITS
+        or not set(topics) <= _TOPIC_SET
+    ):
         return None
     texts = list(map(str.rstrip, texts))
     if not all(texts):

@@ -251,7 +251,11 @@ def check_corpus(corpus) -> tuple[list[Violation], dict[int, str]]:
 
 def check_count(instances: Sequence[dict], topics_by_id: Mapping[int, str]) -> list[Violation]:
     out: list[Violation] = []
-    ids = [inst.get("instance_id") if isinstance(inst, dict) else None for inst in instances]
+    # An id of another type (a list, an object) is the schema check's to report; it is no key here.
+    ids = [
+        inst.get("instance_id") if isinstance(inst, dict) and isinstance(inst.get("instance_id"), str) else None
+        for inst in instances
+    ]
     expected = [f"{i}-{r}" for i in sorted(topics_by_id) for r in range(3)]
     if len(instances) != len(expected):
         out.append(
