@@ -59,6 +59,7 @@ SHAPES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (method, re.compile(pattern), definition)
     for method, pattern, definition in (
         ("GET", _REPO + r"(?:/revision/[^/]+)?", "repo_info"),
+        ("GET", r"/api/agent-harnesses", "agent_harnesses"),
         ("GET", _REPO + r"/tree/.*", "tree"),
         ("POST", _REPO + r"/paths-info/.*", "tree"),
         ("GET", _REPO + r"/refs", "refs"),

@@ -74,6 +74,10 @@ VALID: dict[str, Any] = {
 SCHEMA_KINDS = sorted(n for n, k in readers.KINDS.items() if k.schema and "$defs" not in readers.schema(n))
 SHA1 = "a" * 40
 HUB_ANSWERS: dict[str, Any] = {
+    "agent_harnesses": {
+        "standardEnvVars": ["AI_AGENT", "AGENT"],
+        "harnesses": {"claude-code": {"envVars": {"CLAUDECODE": "1"}}, "other": None},
+    },
     "repo_info": {
         "id": "org/x",
         "sha": SHA1,
@@ -352,7 +356,7 @@ def test_json_lines_bounds_each_line_as_it_is_read(tmp_path, monkeypatch):
 
 
 def _hub_checker(definition: str) -> Draft202012Validator:
-    return Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": readers.schema("hub_answer")["$defs"]})
+    return readers.schema_validator({"$ref": f"#/$defs/{definition}", "$defs": readers.schema("hub_answer")["$defs"]})
 
 
 def test_every_endpoint_s_definition_has_a_valid_answer_here():
