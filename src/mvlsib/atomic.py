@@ -210,18 +210,43 @@ def read_ledger(folder: str | os.PathLike[str]) -> dict[str, str | None]:
     return {}
 
 
-def _accepted(folder: Path) -> dict[str, set[str] | None]:
+# Commands that write the same kind of folder: each may take up what another of them wrote there.
+_FAMILIES = {"merge": "run", "batch collect": "run"}
+
+
+def _family(writer: str | None) -> str | None:
+    """The kind of output a writer makes: its command without the program's name (``mvlsib-eval run``
+    and ``evaluate.py run`` are one; a writer is named program first), commands writing run folders
+    one family."""
+    if writer is None:
+        return None
+    words = writer.split()
+    command = " ".join(words[1:]) if len(words) > 1 else writer
+    return _FAMILIES.get(command, command)
+
+
+def _accepted(folder: Path, writer: str | None = None) -> dict[str, set[str] | None]:
     """``{file: the contents we may have left there}`` (None: any): the ledger's files, plus the
-    writes a killed run had announced (``pending``: the content before and after its rename)."""
+    writes a killed run had announced (``pending``: the content before and after its rename).
+    ``writer``: only the files a command of its family wrote (a run's metrics.json is not
+    ``compare --json``'s to replace, a report folder not ``export``'s); None: every command's."""
     data = _read_ledger_data(folder)
+    by: dict = data["by"] if isinstance(data.get("by"), dict) else {}
+    default = data.get("writer") if isinstance(data.get("writer"), str) else None
+    family = _family(writer)
+
+    def theirs(rel: str) -> bool:
+        made_by = by.get(rel, default)
+        return family is not None and _family(made_by if isinstance(made_by, str) else None) != family
+
     out: dict[str, set[str] | None] = {}
     files = data.get("files")
     for rel, digest in files.items() if isinstance(files, dict) else ():
-        if isinstance(rel, str):
+        if isinstance(rel, str) and not theirs(rel):
             out[rel] = {digest} if isinstance(digest, str) else None
     pending = data.get("pending")
     for rel, digests in pending.items() if isinstance(pending, dict) else ():
-        if isinstance(rel, str) and isinstance(digests, list):
+        if isinstance(rel, str) and isinstance(digests, list) and not theirs(rel):
             known = out.get(rel, set())
             if known is not None:
                 out[rel] = known | {d for d in digests if isinstance(d, str)}
@@ -231,14 +256,14 @@ def _accepted(folder: Path) -> dict[str, set[str] | None]:
 # Folders an `owned_folder` block of this process writes into now (resolved). An atomic write
 # below one announces itself in the folder's ledger before its rename, so a run killed with
 # SIGKILL (no cleanup code runs) leaves a folder whose every file a re-run still recognises.
-_OWNED: list[Path] = []
+_OWNED: list[tuple[Path, str]] = []  # (folder, writer)
 
 
 def _record_pending(target: Path, tmp: Path) -> None:
     if not _OWNED:
         return
     where = Path(os.path.abspath(target.parent)).resolve() / target.name
-    for folder in reversed(_OWNED):
+    for folder, writer in reversed(_OWNED):
         try:
             rel = where.relative_to(folder).as_posix()
         except ValueError:
@@ -252,8 +277,22 @@ def _record_pending(target: Path, tmp: Path) -> None:
         if target.is_file() and not target.is_symlink() and rel not in files:
             before = [sha256_file(target)]  # only when a killed run had announced it: it passed the check
         pending[rel] = sorted(set(before + [sha256_file(tmp)]) | set(pending.get(rel) or []))
-        _dump_ledger(folder, {**data, "files": files, "pending": pending})
+        by = _by(data)
+        by[rel] = writer
+        _dump_ledger(folder, {**data, "files": files, "pending": pending, "by": by})
         return
+
+
+def _by(data: dict) -> dict[str, str]:
+    """The ledger's ``{file: the command that wrote it}`` (older ledgers name one writer for all)."""
+    by: dict = data["by"] if isinstance(data.get("by"), dict) else {}
+    default = data.get("writer") if isinstance(data.get("writer"), str) else None
+    files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
+    out = {rel: w for rel, w in by.items() if isinstance(rel, str) and isinstance(w, str)}
+    if default is not None:
+        for rel in files:
+            out.setdefault(rel, default)
+    return out
 
 
 def _dump_ledger(folder: Path, data: dict) -> None:
@@ -278,7 +317,10 @@ def _digest(path: Path) -> str | None:
 
 
 def foreign_files(
-    folder: str | os.PathLike[str], ours: Iterable[str] | None = None, patterns: Iterable[str] = ()
+    folder: str | os.PathLike[str],
+    ours: Iterable[str] | None = None,
+    patterns: Iterable[str] = (),
+    writer: str | None = None,
 ) -> list[str]:
     """Files in ``folder`` we did not write: not in ``ours`` (default: its ledger, where a file whose
     content changed since is the user's edit), matching no ``patterns``."""
@@ -286,7 +328,7 @@ def foreign_files(
     if not folder.is_dir():
         return []
     pats = tuple(patterns)
-    ledger: dict[str, set[str] | None] = dict.fromkeys(ours) if ours is not None else _accepted(folder)
+    ledger: dict[str, set[str] | None] = dict.fromkeys(ours) if ours is not None else _accepted(folder, writer)
     out = []
     for rel in folder_files(folder):
         if any(fnmatch.fnmatchcase(rel, p) for p in pats):
@@ -303,8 +345,10 @@ def refuse_foreign(
     patterns: Iterable[str] = (),
     *,
     option: str = "--out",
+    writer: str | None = None,
 ) -> None:
-    """Raise ``MvlsibError`` naming the files when ``folder`` holds any we did not write.
+    """Raise ``MvlsibError`` naming the files when ``folder`` holds any we did not write (``writer``:
+    any this command's family did not write).
 
     The rule every writer of an output folder applies before it writes: what the user put
     there is never overwritten or deleted, only files an earlier run of ours recorded.
@@ -312,7 +356,7 @@ def refuse_foreign(
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise MvlsibError(f"{folder}: exists and is not a folder; choose another {option}")
-    foreign = foreign_files(folder, ours, patterns)
+    foreign = foreign_files(folder, ours, patterns, writer)
     if foreign:
         shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
         raise MvlsibError(
@@ -329,16 +373,16 @@ def owned_folder(
     lists what is there (also after a failure, so a re-run may replace the partial files)."""
     folder = Path(folder)
     remove_stale_temps(folder)
-    refuse_foreign(folder, None, patterns, option=option)
+    refuse_foreign(folder, None, patterns, option=option, writer=writer)
     # Files the ``patterns`` let pass without the ledger knowing them (a run's metrics.json the user
     # put there, before the command refuses it): recorded only once this command has written them.
-    accepted = _accepted(folder) if folder.is_dir() else {}
+    accepted = _accepted(folder, writer) if folder.is_dir() else {}
     unknown = (
         {}
         if not folder.is_dir()
         else {rel: _signature(folder / rel) for rel in folder_files(folder) if rel not in accepted}
     )
-    _OWNED.append(Path(os.path.abspath(folder)).resolve())
+    _OWNED.append((Path(os.path.abspath(folder)).resolve(), writer))
     try:
         yield folder
     except BaseException:
@@ -381,8 +425,8 @@ def owned_files(
     Files of other names are never touched; the ledger then records ours beside its other entries."""
     folder = Path(folder)
     names = sorted(set(names))
-    refuse_theirs(folder, names, option=option)
-    _OWNED.append(Path(os.path.abspath(folder)).resolve())
+    refuse_theirs(folder, names, option=option, writer=writer)
+    _OWNED.append((Path(os.path.abspath(folder)).resolve(), writer))
     try:
         yield folder
     finally:
@@ -407,14 +451,16 @@ def output_file(
             yield fh
 
 
-def refuse_theirs(folder: str | os.PathLike[str], names: Iterable[str], *, option: str = "--out") -> None:
+def refuse_theirs(
+    folder: str | os.PathLike[str], names: Iterable[str], *, option: str = "--out", writer: str | None = None
+) -> None:
     """Raise ``MvlsibError`` when one of the files ``names`` in ``folder`` is there and its ledger does not
     record it, with that content, as ours: the check of ``owned_files``, for a command to make before
     its expensive work."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise MvlsibError(f"{folder}: exists and is not a folder; choose another {option}")
-    accepted = _accepted(folder) if folder.is_dir() else {}
+    accepted = _accepted(folder, writer) if folder.is_dir() else {}
     theirs = []
     for name in sorted(set(names)):
         path = folder / name
@@ -434,14 +480,18 @@ def _merge_ledger(folder: Path, writer: str, names: list[str]) -> None:
     data = _read_ledger_data(folder)
     files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
     pending: dict = data["pending"] if isinstance(data.get("pending"), dict) else {}
+    by = _by(data)
     for name in names:
         pending.pop(name, None)
         path = folder / name
         if path.exists() or path.is_symlink():
             files[name] = _digest(path)
+            by[name] = writer
         else:
             files.pop(name, None)
-    new = {"writer": writer, "files": files, **({"pending": pending} if pending else {})}
+            by.pop(name, None)
+    by = {rel: w for rel, w in by.items() if rel in files or rel in pending}
+    new = {"writer": writer, "files": files, "by": by, **({"pending": pending} if pending else {})}
     if not files and not pending and not (folder / LEDGER).exists():
         return  # nothing of ours there (a failed first write): the folder stays as it was
     if new != data:
@@ -455,7 +505,7 @@ def staged_output(
     """``staged_folder`` for an output folder: refused when ``out`` holds files we did not write
     (``ours``, default its ledger); the new folder gets a ledger of what it holds."""
     out = Path(out)
-    refuse_foreign(out, ours, option=option)
+    refuse_foreign(out, ours, option=option, writer=writer)
     with staged_folder(out) as stage:
         yield stage
         write_ledger(stage, writer)

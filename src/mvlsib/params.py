@@ -143,7 +143,12 @@ class OutputFile(click.Path):
 
             where = Path(os.fsdecode(path))
             try:
-                refuse_theirs(where.parent, [where.name], option=param.opts[0] if param else "--out")
+                refuse_theirs(
+                    where.parent,
+                    [where.name],
+                    option=param.opts[0] if param else "--out",
+                    writer=ctx.command_path if ctx is not None else None,
+                )
             except MvlsibError as exc:
                 self.fail(str(exc), param, ctx)
         return path

@@ -105,6 +105,15 @@ def test_refuses_folders_holding_the_users_files_and_replaces_its_own(scene, wri
             found = problems(res, rel, moved=changed(before, scene_state(out)))
             if found:
                 failures.append(f"{variant} in {where}: {found}: {res.output.strip()[-200:]}")
+    # Another command's output (a run folder, listed in its own ledger) is not this writer's to replace.
+    if writer not in ("run", "merge"):
+        other = tmp_path / "another-commands-output"
+        shutil.copytree(s / "runA", other, symlinks=True)
+        before = scene_state(other)
+        res = invoke(other)
+        found = problems(res, moved=changed(before, scene_state(other)))
+        if found:
+            failures.append(f"a run folder: {found}: {res.output.strip()[-200:]}")
     # Generated from what the writer itself wrote: a user's file of each of its output names, alone
     # in a folder (a metrics.json of their own where a run is pointed) is refused and kept.
     names = sorted(p.relative_to(own).as_posix() for p in own.rglob("*") if p.is_file() and p.name != LEDGER)
@@ -356,6 +365,12 @@ def test_a_file_output_refuses_the_users_file_and_replaces_its_own(scene, full_w
     assert first.exit_code in (0, 1) and target.is_file(), first.output  # validate/check: 1 = findings
     again = invoke()  # its own file: replaced
     assert again.exit_code == first.exit_code and target.is_file(), again.output
+    # a file another command wrote (a run's metrics.json, in the run's ledger) is not this one's either
+    theirs = tmp_path / "run"
+    shutil.copytree(s / "runA", theirs, symlinks=True)
+    kept = (theirs / "metrics.json").read_bytes()
+    other = CliRunner().invoke(cli, [a.replace("{file}", str(theirs / "metrics.json")) for a in args])
+    assert other.exit_code == 2 and (theirs / "metrics.json").read_bytes() == kept, other.output
     target.write_bytes(target.read_bytes() + b"\n# my edit\n")
     edited = target.read_bytes()
     res = invoke()
