@@ -10,10 +10,12 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from PIL import Image
 
 from mvlsib.cli import build_cli
+from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.check import CheckOptions, check_pool
 from mvlsib.image_pool.hashes import compare, hashes_of_bytes
 from mvlsib.workdir.pool_manifest import read_manifest, write_manifest
@@ -116,10 +118,18 @@ def test_hash_cache_round_trip(tmp_path: Path, pool_dir: Path, demo_report, hash
     assert note == "" and len(cache) >= 70
     again = check_pool(pool_dir, hash_cache=cache)
     assert [p.as_dict() for p in again.closest_pairs] == [p.as_dict() for p in demo_report.closest_pairs]
-    broken = tmp_path / "broken.json"
-    broken.write_text("{not json", encoding="utf-8")
-    cache, note = load_hash_cache(broken)
-    assert cache == {} and "unreadable hash cache" in note
+    # A file that is not a cache of ours (the user's notes, another tool's JSON) is refused, never
+    # recomputed over; one of ours made with other settings is recomputed.
+    for text in ("{not json", '{"my": "settings"}', "[]", ""):
+        broken = tmp_path / "broken.json"
+        broken.write_text(text, encoding="utf-8")
+        with pytest.raises(MvlsibError, match="not a hash cache of this toolkit"):
+            load_hash_cache(broken)
+        assert broken.read_text(encoding="utf-8") == text
+    older = tmp_path / "older.json"
+    older.write_text('{"format": "mvlsib-image-hashes/0", "hashes": {}}', encoding="utf-8")
+    cache, note = load_hash_cache(older)
+    assert cache == {} and "other settings" in note
 
 
 def test_path_escapes(pool_copy: Path, tmp_path: Path, hash_cache):

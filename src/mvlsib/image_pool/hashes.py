@@ -250,6 +250,7 @@ def nearest_neighbours(pairs: list[PairDistance]) -> dict[str, PairDistance]:
 
 # ---------------------------------------------------------------- on-disk cache
 
+CACHE_FAMILY = "mvlsib-image-hashes/"  # every format this toolkit wrote starts so
 CACHE_FORMAT = (
     f"mvlsib-image-hashes/1 windows={len(WINDOW_SCALES)}x{WINDOW_STEP}x{MAX_ASPECT_CHANGE} "
     f"work={WORK_SIZE[0]}x{WORK_SIZE[1]} crh={CRH_SEGMENTATION_SIZE}"
@@ -283,11 +284,22 @@ def load_hash_cache(path) -> tuple[dict[str, ImageHashes], str]:
         return {}, ""
     try:
         data = readers.read_json("hash_cache", p)
-        if data.get("format") != CACHE_FORMAT:
-            return {}, f"{p}: hash cache made with other settings; recomputing"
+        found = data.get("format") if isinstance(data, dict) else None
+    except MvlsibError as exc:
+        found, data = None, str(exc)
+    if not (isinstance(found, str) and found.startswith(CACHE_FAMILY)):
+        # Not a cache of ours (a file of the user's, another tool's JSON): never overwritten.
+        why = data if isinstance(data, str) else f"its format is not {CACHE_FAMILY}..."
+        raise MvlsibError(
+            f"--hash-cache {p}: not a hash cache of this toolkit ({why}); refusing to overwrite it. Choose another "
+            "--hash-cache, or delete it if it is a damaged cache"
+        )
+    if found != CACHE_FORMAT:
+        return {}, f"{p}: hash cache made with other settings; recomputing"
+    try:
         return {sha: _from_record(rec) for sha, rec in data["hashes"].items()}, ""
-    except (MvlsibError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        return {}, f"{p}: unreadable hash cache ({exc}); recomputing"
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {}, f"{p}: damaged hash cache ({type(exc).__name__}); recomputing"
 
 
 def save_hash_cache(path, cache: dict[str, ImageHashes]) -> None:
