@@ -71,12 +71,16 @@ def test_report_killed_mid_write_then_rerun_cleans_its_temporaries(runs, tmp_pat
     assert CliRunner().invoke(eval_cli, ["report", *map(str, runs), "--out", str(clean)]).exit_code == 0
     if over_an_earlier_report:
         assert CliRunner().invoke(eval_cli, list(map(str, args))).exit_code == 0
+    before = _listing(out) if out.exists() else None
     _killed(args, at)
-    assert _temps(out), "the kill left no temporary file: the test no longer kills mid-write"
+    # The report is written in a stage beside the folder: the kill leaves it there, the folder as it was.
+    stages = list(tmp_path.glob(".report.partial-*"))
+    assert stages and any(_temps(st) or list(st.iterdir()) for st in stages), "the kill left no stage behind"
+    assert (_listing(out) if out.exists() else None) == before
 
     rerun = CliRunner().invoke(eval_cli, list(map(str, args)))
     assert rerun.exit_code == 0, rerun.output
-    assert _temps(out) == []
+    assert _temps(out) == [] and not list(tmp_path.glob(".report.partial-*"))
     assert _listing(out) == _listing(clean)
     for name in REPORT_FILES[:-1]:
         assert (out / name).read_bytes() == (clean / name).read_bytes(), name
@@ -85,6 +89,7 @@ def test_report_killed_mid_write_then_rerun_cleans_its_temporaries(runs, tmp_pat
 def test_user_file_still_refused_after_a_kill(runs, tmp_path):
     out = tmp_path / "report"
     args = ["report", *runs, "--out", out]
+    assert CliRunner().invoke(eval_cli, list(map(str, args))).exit_code == 0  # an earlier report of its own
     _killed(args, "report.md")
     (out / "notes.txt").write_text("mine", encoding="utf-8")
     (out / "macro.csv").write_text("edited by hand", encoding="utf-8")

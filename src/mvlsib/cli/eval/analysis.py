@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ... import params, terminal
-from ...atomic import owned_folder
+from ...atomic import staged_output
 from ...errors import MvlsibError
 from ..options import (
     different_releases_option,
@@ -42,10 +42,12 @@ from ..options import (
 def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, release, different_releases):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
-    with owned_folder(out, "mvlsib-eval report"):
-        written = _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, release, different_releases)
+    # Staged: a report that fails half-way (a damaged release, a figure that cannot be drawn) leaves
+    # the folder as it was, not some of its files.
+    with staged_output(Path(out).resolve(), "mvlsib-eval report") as stage:
+        written = _write_report(runs, stage, groups_csv, parse_mode, names, metadata_csv, release, different_releases)
     for path in written:
-        terminal.echo("wrote {}", path)
+        terminal.echo("wrote {}", Path(out) / Path(path).relative_to(stage))
 
 
 def _write_report(runs, out, groups_csv, parse_mode, names, metadata_csv, data, different_releases):
@@ -106,10 +108,10 @@ def items_command(runs, out, release, parse_mode, names, max_listed, different_r
 
     if names and len(names) != len(runs):
         raise MvlsibError(f"--name was given {len(names)} times for {len(runs)} runs; give one per run or none")
-    with owned_folder(out, "mvlsib-eval items"):
+    with staged_output(Path(out).resolve(), "mvlsib-eval items") as stage:
         written = write_items(
             list(runs),
-            out,
+            stage,
             data=release,
             mode=parse_mode,
             names=list(names) or None,
@@ -117,7 +119,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed, different_r
             different_releases=different_releases,
         )
     for path in written:
-        terminal.echo("wrote {}", path)
+        terminal.echo("wrote {}", Path(out) / Path(path).relative_to(stage))
 
 
 @click.command("correlate")

@@ -199,12 +199,10 @@ def _release_rows(data: str | None, languages) -> dict[tuple, dict]:
         return {}
     mvl = LOADER
     out = {}
-    for lang in sorted(languages):
-        try:
-            for row in mvl.load_rows(lang, data):
-                out[(lang, row["instance_id"])] = row
-        except ValueError:
-            continue  # a language the release lacks: listed without its texts
+    have = set(mvl.languages(data))
+    for lang in sorted(set(languages) & have):  # a language the release lacks: listed without its texts
+        for row in mvl.load_rows(lang, data):  # a damaged file is said, never skipped
+            out[(lang, row["instance_id"])] = row
     return out
 
 
