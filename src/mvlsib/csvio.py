@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -42,8 +43,10 @@ def read_dicts(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_
     return parse_dicts(data, os.fspath(path), what)
 
 
-def parse_dicts(data: bytes, source: str, what: str) -> CsvRows:
-    """``data`` (the bytes of ``source``) as ``CsvRows``; bad text or CSV is one ``MvlsibError`` line."""
+def parse_dicts(data: bytes, source: str, what: str, *, fields_checked: bool = False) -> CsvRows:
+    """``data`` (the bytes of ``source``) as ``CsvRows``; bad text or CSV is one ``MvlsibError`` line,
+    and so is a control character in any cell, unless ``fields_checked``: the caller's schema checks
+    every field and reports each (the pool manifest: ``images check`` lists every row at fault)."""
     try:
         # utf-8-sig: a spreadsheet's byte-order mark would otherwise stick to the first column's name.
         text = data.decode("utf-8-sig")
@@ -62,4 +65,19 @@ def parse_dicts(data: bytes, source: str, what: str) -> CsvRows:
         raise MvlsibError(
             f"{source}, line {reader.line_num}: {what} is malformed CSV ({exc}); check its quoting"
         ) from None
+    for lineno, record in [] if fields_checked else [(1, dict.fromkeys(fieldnames, "")), *records]:
+        for name, value in record.items():
+            for cell in (name, *(value if isinstance(value, list) else [value])):
+                if isinstance(cell, str) and (bad := _CONTROL.search(cell)):
+                    raise MvlsibError(
+                        f"{source}, line {lineno}: {what} holds a control character (U+{ord(bad.group()):04X}) in "
+                        f"{'the column name' if cell is name else 'column ' + repr(name)}; a value that reaches a "
+                        "terminal, a figure or a file must not act on it: remove it"
+                    )
     return CsvRows(source, fieldnames, records)
+
+
+# C0 and C1 controls (tab and line breaks included: no value of these tables spans lines) and the
+# bidirectional embeddings, overrides and isolates, which reorder what follows; the marks
+# (U+200E, U+200F) that right-to-left text legitimately holds stay.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

@@ -120,9 +120,9 @@ def csv_cell(value: object) -> object:
 
 
 def mpl_text(text: object) -> str:
-    """Text shown literally by matplotlib: ``$`` escaped, so no pair of them starts mathtext
-    (a malformed formula there raises instead of drawing)."""
-    return flat(text).replace("$", r"\$")
+    """Text for a figure: one line, controls dropped. Figures are drawn with ``text.parse_math``
+    off (``analysis/figures.py``), so a ``$`` is shown as it is, never the start of a formula."""
+    return flat(text)
 
 
 def has_markup(text: str) -> bool:

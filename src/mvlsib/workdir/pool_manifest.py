@@ -102,7 +102,7 @@ def _manifest_bytes(path: Path) -> bytes:
 
 
 def _parse_manifest(path: Path, data: bytes) -> list[ManifestRow]:
-    return _read_rows(path, csvio.parse_dicts(data, str(path), "the pool manifest"))
+    return _read_rows(path, csvio.parse_dicts(data, str(path), "the pool manifest", fields_checked=True))
 
 
 def _read_rows(path: Path, table: csvio.CsvRows) -> list[ManifestRow]:

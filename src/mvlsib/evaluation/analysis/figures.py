@@ -37,6 +37,9 @@ def _pyplot():
             "xtick.labelsize": 6.5,
             "ytick.labelsize": 6.5,
             "svg.hashsalt": "mvlsib",
+            # Every text on every figure is literal: a "$" in a run name, a group or a metadata value
+            # (from a user's CSV) never starts a formula, which would raise on a malformed one.
+            "text.parse_math": False,
             "font.family": "DejaVu Sans",
         }
     )
