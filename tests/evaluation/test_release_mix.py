@@ -94,3 +94,18 @@ def test_analysis_reads_runs_only_through_load_runs():
             if isinstance(node, ast.Name) and node.id == "load_run":
                 bad.append(f"{path.name}:{node.lineno}")
     assert not bad, bad
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_reading_runs_says_one_is_incomplete(two_releases, command, tmp_path):
+    """A killed run (fewer predictions than its config expects) is said by every analysis command."""
+    base, rel, scores = two_releases
+    short = tmp_path / "b"
+    shutil.copytree(base / "a", short)
+    lines = (short / "predictions.jsonl").read_text("utf-8").splitlines(keepends=True)
+    (short / "predictions.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    args = COMMANDS[command](base, rel, scores, tmp_path / "out")
+    args = [str(short) if a == str(base / "b") else a for a in args]
+    res = CliRunner().invoke(eval_cli, args)
+    assert res.exit_code == 0, res.output
+    assert f"warning: {short} is incomplete: 2 of 4 predictions" in res.output, res.output

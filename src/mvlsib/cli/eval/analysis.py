@@ -81,7 +81,9 @@ def compare_command(run_a, run_b, json_path, parse_mode, different_releases):
     interval and a permutation-test p-value, overall, per task x k and per language (Holm-corrected)."""
     from ...evaluation.analysis.compare import compare_runs, format_comparison, write_comparison_json
 
-    res = compare_runs(run_a, run_b, parse_mode, different_releases=different_releases)
+    res = compare_runs(
+        run_a, run_b, parse_mode, different_releases=different_releases, warn=lambda text: terminal.warn("{}", text)
+    )
     terminal.echo_block(format_comparison(res))
     if json_path is not None:
         terminal.echo("wrote {}", write_comparison_json(res, json_path))
@@ -117,6 +119,7 @@ def items_command(runs, out, release, parse_mode, names, max_listed, different_r
             names=list(names) or None,
             max_listed=max_listed,
             different_releases=different_releases,
+            warn=lambda text: terminal.warn("{}", text),
         )
     for path in written:
         terminal.echo("wrote {}", Path(out) / Path(path).relative_to(stage))
@@ -147,6 +150,7 @@ def correlate_command(runs, scores, names, out_csv, parse_mode, different_releas
         names=list(names) or None,
         mode=parse_mode,
         different_releases=different_releases,
+        warn=lambda text: terminal.warn("{}", text),
     )
     terminal.echo_block(format_correlations(rows))
     if out_csv is not None:

@@ -79,14 +79,14 @@ def compare_outcomes(a: dict[tuple, bool], b: dict[tuple, bool], **kw) -> dict:
 
 
 def compare_runs(
-    run_a: str | Path, run_b: str | Path, mode: str = "relaxed", *, different_releases: bool = False
+    run_a: str | Path, run_b: str | Path, mode: str = "relaxed", *, different_releases: bool = False, warn=None
 ) -> dict:
     """The comparison of two finished runs, with the runs' identities and the method.
 
     Runs made on different releases (their recorded release manifest hashes differ) are refused unless
     ``different_releases``: the same instance key may stand for other sentences or images there.
     """
-    loaded = load_runs([run_a, run_b], names=["A", "B"], different_releases=different_releases)
+    loaded = load_runs([run_a, run_b], names=["A", "B"], different_releases=different_releases, warn=warn)
     runs = [(r.path, r.config, r.records) for r in loaded]
     releases = [r.release for r in loaded]
     differ = differing(loaded)

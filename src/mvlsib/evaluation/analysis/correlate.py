@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from pathlib import Path
 from statistics import NormalDist
 
@@ -91,11 +92,17 @@ def fisher_interval(r: float | None, n: int, confidence: float = CONFIDENCE) -> 
 
 
 def correlate(
-    runs, scores: dict[str, dict[str, float]], *, names=None, mode: str = "relaxed", different_releases: bool = False
+    runs,
+    scores: dict[str, dict[str, float]],
+    *,
+    names=None,
+    mode: str = "relaxed",
+    different_releases: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> list[dict]:
     mvl: dict[tuple, dict[str, float]] = {}  # (task, k) -> scores-model name -> macro accuracy
     known = {m for per in scores.values() for m in per}
-    for i, loaded in enumerate(load_runs(runs, different_releases=different_releases)):
+    for i, loaded in enumerate(load_runs(runs, different_releases=different_releases, warn=warn)):
         run, config, records = loaded.path, loaded.config, loaded.records
         label = names[i] if names else run.resolve().name  # matched against the CSV's names, as given
         model = config.get("fingerprint", {}).get("model")

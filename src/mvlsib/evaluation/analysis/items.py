@@ -236,9 +236,10 @@ def write_items(
     names=None,
     max_listed: int = 5000,
     different_releases: bool = False,
+    warn=None,
 ) -> list[Path]:
     out = Path(out)
-    loaded = _load(runs, mode, names, different_releases=different_releases, release=data)
+    loaded = _load(runs, mode, names, different_releases=different_releases, release=data, warn=warn)
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     res = item_analysis(loaded)
     if data is None:

@@ -183,14 +183,9 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
 def _load_runs(runs, groups, *, mode: str, metadata, warn, **checks) -> tuple[list[tuple], list[list[dict]]]:
     """(label, config, metrics, coverage) per run, and each run's records (``load_runs`` and its ``checks``)."""
     loaded, raw = [], []
-    for run_ in load_runs(runs, **checks):
-        run, label, config, records = run_.path, run_.label, run_.config, run_.records
+    for run_ in load_runs(runs, warn=warn, where="report.md lists them", **checks):
+        label, config, records = run_.label, run_.config, run_.records
         cov = coverage(config, records)
-        if warn is not None and not cov["complete"]:
-            warn(
-                f"{run} is incomplete: {cov['n_done']} of {cov['n_expected'] if cov['n_expected'] is not None else '?'} "
-                f"predictions ({len(cov['incomplete_cells'])} short cells); report.md lists them"
-            )
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {}, metadata)
         loaded.append((label, config, metrics, cov))
         raw.append(records)

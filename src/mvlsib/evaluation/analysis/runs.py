@@ -10,6 +10,7 @@ a key would be another instance's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from .._compat import MvlsibError
 from ..run.runner import release_manifest_sha256
 from ..run.store import load_run
+from .report_format import coverage
 
 
 @dataclass(frozen=True)
@@ -44,15 +46,30 @@ def labels(runs, names: list[str] | None) -> list[str]:
 
 
 def load_runs(
-    runs, *, names: list[str] | None = None, different_releases: bool = False, release: str | Path | None = None
+    runs,
+    *,
+    names: list[str] | None = None,
+    different_releases: bool = False,
+    release: str | Path | None = None,
+    warn: Callable[[str], None] | None = None,
+    where: str = "",
 ) -> list[LoadedRun]:
     """Every run loaded, checked to share one release (see the module docstring); ``release``: a
-    release folder the command will read beside them, checked against the runs' release."""
+    release folder the command will read beside them, checked against the runs' release. An
+    incomplete run (a killed or partial one) is said through ``warn`` (``where``: where the command
+    lists its short cells), by every command alike."""
     loaded = []
     for run, label in zip(runs, labels(runs, names)):
         config, records, metrics = load_run(run)
         if not records:
             raise MvlsibError(f"{run}: predictions.jsonl is empty")
+        cov = coverage(config, records)
+        if warn is not None and not cov["complete"]:
+            expected = cov["n_expected"] if cov["n_expected"] is not None else "?"
+            warn(
+                f"{run} is incomplete: {cov['n_done']} of {expected} predictions "
+                f"({len(cov['incomplete_cells'])} short cells){'; ' + where if where else ''}"
+            )
         loaded.append(LoadedRun(Path(run), label, config, records, metrics))
     made_on = {r.release for r in loaded if r.release is not None}
     if len(made_on) > 1 and not different_releases:
