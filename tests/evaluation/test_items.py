@@ -56,7 +56,7 @@ def test_items_lists_planted_always_wrong_instances_with_texts(tmp_path, release
     assert len(first["options"]) == 4 and first["gold"] == "ABCD"[labels["i2s"][3]]
     assert first["references"] == list(rows[3]["ref_image_ids"][:1])
     md = (out / "items.md").read_text("utf-8")
-    assert f"### arb_Arab i2s k=1 {ids[3]}" in md and "- sentence: " in md
+    assert f"### arb\\_Arab i2s k=1 {ids[3]}" in md and "- sentence: " in md  # Markdown-escaped: arb\_Arab
     # (task, k, instance) wrong everywhere: the planted ones are among them
     assert all(f"| i2s | 1 | {iid} |" in md for iid in planted_bad)
 

@@ -71,6 +71,14 @@ def _check_outputs(out: Path, names: list[str], models: list[str]) -> None:
         assert flat(label) in doc.cells, (label, doc.cells)
         assert flat(model) in doc.cells, (model, doc.cells)
 
+    # report.md: every label literal (no markup of a name becomes a tag or a link)
+    rendered = MD.render((out / "report.md").read_text("utf-8"))
+    doc = parse_html(rendered)
+    assert set(doc.tags) <= TABLE_TAGS | {"h1", "h2", "h3", "p", "code", "th", "strong", "em", "a", "ul", "li"}, (
+        doc.tags
+    )
+    assert rendered.count("<a ") == rendered.count('<a href="leaderboard.'), rendered
+
     page = parse_html((out / "leaderboard.html").read_text("utf-8"))
     assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "h1", "p", "table"} | {
         "thead",

@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open
+from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open, escape
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from .report_format import coverage
@@ -279,9 +279,9 @@ def write_items(
 
 
 def _items_markdown(out: Path, loaded, res, details, *, data, max_listed) -> Path:
-    runs = [label for label, _, _ in loaded]
+    runs = [escape.md_text(label) for label, _, _ in loaded]
     scope = "; ".join(
-        f"{label}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
+        f"{escape.md_text(label)}: {cov['subset']}, {cov['n_done']}/{cov['n_expected']} predictions"
         f"{'' if cov['complete'] else ' (INCOMPLETE)'}"
         for label, cov in ((label, coverage(config, records)) for label, config, records in loaded)
     )
@@ -292,7 +292,9 @@ def _items_markdown(out: Path, loaded, res, details, *, data, max_listed) -> Pat
         "",
         f"Scope — {scope}.",
         "",
-        f"Release texts from: `{data}`." if data else "No release folder given (--release): items listed by id only.",
+        f"Release texts from: {escape.md_code(data, in_table=False)}."
+        if data
+        else "No release folder given (--release): items listed by id only.",
         "",
         "## Always wrong",
         "",
@@ -320,20 +322,22 @@ def _items_markdown(out: Path, loaded, res, details, *, data, max_listed) -> Pat
 
 def _item_lines(d: dict) -> list[str]:
     """One always-wrong item: its answers and, with the release at hand, its texts."""
+    # Every value is text of a run, a release or a model: literal Markdown (md_text), never markup.
+    md = escape.md_text
     lines = [
-        f"### {d['language']} {d['task']} k={d['k']} {d['instance_id']} (gold {d['gold']}; "
-        + ", ".join(f"{run}: {a}" for run, a in d["answers"].items())
+        f"### {md(d['language'])} {md(d['task'])} k={d['k']} {md(d['instance_id'])} (gold {md(d['gold'])}; "
+        + ", ".join(f"{md(run)}: {md(a)}" for run, a in d["answers"].items())
         + ")"
     ]
     if "sentence" in d:
         lines += [
             "",
-            f"- topic: {d['topic']}",
-            f"- sentence: {d['sentence']}",
-            f"- references: {'; '.join(map(str, d['references']))}",
+            f"- topic: {md(d['topic'])}",
+            f"- sentence: {md(d['sentence'])}",
+            f"- references: {'; '.join(md(r) for r in d['references'])}",
         ]
         lines += [
-            f"- {LETTERS[i]}{' (gold)' if LETTERS[i] == d['gold'] else ''}: {o}" for i, o in enumerate(d["options"])
+            f"- {LETTERS[i]}{' (gold)' if LETTERS[i] == d['gold'] else ''}: {md(o)}" for i, o in enumerate(d["options"])
         ]
     return lines + [""]
 
@@ -367,7 +371,7 @@ def _modality_section(res) -> list[str]:
     ]
     for r in res["modality"]:
         lines.append(
-            f"| {r['run']} | {r['cross_modal_task']} | {r['text_task']} | {r['k']} | {r['n']} | "
+            f"| {escape.md_text(r['run'])} | {r['cross_modal_task']} | {r['text_task']} | {r['k']} | {r['n']} | "
             + " | ".join(
                 f"{100 * r[c]:.1f}" for c in ("both_right", "only_text_right", "only_cross_right", "both_wrong")
             )
@@ -389,7 +393,7 @@ def _letter_section(res) -> list[str]:
     ]
     for r in res["letter_bias"]:
         lines.append(
-            f"| {r['run']} | {r['tasks']} | {r['n']} | "
+            f"| {escape.md_text(r['run'])} | {r['tasks']} | {r['n']} | "
             + " | ".join(f"{100 * r[f'answered_{x}']:.1f}" for x in LETTERS)
             + f" | {100 * r['none_share']:.1f} | "
             + "/".join(f"{100 * r[f'gold_{x}']:.0f}" for x in LETTERS)

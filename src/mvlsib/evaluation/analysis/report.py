@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from statistics import NormalDist
 
-from .._compat import TASK_TABLE, atomic_open
+from .._compat import TASK_TABLE, atomic_open, escape
 from ..run.languages import GROUPINGS, info
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
@@ -230,7 +230,8 @@ def _runs_table(loaded) -> list[str]:
     for label, config, _, cov in loaded:
         fp = config.get("fingerprint", {})
         lines.append(
-            f"| {label} | `{fp.get('model')}` | {fp.get('backend')} | {cov['subset']} | "
+            f"| {label} | {escape.md_code(fp.get('model'))} | {escape.md_text(fp.get('backend'))} | "
+            f"{escape.md_text(cov['subset'])} | "
             f"{cov['n_done']} of {cov['n_expected'] if cov['n_expected'] is not None else '?'} | "
             f"{'yes' if cov['complete'] else '**no**'} | `{(fp.get('prompts_sha256') or '')[:12]}` | "
             f"`{(fp.get('release_manifest_sha256') or '–')[:12]}` |"
@@ -263,7 +264,10 @@ def completeness_lines(coverage) -> list[str]:
 
 
 def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> Path:
-    scope = scope_line(loaded)
+    scope = scope_line(loaded)  # escapes the labels itself
+    # Run labels (--name, folder names) are the user's text: literal in every table and line below.
+    loaded = [(escape.md_text(label), *rest) for label, *rest in loaded]
+    summaries = [(escape.md_text(label), s) for label, s in summaries]
     lines = [
         "# MVL-SIB evaluation report",
         "",
