@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -74,10 +75,11 @@ def _check_outputs(out: Path, names: list[str], models: list[str]) -> None:
     # report.md: every label literal (no markup of a name becomes a tag or a link)
     rendered = MD.render((out / "report.md").read_text("utf-8"))
     doc = parse_html(rendered)
-    assert set(doc.tags) <= TABLE_TAGS | {"h1", "h2", "h3", "p", "code", "th", "strong", "em", "a", "ul", "li"}, (
-        doc.tags
-    )
+    allowed = TABLE_TAGS | {"h1", "h2", "h3", "p", "code", "th", "strong", "em", "a", "ul", "li", "img"}
+    assert set(doc.tags) <= allowed, doc.tags
     assert rendered.count("<a ") == rendered.count('<a href="leaderboard.'), rendered
+    # the figures only: a local PNG each
+    assert rendered.count("<img ") == len(re.findall(r'<img src="[a-z_]+\.png"', rendered)), rendered
 
     page = parse_html((out / "leaderboard.html").read_text("utf-8"))
     assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "h1", "p", "table"} | {
