@@ -63,6 +63,7 @@ PATH_TIERS = {
     "release/test_release_faults.py": "faults",
     "release/test_card_hostile.py": "faults",
     "image_pool/test_pool_hostile_fields.py": "faults",
+    "validation/test_invariant_faults.py": "faults",
     "generated": "faults",  # faults generated per reader kind and per bounded option
     "docs": "e2e",
     "packaging": "e2e",

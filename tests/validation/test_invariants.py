@@ -192,23 +192,3 @@ def test_cli_reports_violations_and_exit_status(full_workdir, pool_dir, tmp_path
     assert f"{rec5['instance_id']}  schema" in bad.output and "ref_image_ids" in bad.output
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["ok"] is False and data["counts"]["negatives"] >= 1
-
-
-WRONG_VALUES = [[], {}, None, 1.5, True, "x\x1b[2J", [[]], -1, "", 10**30]
-FIELDS = ["instance_id", "index_id", "topic", "ref_sentence_ids", "ref_image_ids", "neg_topics",
-          "sentence_option_ids", "sentence_label", "image_option_ids", "topic_options", "image_label"]  # fmt: skip
-
-
-@pytest.mark.parametrize("field", FIELDS)
-def test_a_wrong_type_in_any_field_is_a_schema_violation_never_a_crash(corpus, full_instances, field):
-    """Generated: every field of an instance record, every kind of wrong value (unhashable, null, a
-    float, an escape sequence, a huge integer): validate lists it as a schema violation of that
-    record and every other check keeps running."""
-    for value in WRONG_VALUES:
-        bad = copy.deepcopy(full_instances[:40])
-        bad[3][field] = value
-        result = _run(corpus, bad, schemas=True)
-        hits = [v for v in result.violations if v.rule == "schema" and field in v.detail]
-        if field == "instance_id" and isinstance(value, str) and value:
-            continue  # a well-typed id that is not one: the count check names it instead
-        assert hits, (field, value, [str(v) for v in result.violations[:5]])
