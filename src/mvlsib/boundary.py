@@ -10,7 +10,6 @@ import contextlib
 import functools
 import logging
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 
@@ -137,7 +136,6 @@ def guard_logs() -> None:
 # Sub-groups made with ``@group.group(...)`` get the boundary too.
 BoundaryGroup.group_class = BoundaryGroup
 
-_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
 _MIN_SECRET = 8  # shorter values (flags such as "1") would blank out ordinary words
 
 
@@ -145,7 +143,7 @@ def _secrets() -> list[str]:
     """Credential-like environment values, and their parts (a key pasted with a newline shows up escaped)."""
     found: set[str] = set()
     for name, value in os.environ.items():
-        if not _SECRET_NAME.search(name):
+        if not httpio.SECRET_ENV_NAME.search(name):
             continue
         for part in (value, value.strip(), *value.split(), repr(value)[1:-1]):
             if len(part) >= _MIN_SECRET:

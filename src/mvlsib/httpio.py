@@ -104,8 +104,13 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
 
 # A query parameter of a URL in running text: its separator and name (group 1, name alone group 2), its value.
 _QUERY_VALUE = re.compile(r"([?&]([^=&\s?#]+)=)[^&\s#'\"]*")
-# Options whose value is a credential, however given on a command line.
-_CREDENTIAL_OPTIONS = re.compile(r"(?i)^--?[\w-]*(token|key|secret|passw|credential)[\w-]*\Z")
+# The words that name a credential, the one list for option names, environment variables and URL queries.
+CREDENTIAL_WORDS = ("token", "key", "apikey", "secret", "password", "passwd", "credential", "credentials", "auth")
+# Options whose value is a credential (``--api-key``, ``--hf-token``): one of those words between hyphens,
+# so ``--max-new-tokens`` and ``--author`` keep their values in the record.
+_CREDENTIAL_OPTIONS = re.compile(rf"(?i)^--?(?:[\w]+-)*(?:{'|'.join(CREDENTIAL_WORDS)})(?:-[\w]+)*\Z")
+# Environment variables that hold one (``HF_TOKEN``, ``OPENAI_API_KEY``): any of the words inside the name.
+SECRET_ENV_NAME = re.compile("|".join(CREDENTIAL_WORDS), re.IGNORECASE)
 
 
 def public_argv(argv: list[str]) -> list[str]:
@@ -205,7 +210,7 @@ def content_length(value: str | None) -> int | None:
 # A URL holds no whitespace or control character (RFC 3986 section 2): one would end a header line or a log line.
 _NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Query parameters that carry a credential (presigned URLs, API keys in links).
-_SECRET_QUERY = re.compile(r"(?i)token|key|secret|sig|signature|password|passwd|auth|credential|session")
+_SECRET_QUERY = re.compile("|".join((*CREDENTIAL_WORDS, "sig", "signature", "session")), re.IGNORECASE)
 
 
 def check_url(url: str) -> str:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ast
 
+import click
 import pytest
-from support import REPO
+from support import REPO, cli_tree
 
 from mvlsib import httpio
 
@@ -72,3 +73,26 @@ def test_public_argv_keeps_the_command_and_drops_its_secrets(argv):
     for given, kept in zip(argv, public):
         if not any(s in given for s in SECRETS):
             assert kept == given.rsplit("/", 1)[-1] if given is argv[0] else kept == given
+
+
+def _value_options() -> list[tuple[str, str]]:
+    """(command, option) for every value-taking option of both trees."""
+    return [
+        (where, name)
+        for where, cmd in cli_tree.commands()
+        for p in cmd.params
+        if isinstance(p, click.Option) and not p.is_flag
+        for name in p.opts
+        if name.startswith("--")
+    ]
+
+
+@pytest.mark.parametrize(("where", "option"), _value_options(), ids=lambda v: str(v))
+def test_every_option_of_ours_keeps_its_value_in_the_record(where, option):
+    """No option of ours takes a credential (keys and tokens come from the environment), so the
+    record keeps every value as given (``--max-new-tokens 16`` says how the run was made), as two
+    words or as ``--opt=value``; only the options of the list above, as a wrapper may pass them,
+    are hidden."""
+    value = "VALUE1234567"
+    for argv in ([where.split()[0], option, value], [where.split()[0], f"{option}={value}"]):
+        assert httpio.public_argv(argv)[1:] == argv[1:], (where, option)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,9 +29,7 @@ from mvlsib.release_format import mvl_sib
 
 EVAL_YAML = "eval.yaml"
 FRAMEWORK = "inspect-ai"
-# The Hub task id of a task and k, and its inverse (hub-results maps ids back to runs' cells).
-TASK_ID = "{task}_k{k}"
-TASK_ID_PATTERN = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)\Z")
+TASK_ID, TASK_ID_PATTERN = mvl_sib.TASK_ID, mvl_sib.TASK_ID_PATTERN
 DESCRIPTION = (
     "MVL-SIB: a massively multilingual vision-language benchmark over SIB-200 topics, "
     "{n} language(s). Each task matches images and sentences (or topics) by topic, with 4 lettered "

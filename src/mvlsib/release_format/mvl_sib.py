@@ -118,6 +118,9 @@ TASK_ALIASES = {t.upstream: t.name for t in TASK_TABLE}
 K_VALUES = tuple(sorted({k for t in TASK_TABLE for k in t.k_values}))
 # The k the paper reports and the evaluator runs by default.
 DEFAULT_K_VALUES = (1, 3, 5)
+# A leaderboard's id (eval.yaml, the Hub's results, the Inspect task names): a task at a k, and its inverse.
+TASK_ID = "{task}_k{k}"
+TASK_ID_PATTERN = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)\Z")
 # What a column of a language row holds, for the columns that tasks use as references or options.
 IMAGE_COLUMNS_OF_ROWS = ("ref_image_ids", "image_option_ids")
 TOPICS = ("entertainment", "geography", "health", "politics", "science/technology", "sports", "travel")

@@ -25,7 +25,7 @@ from ..run.stats import cell_interval, macro_interval
 from .leaderboard import write_leaderboard
 from .report_figures import draw_figures, topic_confusion_figure
 from .report_format import ci, coverage, fmt, mean, scope_line, task_k_keys, write_csv
-from .runs import load_runs
+from .runs import differ, load_runs
 
 TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
 CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)
@@ -145,7 +145,7 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
     different_releases: bool = False,
 ) -> list[Path]:
     out = Path(out)
-    loaded, raw = _load_runs(
+    loaded, raw, mixed = _load_runs(
         runs,
         groups,
         mode=mode,
@@ -176,20 +176,22 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
             figs += topic_confusion_figure(out, loaded, raw, data if data is not None else _runs_data(loaded), mode)
             written += figs
             fig_names = [p.name for p in figs if p.suffix == ".png"]
-    written.append(_markdown(out, loaded, summaries, mode, fig_names))
+    written.append(_markdown(out, loaded, summaries, mode, fig_names, mixed=mixed))
     return written
 
 
-def _load_runs(runs, groups, *, mode: str, metadata, warn, **checks) -> tuple[list[tuple], list[list[dict]]]:
-    """(label, config, metrics, coverage) per run, and each run's records (``load_runs`` and its ``checks``)."""
+def _load_runs(runs, groups, *, mode: str, metadata, warn, **checks) -> tuple[list[tuple], list[list[dict]], bool]:
+    """(label, config, metrics, coverage) per run, each run's records (``load_runs`` and its ``checks``),
+    and whether the runs were made on different releases (``differ``)."""
     loaded, raw = [], []
-    for run_ in load_runs(runs, warn=warn, where="report.md lists them", **checks):
+    runs_ = load_runs(runs, warn=warn, where="report.md lists them", **checks)
+    for run_ in runs_:
         label, config, records = run_.label, run_.config, run_.records
         cov = coverage(config, records)
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {}, metadata)
         loaded.append((label, config, metrics, cov))
         raw.append(records)
-    return loaded, raw
+    return loaded, raw, differ(runs_)
 
 
 def _runs_data(loaded) -> str | None:
@@ -263,7 +265,7 @@ def completeness_lines(coverage) -> list[str]:
     return lines + [""]
 
 
-def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> Path:
+def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str], *, mixed: bool) -> Path:
     scope = scope_line(loaded)  # escapes the labels itself
     # Run labels (--name, folder names) are the user's text: literal in every table and line below.
     loaded = [(escape.md_text(label), *rest) for label, *rest in loaded]
@@ -277,8 +279,7 @@ def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str]) -> 
         scope,
         "",
     ]
-    made_on = {c.get("fingerprint", {}).get("release_manifest_sha256") for _, c, _, _ in loaded} - {None}
-    if len(made_on) > 1:  # allowed with --different-releases, and said first
+    if mixed:  # allowed with --different-releases, and said first
         lines += [
             "**WARNING: these runs were made on different releases** (see the release column): the same "
             "keys may hold other instances or images, so their figures are not paired.",

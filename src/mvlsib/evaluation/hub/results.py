@@ -21,7 +21,6 @@ import contextlib
 import datetime
 import json
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,8 +31,6 @@ from ..run.store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
 RESULTS_DIR = ".eval_results"
-# How the release's eval.yaml names a leaderboard (release/eval_yaml.py writes it so).
-TASK_ID = re.compile(r"^(?P<task>[a-z0-9]+)_k(?P<k>[0-9]+)\Z")
 MAX_EVAL_YAML_BYTES = readers.KINDS["eval_yaml"].max_bytes
 
 
@@ -137,7 +134,7 @@ def entries(
     date = _date(run)
     out: dict[str, list[dict]] = {}
     for tid in task_ids:
-        match = TASK_ID.match(tid)
+        match = LOADER.TASK_ID_PATTERN.match(tid)
         row = macro.get((match["task"], int(match["k"]))) if match else None
         if row is None or row.get("accuracy") is None:
             continue
