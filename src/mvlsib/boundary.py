@@ -71,6 +71,8 @@ def error_boundary(
             raise InputError(missing) from None
         if (hub := _hub_unreachable(exc)) is not None:
             raise InputError(hub) from None
+        if _library_input_error(exc):
+            raise InputError(f"{type(exc).__name__}: {exc}") from None
         if (os_error := oserrors.as_oserror(exc)) is not None:
             raise InputError(oserrors.message(os_error)) from None
         withheld = _redact_chain(exc, _secrets())
@@ -95,10 +97,31 @@ class BoundaryGroup(click.Group):
 
     explain_missing = staticmethod(missing_dependency_message)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None:  # the whole command line, once
+            for n, arg in enumerate(args, start=1):
+                if any("\ud800" <= ch <= "\udfff" for ch in arg):
+                    # Python hands undecodable bytes over as lone surrogates: no file, lock or record can hold them
+                    raise click.UsageError(
+                        f"argument {n} ({terminal.visible(arg.encode('utf-8', 'backslashreplace').decode()[:200])}) "
+                        "is not valid UTF-8 text (a byte of another encoding); retype it, or rename the file it names",
+                        ctx,
+                    )
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context):
         guard_logs()
         with error_boundary(self.explain_missing):
             return super().invoke(ctx)
+
+
+def _library_input_error(exc: BaseException) -> bool:
+    """Whether a Hub library refused a value the user gave (``hubio.INPUT_ERRORS``)."""
+    if "huggingface_hub" not in sys.modules:
+        return False
+    from . import hubio
+
+    return type(exc).__name__ in hubio.INPUT_ERRORS and type(exc).__module__.startswith("huggingface_hub")
 
 
 def _hub_unreachable(exc: BaseException) -> str | None:

@@ -18,6 +18,8 @@ import re
 import string
 import urllib.parse
 
+from . import httpio
+
 # ASCII punctuation that can start Markdown or HTML syntax inline: backslash, emphasis, code,
 # links and images, raw HTML and autolinks, entities, strikethrough, the table cell separator,
 # headings, and $ (the Hub renders $...$ as maths).
@@ -74,7 +76,15 @@ def web_url(url: object) -> str | None:
         return None
     if parts.scheme.lower() not in WEB_SCHEMES or not parts.netloc:
         return None
+    if httpio.holds_credential(text):  # a card, a gallery or the credits would publish it
+        return None
     return text
+
+
+def url_text(url: object) -> str:
+    """A URL as text to show (not link): with ``user:password@`` and secret query values hidden."""
+    text = str(url)
+    return httpio.public_url(text) if httpio.holds_credential(text) else text
 
 
 def md_link(url: object, label: str) -> str:
@@ -82,7 +92,7 @@ def md_link(url: object, label: str) -> str:
     cannot leave the link or the table cell; any other URL is shown as literal text, not linked."""
     target = web_url(url)
     if target is None:
-        return md_text(url)
+        return md_text(url_text(url))
     return f"[{label}]({urllib.parse.quote(target, safe=_URL_SAFE)})"
 
 
@@ -91,7 +101,7 @@ def md_autolink(url: object) -> str:
     any other URL shown as literal text."""
     target = web_url(url)
     if target is None:
-        return md_text(url)
+        return md_text(url_text(url))
     return f"<{urllib.parse.quote(target, safe=_URL_SAFE)}>"
 
 

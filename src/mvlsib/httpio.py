@@ -232,6 +232,16 @@ def check_url(url: str) -> str:
     return url
 
 
+def holds_credential(url: str) -> bool:
+    """Whether ``url`` carries a ``user:password@`` or a credential-like query value (``public_url`` hides them)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    names = (item.partition("=")[0] for item in parts.query.split("&") if item)
+    return "@" in parts.netloc or any(_SECRET_QUERY.search(name) for name in names)
+
+
 def public_url(url: str) -> str:
     """``url`` as it may be written or printed: no ``user:password@``, no credential-like query values."""
     parts = urlsplit(url)

@@ -424,6 +424,13 @@ def translated(exc: BaseException, subject: str) -> HubProblem | None:
     if not _raised_in_library(exc):
         return None
     for link in _chain(exc):
+        own = type(link).__module__.split(".")[0] == "huggingface_hub" and type(link).__name__ not in INPUT_ERRORS
+        if own and isinstance(link, ValueError):  # its parse of an answer (HfUriError of a commit's URL, ...)
+            return HubProblem(
+                f"{subject}: huggingface_hub could not read the Hub's answer ({type(link).__name__}: "
+                f"{one_line(str(link), 160)}); is the endpoint a Hugging Face Hub? Check the repository on the "
+                "Hub before re-running: a change may have landed"
+            )
         if type(link).__module__ in ("builtins", "json.decoder") and isinstance(link, _SHAPE_ERRORS):
             if _raised_in_library(link):
                 return HubProblem(
@@ -444,6 +451,9 @@ def translated(exc: BaseException, subject: str) -> HubProblem | None:
     return None
 
 
+# What the Hub libraries raise for a value the user gave (a repo id, a revision), not for an answer:
+# the error boundary shows it as one line, like the toolkit's own refusals.
+INPUT_ERRORS = frozenset({"HFValidationError"})
 _SHAPE_ERRORS = (TypeError, KeyError, AttributeError, ValueError, IndexError, RecursionError, UnicodeError)
 
 

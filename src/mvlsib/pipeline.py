@@ -19,6 +19,7 @@ from mvlsib import progress as progress_bars
 from mvlsib.atomic import refuse_theirs
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sample import duplicate_partners, sample, sample_report
+from mvlsib.errors import MvlsibError
 from mvlsib.release.manifest import check_release_out
 from mvlsib.release.publish import publish
 from mvlsib.release.summary import ReleaseSummary
@@ -59,6 +60,17 @@ class _Stages:
         self.bar.update(1)
 
 
+def _separate(out: Path, workdir: Path) -> None:
+    """The release folder and the work folder may not hold one another: the work files would land in
+    the release (which then fails its own manifest), or the release among the work files."""
+    a, b = out.resolve(), workdir.resolve()
+    if a == b or a in b.parents or b in a.parents:
+        raise MvlsibError(
+            f"--out {out} and --workdir {workdir} {'are the same folder' if a == b else 'lie one inside the other'}: "
+            "the work files would be written into the release; give two separate folders"
+        )
+
+
 def build(
     sib: str,
     out: str | os.PathLike[str],
@@ -79,7 +91,8 @@ def build(
     ``pool`` is a ``Pool`` or its folder, read once here and handed to every stage.
     """
     check_release_out(out)  # a foreign --out is refused before minutes of work, not after
-    if workdir is not None:  # so is a work file the user placed or edited
+    if workdir is not None:  # so is a work file the user placed or edited, or a work folder that is the release's
+        _separate(Path(out), Path(workdir))
         refuse_theirs(
             workdir, [CORPUS_FILE, INGEST_REPORT_FILE, INSTANCES_FILE, SAMPLE_REPORT_FILE], option="--workdir"
         )

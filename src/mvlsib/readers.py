@@ -22,7 +22,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, BinaryIO
@@ -365,9 +365,16 @@ def read_yaml(name: str, path: str | os.PathLike[str]) -> Any:
 # ---------------------------------------------------------------- parquet
 
 
-def read_parquet(name: str, path: str | os.PathLike[str], columns: list[str] | None = None):
+def read_parquet(
+    name: str,
+    path: str | os.PathLike[str],
+    columns: list[str] | None = None,
+    types: Iterable[tuple[str, str]] = (),
+):
     """The parquet file ``path`` (of kind ``name``) as a pyarrow Table; a truncated, damaged or foreign
-    file is one ``ReadError`` naming it."""
+    file is one ``ReadError`` naming it. ``types``: (column, arrow type as ``mvl_sib`` writes it:
+    ``int64``, ``string``, ``list<int64>``) pairs that a column present must have; any other type
+    name (a ClassLabel, an Image) is not checked here."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -379,10 +386,21 @@ def read_parquet(name: str, path: str | os.PathLike[str], columns: list[str] | N
     if not stat.S_ISREG(st.st_mode):
         raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder); {k.fix}")
     try:
-        return pq.read_table(path, columns=columns)
+        table = pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ReadError(f"{path}: not a readable parquet file ({first[:200]}); {k.fix}") from None
+    for column, expected in types:
+        if expected not in _ARROW_TYPES or column not in table.column_names:
+            continue
+        found = re.sub(r"\b(item|element): |large_", "", str(table.schema.field(column).type))
+        if found != expected:
+            raise ReadError(f"{path}: column {column!r} holds {found[:60]}, not {expected}; {k.fix}")
+    return table
+
+
+# The column types ``read_parquet`` checks, as mvl_sib's column tables name them.
+_ARROW_TYPES = frozenset({"string", "int64", "list<int64>", "list<string>"})
 
 
 # ---------------------------------------------------------------- shape

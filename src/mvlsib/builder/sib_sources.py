@@ -6,7 +6,6 @@ Both end as a mapping ``language -> folder holding {train,dev,test}.tsv``, so pa
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,11 +13,10 @@ from mvlsib import httpio
 from mvlsib.builder.tsv import SPLITS
 from mvlsib.errors import MvlsibError
 from mvlsib.progress import bar_class
-from mvlsib.release_format.mvl_sib import is_language_code
+from mvlsib.release_format.mvl_sib import hub_id_problem, is_language_code
 
 DEFAULT_HUB_DATASET = "Davlan/sib200"
 REFERENCE_LANGUAGE = "eng_Latn"
-_REPO_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+\Z")
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class SibSource:
 
 def is_hub_id(sib: str) -> bool:
     """An existing path is always local; otherwise ``ORG/NAME`` names a Hub dataset."""
-    return not Path(sib).exists() and bool(_REPO_ID_RE.match(sib))
+    return not Path(sib).exists() and hub_id_problem(sib) is None
 
 
 def language_root(folder: Path) -> Path:
@@ -58,7 +56,8 @@ def list_language_folders(root: Path) -> dict[str, Path]:
 def local_source(sib: str | os.PathLike[str]) -> SibSource:
     folder = Path(sib).expanduser().resolve()
     if not folder.is_dir():
-        raise MvlsibError(f"--sib {sib}: not a folder. Give a SIB-200 checkout folder or a Hub id ORG/NAME.")
+        said = "" if os.fspath(sib).count("/") != 1 or Path(sib).exists() else f" ({hub_id_problem(os.fspath(sib))})"
+        raise MvlsibError(f"--sib {sib}: not a folder{said}. Give a SIB-200 checkout folder or a Hub id ORG/NAME.")
     root = language_root(folder)
     return SibSource("local", str(folder), None, root, list_language_folders(root))
 

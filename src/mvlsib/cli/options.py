@@ -20,7 +20,7 @@ import click
 
 from .. import httpio, params
 from ..errors import MvlsibError
-from ..evaluation._compat import TASK_TABLE, TASKS
+from ..evaluation._compat import LOADER, TASK_TABLE, TASKS
 from ..evaluation.backends import BACKENDS, backend_options, backends_help
 from ..evaluation.run.schedule import MAX_PROMPTS, ORDERS
 
@@ -55,6 +55,20 @@ class UrlType(click.ParamType):
 
 
 URL = UrlType()
+
+
+class HubRepoIdType(click.ParamType):
+    """A Hub repo id ORG/NAME by the one rule (``mvl_sib.HUB_REPO_ID``), checked when the option is parsed."""
+
+    name = "org/name"
+
+    def convert(self, value, param, ctx):
+        if (problem := LOADER.hub_id_problem(str(value))) is not None:
+            self.fail(problem, param, ctx)
+        return str(value)
+
+
+HUB_REPO_ID = HubRepoIdType()
 
 
 class SharedOption(click.Option):
@@ -143,6 +157,8 @@ def release_option(
     """``--release``: a release folder and/or Hub dataset repo id (``kind``); ``--data`` is its old spelling."""
     if path:
         attrs.setdefault("type", click.Path(file_okay=False, exists=True, path_type=Path))
+    if kind == "hub":
+        attrs.setdefault("type", HUB_REPO_ID)
     metavar = {"folder-or-hub": "DIR|ORG/NAME", "folder": "DIR", "hub": "ORG/NAME"}[kind]
     help_text = SHARED_HELP["release"] + _RELEASE_KINDS[kind] + (f" {note}" if note else "")
     return option("--release", "release", metavar=metavar, old=old, shared="release", help=help_text, **attrs)

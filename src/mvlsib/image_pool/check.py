@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
+from mvlsib import httpio
 from mvlsib.atomic import output_file
 from mvlsib.escape import has_markup
 from mvlsib.image_pool.hashes import (
@@ -424,7 +425,9 @@ def _check_row_text(row: ManifestRow, findings: list[Finding]) -> None:
     # (topic, file and sha256 have their own findings, with hints, below and in the file checks)
     schema = [m for m in schema_errors("manifest_row", row.as_dict()) if m.split(":", 1)[0] not in _OWN_FINDINGS]
     for message in schema:
-        if message.startswith("source_url:"):
+        if message.startswith("source_url:") and httpio.holds_credential(url):
+            findings.append(Finding(rid, topic, "url", message))
+        elif message.startswith("source_url:"):
             findings.append(
                 Finding(
                     rid,

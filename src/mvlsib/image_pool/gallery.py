@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw, ImageFont, ImageOps
 from mvlsib import readers
 from mvlsib.atomic import atomic_open, atomic_path
 from mvlsib.errors import MvlsibError
-from mvlsib.escape import html_href, html_text
+from mvlsib.escape import html_href, html_text, url_text
 from mvlsib.image_pool.check import CheckOptions, CheckReport, check_pool
 from mvlsib.image_pool.credits import title_of
 from mvlsib.image_pool.licenses import judge_license, license_url
@@ -158,7 +158,7 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
     source = (
         f'<a href="{href}" title="{href}">{e(_short_url(row.source_url))}</a>'
         if href
-        else e(row.source_url or "(no source)")
+        else e(url_text(row.source_url) or "(no source)")
     )
     findings = [f for f in report.findings if f.image_id == row.image_id]
     fhtml = "".join(

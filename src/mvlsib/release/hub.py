@@ -26,6 +26,7 @@ from mvlsib.limits import HUB_TIMEOUT_S
 from mvlsib.release.eval_yaml import EVAL_YAML, retarget
 from mvlsib.release.manifest import MANIFEST_NAME, save_release_manifest, verify_release
 from mvlsib.release.tables import config_path
+from mvlsib.release_format import mvl_sib
 from mvlsib.release_format.mvl_sib import IMAGES_CONFIG
 from mvlsib.workdir.provenance import demo_image_count
 
@@ -115,7 +116,9 @@ def demo_images_in(release: Path) -> int:
     if not path.is_file():
         return 0
     return demo_image_count(
-        readers.read_parquet("release_parquet", path, columns=["source_url"]).column("source_url").to_pylist()
+        readers.read_parquet("release_parquet", path, columns=["source_url"], types=mvl_sib.IMAGE_COLUMNS)
+        .column("source_url")
+        .to_pylist()
     )
 
 
@@ -243,8 +246,8 @@ def _publish_to_hub(
     from huggingface_hub.errors import HfHubHTTPError
 
     release = Path(release)
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise MvlsibError(f"--repo-id {repo_id!r}: expected ORG/NAME, e.g. my-org/mvl-sib")
+    if (problem := mvl_sib.hub_id_problem(repo_id)) is not None:
+        raise MvlsibError(f"--repo-id: {problem}, e.g. my-org/mvl-sib")
     manifest = verify_release(release)
     if not allow_demo_pool and not dry_run:
         refuse_demo_pool(release, repo_id)
@@ -309,13 +312,15 @@ def _commit(
         # deadline passed, an answer cut short); a re-run compares files and commits only what
         # still differs, so it never duplicates. Anything else is not about the answer: raise it.
         network = isinstance(exc, (httpx2.TransportError, OSError))
-        problem = exc if network else hubio.translated(exc, "the Hub's answer")
+        problem = exc if network else hubio.translated(exc, "its answer")
         if problem is None:
             raise
+        what = f"the connection to the Hub failed ({type(problem).__name__}" if network else f"({problem.args[0]}"
         raise MvlsibError(
             httpio.redact(
-                f"the connection to the Hub failed during the upload to {repo_id} ({type(problem).__name__}"
-                f"{'' if not str(problem) else ': ' + str(problem)[:200]}); the commit may or may not have landed. "
+                f"the upload to {repo_id} did not end cleanly: {what}"
+                f"{'' if not str(problem) or not network else ': ' + str(problem)[:200]}); the commit may or may "
+                "not have landed. "
                 "Re-run the same command: it uploads only what is still missing and makes no duplicate commit",
                 (token,),
             )

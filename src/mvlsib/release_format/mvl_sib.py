@@ -172,6 +172,23 @@ SPLIT = "test"
 LANGUAGE_CODE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
 
 
+# A Hub repo id ORG/NAME, by huggingface_hub's rules (utils.validate_repo_id), in ASCII: two parts of
+# letters, digits, "-", "_" and ".", each starting and ending with a letter, digit or "_", at most 96
+# characters, no "--" or "..", no ".git" at the end. The one rule for every option that takes one.
+_HUB_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
+HUB_REPO_ID = re.compile(rf"(?!.*(?:--|\.\.))(?!.*\.git\Z){_HUB_PART}/{_HUB_PART}\Z")
+
+
+def hub_id_problem(text: str) -> str | None:
+    """Why ``text`` is not a Hub repo id ORG/NAME (None when it is one)."""
+    if HUB_REPO_ID.match(text):
+        return None
+    return (
+        f"{text!r} is not a Hub repo id ORG/NAME (letters, digits, '-', '_' and '.', each part starting and "
+        "ending with a letter or digit, at most 96 characters, no '--' or '..')"
+    )
+
+
 def is_language_code(name: str) -> bool:
     return bool(LANGUAGE_CODE.fullmatch(name))
 
@@ -293,8 +310,8 @@ def _hub_dataset(source, config, revision=None, check_only=False):
             f"{source!r} is not a local folder, and loading from the Hub needs the `datasets` package "
             "(pip install datasets)"
         ) from exc
-    if "/" not in str(source) or str(source).count("/") != 1:
-        raise LoaderError(f"{source!r} is neither an existing release folder nor a Hub repo id of the form ORG/NAME")
+    if (problem := hub_id_problem(str(source))) is not None:
+        raise LoaderError(f"{problem}, nor an existing release folder")
     if check_only:
         return None
     return datasets.load_dataset(str(source), name=config, split=SPLIT, revision=revision)

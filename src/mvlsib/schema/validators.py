@@ -12,6 +12,7 @@ from typing import Any
 
 from referencing import Registry, Resource
 
+from mvlsib import httpio
 from mvlsib.escape import web_url
 from mvlsib.readers import schema_validator
 from mvlsib.release_format.mvl_sib import LANGUAGE_COLUMNS, TEXT_OF
@@ -176,7 +177,14 @@ def _manifest_row_rules(record: Any) -> Iterator[str]:
     url = record.get("source_url")
     # (a value the schema's pattern refuses is reported by the schema already)
     if isinstance(url, str) and re.fullmatch(r"https?://\S+", url) and web_url(url) is None:
-        yield f"source_url: {url[:200]!r} is not an address a browser would open"
+        if httpio.holds_credential(url):
+            yield (
+                f"source_url: {httpio.public_url(url)[:200]!r} holds a credential (a user:password@ or a secret "
+                "query value, shown as ***), which the card, the gallery and the credits would publish; give "
+                "the image's public address"
+            )
+        else:
+            yield f"source_url: {url[:200]!r} is not an address a browser would open"
 
 
 # What a JSON Schema cannot say about a record, checked wherever the schema is (schema_errors): one rule.

@@ -129,6 +129,16 @@ def take(values: list, rows: range | list[int]) -> list:
     return [values[n] for n in rows]
 
 
+# corpus.parquet's column types (corpus_table writes them; load_corpus checks them).
+CORPUS_TYPES = (
+    ("language", "string"),
+    ("index_id", "int64"),
+    ("split", "string"),
+    ("topic", "string"),
+    ("text", "string"),
+)
+
+
 def corpus_table(language: list, index_id: list, split: list, topic: list, text: list) -> pa.Table:
     """The corpus table from its columns (``corpus.parquet``'s column order and types)."""
     return pa.table(
@@ -170,7 +180,7 @@ def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:
 def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:
     if not path.is_file():
         raise MvlsibError(f"{path}: no corpus here; run `mvlsib-build ingest --workdir {workdir}` first.")
-    table = readers.read_parquet("corpus_parquet", path)
+    table = readers.read_parquet("corpus_parquet", path, types=CORPUS_TYPES)
     if tuple(table.column_names) != CORPUS_COLUMNS:
         raise MvlsibError(
             f"{path}: columns are {table.column_names}, expected {list(CORPUS_COLUMNS)}; "

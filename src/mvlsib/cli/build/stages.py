@@ -10,6 +10,7 @@ import click
 from mvlsib import params, terminal
 from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, hub_bars, pool_option, workdir_option
 from mvlsib.cli.options import (
+    HUB_REPO_ID,
     URL,
     data_revision_option,
     json_out_option,
@@ -231,7 +232,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
 @release_option(
     "Upload this existing one (checked against its manifest.json first).", kind="folder", path=True, default=None
 )
-@click.option("--repo-id", default=None, help="Hub dataset repository ORG/NAME to upload to.")
+@click.option("--repo-id", default=None, type=HUB_REPO_ID, help="Hub dataset repository ORG/NAME to upload to.")
 @option(
     "--branch",
     "revision",

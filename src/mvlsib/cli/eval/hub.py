@@ -6,22 +6,13 @@ to a leaderboard entry".
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
 
 from ... import httpio, terminal
-from ..options import URL, data_revision_option, out_option, release_option
+from ..options import HUB_REPO_ID, URL, data_revision_option, out_option, release_option
 from .boundary import friendly_errors
-
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-
-
-def _repo_id(ctx, param, value):
-    if value is not None and not REPO_ID.match(value):
-        raise click.BadParameter(f"expected ORG/NAME, got {value!r}")
-    return value
 
 
 @click.command("hub-results")
@@ -31,7 +22,6 @@ def _repo_id(ctx, param, value):
     kind="hub",
     old=("--dataset",),
     required=True,
-    callback=_repo_id,
 )
 @data_revision_option(
     "you evaluated (a commit): recorded in every entry, and where eval.yaml is read.", old=("--revision",)
@@ -40,7 +30,7 @@ def _repo_id(ctx, param, value):
 @click.option(
     "--model-repo",
     default=None,
-    callback=_repo_id,
+    type=HUB_REPO_ID,
     metavar="ORG/MODEL",
     help="The evaluated model's repo: source.url then points at the run config's place in it.",
 )

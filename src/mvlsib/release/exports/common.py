@@ -79,8 +79,8 @@ def select(
         if not (Path(source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet").is_file():
             raise MvlsibError(f"{source}: not an MVL-SIB release folder (no data/images/test.parquet)")
         available = mvl_sib.languages(source)
-    elif source.count("/") != 1:
-        raise MvlsibError(f"{source!r} is neither an existing release folder nor a Hub repo id ORG/NAME")
+    elif (problem := mvl_sib.hub_id_problem(source)) is not None:
+        raise MvlsibError(f"{problem}, nor an existing release folder")
     else:
         # The repo's card lists its language configs (one small download): a misspelt repo, revision
         # or language is said now, not by the harness that runs the export later.
@@ -126,6 +126,11 @@ def select(
     return Selection(source, revision, tuple(langs), tuple(pairs), local)
 
 
+def _types(config: str) -> tuple[tuple[str, str], ...]:
+    """The column types of a release's table (``mvl_sib``'s column tables), checked as it is read."""
+    return mvl_sib.IMAGE_COLUMNS if config == mvl_sib.IMAGES_CONFIG else mvl_sib.LANGUAGE_COLUMNS
+
+
 def _check_tables(release: Path, languages: Sequence[str]) -> None:
     """Read every table the export will point at, through the reader layer, before anything is
     written: formats that only name the files (lmms-eval, Inspect) must not ship a folder whose
@@ -134,7 +139,7 @@ def _check_tables(release: Path, languages: Sequence[str]) -> None:
         path = release / "data" / config / f"{mvl_sib.SPLIT}.parquet"
         if not path.is_file():
             raise MvlsibError(f"{path}: missing from the release; re-download or rebuild it")
-        readers.read_parquet("release_parquet", path)
+        readers.read_parquet("release_parquet", path, types=_types(config))
 
 
 @contextlib.contextmanager
@@ -160,7 +165,7 @@ def load_rows(sel: Selection, language: str, all_columns: bool = False) -> list[
             path = Path(sel.source) / "data" / language / f"{mvl_sib.SPLIT}.parquet"
             if not path.is_file():
                 mvl_sib.load_rows(language, sel.source)  # raises the loader's message
-            return readers.read_parquet("release_parquet", path).to_pylist()
+            return readers.read_parquet("release_parquet", path, types=_types(language)).to_pylist()
         import datasets
 
         return datasets.load_dataset(sel.source, name=language, split=mvl_sib.SPLIT, revision=sel.revision).to_list()

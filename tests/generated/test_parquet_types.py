@@ -1,0 +1,77 @@
+"""Parquet files read with their declared column types (``readers.read_parquet(types=...)``): a column
+of the wrong type is one line naming the file and the column, before any work, for every column of
+the work folder's corpus and of a release's tables. Generated from the type tables the writers use
+(``workdir.corpus.CORPUS_TYPES``, ``mvl_sib.LANGUAGE_COLUMNS`` / ``IMAGE_COLUMNS``), not listed here.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from support.cli_contract import refused
+
+from mvlsib.cli import build_cli
+from mvlsib.release_format import mvl_sib
+from mvlsib.workdir.corpus import CORPUS_TYPES
+
+
+def invoke(*args):
+    return CliRunner().invoke(build_cli, [str(a) for a in args])
+
+
+def _other(column: pa.ChunkedArray) -> pa.Array:
+    """The column's values as another type: numbers as text, text as numbers, lists as their lengths."""
+    values = column.to_pylist()
+    if pa.types.is_integer(column.type):
+        return pa.array([None if v is None else str(v) for v in values], pa.string())
+    if pa.types.is_list(column.type):
+        return pa.array([None if v is None else len(v) for v in values], pa.int64())
+    return pa.array([len(v or "") for v in values], pa.int64())
+
+
+def _retype(path: Path, column: str) -> None:
+    table = pq.read_table(path)
+    i = table.schema.get_field_index(column)
+    pq.write_table(table.set_column(i, column, _other(table.column(column))), path)
+
+
+@pytest.fixture(scope="module")
+def workdir(sib_dir, tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("typed-work") / "work"
+    result = invoke("ingest", "--sib", sib_dir, "--languages", "eng_Latn", "--workdir", work, "--no-progress")
+    assert result.exit_code == 0, result.output
+    return work
+
+
+@pytest.mark.parametrize("command", ["sample", "validate"])
+@pytest.mark.parametrize("column", [name for name, _ in CORPUS_TYPES])
+def test_a_corpus_column_of_another_type_is_one_line(workdir, tmp_path, column, command):
+    work = tmp_path / "work"
+    shutil.copytree(workdir, work)
+    _retype(work / "corpus.parquet", column)
+    before = sorted(p.name for p in work.iterdir())
+    line = refused(invoke(command, "--workdir", work, "--no-progress"))
+    assert "corpus.parquet" in line and repr(column) in line, line
+    assert sorted(p.name for p in work.iterdir()) == before  # nothing written
+
+
+_CHECKED = {"string", "int64", "list<int64>", "list<string>"}
+_RELEASE_COLUMNS = [("eng_Latn", c) for c, t in mvl_sib.LANGUAGE_COLUMNS if t in _CHECKED] + [
+    ("images", c) for c, t in mvl_sib.IMAGE_COLUMNS if t in _CHECKED
+]
+
+
+@pytest.mark.parametrize(("config", "column"), _RELEASE_COLUMNS, ids=lambda v: str(v))
+def test_a_release_column_of_another_type_is_one_line(release_dir, tmp_path, config, column):
+    release = tmp_path / "rel"
+    shutil.copytree(release_dir, release)
+    _retype(release / "data" / config / "test.parquet", column)
+    out = tmp_path / "export"
+    line = refused(invoke("export", "vlmevalkit", "--release", release, "--out", out))
+    assert f"{config}/test.parquet" in line and repr(column) in line, line
+    assert not out.exists()
