@@ -75,3 +75,28 @@ def test_a_release_column_of_another_type_is_one_line(release_dir, tmp_path, con
     line = refused(invoke("export", "vlmevalkit", "--release", release, "--out", out))
     assert f"{config}/test.parquet" in line and repr(column) in line, line
     assert not out.exists()
+
+
+def _with(path: Path, column: str, at: int, value) -> None:
+    table = pq.read_table(path)
+    values = table.column(column).to_pylist()
+    values[at] = value
+    i = table.schema.get_field_index(column)
+    pq.write_table(table.set_column(i, column, pa.array(values, table.schema.field(column).type)), path)
+
+
+_VALUE_FAULTS = [(name, None) for name, _ in CORPUS_TYPES] + [
+    ("index_id", -1),
+    ("index_id", 10**9),
+    ("index_id", 2**62),
+]
+
+
+@pytest.mark.parametrize("command", ["sample", "validate"])
+@pytest.mark.parametrize(("column", "value"), _VALUE_FAULTS, ids=lambda v: str(v))
+def test_a_corpus_value_the_stages_cannot_index_is_one_line(workdir, tmp_path, column, value, command):
+    work = tmp_path / "work"
+    shutil.copytree(workdir, work)
+    _with(work / "corpus.parquet", column, 3, value)
+    line = refused(invoke(command, "--workdir", work, "--no-progress"))
+    assert "corpus.parquet" in line and repr(column) in line, line

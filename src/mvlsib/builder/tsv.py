@@ -18,9 +18,10 @@ from mvlsib import readers
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_TEXT_FILE_BYTES, MAX_TEXT_LINE_BYTES
 from mvlsib.release_format.mvl_sib import TOPICS
+from mvlsib.workdir.corpus import MAX_INDEX_ID
 
 HEADER = ("index_id", "category", "text")
-MAX_ID_DIGITS = 9  # an index_id is a Flores-200 sentence number (0..2008); longer is not one
+MAX_ID_DIGITS = len(str(MAX_INDEX_ID))  # an index_id is a Flores-200 sentence number (0..2008); longer is not one
 SPLITS = ("train", "dev", "test")
 _TOPIC_SET = frozenset(TOPICS)
 

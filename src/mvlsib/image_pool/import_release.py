@@ -32,7 +32,7 @@ CATEGORY_TO_TOPIC = {
     "sports": "sports",
     "travel": "travel",
 }
-_NAME_RE = re.compile(r"(?P<cat>[a-z]+)_(?P<i>\d+)\.(?:jpe?g|png|webp)", re.IGNORECASE)
+_NAME_RE = re.compile(r"(?P<cat>[a-z]+)_(?P<i>[0-9]{1,9})\.(?:jpe?g|png|webp)", re.IGNORECASE)
 _KEY_COLUMNS = ("file", "filename", "image", "path")
 
 
@@ -69,6 +69,11 @@ def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
     return facts
 
 
+def _image_id(m: re.Match) -> str:
+    """The pool's id of an upstream file name (``sports_01.jpg`` and ``sports_1.jpg`` both give ``sports_1``)."""
+    return f"{topic_slug(CATEGORY_TO_TOPIC[m.group('cat').lower()])}_{int(m.group('i'))}"
+
+
 def import_release(
     release: str | Path,
     licences_csv: str | Path,
@@ -94,6 +99,13 @@ def import_release(
             problems.append(f"{p.name}: unknown category {cat!r} (expected {', '.join(CATEGORY_TO_TOPIC)})")
         if p.name not in facts:
             problems.append(f"{p.name}: no row in {licences_csv}; add its license, author and source_url")
+    ids: dict[str, str] = {}
+    for p in files:
+        if named[p].group("cat").lower() in CATEGORY_TO_TOPIC:
+            image_id = _image_id(named[p])
+            if image_id in ids:
+                problems.append(f"{ids[image_id]} and {p.name} would both become {image_id}; rename one of them")
+            ids.setdefault(image_id, p.name)
     unused = sorted(set(facts) - {p.name for p in files})
     problems += [f"{licences_csv}: row for {n} but no such image in {src_dir}" for n in unused]
     if problems:
@@ -106,7 +118,7 @@ def import_release(
         for p in bar(files, desc="importing images", unit="img", enabled=progress):
             m = named[p]
             topic = CATEGORY_TO_TOPIC[m.group("cat").lower()]
-            image_id = f"{topic_slug(topic)}_{int(m.group('i'))}"
+            image_id = _image_id(m)
             norm = normalize_image(p, box=box, fmt=fmt, max_pixels=max_pixels)
             rel = f"{topic_slug(topic)}/{image_id}{norm.extension}"
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)

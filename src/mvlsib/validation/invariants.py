@@ -384,37 +384,37 @@ def check_answerable(corpus, instances: Sequence[dict]) -> list[Violation]:
     """In every language, the 8 sentences of an instance must have 8 different normalised texts."""
     if not instances:
         return []
-    # table[language, index_id]: the sentence's own id, or for a text that repeats in that language
-    # (normalised) the smallest id with that text; -1 where the language lacks the sentence.
+    # Sentences by their rank among the corpus's ids (ids may be sparse: 9 digits, a table by id
+    # would be gigabytes). table[language, rank]: the sentence's own rank, or for a text that repeats
+    # in that language (normalised) the smallest rank with that text; -1 where the language lacks it.
     norm, index_id_list = corpus.normalized(), corpus.column("index_id")
     rows_of = corpus.language_rows()
     langs = sorted(rows_of)
-    index_ids = np.fromiter(index_id_list, dtype=np.int64, count=len(corpus))
-    max_id = int(index_ids.max())
-    table = np.full((len(langs), max_id + 1), -1, dtype=np.int32)
+    known = np.unique(np.fromiter(index_id_list, dtype=np.int64, count=len(corpus)))
+    table = np.full((len(langs), len(known)), -1, dtype=np.int32)
     for li, lang in enumerate(langs):
         rows = rows_of[lang]
-        lang_ids = take(index_id_list, rows)
-        table[li, lang_ids] = lang_ids
+        ranks = np.searchsorted(known, take(index_id_list, rows))
+        table[li, ranks] = ranks
         block = take(norm, rows)
         if len(set(block)) != len(block):
             first: dict[str, int] = {}
-            for text, sid in sorted(zip(block, lang_ids), key=lambda pair: pair[1]):
-                table[li, sid] = first.setdefault(text, sid)
+            for text, rank in sorted(zip(block, ranks.tolist()), key=lambda pair: pair[1]):
+                table[li, rank] = first.setdefault(text, rank)
 
     ids = [sorted({*inst["ref_sentence_ids"], *inst["sentence_option_ids"]}) for inst in instances]
     width = max(len(row) for row in ids)
     mat = np.array([row + [row[0]] * (width - len(row)) for row in ids], dtype=np.int64)
     n_real = np.array([len(row) for row in ids])
-    if mat.max() > max_id:
-        mat = np.where(mat > max_id, 0, mat)  # unknown ids are reported by check_structure
+    at = np.minimum(np.searchsorted(known, mat), len(known) - 1)
+    in_corpus = known[at] == mat  # unknown ids are reported by check_structure
     out: list[Violation] = []
     # All languages at once: padding columns get codes no text has, distinct per column, so only
     # a repeated real code makes a row bad; rows naming a missing sentence (code < 0) are skipped.
-    c = table[:, mat]  # (languages, instances, width)
+    c = np.where(in_corpus[None], table[:, at], -1)  # (languages, instances, width)
     if (n_real != width).any():
         pad = np.arange(width)[None, :] >= n_real[:, None]
-        c = np.where(pad[None], max_id + 1 + np.arange(width, dtype=np.int32)[None, None, :], c)
+        c = np.where(pad[None], len(known) + np.arange(width, dtype=np.int32)[None, None, :], c)
     s = np.sort(c, axis=2)
     bad = (s[:, :, 1:] == s[:, :, :-1]).any(axis=2) & ~(c < 0).any(axis=2)
     for li, r in zip(*np.nonzero(bad)):

@@ -186,7 +186,21 @@ def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:
             f"{path}: columns are {table.column_names}, expected {list(CORPUS_COLUMNS)}; "
             "run `mvlsib-build ingest` again."
         )
+    for name in CORPUS_COLUMNS:  # the stages index by these values: a gap or a wild id is refused here
+        if (nulls := table.column(name).null_count) > 0:
+            raise MvlsibError(f"{path}: column {name!r} has {nulls} empty value(s); run `mvlsib-build ingest` again.")
+    if table.num_rows:
+        low, high = pc.min_max(table.column("index_id")).values()
+        if low.as_py() < 0 or high.as_py() > MAX_INDEX_ID:
+            raise MvlsibError(
+                f"{path}: column 'index_id' holds {low.as_py() if low.as_py() < 0 else high.as_py()}, outside "
+                f"0..{MAX_INDEX_ID} (a Flores sentence number); run `mvlsib-build ingest` again."
+            )
     return table
+
+
+# The largest index_id the corpus can hold: what ingest reads (at most 9 digits; validate's schema is stricter).
+MAX_INDEX_ID = 10**9 - 1
 
 
 def load_ingest_report(workdir: str | os.PathLike[str]) -> dict:

@@ -120,19 +120,25 @@ def _read_rows(path: Path, table: csvio.CsvRows) -> list[ManifestRow]:
             raise MvlsibError(f"{path}, line {lineno}: empty image_id")
         extra = {k: v for k, v in rec.items() if k not in COLUMNS and k is not None}
         rows.append(ManifestRow(**values, extra=extra))
-    seen: dict[str, int] = {}
-    for i, row in enumerate(rows):
-        if row.image_id in seen:
-            raise MvlsibError(
-                f"{path}: image_id {row.image_id!r} appears twice (rows {seen[row.image_id] + 2} and {i + 2})"
-            )
-        seen[row.image_id] = i
+    _refuse_twice(path, rows)
     return rows
+
+
+def _refuse_twice(path: Path, rows: list[ManifestRow]) -> None:
+    """An image_id or a file named by two rows: refused when the manifest is read and before it is written."""
+    for column in ("image_id", "file"):
+        seen: dict[str, int] = {}
+        for i, row in enumerate(rows):
+            value = getattr(row, column)
+            if value in seen:
+                raise MvlsibError(f"{path}: {field} {value!r} appears twice (rows {seen[value] + 2} and {i + 2})")
+            seen[value] = i
 
 
 def write_manifest(pool: str | Path, rows: list[ManifestRow]) -> Path:
     """Write rows sorted by (topic, numeric suffix of image_id) so diffs stay small and stable."""
     path = manifest_path(pool)
+    _refuse_twice(path, rows)
     extra_cols: list[str] = []
     for row in rows:
         for k in row.extra:
