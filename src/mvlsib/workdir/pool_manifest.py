@@ -131,7 +131,7 @@ def _refuse_twice(path: Path, rows: list[ManifestRow]) -> None:
         for i, row in enumerate(rows):
             value = getattr(row, column)
             if value in seen:
-                raise MvlsibError(f"{path}: {field} {value!r} appears twice (rows {seen[value] + 2} and {i + 2})")
+                raise MvlsibError(f"{path}: {column} {value!r} appears twice (rows {seen[value] + 2} and {i + 2})")
             seen[value] = i
 
 
