@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from . import readers
+from . import locks, readers
 from .errors import MvlsibError
 
 
@@ -138,10 +138,15 @@ def staged_folder(out: str | os.PathLike[str]) -> Iterator[Path]:
     The old folder is moved aside, the stage renamed into place, the old one removed: a
     failure at any point leaves ``out`` as it was. Leftovers of a run that was killed (its
     stage, or the old folder it had moved aside) are cleaned first; if it died between the
-    two renames, the old folder is put back.
+    two renames, the old folder is put back. One process at a time (``replacing``).
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(out):
+        yield from _staged(out)
+
+
+def _staged(out: Path) -> Iterator[Path]:
     remove_stale(out.parent, f".{out.name}.partial-")
     for old in sorted(out.parent.glob(f".{out.name}.old-*")):
         pid = old.name.rsplit("-", 1)[-1]
@@ -163,6 +168,37 @@ def staged_folder(out: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+
+
+# Folders this process holds ``replacing`` for (a build holds its --out from the start; its publish
+# step's staged_folder then finds it held, by this process).
+_REPLACING: set[Path] = set()
+
+
+@contextlib.contextmanager
+def replacing(out: str | os.PathLike[str]) -> Iterator[None]:
+    """One process at a time makes the folder ``out`` anew: a second one is refused at once, naming
+    the first (two that both replaced it would both report success, and one result would be gone).
+    The lock is a file beside ``out``, removed when the block ends (the kernel releases it on kill -9)."""
+    key = Path(os.path.abspath(out))
+    if key in _REPLACING:
+        yield
+        return
+    name = f".{key.name}.lock"
+    try:
+        with locks.exclusive(key.parent, name):
+            _REPLACING.add(key)
+            try:
+                yield
+            finally:
+                _REPLACING.discard(key)
+                with contextlib.suppress(OSError):
+                    (key.parent / name).unlink()
+    except locks.Busy as busy:
+        raise MvlsibError(
+            f"{out} is being written by another command ({busy.holder}); wait for it to finish, or choose another "
+            "folder"
+        ) from None
 
 
 # ---------------------------------------------------------------- output folders we may replace

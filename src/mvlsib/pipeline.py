@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mvlsib import progress as progress_bars
-from mvlsib.atomic import refuse_theirs
+from mvlsib.atomic import refuse_theirs, replacing
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sample import duplicate_partners, sample, sample_report
 from mvlsib.errors import MvlsibError
@@ -100,6 +100,7 @@ def build(
     # A temporary work folder is gone when the refusal is read: name the release instead.
     where = str(workdir) if workdir is not None else f"{out} (add --workdir DIR to keep the work files)"
     with contextlib.ExitStack() as stack:
+        stack.enter_context(replacing(out))  # a second build of this release is refused now, not at the end
         if workdir is None:
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="mvlsib-build-"))
         work = Path(workdir)

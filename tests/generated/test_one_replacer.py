@@ -1,0 +1,60 @@
+"""A folder a command makes anew (``atomic.staged_folder``: releases, exports, batches, reports) has
+one maker at a time: while another process holds it, a command is refused at once, naming the
+holder, and writes nothing (two that both replaced it would both report success, one result lost).
+Another process is stood in for by the lock itself, taken here on its own descriptor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support.cli_contract import refused
+
+from mvlsib import atomic, locks
+from mvlsib.cli import build_cli, eval_cli
+
+COMMANDS = {
+    "build": (build_cli, "build", "--sib", "{sib}", "--languages", "eng_Latn", "--out", "{out}", "--no-progress"),
+    "export": (build_cli, "export", "vlmevalkit", "--release", "{rel}", "--out", "{out}"),
+    "batch-prepare": (
+        eval_cli,
+        "batch",
+        "prepare",
+        "--data",
+        "{rel}",
+        "--model",
+        "m",
+        "--limit",
+        "1",
+        "--out",
+        "{out}",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_second_maker_is_refused_at_once(name, sib_dir, release_dir, tmp_path):
+    cli, *args = COMMANDS[name]
+    out = tmp_path / "out"
+    args = [a.format(sib=sib_dir, rel=release_dir, out=out) for a in args]
+    with locks.exclusive(tmp_path, ".out.lock"):
+        line = refused(CliRunner().invoke(cli, args))
+    assert "is being written by another command" in line and "pid " in line, line
+    assert not out.exists()
+
+
+def test_the_lock_is_gone_when_the_maker_ends(tmp_path):
+    out = tmp_path / "made"
+    with atomic.staged_folder(out) as stage:
+        (stage / "f").write_text("x")
+        assert (tmp_path / ".made.lock").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]
+
+
+def test_one_process_may_hold_it_across_steps(tmp_path):
+    """A build holds its release folder from the start; its publish step's stage is the same maker."""
+    out = tmp_path / "made"
+    with atomic.replacing(out), atomic.staged_folder(out) as stage:
+        (stage / "f").write_text("x")
+    assert (Path(out) / "f").read_text() == "x"
