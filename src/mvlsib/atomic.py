@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -14,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from . import locks, readers
+from . import jsonio, locks, readers
 from .errors import MvlsibError
 
 
@@ -333,7 +332,7 @@ def _by(data: dict) -> dict[str, str]:
 
 def _dump_ledger(folder: Path, data: dict) -> None:
     with atomic_open(folder / LEDGER) as fh:
-        json.dump(data, fh, indent=1, ensure_ascii=False, sort_keys=True)
+        fh.write(jsonio.dumps(data, indent=1, ensure_ascii=False, sort_keys=True))
         fh.write("\n")
 
 

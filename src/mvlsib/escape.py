@@ -64,6 +64,14 @@ def md_code(text: object, *, in_table: bool = True) -> str:
     return fence + (body.replace("|", "\\|") if in_table else body) + fence
 
 
+def md_code_block(text: object, info: str = "text") -> str:
+    """Multi-line text shown literally in a fenced code block: its line breaks kept, control characters
+    dropped, and a fence longer than any run of backticks inside (a text cannot close the block)."""
+    body = "\n".join(_CONTROLS.sub("", line) for line in str(text).replace("\r", "").split("\n"))
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+    return f"{fence}{info}\n{body}\n{fence}"
+
+
 def web_url(url: object) -> str | None:
     """``url`` when it is an absolute http(s) URL with a host, else None (``javascript:``,
     ``data:``, ``file:``, relative paths and anything unparsable are never linked)."""

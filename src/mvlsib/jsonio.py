@@ -12,6 +12,11 @@ import json
 import re
 from typing import Any
 
+# What JSON may carry raw that a terminal, an editor or a browser acts on when the file is shown:
+# DEL, C1 controls (U+009B is a CSI), bidirectional formatting, line and paragraph separators
+# (terminal.py's set; json itself escapes C0). ``dumps`` writes them as \\uXXXX: the same string to any reader.
+_ACTIVE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
 MAX_DEPTH = 64
 MAX_NUMBER_CHARS = 40  # a float64 needs at most ~25 characters; ids and counts far fewer
 MAX_BYTES = 64 * 1024 * 1024
@@ -93,3 +98,12 @@ def storable(text: str) -> str:
 def recover(text: str) -> str:
     """The inverse of ``storable`` for the escapes it wrote."""
     return re.sub(r"\\u(d[89a-f][0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` for every JSON text the toolkit writes or prints (``ensure_ascii=False`` keeps
+    letters readable): characters that act when shown are written as ``\\uXXXX`` escapes."""
+    text = json.dumps(obj, **kwargs)
+    if kwargs.get("ensure_ascii", True):
+        return text
+    return _ACTIVE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

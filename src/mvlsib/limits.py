@@ -24,3 +24,6 @@ HUB_TIMEOUT_S = 120.0
 # broken or hostile file while reading it, in bounded memory, naming the file and line.
 MAX_TEXT_LINE_BYTES = 1024 * 1024
 MAX_TEXT_FILE_BYTES = 64 * 1024 * 1024
+
+# The largest index_id a corpus may hold: what ingest reads (at most 9 digits; validate's schema is stricter).
+MAX_INDEX_ID = 10**9 - 1

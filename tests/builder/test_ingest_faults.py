@@ -12,6 +12,7 @@ import pytest
 from support import read_corpus
 
 from mvlsib.builder.ingest import ingest
+from mvlsib.builder.tsv import CONTROL_IN_TEXT, read_language_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir.corpus import save_corpus
 
@@ -103,3 +104,27 @@ def test_bom_on_a_raw_flores_file_is_dropped_as_in_tsv(tmp_path, sib_dir):
     row0 = corpus[(corpus["language"] == "nqo_Nkoo") & (corpus["index_id"] == 0)]
     assert len(row0) == 1  # index 0 is annotated (SIB-200 train): its text is Flores line 1, no BOM
     assert row0["text"].iloc[0] == first
+
+
+# Every control character a text may not hold, generated from the rule's own class; the C1 characters
+# SIB-200 itself holds (cp1252 dashes and quotes read as Latin-1) stay accepted.
+_REFUSED_CONTROLS = [chr(c) for c in range(0x00, 0xA0) if CONTROL_IN_TEXT.match(chr(c)) and chr(c) not in "\n\r"]
+
+
+@pytest.mark.parametrize("ch", _REFUSED_CONTROLS, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_control_character_in_a_text_is_refused_by_file_and_line(sib_dir, tmp_path, ch):
+    sib = tmp_path / "sib" / "data" / "annotated" / "eng_Latn"
+    shutil.copytree(sib_dir / "data" / "annotated" / "eng_Latn", sib)
+    lines = (sib / "dev.tsv").read_text("utf-8").split("\n")
+    ident, topic, text = lines[3].split("\t", 2)
+    lines[3] = "\t".join([ident, topic, f'"{text[:10]}{ch}[31m{text[10:]}"'])
+    (sib / "dev.tsv").write_text("\n".join(lines), "utf-8")
+    with pytest.raises(MvlsibError, match=rf"dev\.tsv:4: .* control character U\+{ord(ch):04X}"):
+        ingest(str(tmp_path / "sib"), languages=["eng_Latn"], progress=False)
+
+
+def test_the_c1_characters_sib_200_holds_are_kept(sib_dir):
+    """cat_Latn holds U+0093/U+0094/U+0096/U+0097 (cp1252 quotes and dashes read as Latin-1): the data is
+    built as it is."""
+    texts = "".join(r.text for r in read_language_folder(sib_dir / "data" / "annotated" / "cat_Latn"))
+    assert any(ch in texts for ch in "\x93\x94\x96\x97") and not CONTROL_IN_TEXT.search(texts)

@@ -6,6 +6,8 @@ the work folder's corpus and of a release's tables. Generated from the type tabl
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -66,11 +68,30 @@ _RELEASE_COLUMNS = [("eng_Latn", c) for c, t in mvl_sib.LANGUAGE_COLUMNS if t in
 ]
 
 
+def _relist(release: Path, rel: str) -> None:
+    manifest = json.loads((release / "manifest.json").read_text("utf-8"))
+    data = (release / rel).read_bytes()
+    manifest["files"][rel] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    (release / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), "utf-8")
+
+
+def test_a_release_file_changed_after_its_manifest_is_one_line_for_every_export(release_dir, tmp_path):
+    release = tmp_path / "rel"
+    shutil.copytree(release_dir, release)
+    _retype(release / "data" / "eng_Latn" / "test.parquet", "topic")
+    for fmt in ("vlmevalkit", "mteb", "lmms-eval", "inspect"):
+        out = tmp_path / fmt
+        line = refused(invoke("export", fmt, "--release", release, "--out", out))
+        assert "manifest.json" in line and "data/eng_Latn/test.parquet" in line, line
+        assert not out.exists()
+
+
 @pytest.mark.parametrize(("config", "column"), _RELEASE_COLUMNS, ids=lambda v: str(v))
 def test_a_release_column_of_another_type_is_one_line(release_dir, tmp_path, config, column):
     release = tmp_path / "rel"
     shutil.copytree(release_dir, release)
     _retype(release / "data" / config / "test.parquet", column)
+    _relist(release, f"data/{config}/test.parquet")  # a release made so, not one changed after its manifest
     out = tmp_path / "export"
     line = refused(invoke("export", "vlmevalkit", "--release", release, "--out", out))
     assert f"{config}/test.parquet" in line and repr(column) in line, line

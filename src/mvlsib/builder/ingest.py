@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
+from mvlsib import jsonio
 from mvlsib.builder.flores import FloresLanguage, find_flores_languages, flores_rows
 from mvlsib.builder.sib_sources import (
     DEFAULT_HUB_DATASET,
@@ -69,7 +69,7 @@ class IngestReport:
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        return jsonio.dumps(self.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 def parse_languages(languages: str | list[str] | tuple[str, ...] | None) -> list[str] | None:

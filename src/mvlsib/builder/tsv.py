@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib import readers
 from mvlsib.errors import MvlsibError
-from mvlsib.limits import MAX_TEXT_FILE_BYTES, MAX_TEXT_LINE_BYTES
+from mvlsib.limits import MAX_INDEX_ID, MAX_TEXT_FILE_BYTES, MAX_TEXT_LINE_BYTES
 from mvlsib.release_format.mvl_sib import TOPICS
-from mvlsib.workdir.corpus import MAX_INDEX_ID
 
 HEADER = ("index_id", "category", "text")
+# Control characters a text may not hold: C0 (a tab is a character of the text, a line break is refused
+# on its own), DEL, and the C1 controls that open a terminal sequence (DCS, SOS, CSI, OSC, PM, APC).
+# SIB-200 itself holds other C1 characters (cp1252 quotes and dashes read as Latin-1, in cat_Latn):
+# they stay, as the data has them.
+CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f\x90\x98\x9b\x9d-\x9f]")
 MAX_ID_DIGITS = len(str(MAX_INDEX_ID))  # an index_id is a Flores-200 sentence number (0..2008); longer is not one
 SPLITS = ("train", "dev", "test")
 _TOPIC_SET = frozenset(TOPICS)
@@ -175,6 +180,12 @@ def _parse_record(record: list[str], path: Path, line: int, split: str, need_tex
                 f"{path}:{line}: the text of index_id {raw_id} spans several lines, most likely an "
                 "unbalanced quote; double the quotes inside the text or wrap the whole field in quotes."
             )
+        if (bad := CONTROL_IN_TEXT.search(text)) is not None:
+            raise MvlsibError(
+                f"{path}:{line}: the text of index_id {raw_id} holds the control character U+{ord(bad.group()):04X} "
+                f"at position {bad.start()}, which a terminal acts on when the card or an export is shown; "
+                "remove it from the file."
+            )
     return SibRow(int(raw_id), topic, text, split, path, line)
 
 
@@ -238,6 +249,6 @@ def read_language_columns(folder: Path) -> tuple[list[int], list[str], list[str]
     if not all(texts):
         return None
     joined = "\t".join(texts)
-    if "\n" in joined or "\r" in joined:
+    if "\n" in joined or "\r" in joined or CONTROL_IN_TEXT.search(joined):
         return None
     return list(map(int, ids)), topics, texts, splits

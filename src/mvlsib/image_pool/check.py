@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
-import json
 import re
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from mvlsib import httpio
+from mvlsib import httpio, jsonio
 from mvlsib.atomic import output_file
 from mvlsib.escape import has_markup
 from mvlsib.image_pool.hashes import (
@@ -143,7 +142,7 @@ class CheckReport:
 
     def to_json(self, *, ascii_only: bool = False) -> str:
         # ascii_only for a terminal: every control and bidi mark in a field then stays a JSON escape
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=ascii_only, sort_keys=False) + "\n"
+        return jsonio.dumps(self.to_dict(), indent=2, ensure_ascii=ascii_only, sort_keys=False) + "\n"
 
     def to_text(self) -> str:
         lines = []

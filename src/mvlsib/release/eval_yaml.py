@@ -91,7 +91,7 @@ def render(languages: Sequence[str], repo_hint: str) -> str:
         "# one leaderboard per task id below. To add a finished run's scores to a model repo:\n"
         f"#   mvlsib-eval hub-results RUN --release {json.dumps(repo_hint)} --model-repo ORG/MODEL --out DIR\n"
     )
-    body = yaml.safe_dump(eval_yaml_dict(languages), sort_keys=False, allow_unicode=True, width=100)
+    body = yaml.safe_dump(eval_yaml_dict(languages), sort_keys=False, allow_unicode=False, width=100)
     return header + body
 
 

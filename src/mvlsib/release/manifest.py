@@ -8,13 +8,12 @@ is uploaded.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import mvlsib
-from mvlsib import readers, versions
+from mvlsib import jsonio, readers, versions
 from mvlsib.atomic import atomic_open, refuse_foreign, sha256_file, staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release.inputs import ReleaseInputs
@@ -84,7 +83,7 @@ def save_release_manifest(release: Path, manifest: dict) -> Path:
     """Write ``manifest`` as the release's manifest.json (the one serialisation of it)."""
     path = Path(release) / MANIFEST_NAME
     with atomic_open(path) as fh:
-        json.dump(manifest, fh, indent=2, sort_keys=True, ensure_ascii=False)
+        fh.write(jsonio.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False))
         fh.write("\n")
     return path
 

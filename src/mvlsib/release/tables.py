@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from PIL import Image
 
+from mvlsib import jsonio
 from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format import mvl_sib
@@ -100,7 +100,7 @@ def card_features(column_types) -> list[dict]:
 
 
 def _hf_metadata(features: dict) -> dict[bytes, bytes]:
-    text = json.dumps({"info": {"features": features}}, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
+    text = jsonio.dumps({"info": {"features": features}}, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
     return {b"huggingface": text.encode("utf-8")}
 
 

@@ -6,7 +6,6 @@ stopping at the first problem, so one run shows a curator everything that is wro
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.compute as pc
 
+from mvlsib import jsonio
 from mvlsib import progress as progress_bars
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TASK_TABLE, TOPICS
@@ -74,7 +74,7 @@ class ValidationResult:
             "counts": self.counts(),
             "violations": [asdict(v) for v in self.violations],
         }
-        return json.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+        return jsonio.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
 SHOWN_VIOLATIONS = 10  # how many violations a refusal lists (`mvlsib-build validate` lists them all)

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mvlsib import __version__
+from mvlsib import __version__, jsonio
 from mvlsib.atomic import atomic_open
 from mvlsib.escape import md_code
 
@@ -113,7 +112,7 @@ def write_report(report: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     json_path, md_path = out / "report.json", out / "report.md"
     with atomic_open(json_path) as fh:
-        fh.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+        fh.write(jsonio.dumps(report, ensure_ascii=False, indent=1) + "\n")
     with atomic_open(md_path) as fh:
         fh.write(render_markdown(report))
     return json_path, md_path

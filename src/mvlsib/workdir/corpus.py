@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from pathlib import Path
 
@@ -15,9 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mvlsib import readers
+from mvlsib import jsonio, readers
 from mvlsib.atomic import atomic_open, owned_files
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import MAX_INDEX_ID
 from mvlsib.textnorm import normalize_many
 from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE
 
@@ -169,7 +169,7 @@ def save_corpus(workdir: str | os.PathLike[str], corpus: Corpus) -> None:
             fh.write(corpus.parquet_bytes())
         if corpus.report:
             with atomic_open(work / INGEST_REPORT_FILE) as fh:
-                fh.write(json.dumps(corpus.report, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+                fh.write(jsonio.dumps(corpus.report, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
 def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:
@@ -197,10 +197,6 @@ def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:
                 f"0..{MAX_INDEX_ID} (a Flores sentence number); run `mvlsib-build ingest` again."
             )
     return table
-
-
-# The largest index_id the corpus can hold: what ingest reads (at most 9 digits; validate's schema is stricter).
-MAX_INDEX_ID = 10**9 - 1
 
 
 def load_ingest_report(workdir: str | os.PathLike[str]) -> dict:

@@ -7,13 +7,12 @@ Standard library only: the pure sampler, which builds ``Instance`` values, runs 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from mvlsib import readers
+from mvlsib import jsonio, readers
 from mvlsib.atomic import atomic_open, owned_files, refuse_theirs
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import INSTANCES_FILE, SAMPLE_REPORT_FILE
@@ -36,7 +35,7 @@ class Instance:
     image_label: int
 
     def to_json(self) -> str:
-        return json.dumps(self.as_dict(), ensure_ascii=False)
+        return jsonio.dumps(self.as_dict(), ensure_ascii=False)
 
     def as_dict(self) -> dict:
         """The record as ``instances.jsonl`` holds it (what ``json.loads`` of its line gives).
@@ -57,7 +56,7 @@ def instance_records(instances: Sequence[Instance | dict]) -> list[dict]:
 
 def encode_instances(instances: Sequence[Instance | dict]) -> bytes:
     """The bytes of ``instances.jsonl``: one JSON object per line, keys in the records' order."""
-    return "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in instance_records(instances)).encode("utf-8")
+    return "".join(jsonio.dumps(rec, ensure_ascii=False) + "\n" for rec in instance_records(instances)).encode("utf-8")
 
 
 def instances_sha256(instances: Sequence[Instance | dict]) -> str:
@@ -99,7 +98,7 @@ def save_sample_report(workdir: str | os.PathLike[str], report: dict) -> None:
     report = {**report, "output": str(Path(workdir) / INSTANCES_FILE)}
     with owned_files(workdir, [SAMPLE_REPORT_FILE], "mvlsib-build sample", option="--workdir"):
         with atomic_open(Path(workdir) / SAMPLE_REPORT_FILE) as fh:
-            fh.write(json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+            fh.write(jsonio.dumps(report, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 def load_sample_report(workdir: str | os.PathLike[str]) -> dict:

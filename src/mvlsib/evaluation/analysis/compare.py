@@ -7,12 +7,11 @@ result says how many each run had beyond the shared ones. The statistics are in 
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import TASKS, MvlsibError, output_file, terminal
+from .._compat import TASKS, MvlsibError, jsonio, output_file, terminal
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from ..run.stats import (
@@ -191,6 +190,6 @@ def format_comparison(res: dict, alpha: float = 1 - CONFIDENCE) -> str:
 def write_comparison_json(res: dict, path: str | Path) -> Path:
     path = Path(path)
     with output_file(path, "mvlsib-eval compare", option="--json") as fh:
-        json.dump(res, fh, ensure_ascii=False, indent=2, sort_keys=False)
+        fh.write(jsonio.dumps(res, ensure_ascii=False, indent=2, sort_keys=False))
         fh.write("\n")
     return path

@@ -18,12 +18,11 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open, escape
+from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open, escape, jsonio
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from .report_format import coverage
@@ -258,7 +257,7 @@ def write_items(
     path = out / "always_wrong.jsonl"
     with atomic_open(path) as fh:
         for d in details:
-            fh.write(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n")
+            fh.write(jsonio.dumps(d, ensure_ascii=False, sort_keys=True) + "\n")
     written.append(path)
     for name, table in (
         ("instance_difficulty.csv", res["difficulty"]),

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
-from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio, owned_files, readers
+from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio, jsonio, owned_files, readers
 from ..run.store import completeness, load_run
 
 EVAL_YAML = "eval.yaml"
@@ -174,7 +173,8 @@ def write(out: str | os.PathLike[str], run: str | os.PathLike[str], files: dict[
         folder.mkdir(parents=True, exist_ok=True)
         for name, body in files.items():
             with atomic_open(folder / name) as fh:
-                fh.write(yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
+                # ASCII: a model's name may carry a bidi override or a C1 control, which YAML keeps raw
+                fh.write(yaml.safe_dump(body, sort_keys=False, allow_unicode=False))
             written.append(folder / name)
         # Uploaded with --create-pr: a run made before commands were recorded without their secrets
         # (a --base-url with user:password@ or ?api_key=) must not publish them.
@@ -183,7 +183,7 @@ def write(out: str | os.PathLike[str], run: str | os.PathLike[str], files: dict[
         config = readers.parse_json("run_config", raw, str(source))
         public = _public(config)
         with atomic_open(folder / config_name(dataset), "wb") as fh:
-            fh.write(raw if public == config else (json.dumps(public, indent=2, ensure_ascii=False) + "\n").encode())
+            fh.write(raw if public == config else (jsonio.dumps(public, indent=2, ensure_ascii=False) + "\n").encode())
         written.append(folder / config_name(dataset))
     return written
 

@@ -9,14 +9,13 @@ a restarted run rewrites that one result and every key ends up exactly once.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .._compat import TASKS, MvlsibError, atomic_open, locks, readers, refuse_theirs
+from .._compat import TASKS, MvlsibError, atomic_open, jsonio, locks, readers, refuse_theirs
 from .run_files import parse_prediction_lines, read_config, read_metrics
 from .scoring import compute_metrics
 
@@ -108,7 +107,7 @@ def run_lock(out: Path, name: str = ".run.lock") -> Iterator[None]:
 
 
 def dump_line(rec: dict) -> str:
-    return json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
+    return jsonio.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
 
 
 class PredictionWriter:
@@ -164,7 +163,7 @@ def iter_sorted(records: Iterable[dict]) -> Iterator[dict]:
 
 def _write_json(path: Path, obj: Any) -> None:
     with atomic_open(path) as fh:
-        json.dump(obj, fh, ensure_ascii=False, indent=2, sort_keys=True)
+        fh.write(jsonio.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True))
         fh.write("\n")
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import _compat
-from .._compat import MvlsibError, progress, readers
+from .._compat import MvlsibError, jsonio, progress, readers
 from ..backends.openai import chat_body, check_body_options, encode_image, image_file
 from ..run.runner import Run, RunOptions, verify_data
 from ..run.schedule import order_items
@@ -68,7 +68,7 @@ DEFAULT_LIMITS = FILE_LIMITS[0]
 def request_line(custom_id: str, body: dict[str, Any]) -> str:
     """One line of a batch input file."""
     line = {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return jsonio.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def line_custom_id(line: str) -> str:
@@ -184,7 +184,7 @@ def check_out(out: Path) -> None:
 
 def write_json(path: Path, obj: Any) -> None:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump(obj, fh, ensure_ascii=False, indent=2, sort_keys=True)
+        fh.write(jsonio.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True))
         fh.write("\n")
 
 

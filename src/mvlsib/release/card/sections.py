@@ -7,6 +7,7 @@ import re
 from importlib import resources
 
 import mvlsib
+from mvlsib.escape import md_code_block
 from mvlsib.evaluation.run import prompts as ev
 from mvlsib.image_pool.credits import title_of
 from mvlsib.release.card.render import CardContext, CardImage, render_card
@@ -104,7 +105,7 @@ def prompts_markdown(example_row: dict | None) -> str:
     for spec in mvl_sib.TASK_TABLE:
         for k in [k for k in spec.k_values if k in (1, 3)]:
             task = spec.name
-            parts.append(f"**`{task}`, k={k}**\n\n```text\n{ev.render_prompt_text(task, k)}\n```")
+            parts.append(f"**`{task}`, k={k}**\n\n{md_code_block(ev.render_prompt_text(task, k))}")
     if example_row is not None:
         # The example shows the first task whose options are images: where image placement matters most.
         task = next(t.name for t in mvl_sib.TASK_TABLE if t.options in mvl_sib.IMAGE_COLUMNS_OF_ROWS)
@@ -112,7 +113,7 @@ def prompts_markdown(example_row: dict | None) -> str:
         text = ev.render_prompt_text(task, 3, ex["references"], ex["options"])
         parts.append(
             f"Filled in for instance `{ex['instance_id']}` in `eng_Latn` (`{task}`, k=3; the option images are "
-            f"{', '.join(f'`{i}`' for i in ex['image_ids'])}):\n\n```text\n{text}\n```"
+            f"{', '.join(f'`{i}`' for i in ex['image_ids'])}):\n\n{md_code_block(text)}"
         )
     parts.append(f"Prompt templates sha256 (recorded in every evaluation run): `{ev.prompts_hash()}`.")
     return "\n\n".join(parts)

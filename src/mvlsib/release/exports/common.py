@@ -10,16 +10,16 @@ the folder holds files an earlier export did not write.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mvlsib import __version__, readers
+from mvlsib import __version__, jsonio, readers
 from mvlsib.atomic import staged_output
 from mvlsib.errors import MvlsibError
 from mvlsib.readers import schema_validator
+from mvlsib.release.manifest import manifest_problems
 from mvlsib.release_format import mvl_sib
 from mvlsib.schema.validators import inlined_schema
 
@@ -134,7 +134,13 @@ def _types(config: str) -> tuple[tuple[str, str], ...]:
 def _check_tables(release: Path, languages: Sequence[str]) -> None:
     """Read every table the export will point at, through the reader layer, before anything is
     written: formats that only name the files (lmms-eval, Inspect) must not ship a folder whose
-    data cannot be read, and a damaged file is one line naming it."""
+    data cannot be read, and a damaged file is one line naming it. First the release is checked against
+    its manifest.json (every export alike): a changed file would be exported under the release's name."""
+    if (problems := manifest_problems(release)) and (release / mvl_sib.MANIFEST_NAME).is_file():
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise MvlsibError(
+            f"{release}: does not match its manifest.json: {problems[0]}{more}; re-download or rebuild the release"
+        )
     for config in (*languages, mvl_sib.IMAGES_CONFIG):
         path = release / "data" / config / f"{mvl_sib.SPLIT}.parquet"
         if not path.is_file():
@@ -152,7 +158,7 @@ def staging(out: str | os.PathLike[str]) -> Iterator[Path]:
 
 def write_info(stage: Path, info: dict) -> None:
     (stage / EXPORT_INFO).write_text(
-        json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n"
+        jsonio.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n"
     )
 
 

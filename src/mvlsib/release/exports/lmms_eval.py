@@ -14,10 +14,10 @@ small YAML per language that ``include:``s it):
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
+from mvlsib import jsonio
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.run.scoring import METRICS
 from mvlsib.release.bundle import BUNDLE_PACKAGE, bundle_zip
@@ -42,7 +42,7 @@ def _metrics() -> list[str]:
 
 def _yaml(obj) -> str:
     # JSON is valid YAML; lmms-eval's loader reads it, and no YAML library is needed to write it.
-    return json.dumps(obj, ensure_ascii=False)
+    return jsonio.dumps(obj, ensure_ascii=False)
 
 
 def _lines(pairs: list[tuple[str, object]]) -> str:

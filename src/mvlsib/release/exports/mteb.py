@@ -17,11 +17,11 @@ release's (its manifest's), not the upstream load-time one MTEB's ``MVLSIBSent2I
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
 
+from mvlsib import jsonio
 from mvlsib.errors import MvlsibError
 from mvlsib.release.exports.common import Selection, load_image_bytes, load_rows, select, staging, write_info
 from mvlsib.release.tables import write_table
@@ -67,7 +67,7 @@ def _write(path: Path, columns: dict[str, str], data: dict[str, list], image: bo
         "list<string>": pa.list_(pa.string()),
         "image": pa.struct([("bytes", pa.binary()), ("path", pa.string())]),
     }
-    meta = json.dumps({"info": {"features": _features(columns)}}, ensure_ascii=False, separators=(",", ":"))
+    meta = jsonio.dumps({"info": {"features": _features(columns)}}, ensure_ascii=False, separators=(",", ":"))
     schema = pa.schema(
         [(name, types[kind]) for name, kind in columns.items()], metadata={b"huggingface": meta.encode("utf-8")}
     )
