@@ -15,10 +15,11 @@ import csv
 import io
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import IO, Any
 
-from . import readers
+from . import escape, readers
 from .errors import MvlsibError
 
 # A grouping or metadata table is a few hundred lines; a pool manifest a few thousand.
@@ -81,3 +82,13 @@ def parse_dicts(data: bytes, source: str, what: str, *, fields_checked: bool = F
 # bidirectional embeddings, overrides and isolates, which reorder what follows; the marks
 # (U+200E, U+200F) that right-to-left text legitimately holds stay.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def write_dicts(fh: IO[str], rows: Iterable[Mapping[str, Any]], fields: Sequence[str]) -> None:
+    """A table written as CSV, every header and cell through ``escape.csv_cell`` (a value starting like
+    a formula is text in a spreadsheet; a control or bidi character is shown as an escape); None is empty.
+    The one CSV writer of tables that hold others' values (run names, model ids, labels)."""
+    w = csv.DictWriter(fh, fieldnames=[escape.csv_cell(f) for f in fields], lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({escape.csv_cell(k): ("" if r.get(k) is None else escape.csv_cell(r.get(k))) for k in fields})

@@ -18,7 +18,7 @@ import re
 import string
 import urllib.parse
 
-from . import httpio
+from . import httpio, terminal
 
 # ASCII punctuation that can start Markdown or HTML syntax inline: backslash, emphasis, code,
 # links and images, raw HTML and autolinks, entities, strikethrough, the table cell separator,
@@ -30,8 +30,9 @@ _URL_SAFE = "".join(c for c in string.punctuation if c not in '()<>|`\\"{}^ ') +
 # that some spreadsheet locales accept, and a line feed (LibreOffice strips leading whitespace).
 _FORMULA_STARTS = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-# C0/C1 controls other than tab, line feed and carriage return (which flatten to spaces).
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# C0/C1 controls other than tab, line feed and carriage return (which flatten to spaces), and the
+# bidirectional overrides and isolates (which would reorder the rest of a line as it is shown).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 WEB_SCHEMES = ("http", "https")
 
@@ -127,11 +128,12 @@ def html_href(url: object) -> str | None:
 def csv_cell(value: object) -> object:
     """A CSV cell a spreadsheet shows as text: a string starting like a formula gets a leading
     apostrophe (the spreadsheets' own "this is text" mark). Numbers, and strings that are plain
-    numbers such as ``-0.05``, are kept as they are. A carriage return becomes a line feed:
+    numbers such as ``-0.05``, are kept as they are. Control and bidi characters are shown as escapes
+    (``terminal.block``: a terminal showing the file acts on none). A carriage return becomes a line feed:
     ``csv.writer`` with ``"\n"`` line ends leaves a lone CR unquoted, and the row would read back split."""
     if not isinstance(value, str) or not value or _PLAIN_NUMBER.fullmatch(value):
         return value
-    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    value = terminal.block(value.replace("\r\n", "\n").replace("\r", "\n"))
     if value[0] in _FORMULA_STARTS or value.lstrip()[:1] in _FORMULA_STARTS:
         return "'" + value
     return value

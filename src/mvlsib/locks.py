@@ -5,7 +5,7 @@ An ``flock`` on ``FOLDER/NAME``: the kernel drops it when its holder dies (even 
 pid, host and command, which the refused process names. Where ``flock`` does not exist
 (Windows) nothing is locked.
 
-This module imports nothing from mvlsib: the bundled evaluator ships it beside the other leaves.
+This module imports only leaves (httpio, terminal): the bundled evaluator ships it beside them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import httpio
+from . import httpio, terminal
 
 
 class Busy(Exception):
@@ -54,7 +54,9 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0) -
         os.ftruncate(fd, 0)
         os.pwrite(
             fd,
-            f"pid {os.getpid()} on {socket.gethostname()}: {' '.join(httpio.public_argv(sys.argv))[:300]}\n".encode(),
+            # shown to the process refused (and to whoever reads the file): no control acts, nothing forges a line
+            f"pid {os.getpid()} on {terminal.visible(socket.gethostname())}: "
+            f"{terminal.visible(' '.join(httpio.public_argv(sys.argv)))[:300]}\n".encode(),
             0,
         )
         yield

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import __version__ as TOOLKIT_VERSION
-from .. import boundary, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
+from .. import boundary, csvio, escape, httpio, hubio, jsonio, locks, oserrors, params, progress, readers, terminal
 from ..atomic import (
     LEDGER,
     atomic_open,
@@ -37,6 +37,7 @@ __all__ = [
     "BUNDLED",
     "TOOLKIT_VERSION",
     "atomic_open",
+    "csvio",
     "LEDGER",
     "owned_folder",
     "owned_files",

@@ -11,13 +11,12 @@ needs n ≥ 4; for Spearman the same transform, an approximation).
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable
 from pathlib import Path
 from statistics import NormalDist
 
-from .._compat import TASKS, MvlsibError, output_file, read_csv, terminal
+from .._compat import TASKS, MvlsibError, csvio, output_file, read_csv, terminal
 from ..run.scoring import compute_metrics
 from ..run.stats import CONFIDENCE
 from .runs import load_runs
@@ -170,8 +169,5 @@ def write_correlations(rows: list[dict], path: str | Path) -> Path:
         "spearman_high",
     ]
     with output_file(path, "mvlsib-eval correlate") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if r[k] is None else r[k]) for k in fields})
+        csvio.write_dicts(fh, rows, fields)
     return path

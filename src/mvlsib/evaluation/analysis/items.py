@@ -17,12 +17,11 @@
 
 from __future__ import annotations
 
-import csv
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open, escape, jsonio
+from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open, csvio, escape, jsonio
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
 from .report_format import coverage
@@ -267,11 +266,7 @@ def write_items(
     ):
         path = out / name
         with atomic_open(path) as fh:
-            fields = list(table[0]) if table else ["empty"]
-            w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
-            w.writeheader()
-            for r in table:
-                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+            csvio.write_dicts(fh, table, list(table[0]) if table else ["empty"])
         written.append(path)
     written.append(_items_markdown(out, loaded, res, details, data=data, max_listed=max_listed))
     return written

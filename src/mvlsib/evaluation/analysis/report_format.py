@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
-from .._compat import TASKS, atomic_open, escape
+from .._compat import TASKS, atomic_open, csvio, escape
 from ..run.store import completeness
 from ..run.subset import describe
 
@@ -28,10 +27,7 @@ def write_csv(path: Path, rows: list[dict], fields: list[str]) -> Path:
     """A report table as CSV; every cell through ``escape.csv_cell``, so a run name or model id
     starting with ``=`` is text in a spreadsheet, not a formula."""
     with atomic_open(path) as fh:
-        w = csv.DictWriter(fh, fieldnames=[escape.csv_cell(f) for f in fields], lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({escape.csv_cell(k): ("" if r.get(k) is None else escape.csv_cell(r.get(k))) for k in fields})
+        csvio.write_dicts(fh, rows, fields)
     return path
 
 
