@@ -214,21 +214,22 @@ _SECRET_QUERY = re.compile("|".join((*CREDENTIAL_WORDS, "sig", "signature", "ses
 
 
 def check_url(url: str) -> str:
-    """``url`` if it is an http(s) URL with a host and a valid port; ``InvalidURL`` otherwise."""
+    """``url`` if it is an http(s) URL with a host and a valid port; ``InvalidURL`` otherwise, whose
+    message shows the URL without its credentials (``redact``)."""
     if (bad := _NOT_IN_URL.search(url)) is not None:
         raise InvalidURL(
-            f"{url[: bad.start()]!r}...: not a valid URL (a space or control character at position {bad.start()}; "
+            f"{redact(url[: bad.start()])!r}...: not a valid URL (a space or control character at position {bad.start()}; "
             "write a space as %20)"
         )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a port that is not a number in 0..65535
     except ValueError as exc:
-        raise InvalidURL(f"{url}: not a valid URL ({exc})") from None
+        raise InvalidURL(f"{redact(url)}: not a valid URL ({redact(str(exc))})") from None
     if parts.scheme.lower() not in ("http", "https"):
-        raise InvalidURL(f"{url}: only http(s) URLs are supported")
+        raise InvalidURL(f"{redact(url)}: only http(s) URLs are supported")
     if not parts.hostname:
-        raise InvalidURL(f"{url}: not a valid URL (no host)")
+        raise InvalidURL(f"{redact(url)}: not a valid URL (no host)")
     return url
 
 
@@ -243,8 +244,13 @@ def holds_credential(url: str) -> bool:
 
 
 def public_url(url: str) -> str:
-    """``url`` as it may be written or printed: no ``user:password@``, no credential-like query values."""
-    parts = urlsplit(url)
+    """``url`` as it may be written or printed: no ``user:password@``, no credential-like query values.
+    Never raises: an address urllib cannot split (a bracketed host that is no IP address) is masked
+    as running text (``redact``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url)
     netloc = parts.netloc.rpartition("@")[2]
     query = "&".join(
         f"{name}=***" if _SECRET_QUERY.search(name) else (f"{name}={value}" if sep else name)

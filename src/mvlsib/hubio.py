@@ -353,6 +353,23 @@ def _raised_in_library(exc: BaseException) -> bool:
     return module.split(".")[0] in _LIBRARIES
 
 
+def _read_by_library(exc: BaseException) -> bool:
+    """Whether ``exc`` is a value error raised while huggingface_hub read an answer: a frame of the
+    library is on its traceback and no toolkit frame comes after it (an answer it could not parse:
+    a pull request's URL that is not one, an address in a Link header). Not a value the user gave."""
+    if type(exc).__name__ in INPUT_ERRORS or not isinstance(exc, (RuntimeError, *_SHAPE_ERRORS)):
+        return False
+    tb, seen = exc.__traceback__, False
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module.split(".")[0] == "huggingface_hub":
+            seen = True
+        elif seen and module.split(".")[0] == "mvlsib":
+            return False  # the library called back into the toolkit, whose error it is
+        tb = tb.tb_next
+    return seen
+
+
 def _chain(exc: BaseException | None) -> Iterator[BaseException]:
     """``exc`` and its causes (a context the code suppressed with ``from None`` is not followed)."""
     seen = set()
@@ -421,6 +438,12 @@ def translated(exc: BaseException, subject: str) -> HubProblem | None:
         return HubProblem(f"{subject}: {found}")
     if (text := unreachable(exc, subject)) is not None:
         return HubProblem(text)
+    if _read_by_library(exc):
+        return HubProblem(
+            f"{subject}: huggingface_hub could not read the Hub's answer ({type(exc).__name__}: "
+            f"{one_line(str(exc), 160)}); is the endpoint a Hugging Face Hub? Check the repository on the Hub "
+            "before re-running: a change may have landed"
+        )
     if not _raised_in_library(exc):
         return None
     for link in _chain(exc):
