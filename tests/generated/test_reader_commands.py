@@ -27,6 +27,7 @@ from support.fakes.openai_compat import lettered_server
 
 from mvlsib import readers
 from mvlsib.cli import build_cli, eval_cli
+from mvlsib.evaluation.backends import backend_class
 
 
 def invoke(cli, *args, env=None):
@@ -132,6 +133,12 @@ MANIFEST_SHAPE = {
     "command": ["mvlsib-eval"],
 }
 MUTATIONS = dict(_manifest_mutations(MANIFEST_SHAPE))
+# A value of the right type that the command line would refuse: at the run's choices and at every
+# backend option that declares choices (generated from the backend's own declarations).
+_CHOICE_PATHS = [("run", "order"), ("run", "limit_mode")] + [
+    ("run", "backend_options", o.param) for o in backend_class("openai").OPTIONS if o.choices
+]
+MUTATIONS.update({".".join(at) + "=unknown": _set(MANIFEST_SHAPE, at, "zz-unknown") for at in _CHOICE_PATHS})
 
 
 def test_the_shape_the_ids_come_from_is_the_real_one(batch):

@@ -54,6 +54,31 @@ def options_for(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
     return {opt.param: values[opt.param] for opt in backend_class(name).OPTIONS if opt.param in values}
 
 
+def checked_options(name: str, values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``values`` (keyed by ``param``) held to backend ``name``'s own option declarations, as the command
+    line holds them: a choice among its choices, a value its click type converts; ``where`` names the
+    file they came from (a batch manifest) in the one-line refusal."""
+    import click
+
+    declared = {opt.param: opt for opt in backend_class(name).OPTIONS}
+    out = {}
+    for param, value in values.items():
+        opt = declared.get(param)
+        if opt is None:
+            raise MvlsibError(f"{where}: {param!r} is not an option of the {name} backend")
+        if value is not None and opt.choices is not None and value not in opt.choices:
+            raise MvlsibError(f"{where}: {param} must be one of {', '.join(opt.choices)}, got {value!r}")
+        if value is not None and isinstance(opt.kind, click.ParamType):
+            try:
+                value = opt.kind.convert(value, None, None)
+            except click.BadParameter as exc:
+                raise MvlsibError(f"{where}: {param}: {exc.message}") from None
+        elif value is not None and opt.kind in (str, bool) and not isinstance(value, opt.kind):
+            raise MvlsibError(f"{where}: {param} must be a {opt.kind.__name__}, got {value!r}")
+        out[param] = value
+    return out
+
+
 def make_backend(name: str, **options: Any) -> Backend:
     """Build backend ``name`` (see ``REGISTRY``) with its constructor keywords."""
     return backend_class(name)(**options)

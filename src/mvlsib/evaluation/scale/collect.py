@@ -136,7 +136,14 @@ def collect(
     folder, out = Path(folder), Path(out)
     manifest = read_manifest(folder)
     refuse_retry_clash(folder)
-    opts = options_from(manifest["run"], out, parse_mode=parse_mode, groups=groups or {}, progress=progress)
+    opts = options_from(
+        manifest["run"],
+        out,
+        where=str(folder / MANIFEST),
+        parse_mode=parse_mode,
+        groups=groups or {},
+        progress=progress,
+    )
     fp = Run.resolve(opts).fingerprint
     if fp != manifest["fingerprint"]:
         diff = sorted(k for k in set(fp) | set(manifest["fingerprint"]) if fp.get(k) != manifest["fingerprint"].get(k))

@@ -29,9 +29,10 @@ from typing import Any, BinaryIO
 
 from .. import _compat
 from .._compat import MvlsibError, jsonio, progress, readers
+from ..backends import checked_options
 from ..backends.openai import chat_body, check_body_options, encode_image, image_file
 from ..run.runner import Run, RunOptions, verify_data
-from ..run.schedule import order_items
+from ..run.schedule import ORDERS, order_items
 from ..run.shards import Shard
 
 FORMAT = "mvlsib-batch/1"
@@ -208,9 +209,13 @@ def run_settings(opts: RunOptions) -> dict[str, Any]:
     }
 
 
-def options_from(settings: dict[str, Any], out: Path, **extra: Any) -> RunOptions:
-    """The ``RunOptions`` of a prepared batch (``run_settings``), for a run folder ``out``."""
+def options_from(settings: dict[str, Any], out: Path, *, where: str = MANIFEST, **extra: Any) -> RunOptions:
+    """The ``RunOptions`` of a prepared batch (``run_settings``), for a run folder ``out``; its values held
+    to the rules the command line holds them to (``where``: the manifest, named in a refusal)."""
     s = dict(settings)
+    s["backend_options"] = checked_options("openai", s.get("backend_options") or {}, f"{where}: run.backend_options")
+    if s.get("order") is not None and s["order"] not in ORDERS:
+        raise MvlsibError(f"{where}: run.order must be one of {', '.join(ORDERS)}, got {s['order']!r}")
     languages = s.pop("languages")
     return RunOptions(
         out=out,
