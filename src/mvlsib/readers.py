@@ -251,6 +251,50 @@ def read_limited(path: str | os.PathLike[str], max_bytes: int, *, fix: str = "")
     return b"".join(chunks)
 
 
+def read_lines(path: str | os.PathLike[str], name: str, line_name: str) -> tuple[list[bytes], int]:
+    """The complete lines of the file ``path`` (of kind ``name``, each line of kind ``line_name``) and the
+    length up to the last newline: what a torn tail is cut back to. Read in pieces: memory follows the
+    lines kept, never a tail without a newline (a file a crash extended with zeros), which is skipped
+    however long; a line over its kind's bound, or a file over its own, is one ``ReadError``."""
+    k, line_max = kind(name), kind(line_name).max_bytes
+    tail = f"; {k.fix}" if k.fix else ""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
+    lines: list[bytes] = []
+    pending: list[bytes] = []
+    pending_len, total, good, overflow = 0, 0, 0, False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder){tail}")
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > k.max_bytes:
+                raise ReadError(f"{path}: over {k.max_bytes:,} bytes, too large to be what it should{tail}")
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                if overflow or pending_len + end - start > line_max:
+                    raise ReadError(
+                        f"{path}, line {len(lines) + 1}: over {line_max:,} bytes, too long to be {kind(line_name).what}"
+                        f"{tail}"
+                    )
+                lines.append(b"".join([*pending, chunk[start:end]]))
+                pending, pending_len = [], 0
+                start = end + 1
+                good = total - len(chunk) + start
+            if not overflow:
+                pending.append(chunk[start:])
+                pending_len += len(chunk) - start
+                if pending_len > line_max:  # kept no longer: a tail this long is damage or a line too long
+                    pending, overflow = [], True
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
+    finally:
+        os.close(fd)
+    return lines, good
+
+
 def _text(data: bytes, source: str, where: str, k: Kind) -> str:
     try:
         return data.decode("utf-8")

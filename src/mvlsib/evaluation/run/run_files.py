@@ -18,7 +18,7 @@ generated records that both halves of every rule agree).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -372,10 +372,10 @@ def _refuse(path: Path, where: str, found: tuple[str, str]) -> None:
     raise MvlsibError(f"{path}{where}, field {field}: {why}; {_ADVICE.get(path.suffix, '')}")
 
 
-def parse_prediction_lines(path: Path, data: bytes) -> list[dict]:
-    """The checked records of the complete lines of ``data`` (the bytes of predictions file ``path``)."""
+def parse_prediction_lines(path: Path, lines: Iterable[bytes]) -> list[dict]:
+    """The checked records of the complete ``lines`` of predictions file ``path``."""
     records = []
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f", line {lineno}"

@@ -24,28 +24,19 @@ def record_key(rec: dict) -> tuple:
     return (rec["task"], int(rec["k"]), rec["language"], rec["instance_id"])
 
 
-def _complete_length(data: bytes) -> int:
-    """Bytes up to and including the last newline: what a torn tail is cut back to."""
-    return data.rfind(b"\n") + 1
-
-
 def read_predictions(path: str | Path, *, repair: bool = False) -> list[dict]:
     """Records of a predictions file, each checked (``run_files``); a torn last line is ignored (and cut
     off with ``repair``)."""
     path = Path(path)
     if not path.exists():
         return []
-    data = readers.read_limited(
-        path, readers.KINDS["predictions_file"].max_bytes, fix=readers.KINDS["predictions_file"].fix
-    )
-    good = _complete_length(data)
-    if good != len(data) and repair:
+    lines, good = readers.read_lines(path, "predictions_file", "prediction_line")
+    if repair and good != os.path.getsize(path):
         with open(path, "r+b") as fh:
             fh.truncate(good)
             fh.flush()
             os.fsync(fh.fileno())
-    records = parse_prediction_lines(path, data[:good])
-    return records
+    return parse_prediction_lines(path, lines)
 
 
 def duplicate_keys(records: Iterable[dict]) -> list[tuple]:
