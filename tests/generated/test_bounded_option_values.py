@@ -133,3 +133,22 @@ def test_a_run_given_twice_is_refused(tmp_path, args):
     out = tmp_path / "out"
     refused(CliRunner().invoke(eval_cli, [a.format(run=run, out=out) for a in args]), "given more than once")
     assert not out.exists() and list(run.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"--shard": "0/1000000"}, {"--shard": "0/" + "9" * 5000}, {"--shard": "0/٣"},
+     {"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "1000000"},
+     {"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "9" * 5000},
+     {"RANK": "0", "WORLD_SIZE": "99999999999999999999"}],
+    ids=lambda g: ",".join(f"{k}={v[:12]}" for k, v in g.items()),
+)  # fmt: skip
+def test_a_shard_count_beyond_the_bound_is_refused_before_any_work(given):
+    """The one shard bound (run_files.MAX_SHARDS) holds for the option and the environment alike: the
+    shard fields written would otherwise be refused by the run's own reader after the work."""
+    from mvlsib.errors import MvlsibError
+    from mvlsib.evaluation.run.shards import parse_shard
+
+    env = {k: v for k, v in given.items() if not k.startswith("--")}
+    with pytest.raises(MvlsibError, match="shard|I/N|not an integer"):
+        parse_shard(given.get("--shard"), env)

@@ -40,7 +40,10 @@ K_RANGE = (
 _LANGUAGE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
 _INSTANCE = re.compile(r"[0-9]{1,9}-[0-2]")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_SHARD = re.compile(r"[0-9]{1,6}/[0-9]{1,6}")
+# At most this many shards (a run has fewer prompts than that): the one bound for --shard, the
+# environment's SLURM/torchrun counts and the shard fields of the files written.
+MAX_SHARDS = 999_999
+_SHARD = re.compile(rf"[0-9]{{1,{len(str(MAX_SHARDS))}}}/[0-9]{{1,{len(str(MAX_SHARDS))}}}")
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else what is wrong with it
 

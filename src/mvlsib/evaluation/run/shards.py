@@ -21,11 +21,11 @@ from pathlib import Path
 
 from .. import _compat
 from .._compat import MvlsibError, atomic_open
-from .run_files import read_config
+from .run_files import MAX_SHARDS, read_config
 from .store import claim_run_folder, dump_line, finalize, iter_sorted, read_predictions, record_key
 from .subset import select_rows
 
-_SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*\Z")
+_SHARD_RE = re.compile(r"^\s*([0-9]{1,30})\s*/\s*([0-9]{1,30})\s*\Z")
 _FILE_RE = re.compile(r"^predictions\.shard-(\d+)-of-(\d+)\.jsonl\Z")
 
 
@@ -68,6 +68,8 @@ def parse_shard(text: str | None, env: Mapping[str, str] | None = None) -> Shard
 def _checked(index: int, count: int, source: str) -> Shard | None:
     if count < 1 or not 0 <= index < count:
         raise MvlsibError(f"{source}: shard index must be in 0..N-1 and N >= 1, got {index}/{count}")
+    if count > MAX_SHARDS:
+        raise MvlsibError(f"{source}: at most {MAX_SHARDS:,} shards, got {count:,}; a run has fewer prompts than that")
     return None if count == 1 else Shard(index, count)
 
 
