@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
-from mvlsib import httpio
+from mvlsib import httpio, readers
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import DOWNLOAD_TIMEOUT_S, MAX_DOWNLOAD_BYTES
 
@@ -27,12 +27,10 @@ def read_source(source: str, *, timeout: float = DEFAULT_TIMEOUT_S, max_bytes: i
     if scheme and len(scheme) > 1:  # "C:" style drive letters are paths, "ftp:" is not supported
         raise MvlsibError(f"{source}: only local files and http(s) URLs are supported, not {scheme}:")
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise MvlsibError(f"{source}: no such file")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise MvlsibError(f"{source}: {size:,} bytes is over the {max_bytes:,}-byte limit (--max-bytes)")
-    return path.read_bytes()
+    # bounded by the bytes read, not by what stat says (a device, a FIFO, a file that grows)
+    return readers.read_limited(path, max_bytes, fix="give an image file (raise --max-bytes for a larger one)")
 
 
 def download(url: str, *, timeout: float = DEFAULT_TIMEOUT_S, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
