@@ -203,6 +203,36 @@ def test_lone_surrogates_in_result_lines_reach_retry_json_storable(batch, tmp_pa
     assert all("\\ud800" in why for why in retry["failed"].values())
 
 
+_LEAKS = {
+    "bearer": "Incorrect API key: Bearer sk-proj-LEAKED0123456789abcdef",
+    "userinfo": "see https://user:hunter2pass@api.example.com/v1",
+    "query": "see https://api.example.com/v1?token=TOK123SECRET&x=1",
+}
+
+
+@pytest.mark.parametrize("where", ["error", "http-body"])
+@pytest.mark.parametrize("leak", sorted(_LEAKS))
+def test_a_credential_in_a_failure_never_reaches_retry_json(batch, tmp_path, where, leak):
+    """A server's error text is kept as why a request failed, with its credentials masked."""
+    folder = tmp_path / "batch"
+    shutil.copytree(batch, folder)
+    manifest = json.loads((folder / "manifest.json").read_text("utf-8"))
+    ids = [json.loads(line)["custom_id"] for f in manifest["files"] for line in (folder / f["name"]).open("rb")]
+    text = _LEAKS[leak]
+    if where == "error":
+        lines = [{"custom_id": cid, "error": {"message": text}} for cid in ids]
+    else:
+        lines = [{"custom_id": cid, "response": {"status_code": 401, "request_id": "r", "body": {"error": {"message": text}}}}
+                 for cid in ids]  # fmt: skip
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    result = invoke(eval_cli, "batch", "collect", folder, results, "--out", tmp_path / "run")
+    assert result.exit_code == 1, result.output
+    written = (folder / "retry" / "retry.json").read_text("utf-8") + result.output
+    assert not any(s in written for s in ("LEAKED0123", "hunter2pass", "TOK123SECRET")), written
+    assert "***" in written
+
+
 # ---------------------------------------------------------------- eval.yaml
 
 

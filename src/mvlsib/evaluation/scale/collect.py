@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _compat
-from .._compat import MvlsibError, readers, staged_folder
+from .._compat import MvlsibError, httpio, readers, staged_folder
 from ..backends import Backend, Request
 from ..backends.openai import Malformed, answer_text, check_answer, settings_description
 from ..run.runner import Run, prediction_key, run_eval
@@ -58,7 +58,13 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
 
 def _one_line(obj: dict[str, Any], max_new_tokens: int) -> tuple[str, str | None, str | None]:
-    """(custom_id, answer text or None, why it failed or None) of one result line its schema accepted."""
+    """(custom_id, answer text or None, why it failed or None) of one result line its schema accepted;
+    why it failed is the server's text, credentials masked (it is written to retry.json and shown)."""
+    custom_id, answer, why = _read_line(obj, max_new_tokens)
+    return custom_id, answer, None if why is None else httpio.redact(why)
+
+
+def _read_line(obj: dict[str, Any], max_new_tokens: int) -> tuple[str, str | None, str | None]:
     custom_id, response, error = obj["custom_id"], obj.get("response"), obj.get("error")
     if error is not None:
         detail = error.get("message") or error.get("code") if isinstance(error, dict) else error
