@@ -39,7 +39,9 @@ _CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie", "x-api-
 # Token shapes worth hiding even when the caller did not name the secret (echoed headers).
 _TOKEN_PATTERNS = (
     re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}"),
-    re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),  # user:password@ in a URL
+    # a URL's user-info, whatever it holds (user:password, a token as the user, a password with "@"):
+    # all of the authority before its last "@"
+    re.compile(r"(?<=://)[^/\s?#]*(?=@)"),
     re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{8,}"),
 )
@@ -240,7 +242,8 @@ def holds_credential(url: str) -> bool:
     except ValueError:
         return False
     names = (item.partition("=")[0] for item in parts.query.split("&") if item)
-    return "@" in parts.netloc or any(_SECRET_QUERY.search(name) for name in names)
+    userinfo = parts.netloc.rpartition("@")[0]
+    return bool(userinfo.strip(":")) or any(_SECRET_QUERY.search(name) for name in names)
 
 
 def public_url(url: str) -> str:

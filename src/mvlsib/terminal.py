@@ -17,8 +17,6 @@ from __future__ import annotations
 import re
 import shlex
 
-import click
-
 # Unicode's bidirectional formatting characters (UAX #9, "Explicit Directional Embeddings",
 # "Isolates" and "Marks"): they reorder what follows on the line, so a name could show as another.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -103,6 +101,8 @@ def note(template: str, *values: object) -> None:
 
 
 def _write(text: str, *, err: bool, nl: bool) -> None:
+    import click  # here: the escaping above is stdlib alone (the sampler's leaves use it, on any Python)
+
     click.echo(text, err=err, nl=nl)
 
 

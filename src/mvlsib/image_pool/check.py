@@ -166,13 +166,13 @@ class CheckReport:
         lines.append("")
         n_warn = len(self.findings) - len(self.errors)
         if self.ok:
-            lines.append(f"OK: {self.n_images} images in {self.pool} pass ({n_warn} warning(s))")
+            lines.append(f"OK: {self.n_images} images in {visible(self.pool)} pass ({n_warn} warning(s))")
         else:
             topics = sorted({f.topic for f in self.errors if not f.image_id})
-            parts = ([f"image(s) {', '.join(self.offending_ids)}"] if self.offending_ids else []) + (
-                [f"topic(s) {', '.join(topics)}"] if topics else []
+            parts = ([f"image(s) {', '.join(map(visible, self.offending_ids))}"] if self.offending_ids else []) + (
+                [f"topic(s) {', '.join(map(visible, topics))}"] if topics else []
             )
-            lines.append(f"FAILED: {len(self.errors)} problem(s) in {self.pool}: " + "; ".join(parts))
+            lines.append(f"FAILED: {len(self.errors)} problem(s) in {visible(self.pool)}: " + "; ".join(parts))
         return "\n".join(lines) + "\n"
 
 

@@ -125,8 +125,9 @@ def _read_rows(path: Path, table: csvio.CsvRows) -> list[ManifestRow]:
 
 
 def _refuse_twice(path: Path, rows: list[ManifestRow]) -> None:
-    """An image_id or a file named by two rows: refused when the manifest is read and before it is written."""
-    for column in ("image_id", "file"):
+    """An image_id named by two rows: refused when the manifest is read and before it is written (two rows
+    naming one file are a finding of `images check`, which lists them)."""
+    for column in ("image_id",):
         seen: dict[str, int] = {}
         for i, row in enumerate(rows):
             value = getattr(row, column)

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from mvlsib import jsonio
 from mvlsib.errors import MvlsibError
+from mvlsib.escape import md_code
 from mvlsib.release.exports.common import Selection, load_image_bytes, load_rows, select, staging, write_info
 from mvlsib.release.tables import write_table
 from mvlsib.release_format import mvl_sib
@@ -111,8 +112,8 @@ def _card(task: str, sel: Selection, configs: dict[str, str], counts: dict) -> s
         "with that release's images. Register it as a new task (or a new version of the task), never as a "
         "replacement of the old one: scores on the two instance sets are not comparable.",
         "",
-        f"Exported by mvlsib-build {sel.info(FORMAT)['mvlsib_build']} from `{sel.source}`"
-        + (f" (revision {sel.revision})" if sel.revision else "")
+        f"Exported by mvlsib-build {sel.info(FORMAT)['mvlsib_build']} from {md_code(sel.source, in_table=False)}"
+        + (f" (revision {md_code(sel.revision, in_table=False)})" if sel.revision else "")
         + ".",
         "",
         "| config | rows |",
