@@ -783,6 +783,11 @@ def test_an_image_id_that_is_not_one_never_becomes_a_path(release, fmt, hostile,
     ids = table.column("image_id").to_pylist()
     table = table.set_column(table.schema.get_field_index("image_id"), "image_id", pa.array([hostile, *ids[1:]]))
     pq.write_table(table, path)
+    # made so by its publisher (its manifest lists the file as it is): the id rule is what must refuse it
+    manifest = json.loads((evil / "manifest.json").read_text("utf-8"))
+    data = path.read_bytes()
+    manifest["files"]["data/images/test.parquet"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    (evil / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), "utf-8")
     victim = tmp_path / "victim" / "holiday.png"
     victim.parent.mkdir()
     victim.write_bytes(b"mine")

@@ -179,14 +179,17 @@ _HUB_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
 HUB_REPO_ID = re.compile(rf"(?!.*(?:--|\.\.))(?!.*\.git\Z){_HUB_PART}/{_HUB_PART}\Z")
 
 
+HUB_ID_RULE = (
+    "letters, digits, '-', '_' and '.', each part starting and ending with a letter or digit, at most 96 "
+    "characters, no '--' or '..'"
+)
+
+
 def hub_id_problem(text: str) -> str | None:
     """Why ``text`` is not a Hub repo id ORG/NAME (None when it is one)."""
     if HUB_REPO_ID.match(text):
         return None
-    return (
-        f"{text!r} is not a Hub repo id ORG/NAME (letters, digits, '-', '_' and '.', each part starting and "
-        "ending with a letter or digit, at most 96 characters, no '--' or '..')"
-    )
+    return f"{text!r} is not a Hub repo id ORG/NAME ({HUB_ID_RULE})"
 
 
 def is_language_code(name: str) -> bool:
@@ -310,8 +313,10 @@ def _hub_dataset(source, config, revision=None, check_only=False):
             f"{source!r} is not a local folder, and loading from the Hub needs the `datasets` package "
             "(pip install datasets)"
         ) from exc
-    if (problem := hub_id_problem(str(source))) is not None:
-        raise LoaderError(f"{problem}, nor an existing release folder")
+    if hub_id_problem(str(source)) is not None:
+        raise LoaderError(
+            f"{source!r} is neither an existing release folder nor a Hub repo id ORG/NAME ({HUB_ID_RULE})"
+        )
     if check_only:
         return None
     return datasets.load_dataset(str(source), name=config, split=SPLIT, revision=revision)

@@ -79,8 +79,10 @@ def select(
         if not (Path(source) / "data" / mvl_sib.IMAGES_CONFIG / f"{mvl_sib.SPLIT}.parquet").is_file():
             raise MvlsibError(f"{source}: not an MVL-SIB release folder (no data/images/test.parquet)")
         available = mvl_sib.languages(source)
-    elif (problem := mvl_sib.hub_id_problem(source)) is not None:
-        raise MvlsibError(f"{problem}, nor an existing release folder")
+    elif mvl_sib.hub_id_problem(source) is not None:
+        raise MvlsibError(
+            f"{source!r} is neither an existing release folder nor a Hub repo id ORG/NAME ({mvl_sib.HUB_ID_RULE})"
+        )
     else:
         # The repo's card lists its language configs (one small download): a misspelt repo, revision
         # or language is said now, not by the harness that runs the export later.
