@@ -125,6 +125,12 @@ def html_href(url: object) -> str | None:
     return None if target is None else html.escape(target, quote=True)
 
 
+def cell_text(text: str) -> str:
+    """``text`` with every control and bidi character shown as an escape, tabs and line breaks kept
+    (a CSV cell or a TSV field holds them quoted; a terminal acts on neither)."""
+    return "\t".join(terminal.block(part) for part in text.split("\t"))
+
+
 def csv_cell(value: object) -> object:
     """A CSV cell a spreadsheet shows as text: a string starting like a formula gets a leading
     apostrophe (the spreadsheets' own "this is text" mark). Numbers, and strings that are plain
@@ -133,7 +139,7 @@ def csv_cell(value: object) -> object:
     ``csv.writer`` with ``"\n"`` line ends leaves a lone CR unquoted, and the row would read back split."""
     if not isinstance(value, str) or not value or _PLAIN_NUMBER.fullmatch(value):
         return value
-    value = terminal.block(value.replace("\r\n", "\n").replace("\r", "\n"))
+    value = cell_text(value.replace("\r\n", "\n").replace("\r", "\n"))
     if value[0] in _FORMULA_STARTS or value.lstrip()[:1] in _FORMULA_STARTS:
         return "'" + value
     return value
