@@ -185,14 +185,12 @@ def replacing(out: str | os.PathLike[str]) -> Iterator[None]:
         return
     name = f".{key.name}.lock"
     try:
-        with locks.exclusive(key.parent, name):
+        with locks.exclusive(key.parent, name, remove=True):
             _REPLACING.add(key)
             try:
                 yield
             finally:
                 _REPLACING.discard(key)
-                with contextlib.suppress(OSError):
-                    (key.parent / name).unlink()
     except locks.Busy as busy:
         raise MvlsibError(
             f"{out} is being written by another command ({busy.holder}); wait for it to finish, or choose another "

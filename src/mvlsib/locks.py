@@ -5,20 +5,23 @@ An ``flock`` on ``FOLDER/NAME``: the kernel drops it when its holder dies (even 
 pid, host and command, which the refused process names. Where ``flock`` does not exist
 (Windows) nothing is locked.
 
-This module imports only leaves (httpio, terminal): the bundled evaluator ships it beside them.
+This module imports only leaves (httpio, terminal, errors): the bundled evaluator ships it beside them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from . import httpio, terminal
+from .errors import MvlsibError
 
 
 class Busy(Exception):
@@ -29,9 +32,21 @@ class Busy(Exception):
         self.holder = holder
 
 
+class NotALock(MvlsibError):
+    """The lock's path holds something that is not a lock file of ours (a user's file, a symlink, a FIFO)."""
+
+
+# What the first line of a lock file of ours says (written below); an empty file is one just made.
+_OURS = re.compile(rb"pid [0-9]+ on ")
+
+
 @contextlib.contextmanager
-def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0) -> Iterator[None]:
-    """Hold the lock ``folder/name`` for the block; wait up to ``wait`` seconds, then raise ``Busy``."""
+def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0, remove: bool = False) -> Iterator[None]:
+    """Hold the lock ``folder/name`` for the block; wait up to ``wait`` seconds, then raise ``Busy``.
+
+    The lock file is ours or nothing is done: a symlink is never followed, and a path holding anything
+    but a regular file of ours (empty, or the holder line below) raises ``NotALock`` before any byte
+    is written. ``remove``: the file is removed when the block ends, if the path still holds it."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
@@ -39,8 +54,16 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0) -
         return
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / name, os.O_RDWR | os.O_CREAT, 0o644)
+    path = folder / name
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise NotALock(f"{path}: a symbolic link where a lock file goes; remove it") from None
+        raise exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotALock(f"{path}: not a regular file (a pipe or a device) where a lock file goes; remove it")
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -51,6 +74,9 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0) -
                     holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
                     raise Busy(holder) from None
                 time.sleep(0.05)
+        first = os.pread(fd, 64, 0)
+        if first and not _OURS.match(first):
+            raise NotALock(f"{path}: a file that is not a lock of ours; move it away (it is left as it is)")
         os.ftruncate(fd, 0)
         os.pwrite(
             fd,
@@ -60,5 +86,9 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0) -
             0,
         )
         yield
+        if remove:
+            with contextlib.suppress(OSError):
+                if os.lstat(path).st_ino == os.fstat(fd).st_ino:  # still ours: nobody replaced it meanwhile
+                    os.unlink(path)
     finally:
         os.close(fd)  # closing the descriptor releases the flock

@@ -58,3 +58,47 @@ def test_one_process_may_hold_it_across_steps(tmp_path):
     with atomic.replacing(out), atomic.staged_folder(out) as stage:
         (stage / "f").write_text("x")
     assert (Path(out) / "f").read_text() == "x"
+
+
+def _plant(tmp_path: Path, kind: str) -> Path:
+    lock = tmp_path / ".out.lock"
+    mine = tmp_path / "notes.txt"
+    mine.write_text("my notes\n")
+    if kind == "symlink-to-a-users-file":
+        lock.symlink_to(mine)
+    elif kind == "dangling-symlink":
+        lock.symlink_to(tmp_path / "nowhere")
+    elif kind == "fifo":
+        import os
+
+        os.mkfifo(lock)
+    elif kind == "users-file":
+        lock.write_text("my own .out.lock\n")
+    elif kind == "folder":
+        lock.mkdir()
+    return mine
+
+
+@pytest.mark.parametrize("kind", ["symlink-to-a-users-file", "dangling-symlink", "fifo", "users-file", "folder"])
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_what_stands_where_the_lock_goes_is_refused_and_kept(name, kind, sib_dir, release_dir, tmp_path):
+    """A symlink is never followed (a planted link would have the lock overwrite its target), and a
+    file that is not a lock of ours is neither truncated nor removed: one line naming the path."""
+    mine = _plant(tmp_path, kind)
+    before = {p.name: (p.is_symlink(), p.is_dir()) for p in tmp_path.iterdir()}
+    cli, *args = COMMANDS[name]
+    out = tmp_path / "out"
+    args = [a.format(sib=sib_dir, rel=release_dir, out=out) for a in args]
+    line = refused(CliRunner().invoke(cli, args))
+    assert ".out.lock" in line, line
+    assert mine.read_text() == "my notes\n" and not out.exists()
+    assert {p.name: (p.is_symlink(), p.is_dir()) for p in tmp_path.iterdir()} == before
+    if kind == "users-file":
+        assert (tmp_path / ".out.lock").read_text() == "my own .out.lock\n"
+
+
+def test_a_lock_left_by_a_killed_maker_is_taken_over(tmp_path):
+    (tmp_path / ".made.lock").write_text("pid 999999 on host: mvlsib-build build --out made\n")
+    with atomic.staged_folder(tmp_path / "made") as stage:
+        (stage / "f").write_text("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]
