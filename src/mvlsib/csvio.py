@@ -66,6 +66,9 @@ def parse_dicts(data: bytes, source: str, what: str, *, fields_checked: bool = F
         raise MvlsibError(
             f"{source}, line {reader.line_num}: {what} is malformed CSV ({exc}); check its quoting"
         ) from None
+    twice = sorted({n for n in fieldnames if fieldnames.count(n) > 1 and n.strip()})
+    if twice:  # DictReader would keep the last column of the name and drop the other silently
+        raise MvlsibError(f"{source}, line 1: {what} has the column {twice[0]!r} more than once; keep one of them")
     for lineno, record in [] if fields_checked else [(1, dict.fromkeys(fieldnames, "")), *records]:
         for name, value in record.items():
             for cell in (name, *(value if isinstance(value, list) else [value])):

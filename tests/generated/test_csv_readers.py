@@ -35,6 +35,11 @@ FAULTS = {
     "field-over-the-csv-limit": HEADER + b"a" * 200_000 + b",x\n",
     "unclosed-quote-over-the-limit": HEADER + b'"' + b"a,b\n" * 50_000,
     "utf16": "language,group\neng_Latn,x\n".encode("utf-16"),
+    # every column of the header given twice: the reader would keep one silently
+    **{
+        f"column-{name}-twice": HEADER.rstrip(b"\n") + b"," + name.encode() + b"\n" + b"x," * 10 + b"y\n"
+        for name in HEADER.decode().strip().split(",")
+    },
 }
 
 
