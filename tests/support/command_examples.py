@@ -311,7 +311,8 @@ class Example:
                 continue
             kind = PLACEHOLDERS.get(token)
             out.append(token if kind is None else self.resource(kind, token))
-        if " ".join(argv[:2]) in NARROWED or argv[:3] == ["mvlsib-eval", "batch", "prepare"]:
+        head = argv[0] if argv[0] == "python evaluate.py" else " ".join(argv[:2])
+        if head in NARROWED or argv[:3] == ["mvlsib-eval", "batch", "prepare"]:
             for option, value in NARROW:
                 if option not in out:
                     out += [option, value]
