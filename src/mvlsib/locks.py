@@ -85,10 +85,12 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0, r
             f"{terminal.visible(' '.join(httpio.public_argv(sys.argv)))[:300]}\n".encode(),
             0,
         )
-        yield
-        if remove:
-            with contextlib.suppress(OSError):
-                if os.lstat(path).st_ino == os.fstat(fd).st_ino:  # still ours: nobody replaced it meanwhile
-                    os.unlink(path)
+        try:
+            yield
+        finally:
+            if remove:
+                with contextlib.suppress(OSError):
+                    if os.lstat(path).st_ino == os.fstat(fd).st_ino:  # still ours: nobody replaced it meanwhile
+                        os.unlink(path)
     finally:
         os.close(fd)  # closing the descriptor releases the flock

@@ -102,3 +102,9 @@ def test_a_lock_left_by_a_killed_maker_is_taken_over(tmp_path):
     with atomic.staged_folder(tmp_path / "made") as stage:
         (stage / "f").write_text("x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]
+
+
+def test_the_lock_is_gone_when_the_maker_fails(tmp_path):
+    with pytest.raises(RuntimeError), atomic.staged_folder(tmp_path / "made"):
+        raise RuntimeError("the work failed")
+    assert list(tmp_path.iterdir()) == []
