@@ -431,6 +431,15 @@ def unreachable(exc: BaseException, subject: str = "") -> str | None:
     )
 
 
+def _unreadable(subject: str, exc: BaseException) -> HubProblem:
+    # Said after a write may have started: the user must look before re-running.
+    return HubProblem(
+        f"{subject}: huggingface_hub could not read the Hub's answer ({type(exc).__name__}: "
+        f"{one_line(str(exc), 160)}); is the endpoint a Hugging Face Hub? Check the repository on the Hub "
+        "before re-running: a change may have landed"
+    )
+
+
 def translated(exc: BaseException, subject: str) -> HubProblem | None:
     """The one-line problem ``exc`` stands for, if a Hub answer (not the toolkit) caused it."""
     found = next((e for e in _chain(exc) if isinstance(e, HubAnswerError)), None)
@@ -439,21 +448,13 @@ def translated(exc: BaseException, subject: str) -> HubProblem | None:
     if (text := unreachable(exc, subject)) is not None:
         return HubProblem(text)
     if _read_by_library(exc):
-        return HubProblem(
-            f"{subject}: huggingface_hub could not read the Hub's answer ({type(exc).__name__}: "
-            f"{one_line(str(exc), 160)}); is the endpoint a Hugging Face Hub? Check the repository on the Hub "
-            "before re-running: a change may have landed"
-        )
+        return _unreadable(subject, exc)
     if not _raised_in_library(exc):
         return None
     for link in _chain(exc):
         own = type(link).__module__.split(".")[0] == "huggingface_hub" and type(link).__name__ not in INPUT_ERRORS
         if own and isinstance(link, ValueError):  # its parse of an answer (HfUriError of a commit's URL, ...)
-            return HubProblem(
-                f"{subject}: huggingface_hub could not read the Hub's answer ({type(link).__name__}: "
-                f"{one_line(str(link), 160)}); is the endpoint a Hugging Face Hub? Check the repository on the "
-                "Hub before re-running: a change may have landed"
-            )
+            return _unreadable(subject, link)
         if type(link).__module__ in ("builtins", "json.decoder") and isinstance(link, _SHAPE_ERRORS):
             if _raised_in_library(link):
                 return HubProblem(

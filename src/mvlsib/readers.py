@@ -15,6 +15,7 @@ ships it beside itself (``release/bundle.py``); the schemas ship in ``schema/`` 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -227,28 +228,35 @@ def read_limited(path: str | os.PathLike[str], max_bytes: int, *, fix: str = "")
     """At most ``max_bytes`` bytes of the regular file ``path``: a longer one, a device, a FIFO or a
     folder is refused by what was read, not by what ``stat`` or a header says."""
     tail = f"; {fix}" if fix else ""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder){tail}")
-        chunks, total = [], 0
+    chunks, total = [], 0
+    with _regular(path, tail) as fd:
         while total <= max_bytes:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
+    if total > max_bytes:
+        raise ReadError(f"{path}: over {max_bytes:,} bytes, too large to be what it should{tail}")
+    return b"".join(chunks)
+
+
+@contextlib.contextmanager
+def _regular(path: str | os.PathLike[str], tail: str) -> Iterator[int]:
+    """An open descriptor of the regular file ``path``; any failure of the machine while it is read is one
+    ``ReadError``. Opened without blocking, so a FIFO is refused rather than waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder){tail}")
+        yield fd
     except OSError as exc:
         raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
     finally:
         os.close(fd)
-    if total > max_bytes:
-        raise ReadError(f"{path}: over {max_bytes:,} bytes, too large to be what it should{tail}")
-    return b"".join(chunks)
 
 
 def read_lines(path: str | os.PathLike[str], name: str, line_name: str) -> tuple[list[bytes], int]:
@@ -258,16 +266,10 @@ def read_lines(path: str | os.PathLike[str], name: str, line_name: str) -> tuple
     however long; a line over its kind's bound, or a file over its own, is one ``ReadError``."""
     k, line_max = kind(name), kind(line_name).max_bytes
     tail = f"; {k.fix}" if k.fix else ""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
     lines: list[bytes] = []
     pending: list[bytes] = []
     pending_len, total, good, overflow = 0, 0, 0, False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder){tail}")
+    with _regular(path, tail) as fd:
         while chunk := os.read(fd, 1 << 20):
             total += len(chunk)
             if total > k.max_bytes:
@@ -288,10 +290,6 @@ def read_lines(path: str | os.PathLike[str], name: str, line_name: str) -> tuple
                 pending_len += len(chunk) - start
                 if pending_len > line_max:  # kept no longer: a tail this long is damage or a line too long
                     pending, overflow = [], True
-    except OSError as exc:
-        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
-    finally:
-        os.close(fd)
     return lines, good
 
 
@@ -331,14 +329,7 @@ def json_lines(name: str, path: str | os.PathLike[str]) -> Iterator[tuple[int, b
     """(line number, raw line, value) of each non-blank line of the JSON-lines file ``path``, each line
     bounded by the kind's ``max_bytes`` as it is read."""
     k = kind(name)
-    try:
-        # non-blocking: opening a FIFO nobody writes would otherwise wait for ever
-        fh = os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
-    except OSError as exc:
-        raise ReadError(f"{path}: cannot be read ({exc.strerror or exc}); check the file and its permissions") from None
-    with fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ReadError(f"{path}: not a regular file (a device, a pipe or a folder); {k.fix}")
+    with _regular(path, f"; {k.fix}") as fd, os.fdopen(fd, "rb", closefd=False) as fh:
         lineno = 0
         while True:
             raw = fh.readline(k.max_bytes + 1)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mvlsib import readers
-from mvlsib.builder.tsv import CONTROL_IN_TEXT, SibRow, read_utf8
+from mvlsib.builder.tsv import SibRow, control_problem, read_utf8
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import is_language_code
 
@@ -120,11 +120,8 @@ def flores_rows(lang: FloresLanguage, annotation: list[SibRow]) -> list[SibRow]:
                 f"{path}: {where} (index_id {ref.index_id}) is empty; every annotated sentence needs its "
                 "translation. Restore the line."
             )
-        if (bad := CONTROL_IN_TEXT.search(text)) is not None:
+        if (problem := control_problem(text)) is not None:
             where = f"line {pos + 1}" if lang.fmt == "text" else f"row {pos}"
-            raise MvlsibError(
-                f"{path}: {where} (index_id {ref.index_id}) holds the control character U+{ord(bad.group()):04X}, "
-                "which a terminal acts on when the card or an export is shown; remove it from the file."
-            )
+            raise MvlsibError(f"{path}: {where} (index_id {ref.index_id}) {problem}")
         rows.append(SibRow(ref.index_id, ref.topic, text, ref.split, path, pos + 1))
     return rows

@@ -31,6 +31,16 @@ SPLITS = ("train", "dev", "test")
 _TOPIC_SET = frozenset(TOPICS)
 
 
+def control_problem(text: str) -> str | None:
+    """What is wrong with a sentence holding a terminal control character (the end of the message), or None."""
+    if (bad := CONTROL_IN_TEXT.search(text)) is None:
+        return None
+    return (
+        f"holds the control character U+{ord(bad.group()):04X} at position {bad.start()}, which a terminal acts "
+        "on when the card or an export is shown; remove it from the file."
+    )
+
+
 @dataclass(frozen=True)
 class SibRow:
     index_id: int
@@ -180,12 +190,8 @@ def _parse_record(record: list[str], path: Path, line: int, split: str, need_tex
                 f"{path}:{line}: the text of index_id {raw_id} spans several lines, most likely an "
                 "unbalanced quote; double the quotes inside the text or wrap the whole field in quotes."
             )
-        if (bad := CONTROL_IN_TEXT.search(text)) is not None:
-            raise MvlsibError(
-                f"{path}:{line}: the text of index_id {raw_id} holds the control character U+{ord(bad.group()):04X} "
-                f"at position {bad.start()}, which a terminal acts on when the card or an export is shown; "
-                "remove it from the file."
-            )
+        if (problem := control_problem(text)) is not None:
+            raise MvlsibError(f"{path}:{line}: the text of index_id {raw_id} {problem}")
     return SibRow(int(raw_id), topic, text, split, path, line)
 
 

@@ -141,15 +141,8 @@ CORPUS_TYPES = (
 
 def corpus_table(language: list, index_id: list, split: list, topic: list, text: list) -> pa.Table:
     """The corpus table from its columns (``corpus.parquet``'s column order and types)."""
-    return pa.table(
-        {
-            "language": pa.array(language, pa.string()),
-            "index_id": pa.array(index_id, pa.int64()),
-            "split": pa.array(split, pa.string()),
-            "topic": pa.array(topic, pa.string()),
-            "text": pa.array(text, pa.string()),
-        }
-    )
+    columns = {"language": language, "index_id": index_id, "split": split, "topic": topic, "text": text}
+    return pa.table({name: pa.array(columns[name], pa.type_for_alias(kind)) for name, kind in CORPUS_TYPES})
 
 
 def encode_corpus(table: pa.Table) -> bytes:
