@@ -63,7 +63,8 @@ class Finite(click.FloatRange):
 class CommaList(click.ParamType):
     """Comma-separated values: stripped, empty items dropped, each converted by ``item`` and kept once,
     in the order first given (``eng_Latn,eng_Latn`` is ``eng_Latn``). A value among ``keywords``
-    (``all``) is passed on as that string. The result is a tuple; ``()`` when nothing is left."""
+    (``all``) is passed on as that string. The result is a tuple; a list that names nothing (``''``,
+    ``' , '``) is refused: the option would select nothing, and leaving it out gives its default."""
 
     name = "list"
 
@@ -92,6 +93,8 @@ class CommaList(click.ParamType):
                 self.fail(f"{part!r} in {text!r}: {exc.message}", param, ctx)
             if converted not in out:
                 out.append(converted)
+        if not out:
+            self.fail(f"{text!r} names nothing; give at least one value, or leave the option out", param, ctx)
         return tuple(out)
 
 

@@ -83,12 +83,40 @@ def test_a_bad_number_stops_at_the_command_line(cli, path, flag, value, tmp_path
         (params.CommaList(), " eng_Latn , fra_Latn,eng_Latn,, ", ("eng_Latn", "fra_Latn")),
         (params.CommaList(keywords=("all",)), " all ", "all"),
         (params.CommaList(params.Int(1, 5)), "3,1,3,03", (3, 1)),
-        (params.CommaList(), "", ()),
     ],
-    ids=["duplicate", "spaces-and-empties", "keyword", "int-items", "empty"],
+    ids=["duplicate", "spaces-and-empties", "keyword", "int-items"],
 )
 def test_a_comma_list_is_split_and_deduplicated_once(kind, text, want):
     assert kind.convert(text, None, None) == want
+
+
+def _list_cases():
+    for cli, name in ((build_cli, "mvlsib-build"), (eval_cli, "mvlsib-eval")):
+        for path, cmd in _commands(cli, ()):
+            for param in cmd.params:
+                if isinstance(param.type, params.CommaList) and isinstance(param, click.Option):
+                    for label, value in (("empty", ""), ("blank", "  "), ("commas", " , ,")):
+                        flag = param.opts[0]
+                        yield pytest.param(cli, path, flag, value, id=f"{name} {' '.join(path)} {flag}={label}")
+
+
+LIST_CASES = list(_list_cases())
+
+
+def test_the_list_cases_cover_every_selection_command():
+    ids = {c.id.rsplit("=", 1)[0] for c in LIST_CASES}
+    for want in ("mvlsib-eval plan --languages", "mvlsib-eval run --tasks", "mvlsib-eval batch prepare --k",
+                 "mvlsib-build export --languages", "mvlsib-build ingest --languages"):  # fmt: skip
+        assert want in ids
+
+
+@pytest.mark.parametrize("cli, path, flag, value", LIST_CASES)
+def test_a_list_naming_nothing_stops_at_the_command_line(cli, path, flag, value, tmp_path, monkeypatch):
+    """An empty selection would plan, run or export nothing (a division by zero, an empty batch that
+    exits 0): it is refused before any work, naming the option."""
+    monkeypatch.chdir(tmp_path)
+    refused(CliRunner().invoke(cli, [*path, flag, value]), flag)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e-320", "1e999", "-1", "2"])
