@@ -41,3 +41,28 @@ def test_check_url_refuses_spaces_and_controls(url):
 
 def test_check_url_keeps_a_good_url():
     assert httpio.check_url("https://huggingface.co/api/datasets/x") == "https://huggingface.co/api/datasets/x"
+
+
+# Every place of a URL that can carry a credential, generated against every credential word.
+_PLACES = {
+    "query": "https://h.example.org/v1?{name}=S3CRETv4l&x=1",
+    "fragment": "https://h.example.org/v1#{name}=S3CRETv4l",
+    "path-parameter": "https://h.example.org/v1;{name}=S3CRETv4l/chat",
+    "last-path-parameter": "https://h.example.org/v1;x=1;{name}=S3CRETv4l",
+}
+
+
+@pytest.mark.parametrize("word", [*httpio.CREDENTIAL_WORDS, "access_token", "X-Amz-Signature"])
+@pytest.mark.parametrize("place", sorted(_PLACES))
+def test_a_credential_is_hidden_wherever_the_url_carries_it(place, word):
+    url = _PLACES[place].format(name=word)
+    assert httpio.holds_credential(url)
+    for shown in (httpio.public_url(url), httpio.redact(f"failed: {url} (refused)")):
+        assert "S3CRETv4l" not in shown and f"{word}=***" in shown, shown
+
+
+@pytest.mark.parametrize("place", sorted(_PLACES))
+def test_a_plain_parameter_keeps_its_value(place):
+    url = _PLACES[place].format(name="lang")
+    assert not httpio.holds_credential(url)
+    assert httpio.public_url(url) == url == httpio.redact(url)

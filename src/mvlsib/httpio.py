@@ -28,9 +28,10 @@ import socket
 import threading
 import time
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 # The largest response body read from an inference server (a chat completion is a few KB).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -105,7 +106,8 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
 
 
 # A query parameter of a URL in running text: its separator and name (group 1, name alone group 2), its value.
-_QUERY_VALUE = re.compile(r"([?&]([^=&\s?#]+)=)[^&\s#'\"]*")
+# A fragment (``#access_token=``) and a path parameter (``;token=``) count as one: both are sent or shown.
+_QUERY_VALUE = re.compile(r"([?&#;]([^=&\s?#;]+)=)[^&\s#;'\"]*")
 # The words that name a credential, the one list for option names, environment variables and URL queries.
 CREDENTIAL_WORDS = ("token", "key", "apikey", "secret", "password", "passwd", "credential", "credentials", "auth")
 # Options whose value is a credential (``--api-key``, ``--hf-token``): one of those words between hyphens,
@@ -241,9 +243,29 @@ def holds_credential(url: str) -> bool:
         parts = urlsplit(url)
     except ValueError:
         return False
-    names = (item.partition("=")[0] for item in parts.query.split("&") if item)
     userinfo = parts.netloc.rpartition("@")[0]
-    return bool(userinfo.strip(":")) or any(_SECRET_QUERY.search(name) for name in names)
+    return bool(userinfo.strip(":")) or any(_SECRET_QUERY.search(name) for name in _parameter_names(parts))
+
+
+def _parameter_names(parts: SplitResult) -> Iterator[str]:
+    """The names of the ``name=value`` items of a URL's query, fragment and path parameters."""
+    for text, sep in ((parts.query, "&"), (parts.fragment, "&"), *((seg, ";") for seg in parts.path.split("/"))):
+        items = text.split(sep)[1:] if sep == ";" else text.split(sep)
+        yield from (item.partition("=")[0] for item in items if "=" in item)
+
+
+def _masked(text: str, sep: str) -> str:
+    """``text`` (a query, a fragment or a path segment) with the value of every credential-like item hidden."""
+    items = text.split(sep)
+    keep = items[:1] if sep == ";" else []  # a path segment's own name is not a parameter
+    return sep.join(
+        keep
+        + [
+            f"{name}=***" if eq and _SECRET_QUERY.search(name) else item
+            for item in items[len(keep) :]
+            for name, eq, _ in (item.partition("="),)
+        ]
+    )
 
 
 def public_url(url: str) -> str:
@@ -255,11 +277,8 @@ def public_url(url: str) -> str:
     except ValueError:
         return redact(url)
     netloc = parts.netloc.rpartition("@")[2]
-    query = "&".join(
-        f"{name}=***" if _SECRET_QUERY.search(name) else (f"{name}={value}" if sep else name)
-        for name, sep, value in (item.partition("=") for item in parts.query.split("&") if item)
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    path = "/".join(_masked(segment, ";") for segment in parts.path.split("/"))
+    return urlunsplit((parts.scheme, netloc, path, _masked(parts.query, "&"), _masked(parts.fragment, "&")))
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

@@ -50,6 +50,16 @@ def test_openai_refuses_a_run_without_a_server(release_dir, tmp_path):
         backend_class("openai").check_options({"base_url": "http://127.0.0.1:1/v1", "concurrency": 0})
 
 
+@pytest.mark.parametrize(
+    "base_url", ["http://127.0.0.1:1/v1#access_token=S3CRETv4l", "http://127.0.0.1:1/v1?key=S3CRETv4l", "http://h/v1?"]
+)
+def test_openai_refuses_a_base_url_that_the_request_path_cannot_follow(base_url):
+    """/chat/completions goes after the base URL: after a query or fragment it would be sent elsewhere."""
+    with pytest.raises(MvlsibError, match="query or #fragment") as caught:
+        backend_class("openai").check_options({"base_url": base_url})
+    assert "S3CRETv4l" not in str(caught.value)
+
+
 def test_hf_refuses_bad_options_without_loading_anything():
     hf = backend_class("hf")
     for options, message in (

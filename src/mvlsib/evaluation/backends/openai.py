@@ -317,6 +317,11 @@ class OpenAIBackend(Backend):
             httpio.check_url(base_url.rstrip("/"))
         except httpio.InvalidURL as exc:
             raise MvlsibError(f"--base-url: {exc}") from None
+        if "?" in base_url or "#" in base_url:  # the request path goes after it: /v1?x becomes /v1?x/chat/...
+            raise MvlsibError(
+                f"--base-url: {httpio.public_url(base_url)} holds a ?query or #fragment; give the address up to "
+                "its path (e.g. http://127.0.0.1:8000/v1): /chat/completions is added after it"
+            )
         if values["image_encoding"] not in IMAGE_ENCODINGS:
             raise MvlsibError(
                 f"--image-encoding must be one of {', '.join(IMAGE_ENCODINGS)}, got {values['image_encoding']!r}"
