@@ -9,13 +9,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import sys
 from collections.abc import Callable, Iterator
 
 import click
 
-from . import httpio, oserrors, terminal
+from . import credentials, httpio, oserrors, terminal
 from .errors import MvlsibError, missing_dependency_message
 
 
@@ -99,6 +98,8 @@ class BoundaryGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if ctx.parent is None:  # the whole command line, once
+            credentials.remember_environment()
+            credentials.remember_all(httpio.credential_option_values(args))
             for n, arg in enumerate(args, start=1):
                 if any("\ud800" <= ch <= "\udfff" for ch in arg):
                     # Python hands undecodable bytes over as lone surrogates: no file, lock or record can hold them
@@ -159,19 +160,11 @@ def guard_logs() -> None:
 # Sub-groups made with ``@group.group(...)`` get the boundary too.
 BoundaryGroup.group_class = BoundaryGroup
 
-_MIN_SECRET = 8  # shorter values (flags such as "1") would blank out ordinary words
-
 
 def _secrets() -> list[str]:
-    """Credential-like environment values, and their parts (a key pasted with a newline shows up escaped)."""
-    found: set[str] = set()
-    for name, value in os.environ.items():
-        if not httpio.SECRET_ENV_NAME.search(name):
-            continue
-        for part in (value, value.strip(), *value.split(), repr(value)[1:-1]):
-            if len(part) >= _MIN_SECRET:
-                found.add(part)
-    return sorted(found, key=len, reverse=True)
+    """Every credential this process holds (``credentials``): the environment's, read anew."""
+    credentials.remember_environment()
+    return credentials.values()
 
 
 def _redact_chain(exc: BaseException, secrets: list[str]) -> BaseException | None:

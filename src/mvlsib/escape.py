@@ -18,7 +18,7 @@ import re
 import string
 import urllib.parse
 
-from . import httpio, terminal
+from . import credentials, httpio, terminal
 
 # ASCII punctuation that can start Markdown or HTML syntax inline: backslash, emphasis, code,
 # links and images, raw HTML and autolinks, entities, strikethrough, the table cell separator,
@@ -37,10 +37,15 @@ _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 WEB_SCHEMES = ("http", "https")
 
 
+def _text(value: object) -> str:
+    # every text shown starts here: no credential this process holds is shown (``credentials``)
+    return credentials.hide(str(value))
+
+
 def flat(text: object) -> str:
     """``text`` on one line: runs of whitespace (line breaks included) become one space; control
     characters are dropped. A line break would end a table row or a list item."""
-    return " ".join(_CONTROLS.sub("", str(text)).split())
+    return " ".join(_CONTROLS.sub("", _text(text)).split())
 
 
 def md_text(text: object) -> str:
@@ -68,7 +73,7 @@ def md_code(text: object, *, in_table: bool = True) -> str:
 def md_code_block(text: object, info: str = "text") -> str:
     """Multi-line text shown literally in a fenced code block: its line breaks kept, control characters
     dropped, and a fence longer than any run of backticks inside (a text cannot close the block)."""
-    body = "\n".join(_CONTROLS.sub("", line) for line in str(text).replace("\r", "").split("\n"))
+    body = "\n".join(_CONTROLS.sub("", line) for line in _text(text).replace("\r", "").split("\n"))
     fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
     return f"{fence}{info}\n{body}\n{fence}"
 
@@ -116,7 +121,7 @@ def md_autolink(url: object) -> str:
 
 def html_text(text: object) -> str:
     """Text shown literally in HTML element content or a quoted attribute value."""
-    return html.escape(_CONTROLS.sub("", str(text)), quote=True)
+    return html.escape(_CONTROLS.sub("", _text(text)), quote=True)
 
 
 def html_href(url: object) -> str | None:

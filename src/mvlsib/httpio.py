@@ -17,7 +17,7 @@ redirects to any host, turning a POST into a body-less GET and re-sending the
 - ``env_credential`` reads a key or token from the environment and refuses one that a header
   cannot carry (a pasted newline, a control character), naming the variable, never the value.
 
-This module imports nothing from mvlsib: the bundled evaluator ships it beside the other leaves.
+This module imports only the leaf ``credentials`` from mvlsib: the bundled evaluator ships both.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
+
+from . import credentials
+from .credentials import CREDENTIAL_WORDS
 
 # The largest response body read from an inference server (a chat completion is a few KB).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -96,10 +99,11 @@ class Response:
 def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
     """``text`` with every given secret, every token-shaped string and the value of every
     credential-like query parameter of a URL in it (``?access_token=``, ``X-Amz-Signature=``)
-    replaced by ``***``."""
+    replaced by ``***``; and every credential this process holds (``credentials.hide``)."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
+    text = credentials.hide(text)
     for pattern in _TOKEN_PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) + " ***") if m.lastindex else "***", text)
     return _QUERY_VALUE.sub(lambda m: m.group(1) + "***" if _SECRET_QUERY.search(m.group(2)) else m.group(0), text)
@@ -108,39 +112,43 @@ def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
 # A query parameter of a URL in running text: its separator and name (group 1, name alone group 2), its value.
 # A fragment (``#access_token=``) and a path parameter (``;token=``) count as one: both are sent or shown.
 _QUERY_VALUE = re.compile(r"([?&#;]([^=&\s?#;]+)=)[^&\s#;'\"]*")
-# The words that name a credential, the one list for option names, environment variables and URL queries.
-CREDENTIAL_WORDS = ("token", "key", "apikey", "secret", "password", "passwd", "credential", "credentials", "auth")
 # Options whose value is a credential (``--api-key``, ``--hf-token``): one of those words between hyphens,
 # so ``--max-new-tokens`` and ``--author`` keep their values in the record.
 _CREDENTIAL_OPTIONS = re.compile(rf"(?i)^--?(?:[\w]+-)*(?:{'|'.join(CREDENTIAL_WORDS)})(?:-[\w]+)*\Z")
-# Environment variables that hold one (``HF_TOKEN``, ``OPENAI_API_KEY``): any of the words inside the name.
-SECRET_ENV_NAME = re.compile("|".join(CREDENTIAL_WORDS), re.IGNORECASE)
 
 
 def public_argv(argv: list[str]) -> list[str]:
     """A command line as it may be recorded (a run's config.json, a lock file): URLs without
     ``user:password@`` or secret query values, token shapes and the values of credential options
     (``--api-key X``, ``--token=X``) as ``***``. The program is named by its file name alone."""
-    out: list[str] = []
-    hide_next = False
-    for i, word in enumerate(argv):
-        if i == 0:
-            out.append(os.path.basename(word))
-            continue
-        if hide_next:
-            out.append("***")
-            hide_next = False
-            continue
-        name, eq, _value = word.partition("=")
-        if _CREDENTIAL_OPTIONS.match(name):
-            if eq:
-                out.append(f"{name}=***")
-            else:
-                out.append(word)
-                hide_next = True
-            continue
-        out.append(redact(word))
+    out = [os.path.basename(argv[0])] if argv else []
+    for word, secret in _credential_words(argv[1:]):
+        if secret is None:
+            out.append(redact(word))
+        else:
+            out.append(word[: len(word) - len(secret)] + "***")
     return out
+
+
+def credential_option_values(args: list[str]) -> list[str]:
+    """The values given to credential options (``--api-key X``, ``--token=X``) in ``args``."""
+    return [secret for _, secret in _credential_words(args) if secret]
+
+
+def _credential_words(args: list[str]) -> Iterator[tuple[str, str | None]]:
+    # each word, with the credential it carries: the value after ``--api-key`` or after ``--token=``
+    take_next = False
+    for word in args:
+        if take_next:
+            take_next = False
+            yield word, word
+            continue
+        name, eq, value = word.partition("=")
+        if _CREDENTIAL_OPTIONS.match(name):
+            take_next = not eq
+            yield word, (value if eq else None)
+            continue
+        yield word, None
 
 
 def env_credential(name: str, environ=None) -> str | None:
@@ -167,6 +175,7 @@ def check_credential(value: str, where: str, fix: str) -> str:
             f"{where} holds {kind}, which no key or token contains (a paste that took a line break or quote "
             f"with it?); {fix}"
         )
+    credentials.remember(value)  # whatever a peer echoes of it is hidden from every output
     return value
 
 

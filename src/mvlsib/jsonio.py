@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+from . import credentials
+
 # What JSON may carry raw that a terminal, an editor or a browser acts on when the file is shown:
 # DEL, C1 controls (U+009B is a CSI), bidirectional formatting, line and paragraph separators
 # (terminal.py's set; json itself escapes C0). ``dumps`` writes them as \\uXXXX: the same string to any reader.
@@ -102,8 +104,28 @@ def recover(text: str) -> str:
 
 def dumps(obj: Any, **kwargs: Any) -> str:
     """``json.dumps`` for every JSON text the toolkit writes or prints (``ensure_ascii=False`` keeps
-    letters readable): characters that act when shown are written as ``\\uXXXX`` escapes."""
-    text = json.dumps(obj, **kwargs)
+    letters readable): characters that act when shown are written as ``\\uXXXX`` escapes, and no
+    credential this process holds is written (``credentials.hide``; a server may echo a key)."""
+    text = credentials.hide(json.dumps(obj, **kwargs))
     if kwargs.get("ensure_ascii", True):
         return text
     return _ACTIVE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def yaml_dumps(obj: Any, **kwargs: Any) -> str:
+    """``yaml.safe_dump`` for every YAML text the toolkit writes: ASCII only (every other character
+    escaped, so none acts when shown) and no credential this process holds."""
+    import yaml  # here: only the commands that write YAML need PyYAML
+
+    # hidden before dumping too: YAML spells a non-ASCII credential with its own escapes
+    return credentials.hide(yaml.safe_dump(_hidden(obj), **{**kwargs, "allow_unicode": False}))
+
+
+def _hidden(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return credentials.hide(obj)
+    if isinstance(obj, dict):
+        return {_hidden(k): _hidden(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_hidden(v) for v in obj]
+    return obj

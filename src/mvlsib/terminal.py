@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from . import credentials
+
 # Unicode's bidirectional formatting characters (UAX #9, "Explicit Directional Embeddings",
 # "Isolates" and "Marks"): they reorder what follows on the line, so a name could show as another.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -37,7 +39,7 @@ def visible(value: object) -> str:
     Numbers and booleans pass as they are formatted; anything else is ``str()``-ed first. Unpaired
     surrogates (a name decoded with ``surrogateescape``) are shown escaped too, so writing never fails.
     """
-    text = value if isinstance(value, str) else str(value)
+    text = credentials.hide(value if isinstance(value, str) else str(value))
     text = _INVISIBLE.sub(_shown, text)
     if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
         text = "".join(f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
@@ -103,7 +105,7 @@ def note(template: str, *values: object) -> None:
 def _write(text: str, *, err: bool, nl: bool) -> None:
     import click  # here: the escaping above is stdlib alone (the sampler's leaves use it, on any Python)
 
-    click.echo(text, err=err, nl=nl)
+    click.echo(credentials.hide(text), err=err, nl=nl)
 
 
 def is_visible(text: str) -> bool:

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "__init__",
         "errors",
+        "credentials",
         "atomic",
         "versions",
         "textnorm",

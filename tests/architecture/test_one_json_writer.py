@@ -18,6 +18,7 @@ SRC = REPO / "src" / "mvlsib"
 # (module, enclosing function) -> why its non-ASCII JSON is neither written nor printed
 ALLOWED = {
     ("jsonio.py", "dumps"): "the one writer",
+    ("credentials.py", "_spellings"): "a held credential as JSON spells it, to hide that spelling too; never written",
     ("evaluation/run/prompts.py", "prompts_hash"): "hashed, never shown; older runs' hashes stay valid",
     ("evaluation/run/runner.py", "_prompt_sha"): "hashed, never shown; older runs' hashes stay valid",
     ("evaluation/backends/openai.py", "_ask"): "a request body sent to the server, not written or printed",
@@ -53,6 +54,18 @@ def test_non_ascii_json_and_yaml_are_written_only_through_the_one_writer():
             if callee in {"json.dump", "json.dumps", "yaml.dump", "yaml.safe_dump"} and _raw_unicode(kw):
                 if (rel, function) not in ALLOWED:
                     bad.append(f"{rel}:{line} ({function}): {callee} keeps non-ASCII raw; use jsonio.dumps")
+    assert not bad, "\n".join(bad)
+
+
+def test_yaml_is_written_only_through_the_one_writer():
+    """``jsonio.yaml_dumps``: ASCII only, and no credential the process holds (``credentials.hide``)."""
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        for line, function, callee, _ in _calls(ast.parse(path.read_text("utf-8"), str(path))):
+            if callee in {"yaml.dump", "yaml.safe_dump", "yaml.dump_all", "yaml.safe_dump_all"}:
+                if (rel, function) != ("jsonio.py", "yaml_dumps"):
+                    bad.append(f"{rel}:{line} ({function}): {callee}; write YAML with jsonio.yaml_dumps")
     assert not bad, "\n".join(bad)
 
 

@@ -23,8 +23,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
+from mvlsib import jsonio
 from mvlsib.release_format import mvl_sib
 
 EVAL_YAML = "eval.yaml"
@@ -91,7 +90,7 @@ def render(languages: Sequence[str], repo_hint: str) -> str:
         "# one leaderboard per task id below. To add a finished run's scores to a model repo:\n"
         f"#   mvlsib-eval hub-results RUN --release {json.dumps(repo_hint)} --model-repo ORG/MODEL --out DIR\n"
     )
-    body = yaml.safe_dump(eval_yaml_dict(languages), sort_keys=False, allow_unicode=False, width=100)
+    body = jsonio.yaml_dumps(eval_yaml_dict(languages), sort_keys=False, width=100)
     return header + body
 
 

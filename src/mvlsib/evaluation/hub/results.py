@@ -23,8 +23,6 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
 from .._compat import LOADER, MvlsibError, atomic_open, httpio, hubio, jsonio, owned_files, readers
 from ..run.store import completeness, load_run
 
@@ -174,7 +172,7 @@ def write(out: str | os.PathLike[str], run: str | os.PathLike[str], files: dict[
         for name, body in files.items():
             with atomic_open(folder / name) as fh:
                 # ASCII: a model's name may carry a bidi override or a C1 control, which YAML keeps raw
-                fh.write(yaml.safe_dump(body, sort_keys=False, allow_unicode=False))
+                fh.write(jsonio.yaml_dumps(body, sort_keys=False))
             written.append(folder / name)
         # Uploaded with --create-pr: a run made before commands were recorded without their secrets
         # (a --base-url with user:password@ or ?api_key=) must not publish them.

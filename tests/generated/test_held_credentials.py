@@ -1,0 +1,101 @@
+"""A credential the process holds never leaves it through a writer, whatever shape it has.
+
+Masking by shape (``sk-...``, ``hf_...``, ``?token=``) misses a key of any other shape that a peer
+echoes back (a server quoting the ``Authorization`` header into its answer). ``credentials``
+remembers the values where they enter; every writer (JSON, YAML, the terminal, CSV, Markdown, HTML)
+hides them. Generated: every writer x every key shape, then a real run against a server that
+echoes the header.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+from support.fakes.openai_compat import ChatServer
+
+from mvlsib import credentials, csvio, escape, httpio, jsonio, terminal
+from mvlsib.cli import eval_cli
+
+SHAPES = {
+    "openai": "sk-proj-Zq8x1LmN0pQ",
+    "plain": "correcthorsebattery",
+    "slash-plus": "aB3/dE6+gH9=kL",
+    "quote-backslash": 'pa"ss\\word99',
+    "unicode": "schlüssel-geheim-7",
+}
+
+WRITERS = {
+    "json": lambda t: jsonio.dumps({"k": t}),
+    "json-unicode": lambda t: jsonio.dumps({t: [t]}, ensure_ascii=False, indent=2),
+    "yaml": lambda t: jsonio.yaml_dumps({"k": t, "l": [t]}),
+    "terminal-visible": terminal.visible,
+    "terminal-line": lambda t: terminal.line("got {}", t),
+    "terminal-block": terminal.block,
+    "csv": lambda t: _csv(t),
+    "md-flat": escape.flat,
+    "md-text": escape.md_text,
+    "md-code": escape.md_code,
+    "md-code-block": escape.md_code_block,
+    "html": escape.html_text,
+    "redact": httpio.redact,
+}
+
+
+def _csv(text: str) -> str:
+    fh = io.StringIO()
+    csvio.write_dicts(fh, [{"a": text}], ["a"])
+    return fh.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def held():
+    credentials.forget_all()
+    yield
+    credentials.forget_all()
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_no_writer_shows_a_held_credential(writer, shape):
+    secret = SHAPES[shape]
+    credentials.remember(secret)
+    shown = WRITERS[writer](f"the server said: Bearer {secret}, twice: {secret}.")
+    assert secret not in shown and "***" in shown.replace("\\", ""), shown  # md_text writes \*
+    for spelling in (json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]):
+        assert spelling not in shown, shown
+
+
+def test_a_short_value_is_not_taken_for_a_credential():
+    credentials.remember_environment({"TOKENIZERS_PARALLELISM": "false", "HF_TOKEN": "hf_" + "x" * 20})
+    assert jsonio.dumps({"a": "false"}) == '{"a": "false"}'
+    assert "x" * 20 not in terminal.visible("hf_" + "x" * 20)
+
+
+def test_every_checked_credential_is_held():
+    """A key or token read anywhere passes ``httpio.check_credential`` (whatever its variable's name)."""
+    assert httpio.env_credential("LLM_ACCESS", {"LLM_ACCESS": "opaque-value-42"}) == "opaque-value-42"
+    assert "opaque-value-42" not in jsonio.dumps(["opaque-value-42"])
+
+
+@pytest.mark.parametrize("key", ["k3y-of-no-known-shape", "sk-proj-Zq8x1LmN0pQabcdefgh"])
+def test_a_key_the_server_echoes_is_written_nowhere(key, release_dir, tmp_path, monkeypatch):
+    server = ChatServer(lambda payload, n: "")
+    server.answer = lambda payload, n: f"(A) you sent {server.auth_headers[n]}"
+    out = tmp_path / "run"
+    args = ["run", "--backend", "openai", "--model", "m", "--data", str(release_dir), "--tasks", "s2t", "--k", "1",
+            "--languages", "eng_Latn", "--limit", "2", "--out", str(out), "--no-progress"]  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with server:
+        result = CliRunner().invoke(eval_cli, [*args, "--base-url", server.base_url])
+    assert result.exit_code == 0, result.output
+    assert server.auth_headers and all(h == f"Bearer {key}" for h in server.auth_headers)
+    assert key not in result.output
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert any(p.name == "predictions.jsonl" for p in written)
+    for path in written:
+        assert key.encode() not in path.read_bytes(), path
+    answers = [json.loads(line)["response"] for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert answers and all(a == "(A) you sent Bearer ***" for a in answers), answers
