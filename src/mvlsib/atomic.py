@@ -9,7 +9,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -131,39 +131,46 @@ def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
 
 
 @contextlib.contextmanager
-def staged_folder(out: str | os.PathLike[str]) -> Iterator[Path]:
+def staged_folder(out: str | os.PathLike[str], *, check: Callable[[Path], object]) -> Iterator[Path]:
     """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds.
 
-    The old folder is moved aside, the stage renamed into place, the old one removed: a
-    failure at any point leaves ``out`` as it was. Leftovers of a run that was killed (its
-    stage, or the old folder it had moved aside) are cleaned first; if it died between the
-    two renames, the old folder is put back. One process at a time (``replacing``).
+    ``check(out)`` is the caller's ledger rule (it raises when ``out`` holds what the user placed):
+    required, and run under the lock, so no command replaces a folder it has not looked into, and
+    none can slip a file in between the look and the replace. The old folder is moved aside, the
+    stage renamed into place, the old one removed: a failure at any point leaves ``out`` as it was.
+    Leftovers of a run that was killed (its stage, or the old folder it had moved aside) are cleaned
+    first; if it died between the two renames, the old folder is put back. One process at a time.
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with replacing(out):
-        yield from _staged(out)
+        for old in sorted(out.parent.glob(f".{out.name}.old-*")):
+            pid = old.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and not process_alive(int(pid)):
+                if not out.exists():  # killed between the two renames: put the previous folder back
+                    os.replace(old, out)
+                else:
+                    shutil.rmtree(old, ignore_errors=True)
+        check(out)
+        with fresh_stage(out) as stage:
+            yield stage
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            if out.exists():
+                os.replace(out, old)
+            os.replace(stage, out)
+            shutil.rmtree(old, ignore_errors=True)
 
 
-def _staged(out: Path) -> Iterator[Path]:
+@contextlib.contextmanager
+def fresh_stage(out: Path) -> Iterator[Path]:
+    """An empty hidden folder beside ``out`` (``.NAME.partial-PID``), removed when the block fails; a
+    killed run's stage is removed by the next. Its name is never one a user gives a folder."""
     remove_stale(out.parent, f".{out.name}.partial-")
-    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
-        pid = old.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not process_alive(int(pid)):
-            if not out.exists():  # killed between the two renames: put the previous folder back
-                os.replace(old, out)
-            else:
-                shutil.rmtree(old, ignore_errors=True)
     stage = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir()
     try:
         yield stage
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        if out.exists():
-            os.replace(out, old)
-        os.replace(stage, out)
-        shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
@@ -538,8 +545,12 @@ def staged_output(
     """``staged_folder`` for an output folder: refused when ``out`` holds files we did not write
     (``ours``, default its ledger); the new folder gets a ledger of what it holds."""
     out = Path(out)
-    refuse_foreign(out, ours, option=option, writer=writer)
-    with staged_folder(out) as stage:
+
+    def check(folder: Path) -> None:
+        refuse_foreign(folder, ours, option=option, writer=writer)
+
+    check(out)  # before the work, and again under the lock
+    with staged_folder(out, check=check) as stage:
         yield stage
         write_ledger(stage, writer)
 

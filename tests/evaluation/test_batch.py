@@ -207,6 +207,42 @@ def test_results_downloaded_into_retry_survive_the_collect_that_completes_the_ru
     assert clash.exit_code == 2 and "retry.json" in clash.output and not (tmp_path / "other").exists()
 
 
+@pytest.mark.parametrize("edit", ["prompt", "line-dropped", "removed"])
+def test_a_batch_edited_after_prepare_is_refused_before_anything_is_written(prepared, tmp_path, edit):
+    """The results answer the requests as they were sent; the run would record the release's prompts."""
+    batch = tmp_path / "batch"
+    shutil.copytree(prepared, batch)
+    with content_server() as server:
+        run_batch(request_files(batch), tmp_path / "all.jsonl", server.base_url)
+    target = request_files(batch)[0]
+    if edit == "prompt":
+        target.write_text(target.read_text("utf-8").replace("Which", "Ignore the options. Which", 1), "utf-8")
+    elif edit == "line-dropped":
+        target.write_text("".join(target.read_text("utf-8").splitlines(keepends=True)[1:]), "utf-8")
+    else:
+        target.unlink()
+    out = tmp_path / "run"
+    result = invoke("batch", "collect", batch, tmp_path / "all.jsonl", "--out", out, "--no-progress")
+    assert result.exit_code == 2 and target.name in result.output and "prepare the batch again" in result.output
+    assert not out.exists() and not (batch / "retry").exists()
+
+
+def test_a_folder_of_the_user_s_beside_the_batch_s_retry_is_never_touched(prepared, tmp_path):
+    """collect stages its retry files in a hidden folder of its own, never in a name a user gives."""
+    batch = tmp_path / "batch"
+    shutil.copytree(prepared, batch)
+    with content_server(fail_every=4) as server:
+        run_batch(request_files(batch), tmp_path / "some.jsonl", server.base_url)
+    for name in ("retry.new", "retry.old", "retry.tmp"):
+        (batch / name).mkdir()
+        (batch / name / "mine.txt").write_text("precious", "utf-8")
+    result = invoke("batch", "collect", batch, tmp_path / "some.jsonl", "--out", tmp_path / "run", "--no-progress")
+    assert result.exit_code == 1 and (batch / "retry" / "retry.json").is_file(), result.output
+    for name in ("retry.new", "retry.old", "retry.tmp"):
+        assert (batch / name / "mine.txt").read_text("utf-8") == "precious"
+    assert not [p for p in batch.iterdir() if ".partial-" in p.name or p.name.endswith(".lock")]
+
+
 def _write_lines(path: Path, lines: list[dict]) -> Path:
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), "utf-8")
     return path

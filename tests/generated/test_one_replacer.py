@@ -14,6 +14,11 @@ from support.cli_contract import refused
 from mvlsib import atomic, locks
 from mvlsib.cli import build_cli, eval_cli
 
+
+def _nothing_placed(out: Path) -> None:
+    """The ledger rule of a folder nobody else writes in (these tests' own folders)."""
+
+
 COMMANDS = {
     "build": (build_cli, "build", "--sib", "{sib}", "--languages", "eng_Latn", "--out", "{out}", "--no-progress"),
     "export": (build_cli, "export", "vlmevalkit", "--release", "{rel}", "--out", "{out}"),
@@ -46,7 +51,7 @@ def test_a_second_maker_is_refused_at_once(name, sib_dir, release_dir, tmp_path)
 
 def test_the_lock_is_gone_when_the_maker_ends(tmp_path):
     out = tmp_path / "made"
-    with atomic.staged_folder(out) as stage:
+    with atomic.staged_folder(out, check=_nothing_placed) as stage:
         (stage / "f").write_text("x")
         assert (tmp_path / ".made.lock").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]
@@ -55,7 +60,7 @@ def test_the_lock_is_gone_when_the_maker_ends(tmp_path):
 def test_one_process_may_hold_it_across_steps(tmp_path):
     """A build holds its release folder from the start; its publish step's stage is the same maker."""
     out = tmp_path / "made"
-    with atomic.replacing(out), atomic.staged_folder(out) as stage:
+    with atomic.replacing(out), atomic.staged_folder(out, check=_nothing_placed) as stage:
         (stage / "f").write_text("x")
     assert (Path(out) / "f").read_text() == "x"
 
@@ -99,12 +104,33 @@ def test_what_stands_where_the_lock_goes_is_refused_and_kept(name, kind, sib_dir
 
 def test_a_lock_left_by_a_killed_maker_is_taken_over(tmp_path):
     (tmp_path / ".made.lock").write_text("pid 999999 on host: mvlsib-build build --out made\n")
-    with atomic.staged_folder(tmp_path / "made") as stage:
+    with atomic.staged_folder(tmp_path / "made", check=_nothing_placed) as stage:
         (stage / "f").write_text("x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]
 
 
 def test_the_lock_is_gone_when_the_maker_fails(tmp_path):
-    with pytest.raises(RuntimeError), atomic.staged_folder(tmp_path / "made"):
+    with pytest.raises(RuntimeError), atomic.staged_folder(tmp_path / "made", check=_nothing_placed):
         raise RuntimeError("the work failed")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_ledger_rule_runs_under_the_lock_before_anything_moves(tmp_path):
+    """``staged_folder``'s check is required and runs with the lock held: a file placed between a
+    command's early look and its replace is found, and ``out`` is left as it was."""
+    out = tmp_path / "made"
+    out.mkdir()
+    (out / "mine.txt").write_text("precious")
+    seen = []
+
+    def check(folder: Path) -> None:
+        seen.append((tmp_path / f".{folder.name}.lock").exists())  # the lock is held while it looks
+        if (folder / "mine.txt").exists():
+            raise atomic.MvlsibError(f"{folder}: holds mine.txt")
+
+    with pytest.raises(atomic.MvlsibError, match="mine.txt"), atomic.staged_folder(out, check=check):
+        pytest.fail("the block must not run")
+    assert seen == [True] and (out / "mine.txt").read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]  # no stage, no lock left
+    with pytest.raises(TypeError):
+        atomic.staged_folder(out).__enter__()  # type: ignore[call-arg]

@@ -74,6 +74,11 @@ def _image_id(m: re.Match) -> str:
     return f"{topic_slug(CATEGORY_TO_TOPIC[m.group('cat').lower()])}_{int(m.group('i'))}"
 
 
+def _check_new_pool(pool: Path) -> None:
+    if pool.exists() and (not pool.is_dir() or any(pool.iterdir())):
+        raise MvlsibError(f"{pool}: exists and is not an empty folder; import into a new folder")
+
+
 def import_release(
     release: str | Path,
     licences_csv: str | Path,
@@ -86,8 +91,7 @@ def import_release(
 ) -> list[ManifestRow]:
     """Build a new pool at ``pool`` from ``release``; the folder appears only when complete."""
     release, pool = Path(release), Path(pool)
-    if pool.exists() and any(pool.iterdir()):
-        raise MvlsibError(f"{pool}: exists and is not empty; import into a new folder")
+    _check_new_pool(pool)
     src_dir = find_image_dir(release)
     facts = read_licence_facts(Path(licences_csv))
     named = {p: m for p in src_dir.iterdir() if (m := _NAME_RE.fullmatch(p.name))}
@@ -113,7 +117,7 @@ def import_release(
 
     # The stage carries this process's pid (``.POOL.partial-PID``): a killed import's stage is
     # removed by the next run, and the pool appears only when complete.
-    with staged_folder(pool) as tmp:
+    with staged_folder(pool, check=_check_new_pool) as tmp:
         rows = []
         for p in bar(files, desc="importing images", unit="img", enabled=progress):
             m = named[p]

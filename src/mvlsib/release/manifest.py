@@ -157,7 +157,7 @@ def staged_release(out: Path) -> Iterator[Path]:
     """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds; refused as
     ``check_release_out`` says."""
     check_release_out(out)
-    with staged_folder(Path(out).resolve()) as stage:
+    with staged_folder(Path(out).resolve(), check=check_release_out) as stage:
         yield stage
 
 

@@ -27,12 +27,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import _compat
-from .._compat import MvlsibError, httpio, readers, staged_folder
+from .._compat import MvlsibError, fresh_stage, httpio, readers
 from ..backends import Backend, Request
 from ..backends.openai import Malformed, answer_text, check_answer, settings_description
 from ..run.runner import Run, prediction_key, run_eval
 from ..run.store import read_predictions, record_key
-from .prepare import MANIFEST, RETRY_DIR, RETRY_INDEX, FileSplitter, foreign_files, line_custom_id, options_from
+from .prepare import (
+    IMAGES_DIR,
+    MANIFEST,
+    RETRY_DIR,
+    RETRY_INDEX,
+    FileSplitter,
+    foreign_files,
+    line_custom_id,
+    options_from,
+)
 from .prepare import write_json as _write_json
 
 # A chat completion with a long reasoning trace is tens of KB; a line over this is not an answer.
@@ -142,6 +151,7 @@ def collect(
     folder, out = Path(folder), Path(out)
     manifest = read_manifest(folder)
     refuse_retry_clash(folder)
+    refuse_edited_requests(folder, manifest)
     opts = options_from(
         manifest["run"],
         out,
@@ -199,6 +209,24 @@ def refuse_retry_clash(folder: Path) -> None:
         )
 
 
+def refuse_edited_requests(folder: Path, manifest: dict) -> None:
+    """Refuse, before anything is written, a batch whose request files or images are not the bytes
+    prepare wrote: results answer the requests as they were sent, and the run records the release's
+    prompts as the ones asked."""
+    edited = [
+        entry["name"]
+        for entry in manifest["files"]
+        if not (folder / entry["name"]).is_file() or _compat.sha256_file(folder / entry["name"]) != entry["sha256"]
+    ]
+    edited += foreign_files(folder, IMAGES_DIR)
+    if edited:
+        raise MvlsibError(
+            f"{folder}: {', '.join(edited[:5])}{' ...' if len(edited) > 5 else ''} changed since batch prepare wrote "
+            "it (sha256 differs); the results would be recorded as answers to prompts that were not sent: prepare "
+            "the batch again"
+        )
+
+
 def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) -> str | None:
     """The original request lines of ``keys`` as ``folder/retry/requests-*.jsonl`` (or no retry files).
 
@@ -216,7 +244,8 @@ def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) ->
             path.unlink(missing_ok=True)
         return None
     wanted = set(keys)
-    with staged_folder(folder / f"{RETRY_DIR}.new") as staging:
+    # A hidden stage (``.retry.partial-PID``): a name the user never gives, so nothing of theirs is in the way.
+    with _compat.replacing(target), fresh_stage(target) as staging:
         limits = manifest.get("limits") or {}
         splitter = FileSplitter(staging, limits.get("max_requests", 50_000), limits.get("max_bytes", 200_000_000))
         for entry in manifest["files"]:
@@ -228,16 +257,15 @@ def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) ->
                 "prepare the batch again"
             )
         _write_json(staging / RETRY_INDEX, {"n_requests": len(keys), "files": splitter.files, **report})
-    fresh = folder / f"{RETRY_DIR}.new"
-    if not theirs:
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(fresh, target)
-    else:  # the user's files stay: ours are swapped one by one, the index last
-        for path in ours:
-            path.unlink(missing_ok=True)
-        for path in sorted(fresh.iterdir(), key=lambda p: p.name == RETRY_INDEX):
-            os.replace(path, target / path.name)
-        fresh.rmdir()
+        if not theirs:
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(staging, target)
+        else:  # the user's files stay: ours are swapped one by one, the index last
+            for path in ours:
+                path.unlink(missing_ok=True)
+            for path in sorted(staging.iterdir(), key=lambda p: p.name == RETRY_INDEX):
+                os.replace(path, target / path.name)
+            staging.rmdir()
     return str(target)
 
 

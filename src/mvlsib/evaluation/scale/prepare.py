@@ -252,7 +252,7 @@ def prepare(
     fp = run.fingerprint
     verify_data(opts.data)
     # Staged beside out and renamed into place; a killed prepare's stage is removed by the next one.
-    with _compat.staged_folder(out) as staging:
+    with _compat.staged_folder(out, check=check_out) as staging:
         splitter = FileSplitter(staging, max_requests, max_bytes)
         # file:// URLs name the folder the staging folder becomes.
         images_dir = (staging / IMAGES_DIR, out.resolve() / IMAGES_DIR) if image_refs == "files" else None
