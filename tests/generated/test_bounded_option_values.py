@@ -180,3 +180,35 @@ def test_a_shard_count_beyond_the_bound_is_refused_before_any_work(given):
     env = {k: v for k, v in given.items() if not k.startswith("--")}
     with pytest.raises(MvlsibError, match="shard|I/N|not an integer"):
         parse_shard(given.get("--shard"), env)
+
+
+NOT_LANGUAGES = {"slash": "eng_Latn/", "parent": "../eng_Latn", "up-and-back": "fra_Latn/../eng_Latn",
+                 "lowercase-script": "eng_latn", "absolute": "/etc", "escape": "eng_Latn\x1b[31m",
+                 "dot": "."}  # fmt: skip
+
+
+def _language_cases():
+    for cli, name in ((build_cli, "mvlsib-build"), (eval_cli, "mvlsib-eval")):
+        for path, cmd in _commands(cli, ()):
+            for param in cmd.params:
+                if isinstance(param, click.Option) and param.opts[0] == "--languages":
+                    for label, value in NOT_LANGUAGES.items():
+                        yield pytest.param(cli, path, f"eng_Latn,{value}", id=f"{name} {' '.join(path)}={label}")
+
+
+LANGUAGE_CASES = list(_language_cases())
+
+
+def test_every_languages_option_is_walked():
+    commands = {c.id.split("=")[0] for c in LANGUAGE_CASES}
+    assert {"mvlsib-eval run", "mvlsib-eval plan", "mvlsib-eval batch prepare", "mvlsib-build export",
+            "mvlsib-build ingest", "mvlsib-build build"} <= commands, commands  # fmt: skip
+
+
+@pytest.mark.parametrize("cli, path, value", LANGUAGE_CASES)
+def test_a_language_that_is_not_a_code_stops_at_the_command_line(cli, path, value, tmp_path, monkeypatch):
+    """A language names a folder of the release: a path (eng_Latn/, ../x) would read outside it."""
+    monkeypatch.chdir(tmp_path)
+    line = refused(CliRunner().invoke(cli, [*path, "--languages", value]), "--languages")
+    assert "language code" in line and "\x1b" not in line
+    assert list(tmp_path.iterdir()) == []

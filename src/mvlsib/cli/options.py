@@ -71,6 +71,21 @@ class HubRepoIdType(click.ParamType):
 HUB_REPO_ID = HubRepoIdType()
 
 
+class LanguageCodeType(click.ParamType):
+    """A language code by the release format's one rule (``mvl_sib.LANGUAGE_CODE``: ``eng_Latn``):
+    a name is also a folder name, so ``eng_Latn/`` or ``../x`` would reach outside the release."""
+
+    name = "code"
+
+    def convert(self, value, param, ctx):
+        if not LOADER.is_language_code(str(value)):
+            self.fail(f"{str(value)!r} is not a language code like eng_Latn (ISO 639-3 _ ISO 15924 script)", param, ctx)
+        return str(value)
+
+
+LANGUAGE_CODE = LanguageCodeType()
+
+
 class SharedOption(click.Option):
     """A click option whose old spellings (``old``) still parse but are never shown.
 
@@ -320,7 +335,7 @@ _SELECTION = (
     ),
     click.option(
         "--languages",
-        type=params.CommaList(keywords=("all",)),
+        type=params.CommaList(LANGUAGE_CODE, keywords=("all",)),
         default="all",
         show_default=True,
         help="'all' (every language config of the release folder or Hub repo) or comma-separated codes, "

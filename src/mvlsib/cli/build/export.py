@@ -9,6 +9,7 @@ import click
 from mvlsib import params, terminal
 from mvlsib.cli.groups import build_cli, hub_bars
 from mvlsib.cli.options import (
+    LANGUAGE_CODE,
     data_revision_option,
     out_option,
     progress_option,
@@ -25,7 +26,7 @@ from mvlsib.release.exports import FORMATS
 @out_option("Folder to write the export to.", required=True)
 @click.option(
     "--languages",
-    type=params.CommaList(),
+    type=params.CommaList(LANGUAGE_CODE),
     default=None,
     metavar="CODES",
     help="Comma-separated language configs (default: all of the release folder, or of the Hub repo's card).",

@@ -11,6 +11,7 @@ from mvlsib import params, terminal
 from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, hub_bars, pool_option, workdir_option
 from mvlsib.cli.options import (
     HUB_REPO_ID,
+    LANGUAGE_CODE,
     URL,
     data_revision_option,
     json_out_option,
@@ -54,7 +55,7 @@ from mvlsib.workdir import INSTANCES_FILE
 )
 @click.option(
     "--languages",
-    type=params.CommaList(),
+    type=params.CommaList(LANGUAGE_CODE),
     default=None,
     metavar="CODES",
     help="Comma-separated language codes to keep (e.g. eng_Latn,fra_Latn); default: all.",
@@ -332,7 +333,10 @@ def _publish_folder(
 )
 @pool_option()
 @click.option(
-    "--languages", type=params.CommaList(), default=None, help="Comma-separated languages to include (default: all)."
+    "--languages",
+    type=params.CommaList(LANGUAGE_CODE),
+    default=None,
+    help="Comma-separated languages to include (default: all).",
 )
 @data_revision_option("(--sib ORG/NAME only).", old=("--revision",))
 @click.option(
