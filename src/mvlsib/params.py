@@ -105,18 +105,30 @@ def distinct(*, drop: bool = False, then: Callable[..., Any] | None = None) -> C
 
     def callback(ctx, param, value):
         if value is not None and not isinstance(value, str):
-            seen: list[Any] = []
+            seen: dict[Any, Any] = {}
+            # a path is one file or folder whatever the spelling: ./run, run/ and a symlink to it are one
+            same = _real if isinstance(getattr(param, "type", None), click.Path) else (lambda item: item)
             for item in value:
-                if item in seen:
+                if (key := same(item)) in seen:
                     if drop:
                         continue
-                    raise click.BadParameter(f"{item} is given more than once; give each once.", ctx=ctx, param=param)
-                seen.append(item)
-            value = tuple(seen)
+                    also = "" if str(seen[key]) == str(item) else f" (as {seen[key]}: the same file or folder)"
+                    raise click.BadParameter(
+                        f"{item} is given more than once{also}; give each once.", ctx=ctx, param=param
+                    )
+                seen[key] = item
+            value = tuple(seen.values())
         return then(ctx, param, value) if then is not None else value
 
     callback.distinct = True  # type: ignore[attr-defined]  # what the architecture test looks for
     return callback
+
+
+def _real(item: Any) -> Any:
+    try:
+        return os.path.realpath(item)
+    except (OSError, ValueError):  # a path the system cannot resolve is compared as given
+        return item
 
 
 def paired(of: str) -> Callable[..., Any]:

@@ -155,11 +155,21 @@ def test_export_inspect_builds_each_language_once(release_dir, tmp_path):
     ],
     ids=["report-runs", "items-runs", "correlate-runs", "merge-sources"],
 )
-def test_a_run_given_twice_is_refused(tmp_path, args):
+@pytest.mark.parametrize("spelling", ["same", "trailing-slash", "dot-dot", "symlink"])
+def test_a_run_given_twice_is_refused(tmp_path, args, spelling):
     run = tmp_path / "run"
     run.mkdir()
+    (tmp_path / "alias").symlink_to(run)
+    again = {
+        "same": str(run),
+        "trailing-slash": f"{run}/",
+        "dot-dot": f"{run}/../run",
+        "symlink": str(tmp_path / "alias"),
+    }
     out = tmp_path / "out"
-    refused(CliRunner().invoke(eval_cli, [a.format(run=run, out=out) for a in args]), "given more than once")
+    argv = [a.format(run=run, out=out) for a in args]
+    argv[len(argv) - 1 - argv[::-1].index(str(run))] = again[spelling]  # the second time, spelt another way
+    refused(CliRunner().invoke(eval_cli, argv), "given more than once")
     assert not out.exists() and list(run.iterdir()) == []
 
 
