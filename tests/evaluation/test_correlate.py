@@ -48,3 +48,19 @@ def test_correlate_command(tmp_path):
     bad.write_text("model,benchmark,score\nsomeone-else,x,1\n", encoding="utf-8")
     r = CliRunner().invoke(eval_cli, ["correlate", str(runs[0]), "--scores", str(bad)])
     assert r.exit_code == 2 and "is a model in the scores CSV" in r.output
+
+
+@pytest.mark.parametrize("by", ["model", "name"])
+def test_two_runs_standing_for_one_model_are_refused(tmp_path, by):
+    """One point per model: a second run of the same model would replace the first without a word."""
+    same = "org/model-0"
+    runs = [
+        write_run(tmp_path / f"m{i}", planted_records(acc, n=50, seed=i), model=same if by == "model" and i < 2 else f"org/model-{i}")
+        for i, acc in enumerate(ACCURACIES[:3])
+    ]  # fmt: skip
+    scores = tmp_path / "scores.csv"
+    scores.write_text("model,benchmark,score\norg/model-0,b,1\norg/model-2,b,3\n", encoding="utf-8")
+    names = ["--name", same, "--name", same, "--name", "org/model-2"] if by == "name" else []
+    for order in (runs, [runs[1], runs[0], runs[2]]):
+        r = CliRunner().invoke(eval_cli, ["correlate", *map(str, order), "--scores", str(scores), *names])
+        assert r.exit_code == 2 and "give one run per model" in r.output, r.output

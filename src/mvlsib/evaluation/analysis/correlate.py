@@ -101,6 +101,7 @@ def correlate(
 ) -> list[dict]:
     mvl: dict[tuple, dict[str, float]] = {}  # (task, k) -> scores-model name -> macro accuracy
     known = {m for per in scores.values() for m in per}
+    taken: dict[str, Path] = {}  # scores-model name -> the run that stands for it
     for i, loaded in enumerate(load_runs(runs, different_releases=different_releases, warn=warn)):
         run, config, records = loaded.path, loaded.config, loaded.records
         label = names[i] if names else run.resolve().name  # matched against the CSV's names, as given
@@ -111,6 +112,12 @@ def correlate(
                 f"{run}: neither its name {label!r} nor its model {model!r} is a model in the scores "
                 "CSV; name the run with --name as in the CSV"
             )
+        if key in taken:  # one point per model: a second run would replace the first without a word
+            raise MvlsibError(
+                f"{run}: stands for the scores CSV's model {key!r}, as {taken[key]} does; give one run per model "
+                "(or name them apart with --name as in the CSV)"
+            )
+        taken[key] = run
         for row in compute_metrics(records, mode)["macro"]:
             mvl.setdefault((row["task"], row["k"]), {})[key] = row["accuracy"]
     out = []
