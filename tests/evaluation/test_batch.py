@@ -243,6 +243,18 @@ def test_a_folder_of_the_user_s_beside_the_batch_s_retry_is_never_touched(prepar
     assert not [p for p in batch.iterdir() if ".partial-" in p.name or p.name.endswith(".lock")]
 
 
+def test_a_batch_prepared_with_a_relative_release_collects_from_anywhere(release, tmp_path, monkeypatch):
+    """The manifest records the release folder by its absolute path, as a run's config does."""
+    work = tmp_path / "work"
+    shutil.copytree(release, work / "rel")
+    monkeypatch.chdir(work)
+    ok(invoke("batch", "prepare", "--data", "rel", "--model", MODEL, *SELECTION, "--limit", "2", "--out", "batch"))
+    with content_server() as server:
+        run_batch(request_files(work / "batch"), tmp_path / "all.jsonl", server.base_url)
+    monkeypatch.chdir(tmp_path)
+    ok(invoke("batch", "collect", work / "batch", tmp_path / "all.jsonl", "--out", tmp_path / "run", "--no-progress"))
+
+
 def _write_lines(path: Path, lines: list[dict]) -> Path:
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), "utf-8")
     return path

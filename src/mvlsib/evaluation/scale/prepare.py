@@ -195,7 +195,8 @@ def write_json(path: Path, obj: Any) -> None:
 def run_settings(opts: RunOptions) -> dict[str, Any]:
     """What ``collect`` needs to rebuild the run's ``RunOptions``."""
     return {
-        "data": opts.data,
+        # a folder by its absolute path, as a run's config records it: collect may run from anywhere
+        "data": str(Path(opts.data).resolve()) if Path(opts.data).is_dir() else opts.data,
         "data_revision": opts.data_revision,
         "model": opts.model,
         "tasks": list(opts.tasks),
