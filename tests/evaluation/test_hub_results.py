@@ -10,6 +10,7 @@ eval_results.yaml and docs/hub/eval-results.md), encoded as a JSON Schema below.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -211,8 +212,7 @@ def test_the_command_writes_opens_the_pr_and_never_prints_the_token(full_run, hu
 
     hub.state.refused.add(MODEL_REPO)
     (tmp_path / "out" / ".eval_results" / "mvl-sib_s2t_k1.yaml").unlink()  # something new to commit
-    other = run / "metrics.json"
-    other.write_text(other.read_text("utf-8").replace('"accuracy": 0.', '"accuracy": 0.0'), encoding="utf-8")
+    os.utime(run / "metrics.json", (1_600_000_000, 1_600_000_000))  # another finishing date: new entries
     refused = runner.invoke(eval_cli, args)
     assert refused.exit_code == 2
     (line,) = [ln for ln in refused.output.splitlines() if ln.strip()][-1:]
@@ -254,3 +254,20 @@ def test_a_password_in_the_hub_endpoint_is_written_and_printed_nowhere(full_run,
     assert written and not any(secret in text for text in written) and secret not in result.output
     entry = yaml.safe_load((tmp_path / "out" / ".eval_results" / "mvl-sib_s2t_k1.yaml").read_text("utf-8"))[0]
     assert entry["source"]["url"].startswith(hub.endpoint + "/")
+
+
+@pytest.mark.parametrize("command", ["hub-results", "report"])
+def test_metrics_that_are_not_the_predictions_are_refused(full_run, tmp_path, command):
+    """metrics.json is derived: an edited figure is neither published nor reported as the run's."""
+    run = tmp_path / "run"
+    shutil.copytree(full_run, run)
+    metrics = json.loads((run / "metrics.json").read_text("utf-8"))
+    metrics["macro"][0]["accuracy"] = 0.97
+    (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    out = tmp_path / "out"
+    args = {"hub-results": ["hub-results", str(run), "--dataset", DATASET, "--source-url", "https://example.org/c.json"],
+            "report": ["report", str(run)]}[command]  # fmt: skip
+    result = CliRunner().invoke(eval_cli, [*args, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "metrics.json" in result.output and "re-run the same command" in result.output
+    assert not out.exists()

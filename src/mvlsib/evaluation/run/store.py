@@ -9,6 +9,7 @@ a restarted run rewrites that one result and every key ends up exactly once.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -200,4 +201,29 @@ def load_run(run: str | Path) -> tuple[dict, list[dict], dict]:
     metrics = read_metrics(metrics_path) if metrics_path.is_file() else {}
     records = read_predictions(pred)
     refuse_duplicates(pred, records)
+    if metrics:
+        _refuse_stale_metrics(metrics_path, metrics, config, records)
     return config, records, metrics
+
+
+def _refuse_stale_metrics(path: Path, metrics: dict, config: dict, records: list[dict]) -> None:
+    """metrics.json is derived from predictions.jsonl: a figure that is not the predictions' (an edited
+    file, or one left by another run) would be reported or published as the run's."""
+    fresh = compute_metrics(records, config.get("parse_mode", "relaxed"), config.get("groups") or {})
+
+    def figures(m: dict) -> dict:
+        return {(row.get("task"), row.get("k")): row.get("accuracy") for row in m.get("macro") or []}
+
+    stored, recomputed = figures(metrics), figures(fresh)
+    for key in sorted(set(stored) | set(recomputed), key=str):
+        a, b = stored.get(key), recomputed.get(key)
+        same = a == b or (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        )
+        if not same:
+            raise MvlsibError(
+                f"{path}: macro accuracy of {key[0]} k={key[1]} is {a!r}, but predictions.jsonl gives {b!r}; "
+                "metrics.json was edited or is another run's: re-run the same command to write it anew"
+            )
