@@ -110,3 +110,26 @@ def test_every_command_reading_runs_says_one_is_incomplete(two_releases, command
     res = CliRunner().invoke(eval_cli, args)
     assert res.exit_code == 0, res.output
     assert f"warning: {short} is incomplete: 2 of 4 predictions" in res.output, res.output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_runs_of_a_release_without_a_manifest_are_told_apart_by_their_gold_answers(two_releases, command, tmp_path):
+    """A release folder without manifest.json records no sha256: the gold answer under each key shows
+    another release (another seed gives other labels), and every command refuses as it does by sha256."""
+    base, rel, scores = two_releases
+    mix = tmp_path / "mix"
+    shutil.copytree(base / "a", mix / "a")
+    shutil.copytree(base / "a", mix / "b")
+    for run in ("a", "b"):
+        config = json.loads((mix / run / "config.json").read_text("utf-8"))
+        config["fingerprint"]["release_manifest_sha256"] = None
+        (mix / run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    lines = [json.loads(x) for x in (mix / "b" / "predictions.jsonl").read_text("utf-8").splitlines()]
+    lines[-1]["label"] = (lines[-1]["label"] + 1) % 4
+    lines[-1]["correct"] = lines[-1]["letter"] == "ABCD"[lines[-1]["label"]]
+    (mix / "b" / "predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (mix / "b" / "metrics.json").unlink()
+    out = tmp_path / "out"
+    res = CliRunner().invoke(eval_cli, COMMANDS[command](mix, rel, scores, out))
+    assert not problems(res, "other instances under the same key"), res.output
+    assert not out.exists()

@@ -2,10 +2,10 @@
 
 Each run is a finished run folder (``load_run``: its config, its predictions, duplicate keys
 refused), not empty. Runs are compared key by key, so they must have been made on one release: the
-release manifest's sha256 each run recorded must agree (runs that recorded none, made on a Hub repo,
-pass), else the command refuses, unless the user allows it, and then says so. A release folder the
-user names for texts or figures (``--release``) must be that release too, or the texts shown under
-a key would be another instance's.
+release manifest's sha256 each run recorded must agree, and so must the gold answer each run
+recorded under a key (what shows a release folder without a manifest); else the command refuses,
+unless the user allows it, and then says so. A release folder the user names for texts or figures
+(``--release``) must be that release too, or the texts shown under a key would be another instance's.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from .._compat import MvlsibError
 from ..run.runner import release_manifest_sha256
-from ..run.store import load_run
+from ..run.store import load_run, record_key
 from .report_format import coverage
 
 
@@ -78,6 +78,12 @@ def load_runs(
             f"the runs were made on different releases (release manifest sha256: {shown}): the same keys may "
             "hold other instances or images; analyse runs of one release, or pass --different-releases"
         )
+    if not different_releases and (clash := _other_instances(loaded)) is not None:
+        raise MvlsibError(
+            f"the runs hold other instances under the same key ({clash}): they were made on different releases "
+            "(a release without manifest.json records none); analyse runs of one release, or pass "
+            "--different-releases"
+        )
     if release is not None and Path(release).is_dir() and made_on:
         here = release_manifest_sha256(str(release))
         if here is not None and here not in made_on:
@@ -89,6 +95,19 @@ def load_runs(
     return loaded
 
 
+def _other_instances(loaded: list[LoadedRun]) -> str | None:
+    """Where two runs disagree on a key's gold answer (one release gives a key one label), or None: what
+    shows runs of different releases when one was made on a folder without a manifest."""
+    first: dict[tuple, tuple[Any, Path]] = {}
+    for run in loaded:
+        for rec in run.records:
+            key = record_key(rec)
+            seen = first.setdefault(key, (rec.get("label"), run.path))
+            if seen[0] != rec.get("label"):
+                return f"{'|'.join(map(str, key))}: gold {seen[0]} in {seen[1]}, {rec.get('label')} in {run.path}"
+    return None
+
+
 def differ(loaded: list[LoadedRun]) -> bool:
     """Whether the runs recorded different releases (allowed with --different-releases, and said)."""
-    return len({r.release for r in loaded if r.release is not None}) > 1
+    return len({r.release for r in loaded if r.release is not None}) > 1 or _other_instances(loaded) is not None
