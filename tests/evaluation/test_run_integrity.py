@@ -95,12 +95,31 @@ def test_duplicate_keys_are_refused_on_resume_and_in_report(release_dir, tmp_pat
     assert report.exit_code == 2 and "appear more than once" in report.output, report.output
 
 
+@pytest.mark.parametrize("which", ["first", "last"])
+def test_a_resumed_run_refuses_predictions_whose_gold_is_not_the_release_s(release_dir, tmp_path, which):
+    """Gold labels edited to the model's letter would score every kept prediction as correct."""
+    out = tmp_path / "run"
+    with lettered_server(fail_every=0) as server:
+        assert run(release_dir, server, out).exit_code == 0
+        pred = out / "predictions.jsonl"
+        records = [json.loads(x) for x in lines(pred)][:2]  # killed after two: two left to do
+        (out / "metrics.json").unlink()
+        edited = records[0 if which == "first" else -1]
+        edited["label"] = (edited["label"] + 1) % 4
+        pred.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        before = pred.read_bytes()
+        resumed = run(release_dir, server, out)
+    assert resumed.exit_code == 2 and "gold label is not the release's" in resumed.output, resumed.output
+    assert pred.read_bytes() == before
+
+
 def test_report_shows_an_incomplete_run(release_dir, tmp_path):
     out = tmp_path / "run"
     with lettered_server(fail_every=0) as server:
         assert run(release_dir, server, out).exit_code == 0
     pred = out / "predictions.jsonl"
     pred.write_text("\n".join(lines(pred)[:1]) + "\n", encoding="utf-8")  # 1 of 4 left
+    (out / "metrics.json").unlink()  # as a killed run has none: it is written when the run completes
     result = CliRunner().invoke(eval_cli, ["report", str(out), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.output
     assert "is incomplete: 1 of 4 predictions" in result.output  # said on stderr, not only in the file

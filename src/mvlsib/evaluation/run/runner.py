@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _compat
-from .._compat import CROSS_MODAL, K_VALUES, LEDGER, TASK_TABLE, TASKS, MvlsibError, atomic_open
+from .._compat import CROSS_MODAL, K_VALUES, LEDGER, TASK_BY_NAME, TASK_TABLE, TASKS, MvlsibError, atomic_open
 from .._compat import progress as _progress
 from ..backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
@@ -161,6 +161,7 @@ class RunPlan:
     n_shard: int  # items of this shard (all of the run without --shard), done or not
     n_run: int  # items of the whole run, every shard
     done_seen: set[tuple] = field(default_factory=set)  # keys of `done` that are items of this shard
+    wrong_gold: list[tuple] = field(default_factory=list)  # keys of `done` whose recorded label is not the release's
     waves: int = 1  # > 1: over max_prompts, so no prompt was built (plan each wave on its own)
 
 
@@ -170,7 +171,7 @@ def plan_items(  # noqa: PLR0913 - keyword-only planning options; the redesign m
     languages,
     *,
     shard: Shard | None = None,
-    done: set[tuple] | None = None,
+    done: set[tuple] | dict[tuple, int] | None = None,
     before_prompts: Callable[[], None] | None = None,
     wave: Shard | None = None,
     prompts: bool = True,
@@ -221,6 +222,8 @@ def plan_items(  # noqa: PLR0913 - keyword-only planning options; the redesign m
                     key = (task, k, language, row["instance_id"])
                     if key in done:
                         plan.done_seen.add(key)
+                        if isinstance(done, dict) and done[key] != row[TASK_BY_NAME[task].label]:
+                            plan.wrong_gold.append(key)
                     elif prompts and (wave is None or wave.deals(in_shard)):
                         chosen.append(row)
                 if not chosen:
@@ -362,12 +365,13 @@ def _backend_kwargs(opts: RunOptions) -> dict[str, Any]:
     return {"max_new_tokens": opts.max_new_tokens, **opts.backend_options}
 
 
-def _done_keys(pred_path: Path) -> set[tuple]:
-    """The keys already in the predictions file (a torn last line repaired, duplicates refused)."""
+def _done_keys(pred_path: Path) -> dict[tuple, int]:
+    """The keys already in the predictions file, with the gold label each recorded (a torn last line
+    repaired, duplicates refused)."""
     before = read_predictions(pred_path, repair=True)
     refuse_duplicates(pred_path, before)
-    # the keys are enough until the end; the records (responses and all) are read again then
-    return {record_key(r) for r in before}
+    # the keys and labels are enough until the end; the records (responses and all) are read again then
+    return {record_key(r): int(r["label"]) for r in before}
 
 
 def _run_locked(
@@ -387,9 +391,14 @@ def _run_locked(
     # what is left is reordered. A run with more prompts than --max-prompts goes in waves (round
     # robin over the shard's order): a first pass counts and checks the keys without prompts.
     plan = run.plan(shard=opts.shard, done=done, before_prompts=preflight, max_prompts=opts.max_prompts)
-    stray = done - plan.done_seen
+    stray = set(done) - plan.done_seen
     if stray:
         raise MvlsibError(f"{pred_path} has {len(stray)} predictions that are not part of this run, e.g. {min(stray)}")
+    if plan.wrong_gold:  # kept, they would be scored against answers the release does not give
+        raise MvlsibError(
+            f"{pred_path} has {len(plan.wrong_gold)} predictions whose gold label is not the release's, e.g. "
+            f"{min(plan.wrong_gold)}; the file was edited or made on another release: move it away and run again"
+        )
     config = {
         "fingerprint": run.fingerprint,
         "shard": str(opts.shard) if opts.shard else None,
@@ -413,7 +422,7 @@ def _run_pending(
     backend_factory: Callable[..., Backend] | None,
     plan: RunPlan,
     *,
-    done: set[tuple],
+    done: dict[tuple, int],
     config: dict[str, Any],
     pred_path: Path,
     cfg_path: Path,
