@@ -63,8 +63,9 @@ def parse_dicts(data: bytes, source: str, what: str, *, fields_checked: bool = F
         for record in reader:
             records.append((reader.line_num, record))
     except csv.Error as exc:
+        # line_num counts the lines read whole: the one the error is on is the next
         raise MvlsibError(
-            f"{source}, line {reader.line_num}: {what} is malformed CSV ({exc}); check its quoting"
+            f"{source}, line {reader.line_num + 1}: {what} is malformed CSV ({exc}); check its quoting"
         ) from None
     twice = sorted({n for n in fieldnames if fieldnames.count(n) > 1 and n.strip()})
     if twice:  # DictReader would keep the last column of the name and drop the other silently

@@ -111,3 +111,15 @@ def test_report_with_a_bad_groups_csv_is_exit_2(tmp_path):
     assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
     assert "Traceback" not in result.output and "malformed CSV" in result.output and str(groups) in result.output
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("bad_line", [2, 3, 5])
+@pytest.mark.parametrize("reader", sorted(set(READERS) - {"pool-manifest"}))
+def test_malformed_csv_names_the_line_it_is_on(reader, bad_line, tmp_path):
+    """csv's line_num counts the lines read whole: the bad one is the next, and that is the one named."""
+    good = b"eng_Latn,a,m,X,1,f.png,CC-BY-4.0,me,https://e.org/x,1\n"
+    bad = b"eng_Latn," + b"a" * 200_000 + b"\n"  # a field over the csv module's limit
+    path = tmp_path / "table.csv"
+    path.write_bytes(HEADER + good * (bad_line - 2) + bad + good)
+    with pytest.raises(MvlsibError, match=f"line {bad_line}: .*malformed CSV"):
+        READERS[reader](path)
