@@ -84,6 +84,22 @@ def test_a_release_folder_not_the_runs_own_is_refused(two_releases, command, tmp
     assert ok.exit_code == 0, ok.output
 
 
+@pytest.mark.parametrize("command", ["report", "items"])
+def test_a_release_folder_whose_files_are_not_its_manifest_s_is_refused(two_releases, command, tmp_path):
+    """The runs' own manifest, but a data file replaced: its texts would be shown under the runs' keys."""
+    base, rel, _ = two_releases
+    other = tmp_path / "other"
+    shutil.copytree(rel, other)
+    table = next((other / "data").glob("*/test.parquet"))
+    table.write_bytes(table.read_bytes()[:-1] + b"\0")
+    res = CliRunner().invoke(
+        eval_cli, [command, str(base / "a"), "--out", str(tmp_path / "o"), "--release", str(other)]
+    )
+    assert res.exit_code == 2 and "does not match its manifest.json" in res.output, res.output
+    assert "test.parquet: sha256 differs" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "o").exists()
+
+
 def test_analysis_reads_runs_only_through_load_runs():
     """``load_run`` in evaluation/analysis/ only inside runs.py: no command can skip the release check."""
     bad = []

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._compat import MvlsibError
-from ..run.runner import release_manifest_sha256
+from ..run.runner import release_manifest_sha256, verify_data
 from ..run.store import load_run, record_key
 from .report_format import coverage
 
@@ -84,6 +84,8 @@ def load_runs(
             "(a release without manifest.json records none); analyse runs of one release, or pass "
             "--different-releases"
         )
+    if release is not None and Path(release).is_dir():
+        verify_data(str(release))  # its texts are shown under the runs' keys: the files must be the release's
     if release is not None and Path(release).is_dir() and made_on:
         here = release_manifest_sha256(str(release))
         if here is not None and here not in made_on:
