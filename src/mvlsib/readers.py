@@ -354,6 +354,15 @@ _YAML_NUMBER = re.compile(r"[-+]?(\.[0-9]|[0-9])[0-9_.:eExXoObB+-]*")
 _YAML_NOT_FINITE = re.compile(r"[-+]?\.(nan|inf)", re.IGNORECASE)
 
 
+def _yaml_problem(exc: Exception) -> str:
+    """What PyYAML found and where, without the snippet of the file its message quotes: the file may
+    not be what it is named (a link to another file), and its lines are not ours to print."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or type(exc).__name__
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{' '.join(str(problem).split())[:200]}{where}"
+
+
 def parse_yaml(name: str, data: bytes, source: str) -> Any:
     """YAML ``data`` as the kind ``name``: size, UTF-8, nesting depth, number length, no NaN, no aliases."""
     import yaml
@@ -384,7 +393,7 @@ def parse_yaml(name: str, data: bytes, source: str) -> Any:
                     raise ReadError(f"{source}: not {k.what} ({event.value} is not a finite number); {k.fix}")
         value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ReadError(f"{source}: not valid YAML ({' '.join(str(exc).split())}); {k.fix}") from None
+        raise ReadError(f"{source}: not valid YAML ({_yaml_problem(exc)}); {k.fix}") from None
     except (RecursionError, ValueError) as exc:
         raise ReadError(f"{source}: not {k.what} ({type(exc).__name__}); {k.fix}") from None
     value = _surrogates(k, value, source, "")

@@ -265,6 +265,20 @@ def test_an_eval_yaml_fault_is_one_line(fault):
     assert why in message, message
 
 
+@pytest.mark.parametrize(
+    "text",
+    [b"root:x:0:0:root:/root:/bin/bash\nSECRET-LINE: k3y: v\n", b"tasks:\n- id: SECRET-LINE\n  : [\n",
+     b"SECRET-LINE\n\t- x\n", b"a: 'SECRET-LINE\n"],
+    ids=["passwd-like", "bad-key", "tab", "unclosed-quote"],
+)  # fmt: skip
+def test_a_yaml_fault_names_the_place_without_quoting_the_file(text):
+    """The file may be a link to another (/etc/passwd): its lines are not printed, only where it fails."""
+    with pytest.raises(readers.ReadError) as err:
+        readers.parse_yaml("eval_yaml", text, "FILE")
+    message = _one_line(err.value)
+    assert "SECRET-LINE" not in message and "not valid YAML" in message and "line " in message, message
+
+
 def _small(monkeypatch, name: str, max_bytes: int = 1024) -> None:
     monkeypatch.setitem(readers.KINDS, name, dataclasses.replace(readers.KINDS[name], max_bytes=max_bytes))
 
