@@ -36,11 +36,23 @@ MAX_BYTES = 1 << 40
 MAX_GPUS = 100_000  # shards of one plan: a SLURM array far larger than any cluster's limit
 
 
+def clipped(value: object, limit: int = 60) -> str:
+    """``value`` as a refusal shows it: its repr, and only the start of a long one (a 5,000-digit number
+    is said once, in a line)."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(str(value)):,} characters)"
+
+
 class Int(click.IntRange):
     """An integer within ``min..max`` (both bounds required, so no option is unbounded)."""
 
     def __init__(self, min: int, max: int) -> None:
         super().__init__(min=min, max=max)
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if isinstance(value, str) and len(value) > 60:  # click's own message would repeat all of it
+            self.fail(f"{clipped(value)} is not an integer in {self.min}..{self.max}.", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 class Finite(click.FloatRange):
@@ -52,6 +64,8 @@ class Finite(click.FloatRange):
         super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
 
     def convert(self, value: Any, param, ctx) -> Any:
+        if isinstance(value, str) and len(value) > 60:
+            self.fail(f"{clipped(value)} is not a number in {self.min}..{self.max}.", param, ctx)
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
@@ -89,12 +103,13 @@ class CommaList(click.ParamType):
                 converted = self.item.convert(part, param, ctx) if self.item is not None else part
             except click.BadParameter as exc:
                 if isinstance(self.item, click.IntRange) and not part.lstrip("+-").isdigit():
-                    self.fail(f"expected comma-separated integers such as 1,3,5, got {text!r}", param, ctx)
-                self.fail(f"{part!r} in {text!r}: {exc.message}", param, ctx)
+                    self.fail(f"expected comma-separated integers such as 1,3,5, got {clipped(text)}", param, ctx)
+                said = exc.message if len(part) <= 60 else "not accepted"
+                self.fail(f"{clipped(part)} in {clipped(text)}: {said}", param, ctx)
             if converted not in out:
                 out.append(converted)
         if not out:
-            self.fail(f"{text!r} names nothing; give at least one value, or leave the option out", param, ctx)
+            self.fail(f"{clipped(text)} names nothing; give at least one value, or leave the option out", param, ctx)
         return tuple(out)
 
 
