@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 
@@ -100,6 +101,8 @@ class BoundaryGroup(click.Group):
         if ctx.parent is None:  # the whole command line, once
             credentials.remember_environment()
             credentials.remember_all(httpio.credential_option_values(args))
+            if not {"--help", "-h", "--version"} & set(args):  # help is shown whatever the environment
+                _check_environment(ctx)
             for n, arg in enumerate(args, start=1):
                 if any("\ud800" <= ch <= "\udfff" for ch in arg):
                     # Python hands undecodable bytes over as lone surrogates: no file, lock or record can hold them
@@ -114,6 +117,24 @@ class BoundaryGroup(click.Group):
         guard_logs()
         with error_boundary(self.explain_missing):
             return super().invoke(ctx)
+
+
+# Environment variables that hold an address, read by a library at import (huggingface_hub parses
+# HF_ENDPOINT then): a bad one would be a traceback from whichever command imported it first.
+URL_VARIABLES = ("HF_ENDPOINT",)
+
+
+def _check_environment(ctx: click.Context) -> None:
+    for name in URL_VARIABLES:
+        if value := os.environ.get(name):
+            try:
+                httpio.check_url(value)
+            except httpio.InvalidURL as exc:
+                raise click.UsageError(
+                    f"the environment variable {name}: {exc}; set it to the Hub's address "
+                    "(https://huggingface.co) or unset it",
+                    ctx,
+                ) from None
 
 
 def _library_input_error(exc: BaseException) -> bool:

@@ -41,3 +41,27 @@ def test_a_refused_url_never_shows_its_secrets(where, option, fault):
     assert result.exit_code == 2, result.output
     assert not any(s in result.output for s in SECRETS), result.output
     assert "Traceback" not in result.output
+
+
+BAD_ENDPOINTS = {
+    "ipv6-unclosed": "http://user:hunter2pw@[::1",
+    "port-range": "http://user:hunter2pw@127.0.0.1:99999",
+    "port-negative": "http://127.0.0.1:-1/?token=SECRET9tok",
+    "scheme": "ftp://user:hunter2pw@hub.example.org",
+}
+COMMANDS = [where for where, _ in cli_tree.commands()]
+
+
+@pytest.mark.parametrize("where", COMMANDS)
+@pytest.mark.parametrize("fault", sorted(BAD_ENDPOINTS))
+def test_a_bad_hf_endpoint_is_one_line_on_every_command(where, fault, tmp_path, monkeypatch):
+    """huggingface_hub parses HF_ENDPOINT when it is imported: every command says so first, in one line."""
+    monkeypatch.chdir(tmp_path)
+    tool, *path = where.split()
+    result = CliRunner(env={"HF_ENDPOINT": BAD_ENDPOINTS[fault]}).invoke(TREES[tool], path)
+    assert result.exit_code == 2, result.output
+    assert "HF_ENDPOINT" in result.output and "Traceback" not in result.output
+    assert not any(s in result.output for s in SECRETS), result.output
+    assert list(tmp_path.iterdir()) == []
+    helped = CliRunner(env={"HF_ENDPOINT": BAD_ENDPOINTS[fault]}).invoke(TREES[tool], [*path, "--help"])
+    assert helped.exit_code == 0, helped.output
