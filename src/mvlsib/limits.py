@@ -13,6 +13,9 @@ MIN_SIDE = 224
 IMAGE_BOX = (640, 480)
 # Downloads of a source image: largest body accepted, and seconds for the whole request.
 MAX_DOWNLOAD_BYTES = 25 * 1024 * 1024
+# Images: the largest file of a pool or a release read (whole, to hash and decode it); a 64-megapixel
+# PNG is far below it, a file beyond it is not an image of a benchmark.
+MAX_IMAGE_FILE_BYTES = 256 * 1024 * 1024
 DOWNLOAD_TIMEOUT_S = 30.0
 # The pool: images each topic must have.
 IMAGES_PER_TOPIC = 10

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from mvlsib import httpio, jsonio
+from mvlsib import httpio, jsonio, readers
 from mvlsib.atomic import output_file
 from mvlsib.escape import has_markup
 from mvlsib.image_pool.hashes import (
@@ -26,7 +26,7 @@ from mvlsib.image_pool.hashes import (
 )
 from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license, read_allow_list
 from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
-from mvlsib.limits import IMAGES_PER_TOPIC, MIN_SIDE
+from mvlsib.limits import IMAGES_PER_TOPIC, MAX_IMAGE_FILE_BYTES, MIN_SIDE
 from mvlsib.progress import bar
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.schema.validators import schema_errors
@@ -300,7 +300,11 @@ def _check_file(root: Path, row: ManifestRow, options: CheckOptions, scan: _Scan
         if not path.is_file():
             scan.findings.append(Finding(rid, topic, "missing", f"file {row.file!r} does not exist in {root}"))
             return
-        data = path.read_bytes()
+        try:
+            data = readers.read_limited(path, MAX_IMAGE_FILE_BYTES, fix="not an image of a pool")
+        except readers.ReadError as exc:
+            scan.findings.append(Finding(rid, topic, "unreadable", str(exc)))
+            return
         sha = scan.sha_of_path[path] = hashlib.sha256(data).hexdigest()
     scan.info[rid] = ImageInfo(sha256=sha)
     if row.sha256.lower() != sha:
@@ -316,7 +320,13 @@ def _check_file(root: Path, row: ManifestRow, options: CheckOptions, scan: _Scan
     scan.by_sha.setdefault(sha, []).append(rid)
     if sha not in scan.inspected:
         found: list[Finding] = []
-        im = _inspect("", "", data or path.read_bytes(), options, found)
+        if not data:  # hashed already (another row names the same file): read it again, within the bound
+            try:
+                data = readers.read_limited(path, MAX_IMAGE_FILE_BYTES, fix="not an image of a pool")
+            except readers.ReadError as exc:
+                scan.findings.append(Finding(rid, topic, "unreadable", str(exc)))
+                return
+        im = _inspect("", "", data, options, found)
         info = None if im is None else ImageInfo(im.format, im.size[0], im.size[1], sha)
         scan.inspected[sha] = ([(f.code, f.message) for f in found], info)
         if im is not None and sha not in scan.cache:

@@ -25,6 +25,7 @@ import contextlib
 import io
 import itertools
 import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -280,8 +281,13 @@ def _from_record(rec: dict[str, str]) -> ImageHashes:
 def load_hash_cache(path) -> tuple[dict[str, ImageHashes], str]:
     """Hashes keyed by sha256 of the file bytes, and a note when the file was unusable (then empty)."""
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):
         return {}, ""
+    if p.is_symlink() or not p.is_file():  # a FIFO, a device, a socket, a link: saving would replace it
+        raise MvlsibError(
+            f"--hash-cache {p}: exists and is not a regular file (a link, a device, a pipe or a socket); "
+            "refusing to replace it. Choose another --hash-cache"
+        )
     try:
         data = readers.read_json("hash_cache", p)
         found = data.get("format") if isinstance(data, dict) else None

@@ -76,7 +76,7 @@ def _image_id(m: re.Match) -> str:
 
 def _check_new_pool(pool: Path) -> None:
     if pool.exists() and (not pool.is_dir() or any(pool.iterdir())):
-        raise MvlsibError(f"{pool}: exists and is not an empty folder; import into a new folder")
+        raise MvlsibError(f"{pool}: exists and is not empty (or not a folder); import into a new folder")
 
 
 def import_release(

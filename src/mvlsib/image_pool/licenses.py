@@ -14,7 +14,12 @@ from pathlib import Path
 
 from license_expression import AND, OR, ExpressionError, LicenseSymbol, get_spdx_licensing
 
+from mvlsib import readers
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import MAX_TEXT_LINE_BYTES
+
+# C0/C1 controls (tab aside) and bidi overrides: a key holding one would act on the terminal it is shown on.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 DEFAULT_ALLOWED: tuple[str, ...] = (
     "CC0-1.0",
@@ -221,10 +226,19 @@ def license_url(expression: str) -> str:
 def read_allow_list(path: str | Path) -> tuple[str, ...]:
     """One licence key per line; '#' starts a comment."""
     p = Path(path)
+    data = readers.read_limited(p, MAX_TEXT_LINE_BYTES, fix="an allow-list is one licence key per line")
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise MvlsibError(f"{p}: cannot read the licence allow-list ({exc})") from None
+        lines = data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise MvlsibError(
+            f"{p}: the licence allow-list is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    for n, line in enumerate(lines, start=1):
+        if (bad := _CONTROL.search(line)) is not None:
+            raise MvlsibError(
+                f"{p}, line {n}: the licence allow-list holds the control character U+{ord(bad.group()):04X}; "
+                "a licence key is letters, digits and . + -: remove it"
+            )
     keys = tuple(k for k in (line.split("#", 1)[0].strip() for line in lines) if k)
     if not keys:
         raise MvlsibError(f"{p}: the licence allow-list is empty; put one SPDX key per line")

@@ -22,9 +22,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from PIL import Image
 
-from mvlsib import jsonio
+from mvlsib import jsonio, readers
 from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import MAX_IMAGE_FILE_BYTES
 from mvlsib.release_format import mvl_sib
 from mvlsib.release_format.mvl_sib import IMAGES_CONFIG, OPTION_LETTERS, SPLIT, TEXT_OF
 from mvlsib.schema.validators import load_schema
@@ -327,7 +328,7 @@ def read_image_record(pool: Path, row) -> ImageRecord:
     path = pool_file(pool, row)
     if not path.is_file():
         raise MvlsibError(f"{pool / 'manifest.csv'}: image {row.image_id}: file {row.file!r} does not exist in {pool}")
-    data = path.read_bytes()
+    data = readers.read_limited(path, MAX_IMAGE_FILE_BYTES, fix="run `mvlsib-build images check` and fix the pool")
     digest = hashlib.sha256(data).hexdigest()
     if row.sha256 and row.sha256.lower() != digest:
         raise MvlsibError(

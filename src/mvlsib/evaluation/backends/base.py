@@ -13,7 +13,6 @@ import abc
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .._compat import MvlsibError, params, readers
@@ -88,9 +87,10 @@ def json_options_fingerprint(options: Mapping[str, Any], params: tuple[str, ...]
 def file_sha256(flag: str, path: str) -> str:
     """The sha256 of a file an option names (a chat template), or a message saying it cannot be read."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError as exc:
-        raise MvlsibError(f"--{flag} {path}: cannot read it ({exc})") from None
+        data = readers.read_limited(path, 1 << 20, fix=f"--{flag} names a small text file (at most 1 MiB)")
+    except readers.ReadError as exc:
+        raise MvlsibError(f"--{flag} {exc}") from None
+    return hashlib.sha256(data).hexdigest()
 
 
 def one_line(exc: BaseException) -> str:

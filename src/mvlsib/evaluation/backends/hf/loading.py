@@ -12,10 +12,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from pathlib import Path
 from typing import Any
 
-from ..._compat import MvlsibError, hubio
+from ..._compat import MvlsibError, hubio, readers
 from ..base import one_line
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -230,9 +229,13 @@ def read_chat_template(path: str | None) -> str | None:
     if not path:
         return None
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MvlsibError(f"--chat-template {path}: cannot read it ({exc})") from None
+        data = readers.read_limited(path, 1 << 20, fix="--chat-template names a Jinja template file (at most 1 MiB)")
+    except readers.ReadError as exc:
+        raise MvlsibError(f"--chat-template {exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MvlsibError(f"--chat-template {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
 
 
 def load_processor(
