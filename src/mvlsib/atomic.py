@@ -113,7 +113,18 @@ def process_alive(pid: int) -> bool:
         return False
     except (PermissionError, OSError, OverflowError):
         return True  # someone else's process, or cannot tell: keep it
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited and waits to be reaped (a container's init may never reap a process
+    killed with -9 whose parent died too): it answers a signal, yet holds nothing."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat_line = fh.read(4096)
+    except OSError:
+        return False
+    return stat_line.rpartition(b")")[2].split()[:1] == [b"Z"]
 
 
 def _umask() -> int:

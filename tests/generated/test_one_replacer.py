@@ -134,3 +134,22 @@ def test_the_ledger_rule_runs_under_the_lock_before_anything_moves(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]  # no stage, no lock left
     with pytest.raises(TypeError):
         atomic.staged_folder(out).__enter__()  # type: ignore[call-arg]
+
+
+def test_the_stage_of_a_killed_maker_is_removed_even_while_it_is_a_zombie(tmp_path):
+    """A container's init may never reap a process killed with -9: it still answers a signal."""
+    import subprocess
+    import time
+
+    child = subprocess.Popen(["sleep", "0"])
+    try:
+        time.sleep(0.3)  # exited, not yet reaped: a zombie
+        stage = tmp_path / f".made.partial-{child.pid}"
+        stage.mkdir()
+        (stage / "half.bin").write_bytes(b"x")
+        assert not atomic.process_alive(child.pid)
+        with atomic.staged_folder(tmp_path / "made", check=_nothing_placed) as new:
+            (new / "whole.bin").write_bytes(b"y")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]
+    finally:
+        child.wait()
