@@ -3,9 +3,30 @@
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 
 import pyarrow.compute as pc
+
+# Control characters a sentence may not hold, the one rule for every reader of texts (SIB-200 and Flores
+# files at ingest, a corpus.parquet at every stage after): C0 (a tab is a character of the text, a
+# line break is refused on its own), DEL, and the C1 controls that open a terminal sequence (DCS, SOS,
+# CSI, OSC, PM, APC). SIB-200 itself holds other C1 characters (cp1252 quotes and dashes read as
+# Latin-1, in cat_Latn): they stay, as the data has them.
+_CONTROL_RANGES = ((0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x7F), (0x90, 0x90), (0x98, 0x98), (0x9B, 0x9B), (0x9D, 0x9F))
+CONTROL_IN_TEXT = re.compile("[" + "".join(f"\\x{a:02x}-\\x{b:02x}" for a, b in _CONTROL_RANGES) + "]")
+# The same class for arrow's RE2 (a column searched at once).
+CONTROL_IN_TEXT_RE2 = "[" + "".join(f"\\x{{{a:02x}}}-\\x{{{b:02x}}}" for a, b in _CONTROL_RANGES) + "]"
+
+
+def control_problem(text: str) -> str | None:
+    """What is wrong with a sentence holding a terminal control character (the end of a message), or None."""
+    if (bad := CONTROL_IN_TEXT.search(text)) is None:
+        return None
+    return (
+        f"holds the control character U+{ord(bad.group()):04X} at position {bad.start()}, which a terminal acts "
+        "on when the card or an export is shown; remove it from the file."
+    )
 
 
 def normalize_text(text: str) -> str:

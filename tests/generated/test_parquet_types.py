@@ -121,3 +121,21 @@ def test_a_corpus_value_the_stages_cannot_index_is_one_line(workdir, tmp_path, c
     _with(work / "corpus.parquet", column, 3, value)
     line = refused(invoke(command, "--workdir", work, "--no-progress"))
     assert "corpus.parquet" in line and repr(column) in line, line
+
+
+_CONTROLS = {f"U+{c:04X}": chr(c) for c in (0x00, 0x07, 0x1B, 0x7F, 0x90, 0x9B, 0x9D)}
+
+
+@pytest.mark.parametrize("command", ["sample", "validate", "publish"])
+@pytest.mark.parametrize("control", sorted(_CONTROLS))
+def test_a_corpus_text_with_a_terminal_control_is_refused_as_ingest_refuses_it(workdir, tmp_path, control, command):
+    """One rule for a sentence, whoever wrote the corpus: ingest refuses the file, every later stage
+    refuses the same text in corpus.parquet (an export would carry it to a terminal)."""
+    work = tmp_path / "work"
+    shutil.copytree(workdir, work)
+    text = pq.read_table(work / "corpus.parquet").column("text")[5].as_py()
+    _with(work / "corpus.parquet", "text", 5, f"{text[:3]}{_CONTROLS[control]}]0;owned\x07{text[3:]}")
+    args = ["--workdir", work, "--no-progress"] + (["--out", tmp_path / "rel"] if command == "publish" else [])
+    line = refused(invoke(command, *args))
+    assert "corpus.parquet" in line and f"control character {control}" in line, line
+    assert not (tmp_path / "rel").exists()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,26 +18,12 @@ from mvlsib import readers
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_INDEX_ID, MAX_TEXT_FILE_BYTES, MAX_TEXT_LINE_BYTES
 from mvlsib.release_format.mvl_sib import TOPICS
+from mvlsib.textnorm import CONTROL_IN_TEXT, control_problem
 
 HEADER = ("index_id", "category", "text")
-# Control characters a text may not hold: C0 (a tab is a character of the text, a line break is refused
-# on its own), DEL, and the C1 controls that open a terminal sequence (DCS, SOS, CSI, OSC, PM, APC).
-# SIB-200 itself holds other C1 characters (cp1252 quotes and dashes read as Latin-1, in cat_Latn):
-# they stay, as the data has them.
-CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f\x90\x98\x9b\x9d-\x9f]")
 MAX_ID_DIGITS = len(str(MAX_INDEX_ID))  # an index_id is a Flores-200 sentence number (0..2008); longer is not one
 SPLITS = ("train", "dev", "test")
 _TOPIC_SET = frozenset(TOPICS)
-
-
-def control_problem(text: str) -> str | None:
-    """What is wrong with a sentence holding a terminal control character (the end of the message), or None."""
-    if (bad := CONTROL_IN_TEXT.search(text)) is None:
-        return None
-    return (
-        f"holds the control character U+{ord(bad.group()):04X} at position {bad.start()}, which a terminal acts "
-        "on when the card or an export is shown; remove it from the file."
-    )
 
 
 @dataclass(frozen=True)

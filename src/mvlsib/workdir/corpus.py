@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mvlsib import jsonio, readers
+from mvlsib import jsonio, readers, textnorm
 from mvlsib.atomic import atomic_open, owned_files
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_INDEX_ID
@@ -182,6 +182,14 @@ def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:
     for name in CORPUS_COLUMNS:  # the stages index by these values: a gap or a wild id is refused here
         if (nulls := table.column(name).null_count) > 0:
             raise MvlsibError(f"{path}: column {name!r} has {nulls} empty value(s); run `mvlsib-build ingest` again.")
+    bad = pc.match_substring_regex(table.column("text"), textnorm.CONTROL_IN_TEXT_RE2)
+    if table.num_rows and pc.any(bad).as_py():  # the ingest rule, for a corpus made or edited by other means
+        row = pc.index(bad, True).as_py()
+        problem = textnorm.control_problem(table.column("text")[row].as_py())
+        raise MvlsibError(
+            f"{path}: the text of {table.column('language')[row].as_py()} index_id "
+            f"{table.column('index_id')[row].as_py()} {problem} Run `mvlsib-build ingest` again."
+        )
     if table.num_rows:
         low, high = pc.min_max(table.column("index_id")).values()
         if low.as_py() < 0 or high.as_py() > MAX_INDEX_ID:
