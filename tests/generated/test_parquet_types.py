@@ -139,3 +139,46 @@ def test_a_corpus_text_with_a_terminal_control_is_refused_as_ingest_refuses_it(w
     line = refused(invoke(command, *args))
     assert "corpus.parquet" in line and f"control character {control}" in line, line
     assert not (tmp_path / "rel").exists()
+
+
+def _instance_faults():
+    from mvlsib.schema.validators import load_schema
+
+    for field in load_schema("instance")["required"]:
+        for label in ("null", "other-type", "missing"):
+            yield pytest.param(field, label, id=f"{field}={label}")
+
+
+@pytest.fixture(scope="module")
+def sampled(workdir, tmp_path_factory):
+    from mvlsib.workdir.corpus import load_corpus
+    from mvlsib.workdir.instances import load_instances
+
+    work = tmp_path_factory.mktemp("sampled") / "work"
+    shutil.copytree(workdir, work)
+    assert invoke("sample", "--workdir", work, "--no-progress").exit_code == 0
+    return load_corpus(work), load_instances(work)
+
+
+@pytest.mark.parametrize(("field", "fault"), list(_instance_faults()))
+def test_publish_without_validation_still_refuses_an_instance_of_the_wrong_shape(
+    sampled, pool_dir, tmp_path, field, fault
+):
+    """Publishing skips the invariants when told to (--no-validate), never the instance schema: the
+    release's tables are typed by it (a wrong type was a pyarrow traceback, a wrong value written)."""
+    import copy
+
+    from mvlsib.errors import MvlsibError
+    from mvlsib.release.publish import publish
+
+    corpus, instances = sampled
+    records = copy.deepcopy(instances)
+    first = records[0]
+    if fault == "missing":
+        del first[field]
+    else:
+        first[field] = None if fault == "null" else (7 if isinstance(first[field], str) else "x")
+    with pytest.raises(MvlsibError, match="violation") as err:
+        publish(corpus, records, pool_dir, tmp_path / "rel", progress=False)
+    assert "schema" in "\n".join(err.value.items), err.value.items
+    assert not (tmp_path / "rel").exists()

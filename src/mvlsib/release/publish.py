@@ -19,6 +19,7 @@ from mvlsib.release.inputs import gather
 from mvlsib.release.manifest import build_record, staged_release, write_release_manifest
 from mvlsib.release.summary import ReleaseSummary
 from mvlsib.release_format import mvl_sib
+from mvlsib.validation.invariants import instance_shape_violations, refuse_violations
 from mvlsib.workdir.corpus import Corpus
 from mvlsib.workdir.instances import Instance
 from mvlsib.workdir.pool_manifest import PoolLike, as_pool
@@ -48,7 +49,10 @@ def publish(
     ``seed`` is the sampling seed the card records; ``versions`` replaces the library versions
     written to manifest.json (tests pin them to compare manifests across machines).
     """
-    inputs = gather(corpus, instances, as_pool(pool), languages)
+    records = [i.as_dict() if isinstance(i, Instance) else i for i in instances]
+    # the shape of every instance, whatever was skipped before: the tables are typed by it
+    refuse_violations(instance_shape_violations(records), "instances.jsonl")
+    inputs = gather(corpus, records, as_pool(pool), languages)
     with staged_release(Path(out)) as stage:
         sizes = write_data(stage, inputs, progress=progress)
         shutil.copyfile(mvl_sib.__file__, stage / LOADER_NAME)

@@ -82,7 +82,11 @@ SHOWN_VIOLATIONS = 10  # how many violations a refusal lists (`mvlsib-build vali
 
 def refuse_if_invalid(result: ValidationResult, where: str | Path) -> None:
     """Raise the one "N violations" refusal when ``result`` has violations: no release is written."""
-    violations = result.violations
+    refuse_violations(result.violations, where)
+
+
+def refuse_violations(violations: Sequence[Violation], where: str | Path) -> None:
+    """The refusal of ``refuse_if_invalid`` for a list of violations."""
     if not violations:
         return
     raise MvlsibError(
@@ -160,14 +164,24 @@ def check_schemas(
         "corpus_row", columns, label_columns=("language", "index_id"), suspects=_text_suspects(corpus)
     )
     out += [Violation(CORPUS_LEVEL, "schema", f"corpus row {msg}") for msg in messages]
+    out += instance_shape_violations(instances, well_formed)
+    for rec in manifest_rows:
+        for msg in schema_errors("manifest_row", rec):
+            out.append(Violation(CORPUS_LEVEL, "schema", f"manifest row {rec.get('image_id')}: {msg}"))
+    return out
+
+
+def instance_shape_violations(
+    instances: Sequence[object], well_formed: Sequence[dict] | None = None
+) -> list[Violation]:
+    """The instance schema's findings, record by record (its types and patterns: what the release's
+    typed tables need, checked even when the invariants are skipped)."""
+    out: list[Violation] = []
     good = {id(rec) for rec in (_well_formed(instances) if well_formed is None else well_formed)}
     for n, rec in enumerate(instances, start=1):
         if id(rec) not in good:
             iid = str(rec.get("instance_id", f"line {n}")) if isinstance(rec, dict) else f"line {n}"
             out += [Violation(iid, "schema", msg) for msg in schema_errors("instance", rec)]
-    for rec in manifest_rows:
-        for msg in schema_errors("manifest_row", rec):
-            out.append(Violation(CORPUS_LEVEL, "schema", f"manifest row {rec.get('image_id')}: {msg}"))
     return out
 
 
