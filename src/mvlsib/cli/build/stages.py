@@ -312,18 +312,17 @@ def _publish_folder(
     from mvlsib.release.publish import publish
     from mvlsib.validation.invariants import refuse_if_invalid
     from mvlsib.validation.invariants import validate as validate_stage
-    from mvlsib.workdir.corpus import load_corpus
     from mvlsib.workdir.folder import in_use
-    from mvlsib.workdir.instances import load_instances, recorded_seed
-    from mvlsib.workdir.pool_manifest import sampled_pool
+    from mvlsib.workdir.release_inputs import load_release_inputs
 
     with in_use(workdir, write=False):  # no stage rewrites the folder while it is read
-        corpus, instances = load_corpus(workdir), load_instances(workdir)
-        pool_value = sampled_pool(workdir, pool)
+        # every file checked against the folder's ledger and each report against the file it describes
+        work = load_release_inputs(workdir, pool, seed)
         if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
-            refuse_if_invalid(validate_stage(corpus, instances, pool_value), workdir)
-        seed = seed if seed is not None else recorded_seed(workdir)
-        summary = publish(corpus, instances, pool_value, out, seed=seed, repo_hint=repo_hint, progress=progress)
+            refuse_if_invalid(validate_stage(work.corpus, work.instances, work.pool), workdir)
+        summary = publish(
+            work.corpus, work.instances, work.pool, out, seed=work.seed, repo_hint=repo_hint, progress=progress
+        )
     for line in summary.lines():
         terminal.echo("{}", line)
 
