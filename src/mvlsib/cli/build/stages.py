@@ -279,7 +279,8 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_tim
     mvlsib-build publish --release DIR --repo-id ORG/NAME [--branch B] [--tag v1.0] [--dry-run]
 
     The Hub token comes from HF_TOKEN or the stored login (`hf auth login`). Uploading makes the
-    card's code snippets name ORG/NAME (README.md and manifest.json of DIR are updated to match).
+    card's code snippets name ORG/NAME (README.md and manifest.json of DIR are updated to match once the
+    upload has succeeded; a failed upload leaves DIR as it was).
     A release built on the demo pictogram pool is refused unless --allow-demo-pool.
     """
     from mvlsib.errors import MvlsibError
