@@ -60,6 +60,7 @@ PATH_TIERS = {
     "evaluation/test_openai_hostile.py": "faults",
     "evaluation/test_run_file_faults.py": "faults",
     "release/test_hub_publish_faults.py": "faults",
+    "release/test_hub_failed_publish.py": "faults",
     "release/test_release_faults.py": "faults",
     "release/test_card_hostile.py": "faults",
     "image_pool/test_pool_hostile_fields.py": "faults",

@@ -527,6 +527,23 @@ def refuse_theirs(
         )
 
 
+def edited_since(folder: str | os.PathLike[str], names: Iterable[str]) -> list[str]:
+    """Of the files ``names`` in ``folder``, those its ledger records whose content is not what was
+    recorded (edited or replaced since the command wrote them). A file the ledger does not know is
+    not listed: whether it may be used is the reader's rule."""
+    folder = Path(folder)
+    accepted = _accepted(folder) if folder.is_dir() else {}
+    out = []
+    for name in sorted(set(names)):
+        path = folder / name
+        known = accepted.get(name)
+        if known is None or not (path.exists() or path.is_symlink()):
+            continue
+        if _digest(path) not in known:
+            out.append(name)
+    return out
+
+
 def _merge_ledger(folder: Path, writer: str, names: list[str]) -> None:
     data = _read_ledger_data(folder)
     files: dict = data["files"] if isinstance(data.get("files"), dict) else {}

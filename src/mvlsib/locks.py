@@ -48,32 +48,28 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0, r
     but a regular file of ours (empty, or the holder line below) raises ``NotALock`` before any byte
     is written. ``remove``: the file is removed when the block ends, if the path still holds it."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401 - whether flock exists here
     except ImportError:  # pragma: no cover - Windows
         yield
         return
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
+    while True:
+        fd = _open_lock(path)
+        try:
+            _acquire(fd, wait)
+            same = os.lstat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        # The holder removed the file between our open and our lock: this descriptor locks a file
+        # nobody else will find (a third process would make a new one and lock it too); start again.
+        os.close(fd)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
-    except OSError as exc:
-        if os.path.islink(path):
-            raise NotALock(f"{path}: a symbolic link where a lock file goes; remove it") from None
-        raise exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotALock(f"{path}: not a regular file (a pipe or a device) where a lock file goes; remove it")
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
-                    raise Busy(holder) from None
-                time.sleep(0.05)
         first = os.pread(fd, 64, 0)
         if first and not _OURS.match(first):
             raise NotALock(f"{path}: a file that is not a lock of ours; move it away (it is left as it is)")
@@ -94,3 +90,34 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0, r
                         os.unlink(path)
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+def _open_lock(path: Path) -> int:
+    """The lock file's descriptor: a regular file at ``path`` (made if missing), never through a link."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise NotALock(f"{path}: a symbolic link where a lock file goes; remove it") from None
+        raise exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotALock(f"{path}: not a regular file (a pipe or a device) where a lock file goes; remove it")
+    return fd
+
+
+def _acquire(fd: int, wait: float) -> None:
+    """``flock`` ``fd`` exclusively, waiting up to ``wait`` seconds; then ``Busy`` naming the holder."""
+    import fcntl
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+                raise Busy(holder) from None
+            time.sleep(0.05)

@@ -26,6 +26,7 @@ from mvlsib.release.summary import ReleaseSummary
 from mvlsib.validation.invariants import refuse_if_invalid, validate
 from mvlsib.workdir import BUNDLED_POOL, CORPUS_FILE, INGEST_REPORT_FILE, INSTANCES_FILE, SAMPLE_REPORT_FILE
 from mvlsib.workdir.corpus import save_corpus
+from mvlsib.workdir.folder import in_use
 from mvlsib.workdir.instances import save_instances, save_sample_report
 from mvlsib.workdir.pool_manifest import PoolLike, as_pool
 
@@ -91,18 +92,22 @@ def build(
     ``pool`` is a ``Pool`` or its folder, read once here and handed to every stage.
     """
     check_release_out(out)  # a foreign --out is refused before minutes of work, not after
-    if workdir is not None:  # so is a work file the user placed or edited, or a work folder that is the release's
+    if workdir is not None:  # so is a work folder that is the release's
         _separate(Path(out), Path(workdir))
-        refuse_theirs(
-            workdir, [CORPUS_FILE, INGEST_REPORT_FILE, INSTANCES_FILE, SAMPLE_REPORT_FILE], option="--workdir"
-        )
     pool = as_pool(pool)
     # A temporary work folder is gone when the refusal is read: name the release instead.
     where = str(workdir) if workdir is not None else f"{out} (add --workdir DIR to keep the work files)"
     with contextlib.ExitStack() as stack:
+        if workdir is not None:  # held from the check to the last write, so no other command slips in between
+            stack.enter_context(in_use(workdir))
+            # a work file the user placed or edited is refused before minutes of work, not after
+            refuse_theirs(
+                workdir, [CORPUS_FILE, INGEST_REPORT_FILE, INSTANCES_FILE, SAMPLE_REPORT_FILE], option="--workdir"
+            )
         stack.enter_context(replacing(out))  # a second build of this release is refused now, not at the end
         if workdir is None:
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="mvlsib-build-"))
+            stack.enter_context(in_use(workdir))
         work = Path(workdir)
         bar = stack.enter_context(progress_bars.bar(total=len(STAGES), desc="build", unit="stage", enabled=progress))
         stages = _Stages(bar)

@@ -12,15 +12,20 @@ handed to ``HfApi`` and never printed, logged or written by this module.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
 import json
 import os
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mvlsib import httpio, hubio, readers
-from mvlsib.atomic import atomic_open, sha256_file
+from mvlsib.atomic import atomic_open, atomic_path, remove_stale, sha256_file
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import HUB_TIMEOUT_S
 from mvlsib.release.eval_yaml import EVAL_YAML, retarget
@@ -137,15 +142,16 @@ def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
     """Make the card's snippets and eval.yaml name ``repo_id``: rewrite them and their manifest.json entries.
 
     The release folder then holds exactly what goes to the Hub, so the upload plan, the
-    manifest and the Hub page agree. Returns whether anything changed.
+    manifest and the Hub page agree. Returns whether anything changed. Every file is replaced
+    by a rename, never written in place (``staged_upload`` hands it a folder of hard links).
     """
-    build = manifest.setdefault("build", {})
-    old = build.get("repo_hint") or DEFAULT_REPO_HINT
-    if old == repo_id or "README.md" not in manifest["files"]:
+    if not needs_retarget(release, manifest, repo_id):
         return False
+    build = manifest.setdefault("build", {})
+    old = _repo_hint(release, manifest)
     # Snippets quote the id ("ORG/NAME"); replacing only the quoted form leaves prose alone.
     # eval.yaml quotes it the same way (in its comment), so it is retargeted alike.
-    for name in ("README.md", EVAL_YAML):
+    for name in RETARGETED:
         path = release / name
         if name not in manifest["files"]:
             continue
@@ -158,6 +164,67 @@ def retarget_card(release: Path, manifest: dict, repo_id: str) -> bool:
     build["repo_hint"] = repo_id
     save_release_manifest(release, manifest)
     return True
+
+
+# The files retarget_card rewrites, manifest.json last (it lists the others' sha256).
+RETARGETED = ("README.md", EVAL_YAML)
+
+
+def needs_retarget(release: Path, manifest: dict, repo_id: str) -> bool:
+    """Whether the card (and manifest.json) of ``release`` name another repo than ``repo_id``."""
+    return _repo_hint(release, manifest) != repo_id and "README.md" in manifest["files"]
+
+
+def _repo_hint(release: Path, manifest: dict) -> str:
+    """The repo id the card's snippets name now (manifest.json's ``build.repo_hint``), checked: each
+    quoted occurrence of it is rewritten, so it must be a repo id, never a word such as "test"."""
+    old = manifest.get("build", {}).get("repo_hint") or DEFAULT_REPO_HINT
+    if not isinstance(old, str) or (old != DEFAULT_REPO_HINT and mvl_sib.hub_id_problem(old) is not None):
+        raise MvlsibError(
+            f"{release / MANIFEST_NAME}: build.repo_hint {old!r} is not the Hub repo id ORG/NAME the card names, "
+            "so the card cannot be made to name --repo-id; restore manifest.json, or rebuild the release "
+            "(mvlsib-build publish --workdir W --out DIR)"
+        )
+    return old
+
+
+@contextlib.contextmanager
+def staged_upload(release: Path, manifest: dict, repo_id: str) -> Iterator[tuple[Path, dict, bool]]:
+    """The folder to upload: ``release`` itself when its card names ``repo_id`` already, else a copy
+    beside it (hard links, or copies across file systems) whose card, eval.yaml and manifest.json
+    are retargeted. ``release`` is not touched here: ``adopt_upload`` moves the retargeted files in
+    once the upload has succeeded, so a failed publish leaves the folder as it was. The copy is
+    removed when the block ends (a killed run's by the next one)."""
+    if not needs_retarget(release, manifest, repo_id):
+        yield release, manifest, False
+        return
+    staged = copy.deepcopy(manifest)
+    remove_stale(release.parent, f".{release.name}.upload-")
+    try:  # beside the release, where hard links cost nothing; else (a read-only parent) in the temporary folder
+        stage = Path(tempfile.mkdtemp(prefix=f".{release.name}.upload-{os.getpid()}-", dir=release.parent))
+    except OSError:
+        stage = Path(tempfile.mkdtemp(prefix=f"mvlsib-upload-{os.getpid()}-"))
+    try:
+        for rel in sorted([*manifest["files"], MANIFEST_NAME]):
+            target = stage / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(release / rel, target)
+            except OSError:
+                shutil.copyfile(release / rel, target)
+        retarget_card(stage, staged, repo_id)
+        yield stage, staged, True
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def adopt_upload(release: Path, stage: Path) -> None:
+    """After a successful upload from ``stage``: its retargeted files replace the release's, each by
+    a rename, manifest.json last, so the folder holds exactly what is on the Hub."""
+    for name in (*RETARGETED, MANIFEST_NAME):
+        if (stage / name).is_file():
+            with atomic_path(release / name) as tmp:
+                shutil.copyfile(stage / name, tmp)
 
 
 def resolve_token(token: str | None = None) -> str | None:
@@ -248,24 +315,30 @@ def _publish_to_hub(
     release = Path(release)
     if (problem := mvl_sib.hub_id_problem(repo_id)) is not None:
         raise MvlsibError(f"--repo-id: {problem}, e.g. my-org/mvl-sib")
-    manifest = verify_release(release)
-    if not allow_demo_pool and not dry_run:
-        refuse_demo_pool(release, repo_id)
-    if not dry_run:
-        retarget_card(release, manifest, repo_id)
-    branch = revision or "main"
+    # The cheap checks first, and none of them changes anything: the token, the release, the demo pool.
     tok = resolve_token(token)
     if tok is None and not dry_run:
         raise MvlsibError(
             "no Hugging Face token: set HF_TOKEN or log in with `hf auth login` (a token with write access "
             f"to {repo_id}), or use --dry-run to only list the changes"
         )
+    manifest = verify_release(release)
+    if not dry_run:
+        needs_retarget(release, manifest, repo_id)  # a manifest.json whose repo_hint is no repo id is refused now
+    if not allow_demo_pool and not dry_run:
+        refuse_demo_pool(release, repo_id)
+    branch = revision or "main"
     api = HfApi(endpoint=endpoint, token=tok if tok is not None else False)
     try:
         if dry_run:
             plan = plan_upload(release, manifest, _remote_files(api, repo_id, branch))
             return HubResult(repo_id, branch, plan, dry_run=True, tag=None)
-        return _commit(api, release, manifest, repo_id, revision, private=private, tag=tag, token=tok)
+        # The upload goes from a retargeted copy; the release takes its files only once the Hub has them.
+        with staged_upload(release, manifest, repo_id) as (folder, uploaded, retargeted):
+            result = _commit(api, folder, uploaded, repo_id, revision, private=private, tag=tag, token=tok)
+            if retargeted:
+                adopt_upload(release, folder)
+        return result
     except HfHubHTTPError as exc:
         # The message names the URL and the server's reason; it never contains the token.
         status = exc.response.status_code if exc.response is not None else "?"

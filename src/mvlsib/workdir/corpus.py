@@ -20,6 +20,7 @@ from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_INDEX_ID
 from mvlsib.textnorm import normalize_many
 from mvlsib.workdir import CORPUS_COLUMNS, CORPUS_FILE, INGEST_REPORT_FILE
+from mvlsib.workdir.folder import in_use
 
 # Fixed writer settings: the same rows always give the same bytes (with a given pyarrow).
 _CORPUS_WRITER = dict(
@@ -156,8 +157,7 @@ def save_corpus(workdir: str | os.PathLike[str], corpus: Corpus) -> None:
     """Write ``corpus.parquet`` and, when the corpus has one, ``ingest_report.json``."""
     work = Path(workdir)
     names = [CORPUS_FILE, *([INGEST_REPORT_FILE] if corpus.report else [])]
-    with owned_files(work, names, "mvlsib-build ingest", option="--workdir"):
-        work.mkdir(parents=True, exist_ok=True)
+    with in_use(work), owned_files(work, names, "mvlsib-build ingest", option="--workdir"):
         with atomic_open(work / CORPUS_FILE, "wb") as fh:
             fh.write(corpus.parquet_bytes())
         if corpus.report:

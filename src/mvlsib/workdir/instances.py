@@ -16,6 +16,7 @@ from mvlsib import jsonio, readers
 from mvlsib.atomic import atomic_open, owned_files, refuse_theirs
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import INSTANCES_FILE, SAMPLE_REPORT_FILE
+from mvlsib.workdir.folder import in_use
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,11 @@ def instances_sha256(instances: Sequence[Instance | dict]) -> str:
 def save_instances(workdir: str | os.PathLike[str], instances: Sequence[Instance | dict]) -> str:
     """Write ``instances.jsonl`` atomically; return the sha256 of the bytes written."""
     data = encode_instances(instances)
-    refuse_theirs(workdir, [SAMPLE_REPORT_FILE], option="--workdir")  # written next: checked before
-    with owned_files(workdir, [INSTANCES_FILE], "mvlsib-build sample", option="--workdir"):
-        Path(workdir).mkdir(parents=True, exist_ok=True)
-        with atomic_open(Path(workdir) / INSTANCES_FILE, "wb") as fh:
-            fh.write(data)
+    with in_use(workdir):
+        refuse_theirs(workdir, [SAMPLE_REPORT_FILE], option="--workdir")  # written next: checked before
+        with owned_files(workdir, [INSTANCES_FILE], "mvlsib-build sample", option="--workdir"):
+            with atomic_open(Path(workdir) / INSTANCES_FILE, "wb") as fh:
+                fh.write(data)
     return hashlib.sha256(data).hexdigest()
 
 
@@ -96,7 +97,7 @@ def load_instances(workdir: str | os.PathLike[str]) -> list[dict]:
 def save_sample_report(workdir: str | os.PathLike[str], report: dict) -> None:
     """Write ``sample_report.json``, naming the instances file it describes."""
     report = {**report, "output": str(Path(workdir) / INSTANCES_FILE)}
-    with owned_files(workdir, [SAMPLE_REPORT_FILE], "mvlsib-build sample", option="--workdir"):
+    with in_use(workdir), owned_files(workdir, [SAMPLE_REPORT_FILE], "mvlsib-build sample", option="--workdir"):
         with atomic_open(Path(workdir) / SAMPLE_REPORT_FILE) as fh:
             fh.write(jsonio.dumps(report, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 

@@ -78,33 +78,35 @@ def ingest_cmd(sib, data_revision, flores, annotation, languages, hub_endpoint, 
     """
     from mvlsib.builder.ingest import ingest
     from mvlsib.workdir.corpus import save_corpus
+    from mvlsib.workdir.folder import in_use
 
-    corpus = ingest(
-        sib,
-        revision=data_revision,
-        flores=flores,
-        annotation=annotation,
-        languages=languages,
-        progress=progress,
-        endpoint=hub_endpoint,
-    )
-    save_corpus(workdir, corpus)
-    report = corpus.report
-    n_cross = report["n_cross_topic_duplicate_groups"]
-    terminal.echo(
-        "languages: {}  rows: {:,}  ({} sentences per language)",
-        report["n_languages"],
-        report["n_rows"],
-        report["sentences_per_language"],
-    )
-    terminal.echo(
-        "duplicate texts: {} group(s) in {} language(s), {} across topics (see {})",
-        report["n_duplicate_groups"],
-        report["n_languages_with_duplicates"],
-        n_cross,
-        Path(workdir) / "ingest_report.json",
-    )
-    terminal.echo("wrote {}  sha256 {}", Path(workdir) / report["corpus"], report["corpus_sha256"])
+    with in_use(workdir):  # from the first read to the last line: one command at a time in a work folder
+        corpus = ingest(
+            sib,
+            revision=data_revision,
+            flores=flores,
+            annotation=annotation,
+            languages=languages,
+            progress=progress,
+            endpoint=hub_endpoint,
+        )
+        save_corpus(workdir, corpus)
+        report = corpus.report
+        n_cross = report["n_cross_topic_duplicate_groups"]
+        terminal.echo(
+            "languages: {}  rows: {:,}  ({} sentences per language)",
+            report["n_languages"],
+            report["n_rows"],
+            report["sentences_per_language"],
+        )
+        terminal.echo(
+            "duplicate texts: {} group(s) in {} language(s), {} across topics (see {})",
+            report["n_duplicate_groups"],
+            report["n_languages_with_duplicates"],
+            n_cross,
+            Path(workdir) / "ingest_report.json",
+        )
+        terminal.echo("wrote {}  sha256 {}", Path(workdir) / report["corpus"], report["corpus_sha256"])
 
 
 # ---------------------------------------------------------------- sample
@@ -131,31 +133,33 @@ def sample(workdir: Path, seed: int, pool: Path, progress: bool) -> None:
     from mvlsib.builder.sample import duplicate_partners, sample_report
     from mvlsib.builder.sample import sample as sample_stage
     from mvlsib.workdir.corpus import load_corpus
+    from mvlsib.workdir.folder import in_use
     from mvlsib.workdir.instances import save_instances, save_sample_report
     from mvlsib.workdir.pool_manifest import load_pool
 
-    corpus, pool_value = load_corpus(workdir), load_pool(pool)
-    partners = duplicate_partners(corpus)
-    instances = sample_stage(corpus, pool_value, seed, partners=partners, progress=progress)
-    digest = save_instances(workdir, instances)
-    report = sample_report(corpus, pool_value, instances, seed, partners=partners, digest=digest)
-    save_sample_report(workdir, report.to_dict())
-    spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
-    terminal.echo(
-        "{} instances from {} sentences ({} languages), seed {}",
-        report.n_instances,
-        report.n_sentences,
-        report.n_languages,
-        report.seed,
-    )
-    terminal.echo(
-        "labels A-D: sentence {}, image {}; positive-image use spread per topic: {}",
-        list(report.sentence_label_counts.values()),
-        list(report.image_label_counts.values()),
-        spread,
-    )
-    terminal.echo("wrote {}", Path(workdir) / INSTANCES_FILE)
-    terminal.echo("sha256 {}", report.instances_sha256)
+    with in_use(workdir):
+        corpus, pool_value = load_corpus(workdir), load_pool(pool)
+        partners = duplicate_partners(corpus)
+        instances = sample_stage(corpus, pool_value, seed, partners=partners, progress=progress)
+        digest = save_instances(workdir, instances)
+        report = sample_report(corpus, pool_value, instances, seed, partners=partners, digest=digest)
+        save_sample_report(workdir, report.to_dict())
+        spread = ", ".join(f"{t} {s}" for t, s in report.positive_image_spread.items())
+        terminal.echo(
+            "{} instances from {} sentences ({} languages), seed {}",
+            report.n_instances,
+            report.n_sentences,
+            report.n_languages,
+            report.seed,
+        )
+        terminal.echo(
+            "labels A-D: sentence {}, image {}; positive-image use spread per topic: {}",
+            list(report.sentence_label_counts.values()),
+            list(report.image_label_counts.values()),
+            spread,
+        )
+        terminal.echo("wrote {}", Path(workdir) / INSTANCES_FILE)
+        terminal.echo("sha256 {}", report.instances_sha256)
 
 
 # ---------------------------------------------------------------- validate
@@ -182,13 +186,15 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     from mvlsib.atomic import output_file
     from mvlsib.validation.invariants import validate as validate_stage
     from mvlsib.workdir.corpus import load_corpus
+    from mvlsib.workdir.folder import in_use
     from mvlsib.workdir.instances import load_instances
     from mvlsib.workdir.pool_manifest import load_pool
 
-    result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool), progress=progress)
-    if json_out is not None:
-        with output_file(json_out, "mvlsib-build validate", option="--json") as fh:
-            fh.write(result.to_json())
+    with in_use(workdir, write=False):  # its --json may go into the work folder too
+        result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool), progress=progress)
+        if json_out is not None:
+            with output_file(json_out, "mvlsib-build validate", option="--json") as fh:
+                fh.write(result.to_json())
     s = result.summary
     if result.ok:
         terminal.echo(
@@ -274,7 +280,8 @@ def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_tim
     mvlsib-build publish --release DIR --repo-id ORG/NAME [--branch B] [--tag v1.0] [--dry-run]
 
     The Hub token comes from HF_TOKEN or the stored login (`hf auth login`). Uploading makes the
-    card's code snippets name ORG/NAME (README.md and manifest.json of DIR are updated to match).
+    card's code snippets name ORG/NAME (README.md and manifest.json of DIR are updated to match once the
+    upload has succeeded; a failed upload leaves DIR as it was).
     A release built on the demo pictogram pool is refused unless --allow-demo-pool.
     """
     from mvlsib.errors import MvlsibError
@@ -307,16 +314,17 @@ def _publish_folder(
     from mvlsib.release.publish import publish
     from mvlsib.validation.invariants import refuse_if_invalid
     from mvlsib.validation.invariants import validate as validate_stage
-    from mvlsib.workdir.corpus import load_corpus
-    from mvlsib.workdir.instances import load_instances, recorded_seed
-    from mvlsib.workdir.pool_manifest import sampled_pool
+    from mvlsib.workdir.folder import in_use
+    from mvlsib.workdir.release_inputs import load_release_inputs
 
-    corpus, instances = load_corpus(workdir), load_instances(workdir)
-    pool_value = sampled_pool(workdir, pool)
-    if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
-        refuse_if_invalid(validate_stage(corpus, instances, pool_value), workdir)
-    seed = seed if seed is not None else recorded_seed(workdir)
-    summary = publish(corpus, instances, pool_value, out, seed=seed, repo_hint=repo_hint, progress=progress)
+    with in_use(workdir, write=False):  # no stage rewrites the folder while it is read
+        # every file checked against the folder's ledger and each report against the file it describes
+        work = load_release_inputs(workdir, pool, seed)
+        if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
+            refuse_if_invalid(validate_stage(work.corpus, work.instances, work.pool), workdir)
+        summary = publish(
+            work.corpus, work.instances, work.pool, out, seed=work.seed, repo_hint=repo_hint, progress=progress
+        )
     for line in summary.lines():
         terminal.echo("{}", line)
 
