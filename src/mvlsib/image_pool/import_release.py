@@ -4,7 +4,8 @@ Upstream layout: ``data/images/sib200/<category>_<i>.jpg`` with categories ``ent
 geography, health, politics, science, sports, travel`` (``science`` is SIB-200's
 ``science/technology``). Licence facts are not in that folder, so they come from a CSV with
 one row per file: ``file`` (file name, e.g. ``science_3.jpg``), ``license``, ``author``,
-``source_url`` and optionally ``title``; other columns are kept in the manifest.
+``source_url`` and optionally ``title``; other columns are kept in the manifest, except one named like
+a column the import fills in itself (``image_id``, ``topic``, ``sha256``, ...), which is refused.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mvlsib.image_pool.licenses import judge_license
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
 from mvlsib.progress import bar
 from mvlsib.release_format.mvl_sib import topic_slug
-from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, write_manifest
+from mvlsib.workdir.pool_manifest import COLUMNS, MANIFEST_NAME, ManifestRow, write_manifest
 
 UPSTREAM_SUBDIR = Path("data/images/sib200")
 CATEGORY_TO_TOPIC = {
@@ -34,6 +35,10 @@ CATEGORY_TO_TOPIC = {
 }
 _NAME_RE = re.compile(r"(?P<cat>[a-z]+)_(?P<i>[0-9]{1,9})\.(?:jpe?g|png|webp)", re.IGNORECASE)
 _KEY_COLUMNS = ("file", "filename", "image", "path")
+_FACT_COLUMNS = ("license", "author", "source_url")
+# Columns the import writes itself: a licence CSV column of one of these names would override it.
+_UPSTREAM_COLUMN = "upstream_file"
+RESERVED_COLUMNS = (*COLUMNS, _UPSTREAM_COLUMN)
 
 
 def find_image_dir(release: Path) -> Path:
@@ -50,12 +55,21 @@ def read_licence_facts(path: Path) -> dict[str, dict[str, str]]:
     """CSV rows keyed by file name (the basename of the key column)."""
     table = read_dicts(path, "the licence CSV")
     cols = [c.strip() for c in table.fieldnames]
-    key = next((c for c in _KEY_COLUMNS if c in cols), None)
+    keys = [c for c in _KEY_COLUMNS if c in cols]
+    if len(keys) > 1:
+        raise MvlsibError(f"{path}: columns {keys[0]!r} and {keys[1]!r} both name the image file; keep one of them")
+    key = keys[0] if keys else None
     missing = [c for c in ("license", "author", "source_url") if c not in cols]
     if key is None or missing:
         need = ([f"one of {'/'.join(_KEY_COLUMNS)}"] if key is None else []) + missing
         raise MvlsibError(
             f"{path}: header lacks {', '.join(need)}; expected columns file, license, author, source_url[, title]"
+        )
+    reserved = [c for c in cols if c in RESERVED_COLUMNS and c not in (key, *_FACT_COLUMNS)]
+    if reserved:
+        raise MvlsibError(
+            f"{path}: column {reserved[0]!r} names a pool-manifest column the import fills in itself; "
+            "rename or remove that column"
         )
     facts: dict[str, dict[str, str]] = {}
     for lineno, rec in table:
@@ -124,8 +138,8 @@ def import_release(
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_bytes(norm.data)
             rec = facts[p.name]
-            extra = {k: v for k, v in rec.items() if k not in ("license", "author", "source_url", rec["_key"], "_key")}
-            extra["upstream_file"] = p.name
+            extra = {k: v for k, v in rec.items() if k not in (*_FACT_COLUMNS, rec["_key"], "_key")}
+            extra[_UPSTREAM_COLUMN] = p.name
             verdict = judge_license(rec["license"])
             rows.append(
                 ManifestRow(
