@@ -17,7 +17,7 @@ from mvlsib import jsonio, readers, versions
 from mvlsib.atomic import atomic_open, refuse_foreign, sha256_file, staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release.inputs import ReleaseInputs
-from mvlsib.release_format.mvl_sib import manifest_problems
+from mvlsib.release_format import mvl_sib
 
 MANIFEST_NAME = "manifest.json"
 FORMAT = "mvl-sib-release/1"
@@ -98,6 +98,26 @@ def read_release_manifest(release: Path) -> dict:
     return readers.read_json("release_manifest", path)
 
 
+def check_release_folder(release: Path) -> dict | None:
+    """The check every command that reads a local release runs first (every ``export``; ``publish
+    --release`` adds the upload's own rules in :func:`verify_release`; the evaluator runs the same two
+    steps in ``run/runner.py``): manifest.json through the bounded reader, then the release's own loader
+    (``mvl_sib.manifest_problems``): every listed file as listed. One line naming the first problem; the manifest, or None for a folder without one (made by hand)."""
+    release = Path(release)
+    path = release / MANIFEST_NAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    manifest = read_release_manifest(release)
+    problems = mvl_sib.manifest_problems(release, manifest["files"])
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise MvlsibError(
+            f"{release}: does not match its manifest.json: {problems[0]}{more}; re-download or rebuild the "
+            "release (move a file you added out of it)"
+        )
+    return manifest
+
+
 def verify_release(release: Path) -> dict:
     """Check every file against manifest.json; return the manifest or raise naming the first bad file."""
     release = Path(release)
@@ -106,7 +126,7 @@ def verify_release(release: Path) -> dict:
     manifest = read_release_manifest(release)
     listed = manifest["files"]
     # One implementation of the per-file check: the release's own loader (the evaluator uses it too).
-    problems = manifest_problems(release)
+    problems = mvl_sib.manifest_problems(release, listed)
     extra = unlisted_files(release, listed)
     if problems:
         listed_problems = problems + [f"{rel}: present but not listed in manifest.json" for rel in extra]

@@ -252,7 +252,7 @@ def verify_data(data: str) -> None:
     """Refuse a local release whose files do not match its manifest.json, before any model call."""
     if not Path(data).is_dir():
         return
-    read_release_manifest(Path(data) / "manifest.json")  # bounded: the loader's own json.load is not
+    read_release_manifest(Path(data) / "manifest.json")  # through the reader layer, with its schema
     check = getattr(_compat.LOADER, "manifest_problems", None)  # absent from older releases' loaders
     problems = check(data) if check else []
     if problems:
