@@ -29,21 +29,9 @@ def library_versions() -> dict[str, str | None]:
     return versions.library_versions(_LIBRARIES, missing="not installed")
 
 
-# Files that tools and operating systems drop into any folder: running the loader the card's
-# way (`import mvl_sib` in the release) writes __pycache__/. They are never part of a release:
-# not listed, not checked, never uploaded.
-LITTER_DIRS = frozenset({"__pycache__"})
-LITTER_NAMES = frozenset({"Thumbs.db", "desktop.ini", "Desktop.ini"})
-LITTER_SUFFIXES = (".pyc", ".pyo")
-
-
 def is_litter(rel: Path) -> bool:
-    """Dot-files, Python caches and OS litter, by their path inside the release."""
-    return (
-        any(part.startswith(".") or part in LITTER_DIRS for part in rel.parts)
-        or rel.name in LITTER_NAMES
-        or rel.name.endswith(LITTER_SUFFIXES)
-    )
+    """Dot-files, Python caches and OS litter, by their path inside the release (the loader's rule)."""
+    return mvl_sib.is_litter(rel.parts)
 
 
 def release_files(release: Path) -> list[str]:
@@ -102,7 +90,8 @@ def check_release_folder(release: Path) -> dict | None:
     """The check every command that reads a local release runs first (every ``export``; ``publish
     --release`` adds the upload's own rules in :func:`verify_release`; the evaluator runs the same two
     steps in ``run/runner.py``): manifest.json through the bounded reader, then the release's own loader
-    (``mvl_sib.manifest_problems``): every listed file as listed. One line naming the first problem; the manifest, or None for a folder without one (made by hand)."""
+    (``mvl_sib.manifest_problems``): every listed file as listed, and no file under data/ it does not
+    list. One line naming the first problem; the manifest, or None for a folder without one (made by hand)."""
     release = Path(release)
     path = release / MANIFEST_NAME
     if not path.exists() and not path.is_symlink():
@@ -127,9 +116,10 @@ def verify_release(release: Path) -> dict:
     listed = manifest["files"]
     # One implementation of the per-file check: the release's own loader (the evaluator uses it too).
     problems = mvl_sib.manifest_problems(release, listed)
-    extra = unlisted_files(release, listed)
+    unlisted = [f"{rel}: present but not listed in manifest.json" for rel in unlisted_files(release, listed)]
+    extra = [line for line in unlisted if line not in problems]
     if problems:
-        listed_problems = problems + [f"{rel}: present but not listed in manifest.json" for rel in extra]
+        listed_problems = problems + extra
         raise MvlsibError(
             f"{release}: the release does not match its manifest.json, refusing to use it:",
             items=listed_problems,
@@ -137,14 +127,14 @@ def verify_release(release: Path) -> dict:
             hint="Rebuild it with `mvlsib-build publish --workdir W --out DIR` (or `mvlsib-build build`)"
             + (
                 ", after moving the unlisted files out of the folder: publish never deletes files it did not write."
-                if extra
+                if unlisted
                 else "."
             ),
         )
     if extra:
         raise MvlsibError(
             f"{release}: holds files that are not part of the release, refusing to use it:",
-            items=[f"{rel}: present but not listed in manifest.json" for rel in extra],
+            items=extra,
             hint="Move them out of the release folder (put evaluation runs' --out elsewhere) and retry.",
         )
     return manifest

@@ -241,6 +241,20 @@ MANIFEST_NAME = "manifest.json"
 # "release_manifest"; tests/release_format checks they are equal). A release of all 205 languages
 # lists some 420 files in well under a MiB.
 MANIFEST_MAX_BYTES = 64 * 1024 * 1024
+# What tools and operating systems drop into any folder: never part of a release (not listed, not
+# checked, never uploaded). Any other file under data/ must be listed: the loader reads data/.
+LITTER_DIRS = frozenset({"__pycache__"})
+LITTER_NAMES = frozenset({"Thumbs.db", "desktop.ini", "Desktop.ini"})
+LITTER_SUFFIXES = (".pyc", ".pyo")
+DATA_DIR = "data"
+
+
+def is_litter(parts) -> bool:
+    """Dot-files, Python caches and OS litter, by the parts of their path inside the release."""
+    parts = tuple(parts)
+    return any(part.startswith(".") or part in LITTER_DIRS for part in parts) or (
+        bool(parts) and (parts[-1] in LITTER_NAMES or parts[-1].endswith(LITTER_SUFFIXES))
+    )
 
 
 def _read_manifest_listing(path: str):
@@ -268,7 +282,8 @@ def _read_manifest_listing(path: str):
 
 
 def manifest_problems(source=".", listed=None) -> list:
-    """Files of a local release that do not match its manifest.json (missing, resized, changed).
+    """Files of a local release that do not match its manifest.json (missing, resized, changed), and
+    files under data/ (what the loader reads) that it does not list.
 
     Empty when they all match or when there is no manifest (a folder made by hand). ``listed``: the
     manifest's ``files`` when the caller has read it already (the toolkit, through its reader). The
@@ -308,7 +323,22 @@ def manifest_problems(source=".", listed=None) -> list:
                     h.update(block)
             if h.hexdigest() != entry.get("sha256"):
                 problems.append(f"{rel}: sha256 differs from manifest.json (changed or corrupted)")
+    problems += [f"{rel}: present but not listed in manifest.json" for rel in unlisted_data(source, listed)]
     return problems
+
+
+def unlisted_data(source, listed) -> list:
+    """Files under the release's data/ (litter aside) that ``listed`` does not name, sorted: a table
+    put there by hand would be read as part of the release."""
+    top = os.path.join(os.fspath(source), DATA_DIR)
+    out = []
+    for folder, dirs, files in os.walk(top):
+        dirs.sort()
+        for name in files:
+            parts = os.path.relpath(os.path.join(folder, name), os.fspath(source)).split(os.sep)
+            if not is_litter(parts) and "/".join(parts) not in listed:
+                out.append("/".join(parts))
+    return sorted(out)
 
 
 def _is_local(source) -> bool:

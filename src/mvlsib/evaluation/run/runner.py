@@ -298,6 +298,7 @@ class Run:
 
     @classmethod
     def resolve(cls, opts: RunOptions) -> Run:
+        verify_data(opts.data)  # every command that resolves a run (run, plan, batch prepare and collect)
         pairs = tuple(resolve_tasks_ks(opts.tasks, opts.ks))
         return cls(opts, pairs, tuple(resolve_languages(opts.data, opts.languages, opts.data_revision)))
 
