@@ -43,6 +43,28 @@ class Int(click.IntRange):
         super().__init__(min=min, max=max)
 
 
+class Box(click.ParamType):
+    """``WIDTHxHEIGHT`` (``640x480``), each side in ``1..max_side``: the pair of ints, or click's usage
+    error naming the option."""
+
+    name = "WIDTHxHEIGHT"
+
+    def __init__(self, max_side: int) -> None:
+        self.max_side = max_side
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if isinstance(value, tuple):
+            return value
+        parts = str(value).strip().lower().split("x")
+        if len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
+            self.fail(f"{value!r}: write WIDTHxHEIGHT, e.g. 640x480", param, ctx)
+        too_long = any(len(p.lstrip("0")) > len(str(self.max_side)) for p in parts)  # before int(): 5,000 digits
+        width, height = (0, 0) if too_long else (int(p) for p in parts)
+        if too_long or not (1 <= width <= self.max_side and 1 <= height <= self.max_side):
+            self.fail(f"{value!r}: each side must be in 1..{self.max_side}", param, ctx)
+        return width, height
+
+
 class Finite(click.FloatRange):
     """A finite number within ``min..max``: no NaN, no infinity, no subnormal (whose reciprocal overflows)."""
 
