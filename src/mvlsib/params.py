@@ -27,7 +27,9 @@ from .errors import MvlsibError
 # Counts and sizes beyond these are typing mistakes, not plans, and would exhaust memory first.
 MAX_COUNT = 1_000_000_000
 MAX_SECONDS = 7 * 24 * 3600.0
-MAX_SEED = 2**63 - 1
+# The bound of every --seed, and of the seed the sample report records (which publish takes when no
+# --seed is given): one number, declared in that report's schema.
+MAX_SEED: int = readers.schema("sample_report")["properties"]["seed"]["maximum"]
 MAX_TOKENS = 1 << 20  # new tokens per answer: far beyond any model's context
 MAX_K = 5  # references per prompt; the task table's k values are checked where a task is known
 MAX_SIDE = 1 << 16
