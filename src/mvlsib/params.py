@@ -27,7 +27,9 @@ from .errors import MvlsibError
 # Counts and sizes beyond these are typing mistakes, not plans, and would exhaust memory first.
 MAX_COUNT = 1_000_000_000
 MAX_SECONDS = 7 * 24 * 3600.0
-MAX_SEED = 2**63 - 1
+# The bound of every --seed, and of the seed the sample report records (which publish takes when no
+# --seed is given): one number, declared in that report's schema.
+MAX_SEED: int = readers.schema("sample_report")["properties"]["seed"]["maximum"]
 MAX_TOKENS = 1 << 20  # new tokens per answer: far beyond any model's context
 MAX_K = 5  # references per prompt; the task table's k values are checked where a task is known
 MAX_SIDE = 1 << 16
@@ -53,6 +55,28 @@ class Int(click.IntRange):
         if isinstance(value, str) and len(value) > 60:  # click's own message would repeat all of it
             self.fail(f"{clipped(value)} is not an integer in {self.min}..{self.max}.", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class Box(click.ParamType):
+    """``WIDTHxHEIGHT`` (``640x480``), each side in ``1..max_side``: the pair of ints, or click's usage
+    error naming the option."""
+
+    name = "WIDTHxHEIGHT"
+
+    def __init__(self, max_side: int) -> None:
+        self.max_side = max_side
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if isinstance(value, tuple):
+            return value
+        parts = str(value).strip().lower().split("x")
+        if len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
+            self.fail(f"{value!r}: write WIDTHxHEIGHT, e.g. 640x480", param, ctx)
+        too_long = any(len(p.lstrip("0")) > len(str(self.max_side)) for p in parts)  # before int(): 5,000 digits
+        width, height = (0, 0) if too_long else (int(p) for p in parts)
+        if too_long or not (1 <= width <= self.max_side and 1 <= height <= self.max_side):
+            self.fail(f"{value!r}: each side must be in 1..{self.max_side}", param, ctx)
+        return width, height
 
 
 class Finite(click.FloatRange):

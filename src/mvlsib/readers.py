@@ -141,6 +141,13 @@ KINDS: dict[str, Kind] = {
             64 * MiB,
         ),
         Kind(
+            "sample_report",
+            "the sample stage's report",
+            "rerun `mvlsib-build sample` (or start a new --workdir)",
+            "sample_report",
+            64 * MiB,
+        ),
+        Kind(
             "work_report",
             "a work-folder report",
             "rerun the stage that wrote it (or start a new --workdir)",

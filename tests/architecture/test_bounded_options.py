@@ -68,3 +68,31 @@ def test_every_list_is_deduplicated(case):
         assert isinstance(param.type, params.CommaList), (
             f"{where} {param.opts}: a comma-separated list split by hand; give it type=params.CommaList(...)"
         )
+
+
+@pytest.mark.parametrize("case", PARAMS, ids=_id)
+def test_every_box_is_a_box(case):
+    """A WIDTHxHEIGHT value parsed in the command body is refused without naming its option."""
+    where, param = case
+    if isinstance(param, click.Option) and "WIDTHxHEIGHT" in (param.help or ""):
+        assert isinstance(param.type, params.Box), f"{where} {param.opts}: give it type=params.Box(...)"
+
+
+def test_no_option_value_is_refused_in_a_command_body():
+    """``click.BadParameter`` raised without its parameter says "Invalid value" and never which option:
+    a value is checked by its click type (``mvlsib.params``), where click names the option."""
+    import ast
+
+    from support import REPO
+
+    bad = []
+    for path in sorted((REPO / "src" / "mvlsib" / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", "")) == "BadParameter"
+            ):
+                named = len(node.args) >= 3 or any(k.arg in ("param", "param_hint") for k in node.keywords)
+                if not named:
+                    bad.append(f"{path.name}:{node.lineno}")
+    assert not bad, f"BadParameter without the option it is about: {bad}"

@@ -46,8 +46,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     "(tests/builder/test_ingest_faults.py), a cut-off last line refused",
     ("evaluation/run/languages.py", "csv.DictReader"): "the packaged language table (package data)",
     ("schema/validators.py", "json.loads"): "the package's own schema files (package data)",
-    ("release_format/mvl_sib.py", "json.load"): "ships alone in every release (no mvlsib to import); its "
-    "manifest check catches every parse error as a problem line",
+    ("release_format/mvl_sib.py", "json.loads"): "ships alone in every release (no mvlsib to import): "
+    "manifest.json read within MANIFEST_MAX_BYTES, the reader layer's bound (see BOUNDED_IN)",
     ("release_format/mvl_sib.py", "pyarrow.parquet.read_table"): "ships alone in every release; its "
     "readers name a bad file as a LoaderError",
     ("release/exports/templates/inspect_task.py", "json.load"): "shipped into an export: reads the export's "
@@ -61,6 +61,14 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("evaluation/backends/openai.py", "mvlsib.jsonio.loads"): "a server's HTTP answer, bounded by httpio and "
     "checked by check_answer: not a file",
     ("hubio.py", "mvlsib.jsonio.loads"): "a Hub API answer, bounded by the transport and checked by SHAPES: not a file",
+}
+
+
+# An allowance for a module that cannot import the reader layer holds only inside the function named
+# here, and that function must read a bounded number of bytes: an allowance by module alone let a second,
+# unbounded parse (``json.load`` of a whole file) into the same module unseen.
+BOUNDED_IN: dict[tuple[str, str], str] = {
+    ("release_format/mvl_sib.py", "json.loads"): "_read_manifest_listing",
 }
 
 
@@ -91,21 +99,43 @@ def _aliases(tree: ast.AST, module_name: str) -> tuple[dict[str, str], dict[str,
 
 def parser_calls(path: Path, module_name: str | None = None) -> list[tuple[int, str]]:
     """(line, "module.name") of every use of a parser in the module at ``path``."""
+    return [(line, name) for line, _, name in parser_uses(path, module_name)]
+
+
+def _functions(tree: ast.AST) -> dict[int, str]:
+    """id(node) -> the name of the innermost function holding it (module level: absent)."""
+    out: dict[int, str] = {}
+
+    def visit(node, function):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = node.name
+        if function is not None:
+            out[id(node)] = function
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, None)
+    return out
+
+
+def parser_uses(path: Path, module_name: str | None = None) -> list[tuple[int, str | None, str]]:
+    """(line, enclosing function, "module.name") of every use of a parser in the module at ``path``."""
     module_name = module_name or ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     modules, names = _aliases(tree, module_name)
     modules.setdefault("jsonio", "mvlsib.jsonio")
+    function_of = _functions(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
             module = modules[node.value.id]
             if node.attr in PARSERS[module]:
-                found.append((node.lineno, f"{module}.{node.attr}"))
+                found.append((node.lineno, function_of.get(id(node)), f"{module}.{node.attr}"))
         elif isinstance(node, ast.Attribute) and node.attr == "loads" and isinstance(node.value, ast.Attribute):
             if node.value.attr == "jsonio":  # _compat.jsonio.loads
-                found.append((node.lineno, "mvlsib.jsonio.loads"))
+                found.append((node.lineno, function_of.get(id(node)), "mvlsib.jsonio.loads"))
         elif isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
-            found.append((node.lineno, names[node.id]))
+            found.append((node.lineno, function_of.get(id(node)), names[node.id]))
     return found
 
 
@@ -122,6 +152,41 @@ def test_no_parser_outside_the_reader_layer(path):
         "or, when it parses what the "
         f"toolkit itself just wrote, add it to ALLOWED with why): {stray}"
     )
+
+
+@pytest.mark.parametrize("allowance", sorted(BOUNDED_IN), ids="/".join)
+def test_a_standalone_module_parses_only_in_its_bounded_read(allowance):
+    """Every parse the allowance covers lies in its one function, and that function reads a bounded number
+    of bytes (each ``read`` with a size) and parses nothing read whole (no ``json.load`` of a handle)."""
+    rel, parser = allowance
+    path = SRC / rel
+    function = BOUNDED_IN[allowance]
+    uses = [(line, fn) for line, fn, name in parser_uses(path) if name == parser]
+    assert uses and all(fn == function for _, fn in uses), f"{rel}: {parser} outside {function}: {uses}"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function)
+    reads = [
+        n
+        for n in ast.walk(body)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "read"
+    ]
+    assert reads and all(r.args for r in reads), f"{rel}: {function} must read with a size bound"
+
+
+def test_the_bounded_read_scan_sees_an_unbounded_parse(tmp_path):
+    """The gap closed: a module allowed ``json.loads`` once gains a ``json.load`` of a whole file elsewhere."""
+    module = tmp_path / "probe.py"
+    module.write_text(
+        "import json\ndef bounded(fh):\n    return json.loads(fh.read(10))\n"
+        "def whole(fh):\n    return json.load(fh), json.loads(fh.read())\n",
+        encoding="utf-8",
+    )
+    uses = parser_uses(module, "mvlsib.probe")
+    assert sorted((fn, name) for _, fn, name in uses) == [
+        ("bounded", "json.loads"),
+        ("whole", "json.load"),
+        ("whole", "json.loads"),
+    ]
 
 
 def test_every_allowance_is_still_used():
@@ -186,7 +251,8 @@ OPEN_ALLOWED = {
     ("atomic.py", "_zombie"): "the kernel's /proc/PID/stat of a process, not an input",
     ("atomic.py", "sha256_file"): "hashes files it found regular (folder_files, the ledger's _digest)",
     ("release/hub.py", "git_blob_id"): "files of the release being uploaded, listed by its own manifest",
-    ("release_format/mvl_sib.py", "manifest_problems"): "standalone loader (no mvlsib beside it); isfile first",
+    ("release_format/mvl_sib.py", "manifest_problems"): "standalone loader (no mvlsib beside it): hashes the "
+    "listed files it found regular",
     ("release/exports/templates/inspect_task.py", None): "package data beside the task file",
     ("release/exports/templates/lmms_eval_utils.py", None): "package data beside the task file",
 }

@@ -43,11 +43,29 @@ def _bad_values(kind) -> dict[str, str]:
     return values
 
 
+BAD_BOXES = {
+    "zero": "0x0",
+    "word": "abc",
+    "no-height": "640x",
+    "no-width": "x480",
+    "three-sides": "640x480x3",
+    "negative": "-1x5",
+    "over-max-side": f"{params.MAX_SIDE + 1}x480",
+    "huge": "9" * 5_000 + "x1",
+    "fullwidth-digits": "\uff16\uff14\uff10x480",
+}
+
+
 def _cases():
     for cli, name in ((build_cli, "mvlsib-build"), (eval_cli, "mvlsib-eval")):
         for path, cmd in _commands(cli, ()):
             for param in cmd.params:
                 kind = param.type
+                if isinstance(kind, params.Box) and isinstance(param, click.Option):
+                    for label, value in BAD_BOXES.items():
+                        flag = param.opts[0]
+                        yield pytest.param(cli, path, flag, value, id=f"{name} {' '.join(path)} {flag}={label}")
+                    continue
                 item = kind.item if isinstance(kind, params.CommaList) else None
                 number = kind if isinstance(kind, (params.Int, params.Finite)) else item
                 if not isinstance(number, (params.Int, params.Finite)) or not isinstance(param, click.Option):
@@ -67,6 +85,12 @@ def test_the_cases_cover_the_issue_s_examples():
     assert "mvlsib-eval plan --gpus=above-max" in ids
     assert any(i.startswith("mvlsib-eval run --concurrency=") for i in ids)  # backend option tables
     assert any(i.startswith("mvlsib-build verify-images --request-timeout=") for i in ids)
+    assert "mvlsib-build images add --box=zero" in ids and "mvlsib-build images import-release --box=zero" in ids
+
+
+@pytest.mark.parametrize("text, want", [("640x480", (640, 480)), (" 1X1 ", (1, 1)), ((3, 4), (3, 4))])
+def test_a_box_is_two_sides(text, want):
+    assert params.Box(params.MAX_SIDE).convert(text, None, None) == want
 
 
 @pytest.mark.parametrize("cli, path, flag, value", CASES)

@@ -64,6 +64,7 @@ VALID: dict[str, Any] = {
     "release_manifest": {"files": {"README.md": {"sha256": HEX, "size": 10}}, "build": {"seed": 0}},
     "json_option": {"enable_thinking": False, "max_pixels": 401408},
     "work_report": {"n_rows": 3, "languages": ["eng_Latn"]},
+    "sample_report": {"seed": 0, "n_instances": 3012, "pool": "pool", "pool_manifest_sha256": HEX},
     "verify_report": {"models": ["m"], "images": [{"image_id": "a", "topic": "t", "results": {}}]},
     "hash_cache": {"format": 1, "hashes": {}},
     "ledger": {"files": {"a.txt": HEX}},

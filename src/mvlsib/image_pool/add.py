@@ -12,11 +12,11 @@ from mvlsib import locks
 from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
-from mvlsib.image_pool.licenses import has_value, judge_license
+from mvlsib.image_pool.licenses import judge_license
 from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normalize_image
+from mvlsib.image_pool.rows import new_row, refuse_problems, stored_url
 from mvlsib.limits import MIN_SIDE
-from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
-from mvlsib.schema.validators import schema_errors
+from mvlsib.release_format.mvl_sib import topic_slug
 from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
 
 DEFAULT_MIN_SIDE = MIN_SIDE
@@ -51,13 +51,9 @@ def next_image_id(rows: list[ManifestRow], topic: str) -> str:
     return f"{slug}_{max(used) + 1 if used else 0}"
 
 
-def _source_url(req: AddRequest) -> str:
-    # A URL copied from a browser's address bar may show spaces; on the wire they are %20.
-    return req.source_url.strip().replace(" ", "%20")
-
-
 _OPTION_OF = {
     "image_id": "--image-id",
+    "topic": "--topic",
     "author": "--author",
     "source_url": "--source-url",
     "license": "--license",
@@ -65,34 +61,32 @@ _OPTION_OF = {
 }
 
 
-def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
-    if req.topic not in TOPICS:
-        raise MvlsibError(f"--topic {req.topic!r} is not one of the 7 SIB-200 topics: {', '.join(TOPICS)}")
-    verdict = judge_license(req.license)
-    if not verdict.allowed:
-        raise MvlsibError(f"--license {req.license!r} refused: {verdict.reason}")
-    if verdict.requires_attribution:
-        missing = [n for n, v in (("--author", req.author), ("--source-url", req.source_url)) if not has_value(v)]
-        if missing:
-            raise MvlsibError(f"{verdict.expression} requires attribution: give {' and '.join(missing)}")
-    image_id = req.image_id or next_image_id(rows, req.topic)
-    # The pool manifest's schema decides, as it does for `images check` and `validate`: a row added
-    # here never fails there. The file name and hash are not known yet; their stand-ins are valid.
-    provisional = {
+def _fields(req: AddRequest, image_id: str, *, file: str, sha256: str, extra: dict[str, str]) -> dict[str, str]:
+    """The manifest row ``req`` makes, as :func:`rows.new_row` takes it."""
+    title = {"title": req.title} if req.title or "title" in extra else {}
+    return {
         "image_id": image_id,
         "topic": req.topic,
-        "file": f"{topic_slug(req.topic)}/{image_id}.jpg",
-        "license": verdict.expression,
+        "file": file,
+        "license": judge_license(req.license).expression or req.license,
         "author": req.author.strip(),
-        "source_url": _source_url(req),
-        "sha256": "0" * 64,
-        **({"title": req.title} if req.title else {}),
+        "source_url": stored_url(req.source_url),
+        "sha256": sha256,
+        **extra,
+        **title,
     }
-    for message in schema_errors("manifest_row", provisional):
-        field = message.split(":", 1)[0]
-        raise MvlsibError(
-            f"{_OPTION_OF.get(field, field)}: {message} (the pool manifest's rule, which validate applies)"
-        )
+
+
+def _option(field: str) -> str:
+    return _OPTION_OF.get(field, field)
+
+
+def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
+    # The row's rules (rows.py) decide, as they do for `images check` and `validate`: a row added
+    # here never fails there. The file name and hash are not known yet; their stand-ins are valid.
+    image_id = req.image_id or next_image_id(rows, req.topic)
+    provisional = _fields(req, image_id, file=f"{topic_slug(req.topic)}/{image_id}.jpg", sha256="0" * 64, extra={})
+    refuse_problems(provisional, _option)
     if any(r.image_id == image_id for r in rows):
         raise MvlsibError(f"image id {image_id!r} is already in the pool; choose another --image-id or remove the row")
     return image_id
@@ -147,19 +141,7 @@ def _add_locked(pool: Path, req: AddRequest, norm, create: bool) -> ManifestRow:
     extra_keys: list[str] = []
     for r in rows:
         extra_keys += [k for k in r.extra if k not in extra_keys]
-    extra = {k: "" for k in extra_keys}
-    if req.title or "title" in extra:
-        extra["title"] = req.title
-    row = ManifestRow(
-        image_id=image_id,
-        topic=req.topic,
-        file=rel,
-        license=judge_license(req.license).expression,
-        author=req.author.strip(),
-        source_url=_source_url(req),
-        sha256=sha,
-        extra=extra,
-    )
+    row = new_row(_fields(req, image_id, file=rel, sha256=sha, extra=dict.fromkeys(extra_keys, "")), _option)
     with atomic_path(target) as tmp:
         tmp.write_bytes(norm.data)
     try:

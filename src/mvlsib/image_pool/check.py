@@ -5,16 +5,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
-import re
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from mvlsib import httpio, jsonio, readers
+from mvlsib import jsonio, readers
 from mvlsib.atomic import output_file
-from mvlsib.escape import has_markup
 from mvlsib.image_pool.hashes import (
     ImageHashes,
     NearDupPolicy,
@@ -24,12 +22,12 @@ from mvlsib.image_pool.hashes import (
     compute_hashes,
     nearest_neighbours,
 )
-from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license, read_allow_list
+from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, read_allow_list
 from mvlsib.image_pool.normalize import DEFAULT_MAX_PIXELS, POOL_FORMATS
+from mvlsib.image_pool.rows import row_problems
 from mvlsib.limits import IMAGES_PER_TOPIC, MAX_IMAGE_FILE_BYTES, MIN_SIDE
 from mvlsib.progress import bar
-from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
-from mvlsib.schema.validators import schema_errors
+from mvlsib.release_format.mvl_sib import TOPICS
 from mvlsib.terminal import visible
 from mvlsib.workdir.pool_manifest import ManifestRow, pool_root, read_manifest, resolve_in_pool
 
@@ -378,88 +376,9 @@ def _check_near_duplicates(topic_of: dict[str, str], pairs: list[PairDistance], 
 
 
 def _check_row_metadata(row: ManifestRow, allowed: frozenset[str], findings: list[Finding]) -> None:
-    rid, topic = row.image_id, row.topic
-    _check_row_text(row, findings)
-    verdict = judge_license(row.license, allowed)
-    if not verdict.allowed:
-        findings.append(Finding(rid, topic, "licence", f"licence {row.license!r} refused: {verdict.reason}"))
-    elif verdict.requires_attribution:
-        missing = [
-            name for name, value in (("author", row.author), ("source_url", row.source_url)) if not has_value(value)
-        ]
-        if missing:
-            findings.append(
-                Finding(
-                    rid,
-                    topic,
-                    "attribution",
-                    f"{verdict.expression} requires attribution, but {' and '.join(missing)} "
-                    f"{'is' if len(missing) == 1 else 'are'} missing; fill in who made the image "
-                    "and where it was published",
-                )
-            )
-    if topic not in TOPICS:
-        hint = ""
-        if topic.replace("_", "/") in TOPICS:
-            hint = f" (write {topic.replace('_', '/')!r})"
-        findings.append(
-            Finding(
-                rid, topic, "topic", f"topic {topic!r} is not one of the 7 SIB-200 topics ({', '.join(TOPICS)}){hint}"
-            )
-        )
-    elif not re.fullmatch(re.escape(topic_slug(topic)) + r"_\d+", rid):
-        findings.append(
-            Finding(
-                rid,
-                topic,
-                "id",
-                f"image_id {rid!r} does not follow <topic_slug>_<n> (e.g. {topic_slug(topic)}_0)",
-                severity="warning",
-            )
-        )
-
-
-# Manifest fields whose text reaches the card, the credits and the gallery (file and sha256 are checked
-# as a path and a hash; extra columns such as title and licence_evidence are text too).
-_TEXT_FIELDS = ("image_id", "topic", "license", "author")
-_OWN_FINDINGS = ("topic", "file", "sha256")
-
-
-def _check_row_text(row: ManifestRow, findings: list[Finding]) -> None:
-    """A source_url that is not an http(s) address, and markup in any text field: both are shown
-    escaped in every output, but a curator meant something else and should fix the row."""
-    rid, topic = row.image_id, row.topic
-    url = row.source_url.strip()
-    # The manifest schema is the rule `images add` and `validate` apply: a row failing it fails here too.
-    # (topic, file and sha256 have their own findings, with hints, below and in the file checks)
-    schema = [m for m in schema_errors("manifest_row", row.as_dict()) if m.split(":", 1)[0] not in _OWN_FINDINGS]
-    for message in schema:
-        if message.startswith("source_url:") and httpio.holds_credential(url):
-            findings.append(Finding(rid, topic, "url", message))
-        elif message.startswith("source_url:"):
-            findings.append(
-                Finding(
-                    rid,
-                    topic,
-                    "url",
-                    f"source_url {url[:200]!r} is not an http(s) address (javascript:, data:, file: and relative "
-                    "links are never linked; spaces are written %20); give the web page the image was published on",
-                )
-            )
-        else:
-            findings.append(Finding(rid, topic, "schema", f"{message}; validate refuses this row, fix it"))
-    texts = [(name, getattr(row, name)) for name in _TEXT_FIELDS] + sorted(row.extra.items())
-    for name, value in texts:
-        if value and has_markup(value):
-            findings.append(
-                Finding(
-                    rid,
-                    topic,
-                    "markup",
-                    f"{name} {value[:200]!r} holds HTML or Markdown markup (a tag, entity, link or script URL); "
-                    "write it as plain text",
-                )
-            )
+    """The row's own rules (image_pool/rows.py), which `images add` and `import-release` apply before writing."""
+    for p in row_problems(row.as_dict(), allowed):
+        findings.append(Finding(row.image_id, row.topic, p.code, p.message, severity=p.severity))
 
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp"}

@@ -17,7 +17,7 @@ from mvlsib import jsonio, readers, versions
 from mvlsib.atomic import atomic_open, refuse_foreign, sha256_file, staged_folder
 from mvlsib.errors import MvlsibError
 from mvlsib.release.inputs import ReleaseInputs
-from mvlsib.release_format.mvl_sib import manifest_problems
+from mvlsib.release_format import mvl_sib
 
 MANIFEST_NAME = "manifest.json"
 FORMAT = "mvl-sib-release/1"
@@ -29,21 +29,9 @@ def library_versions() -> dict[str, str | None]:
     return versions.library_versions(_LIBRARIES, missing="not installed")
 
 
-# Files that tools and operating systems drop into any folder: running the loader the card's
-# way (`import mvl_sib` in the release) writes __pycache__/. They are never part of a release:
-# not listed, not checked, never uploaded.
-LITTER_DIRS = frozenset({"__pycache__"})
-LITTER_NAMES = frozenset({"Thumbs.db", "desktop.ini", "Desktop.ini"})
-LITTER_SUFFIXES = (".pyc", ".pyo")
-
-
 def is_litter(rel: Path) -> bool:
-    """Dot-files, Python caches and OS litter, by their path inside the release."""
-    return (
-        any(part.startswith(".") or part in LITTER_DIRS for part in rel.parts)
-        or rel.name in LITTER_NAMES
-        or rel.name.endswith(LITTER_SUFFIXES)
-    )
+    """Dot-files, Python caches and OS litter, by their path inside the release (the loader's rule)."""
+    return mvl_sib.is_litter(rel.parts)
 
 
 def release_files(release: Path) -> list[str]:
@@ -98,6 +86,27 @@ def read_release_manifest(release: Path) -> dict:
     return readers.read_json("release_manifest", path)
 
 
+def check_release_folder(release: Path) -> dict | None:
+    """The check every command that reads a local release runs first (every ``export``; ``publish
+    --release`` adds the upload's own rules in :func:`verify_release`; the evaluator runs the same two
+    steps in ``run/runner.py``): manifest.json through the bounded reader, then the release's own loader
+    (``mvl_sib.manifest_problems``): every listed file as listed, and no file under data/ it does not
+    list. One line naming the first problem; the manifest, or None for a folder without one (made by hand)."""
+    release = Path(release)
+    path = release / MANIFEST_NAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    manifest = read_release_manifest(release)
+    problems = mvl_sib.manifest_problems(release, manifest["files"])
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise MvlsibError(
+            f"{release}: does not match its manifest.json: {problems[0]}{more}; re-download or rebuild the "
+            "release (move a file you added out of it)"
+        )
+    return manifest
+
+
 def verify_release(release: Path) -> dict:
     """Check every file against manifest.json; return the manifest or raise naming the first bad file."""
     release = Path(release)
@@ -106,10 +115,11 @@ def verify_release(release: Path) -> dict:
     manifest = read_release_manifest(release)
     listed = manifest["files"]
     # One implementation of the per-file check: the release's own loader (the evaluator uses it too).
-    problems = manifest_problems(release)
-    extra = unlisted_files(release, listed)
+    problems = mvl_sib.manifest_problems(release, listed)
+    unlisted = [f"{rel}: present but not listed in manifest.json" for rel in unlisted_files(release, listed)]
+    extra = [line for line in unlisted if line not in problems]
     if problems:
-        listed_problems = problems + [f"{rel}: present but not listed in manifest.json" for rel in extra]
+        listed_problems = problems + extra
         raise MvlsibError(
             f"{release}: the release does not match its manifest.json, refusing to use it:",
             items=listed_problems,
@@ -117,14 +127,14 @@ def verify_release(release: Path) -> dict:
             hint="Rebuild it with `mvlsib-build publish --workdir W --out DIR` (or `mvlsib-build build`)"
             + (
                 ", after moving the unlisted files out of the folder: publish never deletes files it did not write."
-                if extra
+                if unlisted
                 else "."
             ),
         )
     if extra:
         raise MvlsibError(
             f"{release}: holds files that are not part of the release, refusing to use it:",
-            items=[f"{rel}: present but not listed in manifest.json" for rel in extra],
+            items=extra,
             hint="Move them out of the release folder (put evaluation runs' --out elsewhere) and retry.",
         )
     return manifest

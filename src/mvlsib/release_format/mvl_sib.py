@@ -237,25 +237,71 @@ def _check_k(task: str, k) -> int:
 
 
 MANIFEST_NAME = "manifest.json"
+# The most manifest.json may hold: the bound of the toolkit's reader of it too (readers.KINDS
+# "release_manifest"; tests/release_format checks they are equal). A release of all 205 languages
+# lists some 420 files in well under a MiB.
+MANIFEST_MAX_BYTES = 64 * 1024 * 1024
+# What tools and operating systems drop into any folder: never part of a release (not listed, not
+# checked, never uploaded). Any other file under data/ must be listed: the loader reads data/.
+LITTER_DIRS = frozenset({"__pycache__"})
+LITTER_NAMES = frozenset({"Thumbs.db", "desktop.ini", "Desktop.ini"})
+LITTER_SUFFIXES = (".pyc", ".pyo")
+DATA_DIR = "data"
 
 
-def manifest_problems(source=".") -> list:
-    """Files of a local release that do not match its manifest.json (missing, resized, changed).
+def is_litter(parts) -> bool:
+    """Dot-files, Python caches and OS litter, by the parts of their path inside the release."""
+    parts = tuple(parts)
+    return any(part.startswith(".") or part in LITTER_DIRS for part in parts) or (
+        bool(parts) and (parts[-1] in LITTER_NAMES or parts[-1].endswith(LITTER_SUFFIXES))
+    )
 
-    Empty when they all match or when there is no manifest (a folder made by hand). The
-    evaluator runs this before the first model call, and ``publish --release`` before uploading.
+
+def _read_manifest_listing(path: str):
+    """The ``files`` of manifest.json, read within MANIFEST_MAX_BYTES (the file is never read whole
+    when larger), or a problem line."""
+    import json
+    import stat
+
+    def no_constant(name):
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        # opened without waiting (a FIFO would block an open for reading), then checked by what was opened
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None, f"{MANIFEST_NAME}: not a regular file"
+            data = fh.read(MANIFEST_MAX_BYTES + 1)
+        if len(data) > MANIFEST_MAX_BYTES:
+            return None, f"{MANIFEST_NAME}: larger than {MANIFEST_MAX_BYTES >> 20} MiB, not a release's manifest"
+        listed = json.loads(data.decode("utf-8"), parse_constant=no_constant)["files"]
+        return dict(listed), None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        return None, f"{MANIFEST_NAME}: unreadable ({type(exc).__name__})"
+
+
+def manifest_problems(source=".", listed=None) -> list:
+    """Files of a local release that do not match its manifest.json (missing, resized, changed), and
+    files under data/ (what the loader reads) that it does not list.
+
+    Empty when they all match or when there is no manifest (a folder made by hand). ``listed``: the
+    manifest's ``files`` when the caller has read it already (the toolkit, through its reader). The
+    evaluator runs this before the first model call, ``publish --release`` before uploading and every
+    ``export`` before reading a table.
     """
     import hashlib
-    import json
 
     path = os.path.join(os.fspath(source), MANIFEST_NAME)
-    if not os.path.isfile(path):
-        return []
+    if listed is None:
+        if not os.path.lexists(path):
+            return []
+        listed, problem = _read_manifest_listing(path)
+        if problem:
+            return [problem]
     try:
-        with open(path, encoding="utf-8") as fh:
-            listed = json.load(fh)["files"]
         items = sorted(listed.items())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+    except (AttributeError, TypeError) as exc:
         return [f"{MANIFEST_NAME}: unreadable ({type(exc).__name__})"]
     problems = []
     root = os.path.realpath(os.fspath(source))
@@ -277,7 +323,22 @@ def manifest_problems(source=".") -> list:
                     h.update(block)
             if h.hexdigest() != entry.get("sha256"):
                 problems.append(f"{rel}: sha256 differs from manifest.json (changed or corrupted)")
+    problems += [f"{rel}: present but not listed in manifest.json" for rel in unlisted_data(source, listed)]
     return problems
+
+
+def unlisted_data(source, listed) -> list:
+    """Files under the release's data/ (litter aside) that ``listed`` does not name, sorted: a table
+    put there by hand would be read as part of the release."""
+    top = os.path.join(os.fspath(source), DATA_DIR)
+    out = []
+    for folder, dirs, files in os.walk(top):
+        dirs.sort()
+        for name in files:
+            parts = os.path.relpath(os.path.join(folder, name), os.fspath(source)).split(os.sep)
+            if not is_litter(parts) and "/".join(parts) not in listed:
+                out.append("/".join(parts))
+    return sorted(out)
 
 
 def _is_local(source) -> bool:

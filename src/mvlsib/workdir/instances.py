@@ -107,7 +107,7 @@ def load_sample_report(workdir: str | os.PathLike[str]) -> dict:
     path = Path(workdir) / SAMPLE_REPORT_FILE
     if not path.is_file():
         return {}
-    return readers.read_json("work_report", path)
+    return readers.read_json("sample_report", path)  # its seed within --seed's bound
 
 
 def recorded_pool(workdir: str | os.PathLike[str]) -> tuple[str, str] | None:

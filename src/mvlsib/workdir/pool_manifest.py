@@ -34,6 +34,12 @@ class ManifestRow:
     sha256: str
     extra: dict[str, str] = field(default_factory=dict, compare=False)
 
+    def __post_init__(self) -> None:
+        # an extra column named like a core one would override it in as_dict and twice in the header
+        clash = [k for k in self.extra if k in COLUMNS]
+        if clash:
+            raise ValueError(f"extra column {clash[0]!r} of image {self.image_id!r} is a core manifest column")
+
     def as_dict(self) -> dict[str, str]:
         d = {c: getattr(self, c) for c in COLUMNS}
         d.update(self.extra)

@@ -21,16 +21,6 @@ def images_group() -> None:
     """Curate the topic-image pool: add, check, gallery, credits, import."""
 
 
-def _box(value: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in value.lower().split("x"))
-        if w < 1 or h < 1:
-            raise ValueError
-    except ValueError:
-        raise click.BadParameter(f"{value!r}: write WIDTHxHEIGHT, e.g. 640x480") from None
-    return w, h
-
-
 def _warn(note: str) -> None:
     terminal.warn("{}", note)
 
@@ -112,7 +102,13 @@ def check_options(fn):
 @click.option("--source-url", default="", help="Page where the image and its licence are published.")
 @click.option("--title", default="", help="Short description used in credits and the gallery.")
 @click.option("--image-id", default="", help="Id to use instead of the next free <topic_slug>_<n>.")
-@click.option("--box", default=_BOX, show_default=True, help="Fit the image into WIDTHxHEIGHT (never enlarged).")
+@click.option(
+    "--box",
+    type=params.Box(params.MAX_SIDE),
+    default=_BOX,
+    show_default=True,
+    help="Fit the image into WIDTHxHEIGHT (never enlarged).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -178,7 +174,7 @@ def images_add(
             source_url,
             title,
             image_id,
-            _box(box),
+            box,
             fmt,
             min_side,
             max_pixels,
@@ -300,7 +296,13 @@ def images_credits(pool, out) -> None:
     help="CSV with file, license, author, source_url[, title] for every image of the release.",
 )
 @required_pool_option("A new (or empty) folder to build the pool in.", required=True, folder_only=True)
-@click.option("--box", default=_BOX, show_default=True, help="Fit images into WIDTHxHEIGHT (never enlarged).")
+@click.option(
+    "--box",
+    type=params.Box(params.MAX_SIDE),
+    default=_BOX,
+    show_default=True,
+    help="Fit images into WIDTHxHEIGHT (never enlarged).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -314,5 +316,5 @@ def images_import_release(release, licences_csv, pool, box, fmt, progress) -> No
     """Import RELEASE's data/images/sib200/<category>_<i>.jpg with licence facts into a new pool."""
     from mvlsib.image_pool.import_release import import_release
 
-    rows = import_release(release, licences_csv, pool, box=_box(box), fmt=fmt, progress=progress)
+    rows = import_release(release, licences_csv, pool, box=box, fmt=fmt, progress=progress)
     terminal.echo("imported {} images into {}; run `mvlsib-build images check --pool {}` next", len(rows), pool, pool)

@@ -24,6 +24,7 @@ from typing import Any
 from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open, csvio, escape, jsonio
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
+from ..run.runner import verify_data
 from .report_format import coverage
 from .runs import load_runs
 
@@ -195,6 +196,7 @@ def _release_rows(data: str | None, languages) -> dict[tuple, dict]:
     """(language, instance_id) -> release row, for the items we list; {} without a release."""
     if not data or not Path(data).is_dir():
         return {}
+    verify_data(str(data))  # the one check of a release folder before reading it
     mvl = LOADER
     out = {}
     have = set(mvl.languages(data))

@@ -9,6 +9,7 @@ from .._compat import LOADER, TASK_BY_NAME, TASK_TABLE, TASKS, TOPICS, escape
 from ..run.languages import UNKNOWN
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
+from ..run.runner import verify_data
 from . import figures
 from .report_format import N_RELEASE
 
@@ -135,6 +136,7 @@ def topic_confusions(loaded, raw, data, mode: str) -> tuple[str, list[tuple[str,
     task = next((t.name for t in TASK_TABLE if t.options == "topic_options"), None)
     if task is None or not data or not Path(data).is_dir():
         return None
+    verify_data(str(data))  # the one check of a release folder before reading it
     mvl = LOADER
     langs = mvl.languages(data)
     if not langs:

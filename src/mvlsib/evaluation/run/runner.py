@@ -255,7 +255,7 @@ def verify_data(data: str) -> None:
     """Refuse a local release whose files do not match its manifest.json, before any model call."""
     if not Path(data).is_dir():
         return
-    read_release_manifest(Path(data) / "manifest.json")  # bounded: the loader's own json.load is not
+    read_release_manifest(Path(data) / "manifest.json")  # through the reader layer, with its schema
     check = getattr(_compat.LOADER, "manifest_problems", None)  # absent from older releases' loaders
     problems = check(data) if check else []
     if problems:
@@ -301,6 +301,7 @@ class Run:
 
     @classmethod
     def resolve(cls, opts: RunOptions) -> Run:
+        verify_data(opts.data)  # every command that resolves a run (run, plan, batch prepare and collect)
         pairs = tuple(resolve_tasks_ks(opts.tasks, opts.ks))
         return cls(opts, pairs, tuple(resolve_languages(opts.data, opts.languages, opts.data_revision)))
 

@@ -31,7 +31,7 @@ from .. import _compat
 from .._compat import MvlsibError, jsonio, progress, readers
 from ..backends import checked_options
 from ..backends.openai import chat_body, check_body_options, encode_image, image_file
-from ..run.runner import Run, RunOptions, verify_data
+from ..run.runner import Run, RunOptions
 from ..run.schedule import ORDERS, order_items
 from ..run.shards import Shard
 
@@ -249,9 +249,8 @@ def prepare(
     body_options = check_body_options(
         opts.max_new_tokens, options.get("request_style", "chat"), options.get("chat_template_kwargs")
     )
-    run = Run.resolve(opts)
+    run = Run.resolve(opts)  # the release checked against its manifest.json there
     fp = run.fingerprint
-    verify_data(opts.data)
     # Staged beside out and renamed into place; a killed prepare's stage is removed by the next one.
     with _compat.staged_folder(out, check=check_out) as staging:
         splitter = FileSplitter(staging, max_requests, max_bytes)

@@ -19,7 +19,7 @@ from mvlsib import __version__, jsonio, readers
 from mvlsib.atomic import staged_output
 from mvlsib.errors import MvlsibError
 from mvlsib.readers import schema_validator
-from mvlsib.release.manifest import manifest_problems
+from mvlsib.release.manifest import check_release_folder
 from mvlsib.release_format import mvl_sib
 from mvlsib.schema.validators import inlined_schema
 
@@ -138,11 +138,7 @@ def _check_tables(release: Path, languages: Sequence[str]) -> None:
     written: formats that only name the files (lmms-eval, Inspect) must not ship a folder whose
     data cannot be read, and a damaged file is one line naming it. First the release is checked against
     its manifest.json (every export alike): a changed file would be exported under the release's name."""
-    if (problems := manifest_problems(release)) and (release / mvl_sib.MANIFEST_NAME).is_file():
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise MvlsibError(
-            f"{release}: does not match its manifest.json: {problems[0]}{more}; re-download or rebuild the release"
-        )
+    check_release_folder(release)
     for config in (*languages, mvl_sib.IMAGES_CONFIG):
         path = release / "data" / config / f"{mvl_sib.SPLIT}.parquet"
         if not path.is_file():

@@ -1,0 +1,80 @@
+"""The seed ``publish`` takes from ``WORK/sample_report.json`` holds the bound of ``--seed``, generated:
+each value outside it (or not an integer) is refused when the report is read, exit 2, one line naming
+the file and the field, with no release written. The bound is one number: ``params.MAX_SEED`` is read
+from the report's schema, and every ``--seed`` option of both command trees uses it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from support.cli_contract import changed, refused, scene_state
+
+from mvlsib import params, readers
+from mvlsib.cli import build_cli, eval_cli
+from mvlsib.workdir.instances import recorded_seed
+
+BAD_SEEDS = {
+    "negative": -1,
+    "one-over-the-bound": params.MAX_SEED + 1,
+    "1e26": 10**26,
+    "fraction": 1.5,
+    "string": "7",
+    "bool": True,
+    "null": None,
+}
+
+
+def _seed_options():
+    def walk(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, (*path, name))
+        else:
+            yield from ((path, p) for p in cmd.params if p.name == "seed")
+
+    return [*walk(build_cli, ("mvlsib-build",)), *walk(eval_cli, ("mvlsib-eval",))]
+
+
+def test_the_bound_is_the_report_schema_s():
+    assert params.MAX_SEED == readers.schema("sample_report")["properties"]["seed"]["maximum"] == 2**63 - 1
+
+
+@pytest.mark.parametrize(("path", "option"), _seed_options(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_every_seed_option_holds_the_same_bound(path, option):
+    assert isinstance(option.type, params.Int) and (option.type.min, option.type.max) == (0, params.MAX_SEED), path
+
+
+@pytest.fixture()
+def workdir(release_dir, tmp_path) -> Path:
+    work = tmp_path / "work"
+    shutil.copytree(release_dir.parent / "work", work)
+    return work
+
+
+def _record(workdir: Path, seed) -> None:
+    path = workdir / "sample_report.json"
+    report = json.loads(path.read_text("utf-8"))
+    report["seed"] = seed
+    path.write_text(json.dumps(report), encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", sorted(BAD_SEEDS))
+def test_publish_refuses_a_recorded_seed_outside_the_bound(workdir: Path, tmp_path: Path, seed: str):
+    _record(workdir, BAD_SEEDS[seed])
+    before = scene_state(tmp_path)
+    args = ["publish", "--workdir", str(workdir), "--out", str(tmp_path / "rel"), "--no-progress"]
+    line = refused(
+        CliRunner().invoke(build_cli, args), "sample_report.json", moved=changed(before, scene_state(tmp_path))
+    )
+    assert "seed" in line
+
+
+@pytest.mark.parametrize("seed", [0, 7, params.MAX_SEED])
+def test_a_seed_within_the_bound_is_read_back(workdir: Path, seed: int):
+    _record(workdir, seed)
+    assert recorded_seed(workdir) == seed
