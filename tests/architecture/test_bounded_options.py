@@ -53,7 +53,11 @@ def test_every_number_is_bounded(case):
         )
         assert kind.min is not None and kind.max is not None, f"{where} {param.opts}: both bounds"
     if isinstance(kind, params.CommaList) and kind.item is not None:
-        assert isinstance(kind.item, (params.Int, params.Finite, click.types.StringParamType, click.Choice))
+        from mvlsib.cli.options import LanguageCodeType
+
+        assert isinstance(
+            kind.item, (params.Int, params.Finite, click.types.StringParamType, click.Choice, LanguageCodeType)
+        )
 
 
 @pytest.mark.parametrize("case", PARAMS, ids=_id)

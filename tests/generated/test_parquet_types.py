@@ -126,7 +126,8 @@ def test_a_corpus_value_the_stages_cannot_index_is_one_line(workdir, tmp_path, c
 _CONTROLS = {f"U+{c:04X}": chr(c) for c in (0x00, 0x07, 0x1B, 0x7F, 0x90, 0x9B, 0x9D)}
 
 
-@pytest.mark.parametrize("command", ["sample", "validate", "publish"])
+# publish: the ledger refuses an edited corpus.parquet first (tests/release/test_publish_work_inputs.py)
+@pytest.mark.parametrize("command", ["sample", "validate"])
 @pytest.mark.parametrize("control", sorted(_CONTROLS))
 def test_a_corpus_text_with_a_terminal_control_is_refused_as_ingest_refuses_it(workdir, tmp_path, control, command):
     """One rule for a sentence, whoever wrote the corpus: ingest refuses the file, every later stage
@@ -135,10 +136,8 @@ def test_a_corpus_text_with_a_terminal_control_is_refused_as_ingest_refuses_it(w
     shutil.copytree(workdir, work)
     text = pq.read_table(work / "corpus.parquet").column("text")[5].as_py()
     _with(work / "corpus.parquet", "text", 5, f"{text[:3]}{_CONTROLS[control]}]0;owned\x07{text[3:]}")
-    args = ["--workdir", work, "--no-progress"] + (["--out", tmp_path / "rel"] if command == "publish" else [])
-    line = refused(invoke(command, *args))
+    line = refused(invoke(command, "--workdir", work, "--no-progress"))
     assert "corpus.parquet" in line and f"control character {control}" in line, line
-    assert not (tmp_path / "rel").exists()
 
 
 def _instance_faults():
