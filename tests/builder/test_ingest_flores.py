@@ -151,3 +151,52 @@ def test_flores_dev_without_devtest(tmp_path, nko, annotation):
     shutil.copy(nko[0] / "nqo_Nkoo.dev", src)
     with pytest.raises(MvlsibError, match="not its devtest partner"):
         ingest_into(tmp_path / "w", flores=src, annotation=annotation, progress=False)
+
+
+def _flores_plus(src: Path, dev: list, devtest: list) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for split, lines in (("dev", dev), ("devtest", devtest)):
+        (src / split).mkdir(parents=True)
+        pq.write_table(pa.table({"text": lines}), src / split / "nqo_Nkoo.parquet")
+
+
+_SAID = {
+    "line-break": "line",
+    "three-megabytes": "bytes",
+    "escape": "control character U+001B",
+    "number-column": "string",
+}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "fault"), [(f, x) for f in ("text", "parquet") for x in _SAID if (f, x) != ("text", "number-column")]
+)
+def test_a_sentence_is_held_to_one_rule_in_either_format(tmp_path, nko, annotation, fault, fmt):
+    """Raw Flores text files and Flores+ parquet files give the same refusals for the same sentence."""
+    _, dev, devtest = nko
+    eng = {r.index_id for r in read_language_folder(annotation, need_text=False)}
+    victim = min(i for i in eng if i < 997)
+    broken = list(dev)
+    broken[victim] = {"line-break": "half a sentence\nand the rest", "three-megabytes": "a" * 3_000_000,
+                      "escape": "a \x1b]0;owned\x07 b", "number-column": "12345"}[fault]  # fmt: skip
+    src = tmp_path / "src"
+    if fmt == "parquet":
+        if fault == "number-column":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            for split, lines in (("dev", dev), ("devtest", devtest)):
+                (src / split).mkdir(parents=True)
+                pq.write_table(pa.table({"text": list(range(len(lines)))}), src / split / "nqo_Nkoo.parquet")
+        else:
+            _flores_plus(src, broken, devtest)
+    else:
+        src.mkdir()
+        (src / "nqo_Nkoo.dev").write_text("\n".join(broken) + "\n", encoding="utf-8")
+        (src / "nqo_Nkoo.devtest").write_text("\n".join(devtest) + "\n", encoding="utf-8")
+    with pytest.raises(MvlsibError, match="nqo_Nkoo") as err:
+        ingest_into(tmp_path / "w", flores=src, annotation=annotation, progress=False)
+    assert _SAID[fault] in str(err.value), err.value
+    assert not (tmp_path / "w" / "corpus.parquet").exists()

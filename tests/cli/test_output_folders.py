@@ -142,6 +142,23 @@ def test_publish_refuses_the_users_files_in_an_old_release(full_workdir, pool_di
     assert CliRunner().invoke(build_cli, args).exit_code == 0  # its own release again: replaced
 
 
+@pytest.mark.parametrize("edited", ["README.md", "eval.yaml", "evaluate.py", "mvl_sib.py"])
+def test_publish_and_build_refuse_to_replace_an_edited_file_of_the_old_release(
+    full_workdir, pool_dir, sib_dir, release_dir, tmp_path, edited
+):
+    """The user's notes appended to the card are theirs: the manifest's hashes tell them from ours."""
+    out = tmp_path / "rel"
+    shutil.copytree(release_dir, out)
+    (out / edited).write_bytes((out / edited).read_bytes() + b"\nMY NOTES\n")
+    before = (out / edited).read_bytes()
+    publish = ["publish", "--workdir", str(full_workdir), "--pool", str(pool_dir), "--out", str(out), "--no-validate"]
+    build = ["build", "--sib", str(sib_dir), "--languages", "eng_Latn", "--out", str(out), "--no-progress"]
+    for args in (publish, build):
+        line = refused(CliRunner().invoke(build_cli, args), edited)
+        assert "changed since the release was written" in line, line
+        assert (out / edited).read_bytes() == before
+
+
 def test_demo_pool_refuses_a_curated_pool_and_redraws_a_demo_one(tmp_path, pool_dir):
     curated = tmp_path / "curated"
     shutil.copytree(pool_dir, curated)

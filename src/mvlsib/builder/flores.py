@@ -12,6 +12,7 @@ from pathlib import Path
 from mvlsib import readers
 from mvlsib.builder.tsv import SibRow, control_problem, read_utf8
 from mvlsib.errors import MvlsibError
+from mvlsib.limits import MAX_TEXT_LINE_BYTES
 from mvlsib.release_format.mvl_sib import is_language_code
 
 DEV_SIZE = 997
@@ -76,7 +77,7 @@ def find_flores_languages(folder: Path) -> dict[str, FloresLanguage]:
 
 def read_flores_lines(path: Path, fmt: str, expected: int) -> list[str]:
     if fmt == "parquet":
-        table = readers.read_parquet("flores_parquet", path, columns=["text"])
+        table = readers.read_parquet("flores_parquet", path, columns=["text"], types=(("text", "string"),))
         lines = table.column("text").to_pylist()
         lines = ["" if t is None else str(t) for t in lines]
     else:
@@ -120,7 +121,12 @@ def flores_rows(lang: FloresLanguage, annotation: list[SibRow]) -> list[SibRow]:
                 f"{path}: {where} (index_id {ref.index_id}) is empty; every annotated sentence needs its "
                 "translation. Restore the line."
             )
-        if (problem := control_problem(text)) is not None:
+        # one rule for a sentence, whichever format holds it (a text file's lines are bounded as read)
+        if (problem := control_problem(text)) is None and "\n" in text:
+            problem = "holds a line break; a sentence is one line: remove it from the file."
+        if problem is None and len(text.encode("utf-8", "surrogatepass")) > MAX_TEXT_LINE_BYTES:
+            problem = f"is longer than {MAX_TEXT_LINE_BYTES:,} bytes, which no sentence is; use the real file."
+        if problem is not None:
             where = f"line {pos + 1}" if lang.fmt == "text" else f"row {pos}"
             raise MvlsibError(f"{path}: {where} (index_id {ref.index_id}) {problem}")
         rows.append(SibRow(ref.index_id, ref.topic, text, ref.split, path, pos + 1))

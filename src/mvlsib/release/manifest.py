@@ -153,13 +153,33 @@ def check_release_out(out: str | os.PathLike[str]) -> None:
     listed: set[str] = set()
     if (out / MANIFEST_NAME).is_file():
         try:
-            listed = {MANIFEST_NAME, *read_release_manifest(out)["files"]}
+            files = read_release_manifest(out)["files"]
         except MvlsibError:
             raise MvlsibError(
                 f"{out}: its manifest.json is unreadable, so which files are the user's cannot be told; "
                 "choose another --out, or move your files out and remove the folder"
             ) from None
+        listed = {MANIFEST_NAME, *files}
+        edited = _edited(out, files)
+        if edited:  # the user's edits of our files are theirs too: the new release would drop them
+            shown = ", ".join(edited[:10]) + (f" and {len(edited) - 10} more" if len(edited) > 10 else "")
+            raise MvlsibError(
+                f"{out}: {shown} changed since the release was written (not what its manifest.json records); "
+                "refusing to replace your edits. Move them out of the folder, or choose another --out"
+            )
     refuse_foreign(out, listed)
+
+
+def _edited(release: Path, files: dict) -> list[str]:
+    """Files the manifest lists whose bytes are no longer the ones it records (a missing one is not)."""
+    out = []
+    for rel, entry in sorted(files.items()):
+        path = release / rel
+        if not path.is_file() or path.is_symlink():
+            continue
+        if path.stat().st_size != entry.get("size") or sha256_file(path) != entry.get("sha256"):
+            out.append(rel)
+    return out
 
 
 @contextlib.contextmanager
