@@ -387,7 +387,8 @@ def images_per_topic(images) -> str:
         counts[im.topic] = counts.get(im.topic, 0) + 1
     if len(set(counts.values())) <= 1:
         return f"{next(iter(counts.values()), 0)} per topic"
-    each = ", ".join(f"`{t}` {counts[t]}" for t in [*TOPICS, *sorted(set(counts) - set(TOPICS))] if t in counts)
+    shown = [*TOPICS, *sorted(set(counts) - set(TOPICS))]  # md_code: a topic read from a pool is data
+    each = ", ".join(f"{md_code(t, in_table=False) or '(no topic)'} {counts[t]}" for t in shown if t in counts)
     return f"{min(counts.values())} to {max(counts.values())} per topic: {each}"
 
 
