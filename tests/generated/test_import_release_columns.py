@@ -6,15 +6,13 @@ with a column twice, which no command can read). Two columns naming the image fi
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from PIL import Image
 from support.cli_contract import changed, refused, scene_state
+from support.upstream_release import import_release, upstream_release
 
-from mvlsib.cli import build_cli
 from mvlsib.image_pool.import_release import RESERVED_COLUMNS
 from mvlsib.workdir.pool_manifest import COLUMNS, ManifestRow, read_manifest
 
@@ -30,21 +28,7 @@ def photo(tmp_path_factory) -> Path:
     return path
 
 
-def _release(tmp_path: Path, photo: Path, facts: dict[str, str]) -> tuple[Path, Path]:
-    up = tmp_path / "up" / "data" / "images" / "sib200"
-    up.mkdir(parents=True)
-    (up / "sports_1.jpg").write_bytes(photo.read_bytes())
-    lic = tmp_path / "lic.csv"
-    with open(lic, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["file", *facts])
-        writer.writeheader()
-        writer.writerow({"file": "sports_1.jpg", **facts})
-    return tmp_path / "up", lic
-
-
-def _import(release: Path, lic: Path, pool: Path):
-    args = ["images", "import-release", str(release), "--licences", str(lic), "--pool", str(pool), "--no-progress"]
-    return CliRunner().invoke(build_cli, args)
+_release, _import = upstream_release, import_release
 
 
 FILLED_IN = [(c, key) for c in RESERVED_COLUMNS for key in ("file", "filename") if c not in (key, *CSV_COLUMNS)]

@@ -4,13 +4,13 @@ CSV, its line and column) before anything is written; every value they accept pa
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from PIL import Image
 from support.cli_contract import changed, refused, scene_state
+from support.upstream_release import import_release, upstream_release
 
 from mvlsib.cli import build_cli
 from mvlsib.image_pool.check import CheckOptions, check_pool
@@ -102,21 +102,7 @@ def _check_passes(pool: Path) -> None:
     assert report.ok, [f.message for f in report.errors]
 
 
-def _release(tmp_path: Path, photo: Path, facts: dict[str, str]) -> tuple[Path, Path]:
-    up = tmp_path / "up" / "data" / "images" / "sib200"
-    up.mkdir(parents=True)
-    (up / "sports_1.jpg").write_bytes(photo.read_bytes())
-    lic = tmp_path / "lic.csv"
-    with open(lic, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["file", *facts])
-        writer.writeheader()
-        writer.writerow({"file": "sports_1.jpg", **facts})
-    return tmp_path / "up", lic
-
-
-def _import(release: Path, lic: Path, pool: Path):
-    args = ["images", "import-release", str(release), "--licences", str(lic), "--pool", str(pool), "--no-progress"]
-    return CliRunner().invoke(build_cli, args)
+_release, _import = upstream_release, import_release
 
 
 @pytest.mark.parametrize(("field", "name"), CSV_CASES, ids=[f"{f}-{n}" for f, n in CSV_CASES])

@@ -18,26 +18,16 @@ from pathlib import Path
 import pytest
 from support.cli_contract import changed, scene_state
 from support.fakes import hostile
-from support.fakes.hub import HubStandIn
+from support.fakes.hub import PUBLISH_REQUESTS, HubStandIn
 
 from mvlsib.errors import MvlsibError
 from mvlsib.release.manifest import verify_release
 
 TOKEN = "hf_FailedPublishSecret_0123456789"
 REPO_ID = "org/mvl-sib-elsewhere"
-INFO = r"/api/datasets/[^/]+/[^/]+(?:/revision/[^/]+)?"
 
 # (method, path pattern) of every request a publish makes, each refused in turn with a 403.
-STEPS = {
-    "create": ("POST", r"/api/repos/create"),
-    "info": ("GET", INFO),
-    "preupload": ("POST", r"/api/datasets/[^/]+/[^/]+/preupload/.*"),
-    "lfs-batch": ("POST", r"/datasets/[^/]+/[^/]+\.git/info/lfs/objects/batch"),
-    "lfs-upload": ("PUT", r"/lfs-upload/.*"),
-    "commit": ("POST", r"/api/datasets/[^/]+/[^/]+/commit/.*"),
-    "refs": ("GET", r"/api/datasets/[^/]+/[^/]+/refs"),
-    "tag": ("POST", r"/api/datasets/[^/]+/[^/]+/tag/.*"),
-}
+STEPS = PUBLISH_REQUESTS
 
 
 @pytest.fixture(scope="module", autouse=True)

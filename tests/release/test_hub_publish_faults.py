@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 from support.fakes import hostile
-from support.fakes.hub import HubStandIn
+from support.fakes.hub import PUBLISH_REQUESTS, HubStandIn
 
 from mvlsib.errors import MvlsibError
 
 TOKEN = "hf_HostileHubSecret_4d1c8e"
 TIMEOUT = 1.5
-INFO = r"/api/datasets/[^/]+/[^/]+(?:/revision/[^/]+)?"
 TREE = r"/api/datasets/[^/]+/[^/]+/tree/.*"
 
 
@@ -33,14 +32,7 @@ def _answer(answers: dict, method: str, pattern: str):
 REPO_ID = "org/mvl-sib"
 PUBLISH_LANGS = ["eng_Latn", "fra_Latn"]
 # (method, path pattern) of every endpoint a publish reads an answer from
-PUBLISH_ENDPOINTS = {
-    "create": ("POST", r"/api/repos/create"),
-    "info": ("GET", INFO),
-    "preupload": ("POST", r"/api/datasets/[^/]+/[^/]+/preupload/.*"),
-    "lfs-batch": ("POST", r"/datasets/[^/]+/[^/]+\.git/info/lfs/objects/batch"),
-    "commit": ("POST", r"/api/datasets/[^/]+/[^/]+/commit/.*"),
-    "refs": ("GET", r"/api/datasets/[^/]+/[^/]+/refs"),
-}
+PUBLISH_ENDPOINTS = {k: v for k, v in PUBLISH_REQUESTS.items() if k not in ("lfs-upload", "tag")}
 
 
 @pytest.fixture(scope="module")

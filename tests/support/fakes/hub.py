@@ -588,3 +588,18 @@ def serve_folder(repo_id: str, folder: Path, token: str = "hf_unused") -> HubSta
     hub = HubStandIn(token)
     hub.commit = hub.seed(repo_id, folder)
     return hub
+
+
+# (method, path pattern) of every request `publish --repo-id` makes of the Hub, in order: each may be
+# refused or answered wrongly by a test (tests/release/test_hub_publish_faults.py, test_hub_failed_publish.py).
+INFO_PATH = r"/api/datasets/[^/]+/[^/]+(?:/revision/[^/]+)?"
+PUBLISH_REQUESTS = {
+    "create": ("POST", r"/api/repos/create"),
+    "info": ("GET", INFO_PATH),
+    "preupload": ("POST", r"/api/datasets/[^/]+/[^/]+/preupload/.*"),
+    "lfs-batch": ("POST", r"/datasets/[^/]+/[^/]+\.git/info/lfs/objects/batch"),
+    "lfs-upload": ("PUT", r"/lfs-upload/.*"),
+    "commit": ("POST", r"/api/datasets/[^/]+/[^/]+/commit/.*"),
+    "refs": ("GET", r"/api/datasets/[^/]+/[^/]+/refs"),
+    "tag": ("POST", r"/api/datasets/[^/]+/[^/]+/tag/.*"),
+}

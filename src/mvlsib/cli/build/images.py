@@ -16,6 +16,11 @@ from mvlsib.cli.options import pool_option as required_pool_option
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
 
 
+def _box_option(help_text: str):
+    """``--box``: the box a normalised pool image fits into (``add``, ``import-release``)."""
+    return click.option("--box", type=params.Box(params.MAX_SIDE), default=_BOX, show_default=True, help=help_text)
+
+
 @build_cli.group("images")
 def images_group() -> None:
     """Curate the topic-image pool: add, check, gallery, credits, import."""
@@ -102,13 +107,7 @@ def check_options(fn):
 @click.option("--source-url", default="", help="Page where the image and its licence are published.")
 @click.option("--title", default="", help="Short description used in credits and the gallery.")
 @click.option("--image-id", default="", help="Id to use instead of the next free <topic_slug>_<n>.")
-@click.option(
-    "--box",
-    type=params.Box(params.MAX_SIDE),
-    default=_BOX,
-    show_default=True,
-    help="Fit the image into WIDTHxHEIGHT (never enlarged).",
-)
+@_box_option("Fit the image into WIDTHxHEIGHT (never enlarged).")
 @click.option(
     "--format",
     "fmt",
@@ -296,13 +295,7 @@ def images_credits(pool, out) -> None:
     help="CSV with file, license, author, source_url[, title] for every image of the release.",
 )
 @required_pool_option("A new (or empty) folder to build the pool in.", required=True, folder_only=True)
-@click.option(
-    "--box",
-    type=params.Box(params.MAX_SIDE),
-    default=_BOX,
-    show_default=True,
-    help="Fit images into WIDTHxHEIGHT (never enlarged).",
-)
+@_box_option("Fit images into WIDTHxHEIGHT (never enlarged).")
 @click.option(
     "--format",
     "fmt",
