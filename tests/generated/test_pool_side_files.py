@@ -23,9 +23,15 @@ def _plant(kind: str, path: Path) -> None:
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "socket":
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(path))
-        sock.close()
+        # bound by its name from inside its folder: a socket path is limited to 107 bytes, and a
+        # clean clone's tmp_path can be longer than that
+        here = os.getcwd()
+        os.chdir(path.parent)
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.bind(path.name)
+        finally:
+            os.chdir(here)
     elif kind == "dangling-symlink":
         path.symlink_to(path.parent / "nowhere")
     elif kind == "symlink-to-dev-zero":
