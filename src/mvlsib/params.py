@@ -3,7 +3,8 @@
 An option given as ``type=int`` or ``type=float`` takes any value Python can parse: ``nan``,
 ``inf``, ``1e-320`` (a subnormal whose reciprocal overflows), a billion GPUs. Here every number has
 both bounds and is finite, every comma list is split, stripped and de-duplicated in one place, and
-every repeated option or argument refuses a value given twice; a bad value is click's usage error
+every repeated option or argument refuses a value given twice, every free-text value (a name, a
+revision, a device, a path given as text) is one bounded line (``Text``); a bad value is click's usage error
 (exit 2, one line). ``tests/architecture/test_bounded_options.py`` walks both command trees and
 fails on any option that goes around these types.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,9 +40,14 @@ MAX_SIDE = 1 << 16
 MAX_PIXELS = 1 << 34
 MAX_BYTES = 1 << 40
 MAX_GPUS = 100_000  # shards of one plan: a SLURM array far larger than any cluster's limit
+# A value longer than this is shown clipped in a refusal; click's own messages would repeat all of it.
+SHOWN_CHARS = 60
+MAX_TEXT_CHARS = 4096  # a free-text value: the longest path Linux takes
+# What no option value holds: controls (a line break too), the bidi marks that reorder what is shown.
+_NOT_IN_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
-def clipped(value: object, limit: int = 60) -> str:
+def clipped(value: object, limit: int = SHOWN_CHARS) -> str:
     """``value`` as a refusal shows it: its repr, and only the start of a long one (a 5,000-digit number
     is said once, in a line)."""
     text = repr(value) if isinstance(value, str) else str(value)
@@ -54,9 +61,36 @@ class Int(click.IntRange):
         super().__init__(min=min, max=max)
 
     def convert(self, value: Any, param, ctx) -> Any:
-        if isinstance(value, str) and len(value) > 60:  # click's own message would repeat all of it
+        if isinstance(value, str) and len(value.strip()) > SHOWN_CHARS:
             self.fail(f"{clipped(value)} is not an integer in {self.min}..{self.max}.", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class Text(click.ParamType):
+    """A free-text value (a name, a revision, a device, a path or id given as text), kept as given: not
+    blank, one line with no control or bidi mark (it is shown in messages and written into files), at
+    most ``MAX_TEXT_CHARS`` characters."""
+
+    name = "text"
+
+    def convert(self, value: Any, param, ctx) -> Any:
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            self.fail(f"{value!r} is blank; give a value, or leave the option out", param, ctx)
+        if len(value) > MAX_TEXT_CHARS:
+            self.fail(f"{clipped(value)} is longer than {MAX_TEXT_CHARS:,} characters", param, ctx)
+        if (bad := _NOT_IN_TEXT.search(value)) is not None:
+            self.fail(
+                f"{clipped(value)} holds U+{ord(bad.group()):04X} at position {bad.start()}, a control or "
+                "bidi mark that would act where the value is shown; give it without",
+                param,
+                ctx,
+            )
+        return value
+
+
+TEXT = Text()
 
 
 class Box(click.ParamType):
@@ -90,7 +124,7 @@ class Finite(click.FloatRange):
         super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
 
     def convert(self, value: Any, param, ctx) -> Any:
-        if isinstance(value, str) and len(value) > 60:
+        if isinstance(value, str) and len(value.strip()) > SHOWN_CHARS:
             self.fail(f"{clipped(value)} is not a number in {self.min}..{self.max}.", param, ctx)
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
@@ -130,7 +164,7 @@ class CommaList(click.ParamType):
             except click.BadParameter as exc:
                 if isinstance(self.item, click.IntRange) and not part.lstrip("+-").isdigit():
                     self.fail(f"expected comma-separated integers such as 1,3,5, got {clipped(text)}", param, ctx)
-                said = exc.message if len(part) <= 60 else "not accepted"
+                said = exc.message if len(part) <= SHOWN_CHARS else "not accepted"
                 self.fail(f"{clipped(part)} in {clipped(text)}: {said}", param, ctx)
             if converted not in out:
                 out.append(converted)

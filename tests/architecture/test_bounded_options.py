@@ -4,7 +4,8 @@ Both command trees (``mvlsib-build``, ``mvlsib-eval``) are walked as click built
 added by shared decorators and the backends' option tables are seen as the user sees them: a number
 must be ``params.Int`` (both bounds) or ``params.Finite`` (bounded, finite); a comma-separated list
 a ``params.CommaList`` (split and de-duplicated once); a repeated option or a variadic argument must
-have a ``params.distinct`` callback (or ``params.paired``: a value per run, where a repeat is its own).
+have a ``params.distinct`` callback (or ``params.paired``: a value per run, where a repeat is its own);
+free text must be ``params.Text`` (or a narrower type: a URL, a repo id, a choice, a path).
 """
 
 from __future__ import annotations
@@ -72,6 +73,17 @@ def test_every_list_is_deduplicated(case):
         assert isinstance(param.type, params.CommaList), (
             f"{where} {param.opts}: a comma-separated list split by hand; give it type=params.CommaList(...)"
         )
+
+
+@pytest.mark.parametrize("case", PARAMS, ids=_id)
+def test_every_text_is_one_bounded_line(case):
+    """click's plain string takes '', a line break, an escape sequence or a megabyte, all shown later."""
+    where, param = case
+    assert type(param.type) is not click.types.StringParamType, (
+        f"{where} {param.opts}: any text is taken; give it type=params.TEXT (or a narrower type)"
+    )
+    if isinstance(param.type, params.CommaList) and isinstance(param.type.item, click.types.StringParamType):
+        assert type(param.type.item) is not click.types.StringParamType, f"{where} {param.opts}: item=params.TEXT"
 
 
 @pytest.mark.parametrize("case", PARAMS, ids=_id)

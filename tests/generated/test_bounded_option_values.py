@@ -175,11 +175,12 @@ def test_export_inspect_builds_each_language_once(release_dir, tmp_path):
     "args",
     [
         ("report", "{run}", "{run}"),
+        ("compare", "{run}", "{run}"),
         ("items", "{run}", "{run}"),
         ("correlate", "{run}", "{run}"),
         ("merge", "{run}", "{run}", "--out", "{out}"),
     ],
-    ids=["report-runs", "items-runs", "correlate-runs", "merge-sources"],
+    ids=["report-runs", "compare-runs", "items-runs", "correlate-runs", "merge-sources"],
 )
 @pytest.mark.parametrize("spelling", ["same", "trailing-slash", "dot-dot", "symlink"])
 def test_a_run_given_twice_is_refused(tmp_path, args, spelling):
@@ -248,3 +249,55 @@ def test_a_language_that_is_not_a_code_stops_at_the_command_line(cli, path, valu
     line = refused(CliRunner().invoke(cli, [*path, "--languages", value]), "--languages")
     assert "language code" in line and "\x1b" not in line
     assert list(tmp_path.iterdir()) == []
+
+
+BAD_TEXTS = {
+    "empty": "",
+    "blank": "   ",
+    "line-break": "a\nb",
+    "escape": "x\x1b]8;;http://evil/\x1b\\y",
+    "carriage-return": "x\rwritten-over",
+    "bidi": "abc\u202edcba",
+    "line-separator": "a\u2028b",
+    "huge": "m" * (params.MAX_TEXT_CHARS + 1),
+}
+
+
+def _text_cases():
+    for cli, name in ((build_cli, "mvlsib-build"), (eval_cli, "mvlsib-eval")):
+        for path, cmd in _commands(cli, ()):
+            for param in cmd.params:
+                if isinstance(param.type, params.Text) and isinstance(param, click.Option):
+                    flag = param.opts[0]
+                    for label, value in BAD_TEXTS.items():
+                        yield pytest.param(cli, path, flag, value, id=f"{name} {' '.join(path)} {flag}={label}")
+
+
+TEXT_CASES = list(_text_cases())
+
+
+def test_the_text_cases_cover_names_models_and_revisions():
+    ids = {c.id.rsplit("=", 1)[0] for c in TEXT_CASES}
+    for want in ("mvlsib-eval run --model", "mvlsib-eval run --device", "mvlsib-eval report --name",
+                 "mvlsib-build publish --tag", "mvlsib-build images add --author", "mvlsib-eval plan --release",
+                 "mvlsib-build verify-images --model", "mvlsib-eval run --data-revision"):  # fmt: skip
+        assert want in ids
+
+
+@pytest.mark.parametrize("cli, path, flag, value", TEXT_CASES)
+def test_a_text_that_is_not_one_bounded_line_stops_at_the_command_line(cli, path, flag, value, tmp_path, monkeypatch):
+    """A blank model or tag, a name that rewrites the terminal line or reorders it, a megabyte: refused
+    before any work, naming the option, in one line that carries no control of its own."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, [*path, flag, value])
+    refused(result, flag)
+    assert len(result.output) < 1_000, f"{len(result.output):,} characters"
+    assert not any(ch in result.output for ch in "\x1b\r\u202e\u2028"), repr(result.output)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_text_source_argument_is_one_bounded_line(tmp_path):
+    for value in BAD_TEXTS.values():
+        refused(CliRunner().invoke(build_cli, ["images", "add", value, "--pool", str(tmp_path / "p"),
+                                               "--topic", "sports", "--license", "CC0-1.0"]))  # fmt: skip
+        assert not (tmp_path / "p").exists()

@@ -174,6 +174,7 @@ def release_option(
         attrs.setdefault("type", click.Path(file_okay=False, exists=True, path_type=Path))
     if kind == "hub":
         attrs.setdefault("type", HUB_REPO_ID)
+    attrs.setdefault("type", params.TEXT)
     metavar = {"folder-or-hub": "DIR|ORG/NAME", "folder": "DIR", "hub": "ORG/NAME"}[kind]
     help_text = SHARED_HELP["release"] + _RELEASE_KINDS[kind] + (f" {note}" if note else "")
     return option("--release", "release", metavar=metavar, old=old, shared="release", help=help_text, **attrs)
@@ -184,6 +185,7 @@ def data_revision_option(note: str | None = None, *, old: tuple[str, ...] = (), 
     return option(
         "--data-revision",
         param,
+        type=params.TEXT,
         default=None,
         metavar="REV",
         old=old,
@@ -197,6 +199,7 @@ def model_revision_option(param: str = "model_revision", note: str | None = None
     return option(
         "--model-revision",
         param,
+        type=params.TEXT,
         default=None,
         metavar="REV",
         old=("--revision",),
@@ -274,7 +277,7 @@ def backend_option(opt):
     return click.option(
         f"--{opt.flag}",
         opt.param,
-        type=click.Choice(list(opt.choices)) if opt.choices else opt.kind,
+        type=click.Choice(list(opt.choices)) if opt.choices else (params.TEXT if opt.kind is str else opt.kind),
         default=opt.default,
         show_default=opt.default is not None,
         help=opt.help,
@@ -294,7 +297,9 @@ def runs_argument():
 
 def run_names_option(help_text: str = "Display name per run, in order (default: folder name)."):
     """``--name`` (repeatable): one display name per run of the command's RUNS, in order."""
-    return click.option("--name", "names", multiple=True, callback=params.paired("RUNS"), help=help_text)
+    return click.option(
+        "--name", "names", type=params.TEXT, multiple=True, callback=params.paired("RUNS"), help=help_text
+    )
 
 
 def csv_list(value: str | tuple) -> list:

@@ -35,6 +35,7 @@ def check_options(fn):
     opts = [
         click.option(
             "--allow-license",
+            type=params.TEXT,
             multiple=True,
             callback=params.distinct(drop=True),
             metavar="SPDX",
@@ -92,21 +93,26 @@ def check_options(fn):
 
 
 @images_group.command("add")
-@click.argument("source")
+@click.argument("source", type=params.TEXT)
 # No default: the bundled pool is package data, and adding to it would change the installed package.
 @required_pool_option("The one to add to (created if missing).", required=True, folder_only=True)
-@click.option("--topic", required=True, help="SIB-200 topic, e.g. sports or science/technology.")
+@click.option("--topic", type=params.TEXT, required=True, help="SIB-200 topic, e.g. sports or science/technology.")
 @click.option(
     "--license",
     "license_",
+    type=params.TEXT,
     required=True,
     metavar="SPDX",
     help="Licence as SPDX id (CC-BY-SA-4.0) or Wikimedia short name ('CC BY-SA 4.0', 'Public domain').",
 )
-@click.option("--author", default="", help="Who made the image (required for attribution licences).")
-@click.option("--source-url", default="", help="Page where the image and its licence are published.")
-@click.option("--title", default="", help="Short description used in credits and the gallery.")
-@click.option("--image-id", default="", help="Id to use instead of the next free <topic_slug>_<n>.")
+@click.option(
+    "--author", type=params.TEXT, default=None, help="Who made the image (required for attribution licences)."
+)
+@click.option(
+    "--source-url", type=params.TEXT, default=None, help="Page where the image and its licence are published."
+)
+@click.option("--title", type=params.TEXT, default=None, help="Short description used in credits and the gallery.")
+@click.option("--image-id", type=params.TEXT, default=None, help="Id to use instead of the next free <topic_slug>_<n>.")
 @_box_option("Fit the image into WIDTHxHEIGHT (never enlarged).")
 @click.option(
     "--format",
@@ -169,10 +175,10 @@ def images_add(
             source,
             topic,
             license_,
-            author,
-            source_url,
-            title,
-            image_id,
+            author or "",  # absent: the pool's rules say what a licence needs
+            source_url or "",
+            title or "",
+            image_id or "",
             box,
             fmt,
             min_side,

@@ -32,6 +32,7 @@ from mvlsib.workdir import INSTANCES_FILE
 @build_cli.command("ingest")
 @click.option(
     "--sib",
+    type=params.TEXT,
     metavar="DIR|ORG/NAME",
     default=None,
     help="SIB-200 source: a local folder (SIB-200 checkout with data/annotated/<lang>/, its 'annotated' "
@@ -243,12 +244,13 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
 @option(
     "--branch",
     "revision",
+    type=params.TEXT,
     default=None,
     old=("--revision",),
     help="Hub branch to commit to (default: main; created if missing).",
 )
 @click.option("--private", is_flag=True, help="Create the Hub repository as private (if it does not exist yet).")
-@click.option("--tag", default=None, help="Tag the uploaded revision, e.g. v1.0.")
+@click.option("--tag", type=params.TEXT, default=None, help="Tag the uploaded revision, e.g. v1.0.")
 @click.option(
     "--dry-run", is_flag=True, help="List what would be added, changed and deleted on the Hub; write nothing."
 )
@@ -330,7 +332,12 @@ def _publish_folder(
 
 
 @build_cli.command("build")
-@click.option("--sib", required=True, help="SIB-200: a local folder in the repository layout, or a Hub dataset id.")
+@click.option(
+    "--sib",
+    type=params.TEXT,
+    required=True,
+    help="SIB-200: a local folder in the repository layout, or a Hub dataset id.",
+)
 @click.option("--seed", type=params.Int(0, params.MAX_SEED), default=0, show_default=True, help="Sampling seed.")
 @out_option("Release folder to write.", required=True)
 @click.option(

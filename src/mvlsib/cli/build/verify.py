@@ -22,6 +22,7 @@ from mvlsib.cli.options import (
 @click.option(
     "--model",
     "models",
+    type=params.TEXT,
     multiple=True,
     callback=params.distinct(),
     required=True,

@@ -31,6 +31,7 @@ RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
 @selection_options
 @click.option(
     "--model",
+    type=params.TEXT,
     required=True,
     metavar="PATH|ID|NAME",
     help=backends_help("MODEL_HELP"),
@@ -41,6 +42,7 @@ RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
 @max_new_tokens_option
 @click.option(
     "--shard",
+    type=params.TEXT,
     default=None,
     metavar="I/N",
     help="Run shard I of N (0-based). Default: the SLURM array task (SLURM_ARRAY_TASK_ID of "

@@ -45,7 +45,11 @@ def batch_group():
 @batch_group.command("prepare")
 @selection_options
 @click.option(
-    "--model", required=True, metavar="NAME", help="The model name the requests name (as for the openai backend)."
+    "--model",
+    type=params.TEXT,
+    required=True,
+    metavar="NAME",
+    help="The model name the requests name (as for the openai backend).",
 )
 @out_option("Folder for requests-NNNNN.jsonl and manifest.json (new, empty, or a previous prepare's).", required=True)
 @max_new_tokens_option
@@ -168,7 +172,7 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
 @click.option(
     "--gpus", type=params.Int(1, params.MAX_GPUS), required=True, help="Shards to deal the run to (one per GPU)."
 )
-@click.option("--model", default="MODEL", show_default=True, help="The model the array script runs.")
+@click.option("--model", type=params.TEXT, default="MODEL", show_default=True, help="The model the array script runs.")
 @out_option("The run folder the array script writes.", default="RUN", show_default=True)
 @click.option(
     "--prompts-per-second",

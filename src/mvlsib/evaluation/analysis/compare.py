@@ -27,7 +27,6 @@ from ..run.stats import (
 )
 from ..run.store import record_key
 from .report_format import coverage
-from .runs import differ as differing
 from .runs import load_runs
 
 
@@ -88,7 +87,7 @@ def compare_runs(
     loaded = load_runs([run_a, run_b], names=["A", "B"], different_releases=different_releases, warn=warn)
     runs = [(r.path, r.config, r.records) for r in loaded]
     releases = [r.release for r in loaded]
-    differ = differing(loaded)
+    differ = loaded.mixed
     result = compare_outcomes(outcomes(runs[0][2], mode), outcomes(runs[1][2], mode))
     overall = result.pop("overall")
     cov = [coverage(config, records) for _, config, records in runs]

@@ -24,20 +24,20 @@ from typing import Any
 from .._compat import LOADER, TASK_BY_NAME, TASKS, atomic_open, csvio, escape, jsonio
 from ..run.parsing import parse_letter
 from ..run.prompts import LETTERS
-from ..run.runner import verify_data
 from .report_format import coverage
 from .runs import load_runs
 
 
 def _load(runs, mode: str, names=None, **checks):
     out = []
-    for run in load_runs(runs, names=names, **checks):
+    found = load_runs(runs, names=names, **checks)
+    for run in found:
         label, config, records = run.label, run.config, run.records
         for r in records:
             r["_letter"] = parse_letter(r["response"], mode)
             r["_ok"] = r["_letter"] == LETTERS[int(r["label"])]
         out.append((label, config, records))
-    return out
+    return out, found.release
 
 
 def _iid_rank(iid: str) -> tuple:
@@ -194,9 +194,8 @@ def _modality(label: str, records) -> list[dict]:
 
 def _release_rows(data: str | None, languages) -> dict[tuple, dict]:
     """(language, instance_id) -> release row, for the items we list; {} without a release."""
-    if not data or not Path(data).is_dir():
+    if data is None:  # data: a release folder load_runs checked
         return {}
-    verify_data(str(data))  # the one check of a release folder before reading it
     mvl = LOADER
     out = {}
     have = set(mvl.languages(data))
@@ -239,18 +238,11 @@ def write_items(
     warn=None,
 ) -> list[Path]:
     out = Path(out)
-    loaded = _load(runs, mode, names, different_releases=different_releases, release=data, warn=warn)
+    loaded, data = _load(
+        runs, mode, names, different_releases=different_releases, release=data, own_release=True, warn=warn
+    )
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     res = item_analysis(loaded)
-    if data is None:
-        data = next(
-            (
-                c.get("fingerprint", {}).get("data")
-                for _, c, _ in loaded
-                if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()
-            ),
-            None,
-        )
     listed = res["always_wrong"][:max_listed]
     rows = _release_rows(data, {key[0] for key, _ in listed})
     details = [item_details(key, per_run, rows) for key, per_run in listed]

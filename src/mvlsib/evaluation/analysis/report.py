@@ -25,7 +25,7 @@ from ..run.stats import cell_interval, macro_interval
 from .leaderboard import write_leaderboard
 from .report_figures import draw_figures, topic_confusion_figure
 from .report_format import ci, coverage, fmt, mean, scope_line, task_k_keys, write_csv
-from .runs import differ, load_runs
+from .runs import load_runs
 
 TEXT_ONLY = tuple(t.name for t in TASK_TABLE if not t.cross_modal)
 CROSS_MODAL = tuple(t.name for t in TASK_TABLE if t.cross_modal)
@@ -145,7 +145,8 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
     different_releases: bool = False,
 ) -> list[Path]:
     out = Path(out)
-    loaded, raw, mixed = _load_runs(
+    draw = figures and _can_draw()
+    loaded, raw, mixed, data = _load_runs(
         runs,
         groups,
         mode=mode,
@@ -154,6 +155,7 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
         names=names,
         different_releases=different_releases,
         release=data,
+        own_release=draw,
     )
     out.mkdir(parents=True, exist_ok=True)  # only once every run has loaded: a failure writes nothing
     written = _write_tables(out, loaded)
@@ -166,23 +168,30 @@ def write_report(  # noqa: PLR0913 - keyword-only report options; the redesign m
     written.append(write_csv(out / "languages.csv", lang_rows, LANGUAGE_FIELDS))
     written += write_leaderboard(out, loaded)
     fig_names: list[str] = []
-    if figures:
-        try:
-            import matplotlib  # noqa: F401  (the figures' only third-party need; tables do without)
-        except ImportError:
-            fig_names = ["(figures skipped: install matplotlib to draw them)"]
-        else:
-            figs = draw_figures(out, loaded, summaries, group_summary)
-            figs += topic_confusion_figure(out, loaded, raw, data if data is not None else _runs_data(loaded), mode)
-            written += figs
-            fig_names = [p.name for p in figs if p.suffix == ".png"]
+    if figures and not draw:
+        fig_names = ["(figures skipped: install matplotlib to draw them)"]
+    elif draw:
+        figs = draw_figures(out, loaded, summaries, group_summary)
+        figs += topic_confusion_figure(out, loaded, raw, data, mode)
+        written += figs
+        fig_names = [p.name for p in figs if p.suffix == ".png"]
     written.append(_markdown(out, loaded, summaries, mode, fig_names, mixed=mixed))
     return written
 
 
-def _load_runs(runs, groups, *, mode: str, metadata, warn, **checks) -> tuple[list[tuple], list[list[dict]], bool]:
+def _can_draw() -> bool:
+    try:
+        import matplotlib  # noqa: F401  (the figures' only third-party need; tables do without)
+    except ImportError:
+        return False
+    return True
+
+
+def _load_runs(
+    runs, groups, *, mode: str, metadata, warn, **checks
+) -> tuple[list[tuple], list[list[dict]], bool, str | None]:
     """(label, config, metrics, coverage) per run, each run's records (``load_runs`` and its ``checks``),
-    and whether the runs were made on different releases (``differ``)."""
+    whether the runs were made on different releases, and the release folder read beside them."""
     loaded, raw = [], []
     runs_ = load_runs(runs, warn=warn, where="report.md lists them", **checks)
     for run_ in runs_:
@@ -191,19 +200,7 @@ def _load_runs(runs, groups, *, mode: str, metadata, warn, **checks) -> tuple[li
         metrics = compute_metrics(records, mode, groups or config.get("groups") or {}, metadata)
         loaded.append((label, config, metrics, cov))
         raw.append(records)
-    return loaded, raw, differ(runs_)
-
-
-def _runs_data(loaded) -> str | None:
-    """The release folder the runs were made on, when one of them names one that exists here."""
-    return next(
-        (
-            c.get("fingerprint", {}).get("data")
-            for _, c, _, _ in loaded
-            if Path(str(c.get("fingerprint", {}).get("data"))).is_dir()
-        ),
-        None,
-    )
+    return loaded, raw, runs_.mixed, runs_.release
 
 
 def _write_tables(out: Path, loaded) -> list[Path]:

@@ -10,6 +10,7 @@ unless the user allows it, and then says so. A release folder the user names for
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,20 +46,30 @@ def labels(runs, names: list[str] | None) -> list[str]:
     return found
 
 
+class Runs(list):
+    """The loaded runs (``LoadedRun`` each, in the order given) with what loading them found once."""
+
+    mixed: bool = False  # made on different releases (allowed with --different-releases, and said)
+    release: str | None = None  # the release folder read beside them, checked; None: none here
+
+
 def load_runs(
     runs,
     *,
     names: list[str] | None = None,
     different_releases: bool = False,
     release: str | Path | None = None,
+    own_release: bool = False,
     warn: Callable[[str], None] | None = None,
     where: str = "",
-) -> list[LoadedRun]:
-    """Every run loaded, checked to share one release (see the module docstring); ``release``: a
-    release folder the command will read beside them, checked against the runs' release. An
-    incomplete run (a killed or partial one) is said through ``warn`` (``where``: where the command
-    lists its short cells), by every command alike."""
-    loaded = []
+) -> Runs:
+    """Every run loaded, checked to share one release (see the module docstring). ``release``: a
+    release folder the command will read beside them, checked against its manifest and the runs'
+    release; with ``own_release`` and no ``release``, the folder the runs were made on when it is here
+    and still that release. An incomplete run (a killed or partial one) is said through ``warn``
+    (``where``: where the command lists its short cells), by every command alike."""
+    _refuse_one_run_twice(runs)
+    loaded = Runs()
     for run, label in zip(runs, labels(runs, names)):
         config, records, metrics = load_run(run)
         if not records:
@@ -78,23 +89,69 @@ def load_runs(
             f"the runs were made on different releases (release manifest sha256: {shown}): the same keys may "
             "hold other instances or images; analyse runs of one release, or pass --different-releases"
         )
-    if not different_releases and (clash := _other_instances(loaded)) is not None:
+    clash = _other_instances(loaded)
+    if clash is not None and not different_releases:
         raise MvlsibError(
             f"the runs hold other instances under the same key ({clash}): they were made on different releases "
             "(a release without manifest.json records none); analyse runs of one release, or pass "
             "--different-releases"
         )
-    if release is not None and Path(release).is_dir():
-        verify_data(str(release))  # its texts are shown under the runs' keys: the files must be the release's
-    if release is not None and Path(release).is_dir() and made_on:
-        here = release_manifest_sha256(str(release))
-        if here is not None and here not in made_on:
-            raise MvlsibError(
-                f"--release {release}: not the release the runs were made on (its manifest sha256 "
-                f"{here[:12]}, the runs' {', '.join(sorted(s[:12] for s in made_on))}); its texts would be shown "
-                "under other instances' keys: give the runs' own release folder"
-            )
+    loaded.mixed = len(made_on) > 1 or clash is not None
+    if release is not None:
+        loaded.release = _checked_release(str(release), made_on)
+    elif own_release:
+        loaded.release = _own_release(loaded, made_on, warn)
     return loaded
+
+
+def _checked_release(release: str, made_on: set[str]) -> str | None:
+    """The release folder the user named, checked once: its files against its manifest (its texts are
+    shown under the runs' keys) and its manifest against the runs' release; None: not a folder here."""
+    if not Path(release).is_dir():
+        return None
+    verify_data(release)
+    here = release_manifest_sha256(release)
+    if made_on and here is not None and here not in made_on:
+        raise MvlsibError(
+            f"--release {release}: not the release the runs were made on (its manifest sha256 "
+            f"{here[:12]}, the runs' {', '.join(sorted(s[:12] for s in made_on))}); its texts would be shown "
+            "under other instances' keys: give the runs' own release folder"
+        )
+    return release
+
+
+def _own_release(loaded: Runs, made_on: set[str], warn: Callable[[str], None] | None) -> str | None:
+    """The folder the runs were made on, when one is here: checked like a named one, but a folder that
+    now holds another release is left out (said), not refused — the user did not name it."""
+    folder = next(
+        (
+            d
+            for r in loaded
+            if isinstance(d := (r.config.get("fingerprint") or {}).get("data"), str) and Path(d).is_dir()
+        ),
+        None,
+    )
+    if folder is None:
+        return None
+    verify_data(folder)
+    here = release_manifest_sha256(folder)
+    if made_on and here is not None and here not in made_on:
+        if warn is not None:
+            warn(f"{folder} now holds another release than the runs were made on; its texts are left out")
+        return None
+    return folder
+
+
+def _refuse_one_run_twice(runs) -> None:
+    """One folder given under two spellings (``run``, ``run/``, ``./x/../run``, a symlink) is one run:
+    paired with itself it would compare equal, counted twice it would weigh double."""
+    seen: dict[str, Any] = {}
+    for run in runs:
+        key = os.path.realpath(run)
+        if key in seen:
+            also = "" if str(seen[key]) == str(run) else f" (as {seen[key]}: the same folder)"
+            raise MvlsibError(f"{run} is given more than once{also}; give each run once")
+        seen[key] = run
 
 
 def _other_instances(loaded: list[LoadedRun]) -> str | None:
@@ -108,8 +165,3 @@ def _other_instances(loaded: list[LoadedRun]) -> str | None:
             if seen[0] != rec.get("label"):
                 return f"{'|'.join(map(str, key))}: gold {seen[0]} in {seen[1]}, {rec.get('label')} in {run.path}"
     return None
-
-
-def differ(loaded: list[LoadedRun]) -> bool:
-    """Whether the runs recorded different releases (allowed with --different-releases, and said)."""
-    return len({r.release for r in loaded if r.release is not None}) > 1 or _other_instances(loaded) is not None
