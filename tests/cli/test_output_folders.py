@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from support import REPO, subprocess_env
 from support.cli_contract import changed, problems, refused, scene_state
 from support.cli_tree import NOT_OUTPUTS, output_params
+from support.planted import copy_run
 
 from mvlsib.atomic import LEDGER, staged_folder
 from mvlsib.cli import build_cli, eval_cli
@@ -46,7 +47,28 @@ def scene(tmp_path_factory, release_dir, pool_dir):
                  "--no-progress", *extra],
             )  # fmt: skip
             assert res.exit_code == 0, res.output
+        _batch(s, release_dir)
         yield s, release_dir, pool_dir, srv.base_url
+
+
+def _batch(s: Path, release: Path) -> None:
+    """A prepared batch (s/batch) and a results file answering every request (s/results.jsonl)."""
+    import json
+
+    res = CliRunner().invoke(eval_cli, ["batch", "prepare", "--data", str(release), "--model", "m", "--out",
+                                        str(s / "batch"), "--limit", "2", "--languages", "eng_Latn", "--tasks",
+                                        "s2t", "--k", "1", "--no-progress"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    lines = []
+    for path in sorted((s / "batch").glob("requests-*.jsonl")):
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            body = {
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "A"}, "finish_reason": "stop"}]
+            }
+            answer = {"status_code": 200, "request_id": f"r{i}", "body": body}
+            lines.append(json.dumps({"id": f"b{i}", "custom_id": json.loads(line)["custom_id"], "error": None,
+                                     "response": answer}))  # fmt: skip
+    (s / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _writers(s: Path, release: Path, pool: Path, url: str) -> dict[str, tuple]:
@@ -58,6 +80,11 @@ def _writers(s: Path, release: Path, pool: Path, url: str) -> dict[str, tuple]:
                            "--out", "{out}", "--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1",
                            "--no-progress"]),
         "merge": (eval_cli, ["merge", str(s / "shards"), "--out", "{out}"]),
+        "batch prepare": (eval_cli, ["batch", "prepare", "--data", str(release), "--model", "m", "--out", "{out}",
+                                     "--limit", "1", "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1",
+                                     "--no-progress"]),
+        "batch collect": (eval_cli, ["batch", "collect", str(s / "batch"), str(s / "results.jsonl"), "--out", "{out}",
+                                     "--no-progress"]),
         "export lmms-eval": (build_cli, ["export", "lmms-eval", "--release", str(release), "--out", "{out}",
                                          "--languages", "eng_Latn", "--tasks", "s2t", "--k", "1"]),
         "export vlmevalkit": (build_cli, ["export", "vlmevalkit", "--release", str(release), "--out", "{out}",
@@ -106,7 +133,7 @@ def test_refuses_folders_holding_the_users_files_and_replaces_its_own(scene, wri
             if found:
                 failures.append(f"{variant} in {where}: {found}: {res.output.strip()[-200:]}")
     # Another command's output (a run folder, listed in its own ledger) is not this writer's to replace.
-    if writer not in ("run", "merge"):
+    if writer not in ("run", "merge", "batch collect"):
         other = tmp_path / "another-commands-output"
         shutil.copytree(s / "runA", other, symlinks=True)
         before = scene_state(other)
@@ -219,6 +246,8 @@ RUN_STATE = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
 def _ledger_files(folder: Path) -> list[str]:
     import json
 
+    if not (folder / LEDGER).exists():  # a batch folder: its manifest lists what prepare wrote
+        return sorted(f["name"] for f in json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"])
     return sorted(json.loads((folder / LEDGER).read_text(encoding="utf-8"))["files"])
 
 
@@ -236,7 +265,7 @@ def test_an_edited_earlier_output_is_refused_and_kept(scene, writer, tmp_path):
         if (
             path.is_symlink()
             or not path.is_file()
-            or (writer in ("run", "merge") and any(fnmatch(rel, p) for p in RUN_STATE))
+            or (writer in ("run", "merge", "batch collect") and any(fnmatch(rel, p) for p in RUN_STATE))
         ):
             continue
         original = path.read_bytes()
@@ -297,6 +326,38 @@ def _shared_writers(sib: Path, pool: Path, runs: Path) -> dict[str, tuple]:
 
 SHARED = ["ingest --workdir", "build --workdir", "plan --script", "hub-results --out"]
 
+# Folder options tested elsewhere, each with where and why.
+ELSEWHERE = {
+    "build --out": "a release folder: its manifest says what is ours (test_publish_refuses_the_users_files_*)",
+    "publish --out": "a release folder: its manifest says what is ours (test_publish_refuses_the_users_files_*)",
+    "publish --workdir": "read, not written: test_publish_work_inputs.py",
+    "validate --workdir": "read, not written: test_validate_*",
+    "sample --workdir": "a work folder, as ingest's (tests/workdir/test_work_folder_lock.py)",
+    "plan --out": "names the run folder the script will write; plan writes nothing there",
+}
+
+
+def test_every_folder_a_command_writes_is_planted_here():
+    """Walked from both command trees: a new command with an output folder is planted by the tests
+    above, or says here where it is."""
+    import click
+    from support.cli_tree import commands
+
+    from mvlsib import params
+
+    covered = {f"{w} --out" for w in WRITERS} | {f"{w.split()[0]} --out" for w in WRITERS} | set(SHARED)
+    covered |= set(ELSEWHERE)
+    missing = []
+    for where, cmd in commands():
+        for p in cmd.params:
+            if isinstance(p, click.Option) and p.opts[0] in ("--out", "--workdir"):
+                if isinstance(p.type, params.OutputFile):
+                    continue
+                name = f"{where.split(' ', 1)[1]} {p.opts[0]}"
+                if name not in covered:
+                    missing.append(name)
+    assert not missing, f"output folders no test plants: {missing}"
+
 
 @pytest.mark.parametrize("writer", SHARED)
 def test_writers_into_shared_folders_never_replace_the_users_files(writer, sib_dir, pool_dir, release_dir, tmp_path):
@@ -338,7 +399,7 @@ def _file_writers(s: Path, release: Path, pool: Path, workdir: Path) -> dict[tup
     scores.write_text("model,benchmark,score\nrunA,mmmu,0.5\nrunB,mmmu,0.4\nrunC,mmmu,0.3\n", encoding="utf-8")
     for copy in ("runB", "runC"):
         if not (s / copy).exists():
-            shutil.copytree(s / "runA", s / copy)
+            copy_run(s / "runA", s / copy, model=copy)
     runs = [str(s / name) for name in ("runA", "runB", "runC")]
     return {
         ("mvlsib-eval compare", "--json"): (eval_cli, ["compare", runs[0], runs[1], "--json", "{file}"]),

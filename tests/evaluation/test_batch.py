@@ -6,6 +6,7 @@ SLURM array shards and ``plan``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -224,6 +225,59 @@ def test_a_batch_edited_after_prepare_is_refused_before_anything_is_written(prep
     out = tmp_path / "run"
     result = invoke("batch", "collect", batch, tmp_path / "all.jsonl", "--out", out, "--no-progress")
     assert result.exit_code == 2 and target.name in result.output and "prepare the batch again" in result.output
+    assert not out.exists() and not (batch / "retry").exists()
+
+
+def _edit_body(body: dict, edit: str) -> None:
+    if edit == "model":
+        body["model"] = "some-other-model"
+    elif edit == "question":
+        for message in body["messages"]:
+            for part in message["content"] if isinstance(message["content"], list) else []:
+                if part.get("type") == "text":
+                    part["text"] = "Say A."
+    elif edit == "max-tokens":
+        body["max_tokens"] = body.get("max_tokens", 1) + 100
+    elif edit == "temperature":
+        body["temperature"] = 1.5
+    elif edit == "system-prompt":
+        body["messages"].insert(0, {"role": "system", "content": "Always answer A."})
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+@pytest.mark.parametrize(
+    "edit", ["model", "question", "max-tokens", "temperature", "system-prompt", "request-dropped", "request-added"]
+)
+def test_requests_edited_with_the_manifest_updated_are_not_the_run_s(prepared, tmp_path, edit, where):
+    """The request files are derived from the release and the manifest's run: collect rebuilds every
+    body and compares, so a hand edit the manifest's hashes were updated for is refused all the same."""
+    batch = tmp_path / "batch"
+    shutil.copytree(prepared, batch)
+    manifest = json.loads((batch / "manifest.json").read_text("utf-8"))
+    entry = manifest["files"][0 if where == "first" else -1]
+    target = batch / entry["name"]
+    requests = [json.loads(x) for x in target.read_text("utf-8").splitlines()]
+    i = 0 if where == "first" else -1
+    if edit == "request-dropped":
+        del requests[i]
+    elif edit == "request-added":
+        extra = json.loads(json.dumps(requests[i]))
+        extra["custom_id"] = extra["custom_id"] + "-extra"
+        requests.append(extra)
+    else:
+        _edit_body(requests[i]["body"], edit)
+    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in requests)
+    target.write_text(text, "utf-8")
+    entry["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    for key in ("bytes", "n_requests"):
+        if key in entry:
+            entry[key] = len(text.encode("utf-8")) if key == "bytes" else len(requests)
+    (batch / "manifest.json").write_text(json.dumps(manifest, indent=1), "utf-8")
+    with content_server() as server:
+        run_batch(request_files(batch), tmp_path / "all.jsonl", server.base_url)
+    out = tmp_path / "run"
+    result = invoke("batch", "collect", batch, tmp_path / "all.jsonl", "--out", out, "--no-progress")
+    assert result.exit_code == 2 and "prepare the batch again" in result.output, result.output
     assert not out.exists() and not (batch / "retry").exists()
 
 

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from support import REPO
 from support.cli_contract import problems
+from support.planted import copy_run
 
 from mvlsib.cli import eval_cli
 
@@ -116,8 +117,7 @@ def test_analysis_reads_runs_only_through_load_runs():
 def test_every_command_reading_runs_says_one_is_incomplete(two_releases, command, tmp_path):
     """A killed run (fewer predictions than its config expects) is said by every analysis command."""
     base, rel, scores = two_releases
-    short = tmp_path / "b"
-    shutil.copytree(base / "a", short)
+    short = copy_run(base / "a", tmp_path / "b", model="another")
     lines = (short / "predictions.jsonl").read_text("utf-8").splitlines(keepends=True)
     (short / "predictions.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
     (short / "metrics.json").unlink(missing_ok=True)  # a killed run has none: it is written when complete

@@ -19,8 +19,8 @@ from support.planted import planted_records, write_run
 
 from mvlsib import params
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation.analysis.report import write_report
 from mvlsib.escape import csv_cell, flat
+from mvlsib.evaluation.analysis.report import write_report
 
 LANGS = ("eng_Latn", "swh_Latn")
 RUNS_PER_REPORT = 4

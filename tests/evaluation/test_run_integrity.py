@@ -183,3 +183,91 @@ def test_bad_label_without_manifest_is_a_message(release_dir, tmp_path, value):
         assert server.requests == []
     assert result.exit_code == 2, result.output
     assert f"image_label is {value!r}, not an option index 0..3" in result.output
+
+
+# ------------------------------------------------- one run per folder; merge checks what it merges
+
+
+def _scene(tmp_path: Path, release_dir: Path) -> tuple[Path, Path]:
+    """An unsharded run and a two-shard run (both complete), of one model and the same settings."""
+    whole, shards = tmp_path / "whole", tmp_path / "shards"
+    with lettered_server(fail_every=0) as server:
+        assert run(release_dir, server, whole).exit_code == 0
+        for i in range(2):
+            assert run(release_dir, server, shards, "--shard", f"{i}/2").exit_code == 0
+    return whole, shards
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [("whole", ["--shard", "0/2", "--model", "other"]), ("whole", ["--shard", "1/2"]),
+     ("shards", []), ("shards", ["--model", "other"]), ("shards", ["--shard", "0/3"])],
+    ids=["shard-of-another-model-by-a-run", "shard-by-a-whole-run", "whole-by-shards", "other-model-by-shards",
+         "another-split-by-shards"],
+)  # fmt: skip
+def test_a_folder_holding_one_run_takes_no_part_of_another(release_dir, tmp_path, first, second):
+    """Every run config in the folder (the whole run's and each shard's) must be the run's own: two
+    runs in one folder would be merged or reported as one."""
+    folders = dict(zip(("whole", "shards"), _scene(tmp_path, release_dir)))
+    out = folders[first]
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    extra = list(second)
+    if "--model" in extra:
+        i = extra.index("--model")
+        base = [a for a in BASE]
+        base[base.index("--model") + 1] = extra[i + 1]
+        del extra[i : i + 2]
+        with lettered_server(fail_every=0) as server:
+            res = CliRunner().invoke(eval_cli, ["run", "--data", str(release_dir), "--base-url", server.base_url,
+                                                "--out", str(out), *base, *extra])  # fmt: skip
+    else:
+        with lettered_server(fail_every=0) as server:
+            res = run(release_dir, server, out, *extra)
+    assert res.exit_code == 2 and "holds a run" in res.output, res.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.parametrize("field", ["label-first", "label-last"])
+def test_merge_refuses_shards_whose_gold_labels_are_not_the_release_s(release_dir, tmp_path, field):
+    """As a resumed run does: shards edited to make every answer correct are not merged and scored."""
+    _, shards = _scene(tmp_path, release_dir)
+    path = shards / ("predictions.shard-0-of-2.jsonl" if field == "label-first" else "predictions.shard-1-of-2.jsonl")
+    records = [json.loads(x) for x in lines(path)]
+    edited = records[0 if field == "label-first" else -1]
+    edited["label"] = (edited["label"] + 1) % 4
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    merged = tmp_path / "merged"
+    res = CliRunner().invoke(eval_cli, ["merge", str(shards), "--out", str(merged)])
+    assert res.exit_code == 2 and "the release gives" in res.output, res.output
+    assert not merged.exists()
+
+
+@pytest.mark.parametrize("fault", ["sizes-disagree", "shard-field", "gold-label"])
+def test_a_refused_merge_leaves_out_as_it_was(release_dir, tmp_path, fault):
+    """Everything is checked before the first file is written: a correct merge into the same folder
+    then works."""
+    _, shards = _scene(tmp_path, release_dir)
+    bad = tmp_path / "bad"
+    import shutil
+
+    shutil.copytree(shards, bad)
+    cfg = bad / "config.shard-1-of-2.json"
+    config = json.loads(cfg.read_text("utf-8"))
+    if fault == "sizes-disagree":
+        config["n_expected_run"] += 2
+        cfg.write_text(json.dumps(config), encoding="utf-8")
+    elif fault == "shard-field":
+        config["shard"] = "0/2"
+        cfg.write_text(json.dumps(config), encoding="utf-8")
+    else:
+        path = bad / "predictions.shard-1-of-2.jsonl"
+        records = [json.loads(x) for x in lines(path)]
+        records[0]["label"] = (records[0]["label"] + 1) % 4
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "merged"
+    out.mkdir()
+    res = CliRunner().invoke(eval_cli, ["merge", str(bad), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert list(out.iterdir()) == []
+    again = CliRunner().invoke(eval_cli, ["merge", str(shards), "--out", str(out)])
+    assert again.exit_code == 0, again.output

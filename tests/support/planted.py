@@ -87,3 +87,16 @@ def write_run(folder: Path, records, *, model="planted", limit=None, n_expected=
     }
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     return folder
+
+
+def copy_run(source: Path, folder: Path, *, model: str) -> Path:
+    """A copy of a run folder as another model's run (its fingerprint names ``model``): the same
+    predictions, but not the same evaluation twice (which ``correlate`` refuses)."""
+    import json
+    import shutil
+
+    shutil.copytree(source, folder)
+    config = json.loads((folder / "config.json").read_text("utf-8"))
+    config["fingerprint"]["model"] = model
+    (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return folder

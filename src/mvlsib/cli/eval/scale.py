@@ -138,11 +138,15 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
     """Read the batch's RESULTS files (OpenAI batch output format, or vllm run-batch's) into the run folder
     OUT, naming every missing, failed, duplicated and foreign custom_id; the prompts without an answer
     go into FOLDER/retry/ as a new request file."""
+    from ...atomic import owned_folder
     from ...evaluation.scale.collect import collect
+    from .run import RUN_FILES
 
-    summary = collect(
-        folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv), progress=progress
-    )
+    # a run folder, as run and merge write it: never a folder of another command's (the batch's own)
+    with owned_folder(out, "mvlsib-eval batch collect", RUN_FILES):
+        summary = collect(
+            folder, list(results), out, parse_mode=parse_mode, groups=read_groups(groups_csv), progress=progress
+        )
     report = summary["report"]
     terminal.echo(
         "{} new predictions ({} already done) of {}", summary["n_new"], summary["n_done_before"], summary["n_expected"]

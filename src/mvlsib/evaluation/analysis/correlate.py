@@ -11,6 +11,7 @@ needs n ≥ 4; for Spearman the same transform, an approximation).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -102,6 +103,7 @@ def correlate(
     mvl: dict[tuple, dict[str, float]] = {}  # (task, k) -> scores-model name -> macro accuracy
     known = {m for per in scores.values() for m in per}
     taken: dict[str, Path] = {}  # scores-model name -> the run that stands for it
+    models_seen: dict[str, Path] = {}  # a run's fingerprint -> the run
     for i, loaded in enumerate(load_runs(runs, different_releases=different_releases, warn=warn)):
         run, config, records = loaded.path, loaded.config, loaded.records
         label = names[i] if names else run.resolve().name  # matched against the CSV's names, as given
@@ -118,6 +120,15 @@ def correlate(
                 "(or name them apart with --name as in the CSV)"
             )
         taken[key] = run
+        # one point per model, however the runs are named: one evaluation (the same fingerprint: model,
+        # settings, release) in two folders would weigh its model twice
+        identity = json.dumps(config.get("fingerprint"), sort_keys=True)
+        if config.get("fingerprint") and identity in models_seen:
+            raise MvlsibError(
+                f"{run}: the same evaluation of model {model!r} as {models_seen[identity]} (their fingerprints are "
+                "equal); a model is one point of a correlation: give one run per model"
+            )
+        models_seen[identity] = run
         for row in compute_metrics(records, mode)["macro"]:
             mvl.setdefault((row["task"], row["k"]), {})[key] = row["accuracy"]
     out = []

@@ -17,6 +17,7 @@ generated records that both halves of every rule agree).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -421,3 +422,12 @@ def read_release_manifest(path: str | Path) -> Any:
     if not path.exists() and not path.is_symlink():
         return None
     return readers.read_json("release_manifest", path)  # a device, a pipe, a folder: refused there
+
+
+def release_manifest_sha256(data: str) -> str | None:
+    """The sha256 of a release folder's manifest.json (what a run records as its release), or None."""
+    manifest = Path(data) / "manifest.json"
+    if manifest.is_file():
+        kind = readers.KINDS["release_manifest"]
+        return hashlib.sha256(readers.read_limited(manifest, kind.max_bytes, fix=kind.fix)).hexdigest()
+    return None

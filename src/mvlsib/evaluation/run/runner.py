@@ -25,7 +25,7 @@ from .._compat import progress as _progress
 from ..backends import BACKENDS, Backend, Request, backend_class, make_backend
 from .parsing import LETTERS, parse_letter
 from .prompts import TEMPLATE_VERSION, prompt_for_example, prompts_hash
-from .run_files import read_config, read_release_manifest
+from .run_files import read_config, read_release_manifest, release_manifest_sha256
 from .schedule import MAX_PROMPTS, order_items
 from .shards import Shard
 from .store import (
@@ -86,14 +86,6 @@ def prediction_key(task: str, k: int, language: str, instance_id: str) -> str:
 def _versions() -> dict[str, str | None]:
     out = _compat.library_versions(("torch", "transformers", "datasets", "pyarrow", "pillow", "huggingface-hub"))
     return {"python": out.pop("python"), "mvlsib-build": _compat.TOOLKIT_VERSION, **out}
-
-
-def release_manifest_sha256(data: str) -> str | None:
-    manifest = Path(data) / "manifest.json"
-    if manifest.is_file():
-        kind = _compat.readers.KINDS["release_manifest"]
-        return hashlib.sha256(_compat.readers.read_limited(manifest, kind.max_bytes, fix=kind.fix)).hexdigest()
-    return None
 
 
 def resolve_tasks_ks(tasks, ks) -> list[tuple[str, int]]:

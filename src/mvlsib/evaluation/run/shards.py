@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _compat
-from .._compat import MvlsibError, atomic_open
-from .run_files import MAX_SHARDS, read_config
+from .._compat import TASK_BY_NAME, MvlsibError, atomic_open
+from .run_files import MAX_SHARDS, read_config, release_manifest_sha256
 from .store import claim_run_folder, dump_line, finalize, iter_sorted, read_predictions, record_key
 from .subset import select_rows
 
@@ -179,15 +179,10 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
             incomplete.append(f"shard {shard} is incomplete: {len(recs)} of {expected} predictions in {found[shard]}")
     if (missing or incomplete) and not allow_partial:
         raise MvlsibError(_unfinished(missing, count, incomplete))
-    _check_shard_positions(found, seen, reference)
+    _check_shard_positions(found, seen, {record_key(r): r["label"] for r in records}, reference)
     if not missing and not incomplete:  # an incomplete shard's cells may legitimately differ
         _check_cells_agree(records, seen, found)
-    out = Path(out)
-    claim_run_folder(out, reference, out / "predictions.jsonl", out / "config.json")
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_open(out / "predictions.jsonl") as fh:
-        for rec in iter_sorted(records):
-            fh.write(dump_line(rec))
+    # Everything is checked and computed before the first file is written: a refused merge leaves --out as it was.
     config = dict(configs[reference_shard])
     config.pop("shard", None)
     # The whole run's size comes from the shards themselves (each knows it), never from the shards
@@ -203,6 +198,12 @@ def merge_shards(sources: list[Path], out: Path, *, allow_partial: bool = False)
         {"shard": str(s), "file": found[s].name, "n": configs[s].get("n_expected")}
         for s in sorted(found, key=lambda s: s.index)
     ]
+    out = Path(out)
+    claim_run_folder(out, reference, out / "predictions.jsonl", out / "config.json")
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out / "predictions.jsonl") as fh:
+        for rec in iter_sorted(records):
+            fh.write(dump_line(rec))
     return finalize(out, config, records)
 
 
@@ -239,9 +240,9 @@ def _check_keys_in_plan(path: Path, records: list[dict], fp: dict) -> None:
             )
 
 
-def plan_keys(fp: dict) -> Iterator[tuple[int, tuple]]:
-    """(position, key) of every item of the run ``fp`` describes, in the canonical order the runner deals
-    shards by (language, task, k, row); only the release's ids are read."""
+def plan_keys(fp: dict) -> Iterator[tuple[int, tuple, int]]:
+    """(position, key, gold label) of every item of the run ``fp`` describes, in the canonical order the
+    runner deals shards by (language, task, k, row); only the release's rows are read."""
     loader = _compat.LOADER
     position = 0
     for language in fp["languages"]:
@@ -252,23 +253,34 @@ def plan_keys(fp: dict) -> Iterator[tuple[int, tuple]]:
         rows = select_rows(rows, fp.get("limit"), fp.get("limit_mode", "first" if fp.get("limit") else "stratified"))
         for task, k in fp["tasks"]:
             for row in rows:
-                yield position, (task, k, language, row["instance_id"])
+                yield position, (task, k, language, row["instance_id"]), row[TASK_BY_NAME[task].label]
                 position += 1
 
 
-def _check_shard_positions(found: dict[Shard, Path], seen: dict[tuple, Shard], fp: dict) -> None:
+def _check_shard_positions(
+    found: dict[Shard, Path], seen: dict[tuple, Shard], labels: dict[tuple, int], fp: dict
+) -> None:
     """With the release the run was made on at hand (a local folder), every key must be in the plan and in
-    the shard the plan deals it to: a shard holding any other key in place of one of its own is refused."""
+    the shard the plan deals it to, with the gold label the release gives it (as a resumed run checks):
+    a shard holding any other key in place of one of its own, or an edited answer key, is refused."""
     if not all(name in fp for name in ("data", "languages", "tasks")) or not Path(str(fp["data"])).is_dir():
         return
+    recorded = fp.get("release_manifest_sha256")
+    if recorded is not None and release_manifest_sha256(str(fp["data"])) != recorded:
+        return  # the folder now holds another release: the shards cannot be judged by it
     count = next(iter(found)).count
     unplanned = dict(seen)
-    for position, key in plan_keys(fp):
+    for position, key, gold in plan_keys(fp):
         shard = unplanned.pop(key, None)
         if shard is not None and shard.index != position % count:
             raise MvlsibError(
                 f"{found[shard]}: holds {'|'.join(map(str, key))}, which the run deals to shard "
                 f"{position % count}/{count}; the file was edited or mixed with another shard's: rerun that shard"
+            )
+        if shard is not None and labels[key] != gold:
+            raise MvlsibError(
+                f"{found[shard]}: {'|'.join(map(str, key))} records gold label {labels[key]}, the release gives "
+                f"{gold}; the file was edited or made on another release: rerun that shard"
             )
     if unplanned:
         key, shard = min(unplanned.items(), key=lambda kv: (kv[1].index, str(kv[0])))

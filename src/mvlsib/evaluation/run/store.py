@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -159,23 +160,31 @@ def _write_json(path: Path, obj: Any) -> None:
         fh.write("\n")
 
 
+# The config of a whole run and of each of its shards (``config.shard-I-of-N.json``).
+_RUN_CONFIG = re.compile(r"config(\.shard-[0-9]+-of-[0-9]+)?\.json")
+
+
 def claim_run_folder(out: Path, fingerprint: dict, pred_path: Path, cfg_path: Path) -> None:
     """The one rule of every command that writes a run folder (run, batch collect, merge): a folder
     that holds a run may be added to only by the same run (its fingerprint); one that holds none
     must not hold files of the names a run writes that the user put there (a metrics.json of their
-    own is refused, never replaced: ``refuse_theirs``, by the folder's ledger)."""
-    if cfg_path.exists():
-        old = read_config(cfg_path)["fingerprint"]
+    own is refused, never replaced: ``refuse_theirs``, by the folder's ledger). Every run config in the
+    folder counts, the whole run's and each shard's: a shard of another run beside a finished run (or
+    the reverse) would leave two runs in one folder."""
+    held = sorted(p for p in out.iterdir() if _RUN_CONFIG.fullmatch(p.name)) if out.is_dir() else []
+    for path in held:
+        old = read_config(path)["fingerprint"]
         if old != fingerprint:
             diff = sorted(k for k in set(old) | set(fingerprint) if old.get(k) != fingerprint.get(k))
             raise MvlsibError(
-                f"{out} holds a run with different {', '.join(diff)}; resume it with the same command "
-                "or pick another --out folder"
+                f"{out} holds a run ({path.name}) with different {', '.join(diff)}; resume it with the same "
+                "command or pick another --out folder"
             )
-    elif pred_path.exists() and pred_path.stat().st_size:
+    if cfg_path.exists():
+        return
+    if pred_path.exists() and pred_path.stat().st_size:
         raise MvlsibError(f"{pred_path} exists without {cfg_path.name}; pick another --out folder")
-    else:
-        refuse_theirs(out, [pred_path.name, cfg_path.name, "predictions.jsonl", "config.json", "metrics.json"])
+    refuse_theirs(out, [pred_path.name, cfg_path.name, "predictions.jsonl", "config.json", "metrics.json"])
 
 
 def finalize(out: Path, config: dict, records: list[dict]) -> dict:

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import _compat
-from .._compat import MvlsibError, fresh_stage, httpio, readers
+from .._compat import MvlsibError, fresh_stage, httpio, jsonio, readers
 from ..backends import Backend, Request
-from ..backends.openai import Malformed, answer_text, check_answer, settings_description
+from ..backends.openai import Malformed, answer_text, check_answer, check_body_options, settings_description
 from ..run.runner import Run, prediction_key, run_eval
 from ..run.store import read_predictions, record_key
 from .prepare import (
@@ -38,9 +38,11 @@ from .prepare import (
     RETRY_DIR,
     RETRY_INDEX,
     FileSplitter,
+    body_digest,
     foreign_files,
     line_custom_id,
     options_from,
+    request_bodies,
 )
 from .prepare import write_json as _write_json
 
@@ -160,13 +162,15 @@ def collect(
         groups=groups or {},
         progress=progress,
     )
-    fp = Run.resolve(opts).fingerprint
+    run = Run.resolve(opts)
+    fp = run.fingerprint
     if fp != manifest["fingerprint"]:
         diff = sorted(k for k in set(fp) | set(manifest["fingerprint"]) if fp.get(k) != manifest["fingerprint"].get(k))
         raise MvlsibError(
             f"{folder / MANIFEST}: the batch was prepared for a different {', '.join(diff)} than the release "
             "and settings found now; collect against the release it was prepared from"
         )
+    refuse_other_requests(folder, manifest, run)
     results = read_results(result_files, opts.max_new_tokens)
     options = dict(opts.backend_options)
     description = {
@@ -224,6 +228,45 @@ def refuse_edited_requests(folder: Path, manifest: dict) -> None:
             f"{folder}: {', '.join(edited[:5])}{' ...' if len(edited) > 5 else ''} changed since batch prepare wrote "
             "it (sha256 differs); the results would be recorded as answers to prompts that were not sent: prepare "
             "the batch again"
+        )
+
+
+def refuse_other_requests(folder: Path, manifest: dict, run: Run) -> None:
+    """Refuse, before anything is written, request files that are not the requests of the manifest's
+    run: each body is rebuilt from the release (as prepare built it) and compared, image URLs aside
+    (``body_digest``). A request edited by hand (another model, another question) with the manifest's
+    hashes updated would otherwise be recorded as the answer to the benchmark's prompt."""
+    sent: dict[str, str] = {}
+    for entry in manifest["files"]:
+        path = folder / entry["name"]
+        try:
+            with io.TextIOWrapper(readers.open_input(path), encoding="utf-8", newline="") as fh:
+                for n, line in enumerate(fh, 1):
+                    obj = jsonio.loads(line)
+                    if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
+                        raise ValueError(f"line {n} is not a request line batch prepare writes")
+                    sent[obj["custom_id"]] = body_digest(obj.get("body"))
+        except (OSError, ValueError) as exc:
+            raise MvlsibError(
+                f"{path}: cannot be read as batch prepare's request file ({exc}); prepare again"
+            ) from None
+    options = dict(run.opts.backend_options)
+    body_options = check_body_options(
+        run.opts.max_new_tokens, options.get("request_style", "chat"), options.get("chat_template_kwargs")
+    )
+    plan = run.plan(max_prompts=run.opts.max_prompts)
+    expected = 0
+    for key, body in request_bodies(run, plan, body_options, lambda _image_id: ""):
+        expected += 1
+        if sent.get(key) != body_digest(body):
+            said = "is in none of the request files" if key not in sent else "is not the request the run sends"
+            raise MvlsibError(
+                f"{folder}: {key} {said} (another model, prompt or option than {MANIFEST}'s run gives); the "
+                "results would be recorded as answers to prompts that were not sent: prepare the batch again"
+            )
+    if expected != len(sent):
+        raise MvlsibError(
+            f"{folder}: the request files hold {len(sent)} requests, the run {expected}; prepare the batch again"
         )
 
 

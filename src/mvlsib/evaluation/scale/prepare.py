@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -308,13 +309,42 @@ def _write_requests(
 
     n = 0
     with progress.bar(total=plan.n_run, desc="batch prepare", unit="prompt", enabled=opts.progress) as bar:
-        for wave in range(plan.waves):
-            part = plan if plan.waves == 1 else run.plan(wave=Shard(wave, plan.waves))
-            pending = order_items(part.pending, opts.order)
-            part.pending = []
-            for item in pending:
-                body = chat_body(item.request, opts.model, data_url, **body_options)
-                splitter.add(request_line(item.request.key, body), item.request.key)
-                n += 1
-            bar.update(len(pending))
+        for key, body in request_bodies(run, plan, body_options, data_url, done=bar.update):
+            splitter.add(request_line(key, body), key)
+            n += 1
     return n
+
+
+def request_bodies(
+    run: Run,
+    plan: Any,
+    body_options: dict[str, Any],
+    data_url: Callable[[str], str],
+    *,
+    done: Callable[[int], Any] | None = None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(custom_id, body) of every prompt of the run, wave by wave, each wave in the run's processing
+    order: what prepare writes, and what collect rebuilds to check the request files against."""
+    opts = run.opts
+    for wave in range(plan.waves):
+        part = plan if plan.waves == 1 else run.plan(wave=Shard(wave, plan.waves))
+        pending = order_items(part.pending, opts.order)
+        part.pending = []
+        for item in pending:
+            yield item.request.key, chat_body(item.request, opts.model, data_url, **body_options)
+        if done is not None:
+            done(len(pending))
+
+
+def body_digest(body: Any) -> str:
+    """The sha256 of a request body with its image URLs left out (a data URL is the image's bytes, a
+    file URL names where the folder was): the model, the prompt texts and the options it asks with."""
+    return hashlib.sha256(json.dumps(_without_image_urls(body), sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _without_image_urls(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: ("" if k == "image_url" else _without_image_urls(v)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_without_image_urls(v) for v in obj]
+    return obj
