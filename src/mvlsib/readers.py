@@ -90,6 +90,15 @@ KINDS: dict[str, Kind] = {
             64 * MiB,
         ),
         Kind(
+            "batch_request_line",
+            "a batch request line",
+            "give the folder `mvlsib-eval batch prepare` wrote, or prepare the batch again",
+            None,
+            64 * MiB,
+            max_depth=32,
+            shape="evaluation/scale/collect.py (each body rebuilt from the release and compared)",
+        ),
+        Kind(
             "batch_result_line",
             "a batch result line",
             "a result line is {id, custom_id, response: {status_code, request_id, body}, error} (the OpenAI batch "
@@ -484,7 +493,12 @@ def _strict_class():
         if validator.is_type(instance, "string") and not re.search(_ecma(patrn), instance):
             yield ValidationError(f"{instance!r} does not match {patrn!r}")
 
-    return validators.extend(Draft202012Validator, {"pattern": pattern})
+    # JSON Schema's "integer" takes 3.0 too; a label or count read as a float then indexes a list or
+    # a range and fails as a traceback after the check passed. An integer is an int here (not a bool).
+    integers = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return validators.extend(Draft202012Validator, {"pattern": pattern}, type_checker=integers)
 
 
 def schema_validator(schema_: dict[str, Any], **kwargs: Any):

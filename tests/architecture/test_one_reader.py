@@ -326,3 +326,87 @@ def test_open_input_refuses_what_is_not_a_regular_file_without_waiting(special, 
         path = Path(special)
     with pytest.raises((readers.ReadError, IsADirectoryError), match="not a regular file|Is a directory"):
         readers.open_input(path)
+
+
+def _line_loops(tree: ast.AST) -> list[int]:
+    """Lines of ``for ... in F`` / ``enumerate(F)`` / ``F.readline()`` / ``F.readlines()`` over a handle
+    ``F`` that a ``with`` bound from ``open_input`` (directly or wrapped): a line read this way has no
+    bound, so a file without a line break is read whole into memory."""
+    handles: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                opens = any(
+                    isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) == "open_input"
+                    for n in ast.walk(item.context_expr)
+                )
+                if opens and isinstance(item.optional_vars, ast.Name):
+                    handles.add(item.optional_vars.id)
+    found = []
+    for node in ast.walk(tree):
+        target = None
+        if isinstance(node, ast.For):
+            target = node.iter
+            if isinstance(target, ast.Call) and getattr(target.func, "id", "") == "enumerate" and target.args:
+                target = target.args[0]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("readline", "readlines"):
+            if not node.args:  # readline(n) is bounded
+                target = node.func.value
+        if isinstance(target, ast.Name) and target.id in handles:
+            found.append(node.lineno)
+    return found
+
+
+def test_no_line_is_read_without_a_bound():
+    """Lines of an input file come from ``readers.read_lines``/``json_lines`` (or a ``csvio`` reader),
+    each bounded as it is read, never from iterating over a handle."""
+    bad = []
+    for path in MODULES:
+        rel = path.relative_to(SRC).as_posix()
+        bad += [f"{rel}:{line}" for line in _line_loops(ast.parse(path.read_text("utf-8")))]
+    assert not bad, "unbounded line reads: " + ", ".join(bad)
+
+
+def test_the_line_scan_sees_each_spelling():
+    code = """
+with readers.open_input(p) as fh:
+    for line in fh: pass
+with io.TextIOWrapper(readers.open_input(p)) as g:
+    for i, line in enumerate(g, 1): pass
+with open_input(p) as h:
+    h.readline()
+    h.readline(100)
+"""
+    assert _line_loops(ast.parse(code)) == [3, 5, 7]
+
+
+def _integer_subschemas(node, where=""):
+    if isinstance(node, dict):
+        if node.get("type") == "integer" or (isinstance(node.get("type"), list) and "integer" in node["type"]):
+            yield where, node
+        for key, value in node.items():
+            yield from _integer_subschemas(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _integer_subschemas(value, f"{where}/{i}")
+
+
+INTEGER_FIELDS = [
+    pytest.param(sub, id=f"{path.stem}{where}")
+    for path in sorted((SRC / "schema").glob("*.schema.json"))
+    for where, sub in _integer_subschemas(readers.jsonio.loads(path.read_text("utf-8")))
+]
+
+
+@pytest.mark.parametrize("subschema", INTEGER_FIELDS)
+def test_every_integer_of_every_schema_refuses_a_float_and_a_bool(subschema):
+    """Generated from the schema files: an integral float (3.0) or a bool passes JSON Schema's
+    "integer", and is then used as an index or a count; the one validator refuses both."""
+    validator = readers.schema_validator({k: v for k, v in subschema.items() if k != "$defs"})
+    low = subschema.get("minimum", 0)
+    assert validator.is_valid(low)
+    assert not validator.is_valid(float(low)) and not validator.is_valid(True) and not validator.is_valid(False)
+
+
+def test_the_integer_walk_sees_the_schemas():
+    assert len(INTEGER_FIELDS) >= 5

@@ -20,7 +20,8 @@ def _run(corpus, instances, schemas=False):
     return validate(corpus, instances, POOL_DIR, schemas=schemas)
 
 
-WRONG_VALUES = [[], {}, None, 1.5, True, "x\x1b[2J", [[]], -1, "", 10**30]
+# 1.0 and 0.0: JSON Schema's "integer" takes an integral float, which then indexes a list (a traceback)
+WRONG_VALUES = [[], {}, None, 1.5, 1.0, 0.0, True, "x\x1b[2J", [[]], -1, "", 10**30]
 FIELDS = ["instance_id", "index_id", "topic", "ref_sentence_ids", "ref_image_ids", "neg_topics",
           "sentence_option_ids", "sentence_label", "image_option_ids", "topic_options", "image_label"]  # fmt: skip
 

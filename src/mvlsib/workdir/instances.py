@@ -83,15 +83,9 @@ def load_instances(workdir: str | os.PathLike[str]) -> list[dict]:
         path = Path(workdir) if Path(workdir).is_file() else path
     if not path.is_file():
         raise MvlsibError(f"{path}: no instances file; run `mvlsib-build sample --workdir {Path(workdir)}` first")
-    out = []
-    with readers.open_input(path) as fh:  # bytes: jsonio names a line that is not UTF-8
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            # Field-level faults are the validate stage's to report, all of them; a line that is not
-            # even a record is not something it can report on.
-            out.append(readers.parse_json("instance_line", line, str(path), f", line {lineno}"))
-    return out
+    # Field-level faults are the validate stage's to report, all of them; a line that is not even a
+    # record is not something it can report on. Each line bounded as it is read.
+    return [value for _lineno, _raw, value in readers.json_lines("instance_line", path)]
 
 
 def save_sample_report(workdir: str | os.PathLike[str], report: dict) -> None:

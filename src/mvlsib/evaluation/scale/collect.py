@@ -17,7 +17,6 @@ byte for byte); collecting the retry's results into the same run folder complete
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _compat
-from .._compat import MvlsibError, fresh_stage, httpio, jsonio, readers
+from .._compat import MvlsibError, fresh_stage, httpio, readers
 from ..backends import Backend, Request
 from ..backends.openai import Malformed, answer_text, check_answer, check_body_options, settings_description
 from ..run.runner import Run, prediction_key, run_eval
@@ -40,7 +39,6 @@ from .prepare import (
     FileSplitter,
     body_digest,
     foreign_files,
-    line_custom_id,
     options_from,
     request_bodies,
 )
@@ -239,17 +237,10 @@ def refuse_other_requests(folder: Path, manifest: dict, run: Run) -> None:
     sent: dict[str, str] = {}
     for entry in manifest["files"]:
         path = folder / entry["name"]
-        try:
-            with io.TextIOWrapper(readers.open_input(path), encoding="utf-8", newline="") as fh:
-                for n, line in enumerate(fh, 1):
-                    obj = jsonio.loads(line)
-                    if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
-                        raise ValueError(f"line {n} is not a request line batch prepare writes")
-                    sent[obj["custom_id"]] = body_digest(obj.get("body"))
-        except (OSError, ValueError) as exc:
-            raise MvlsibError(
-                f"{path}: cannot be read as batch prepare's request file ({exc}); prepare again"
-            ) from None
+        for n, _raw, obj in readers.json_lines("batch_request_line", path):
+            if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
+                raise MvlsibError(f"{path}, line {n}: not a request line batch prepare writes; prepare the batch again")
+            sent[obj["custom_id"]] = body_digest(obj.get("body"))
     options = dict(run.opts.backend_options)
     body_options = check_body_options(
         run.opts.max_new_tokens, options.get("request_style", "chat"), options.get("chat_template_kwargs")
@@ -314,15 +305,11 @@ def _write_retry(folder: Path, manifest: dict, keys: list[str], report: dict) ->
 
 def _copy_lines(path: Path, sha256: str | None, wanted: set[str], splitter: FileSplitter) -> None:
     digest = hashlib.sha256()
-    try:
-        with io.TextIOWrapper(readers.open_input(path), encoding="utf-8", newline="") as fh:
-            for line in fh:
-                digest.update(line.encode("utf-8"))
-                custom_id = line_custom_id(line)
-                if custom_id in wanted:
-                    splitter.add(line, custom_id)
-                    wanted.discard(custom_id)
-    except (OSError, ValueError) as exc:
-        raise MvlsibError(f"{path}: cannot copy its request lines for the retry ({exc}); prepare again") from None
+    for _n, raw, obj in readers.json_lines("batch_request_line", path):
+        digest.update(raw)
+        custom_id = obj.get("custom_id") if isinstance(obj, dict) else None
+        if isinstance(custom_id, str) and custom_id in wanted:
+            splitter.add(raw.decode("utf-8"), custom_id)
+            wanted.discard(custom_id)
     if sha256 and digest.hexdigest() != sha256:
         raise MvlsibError(f"{path}: changed since batch prepare wrote it (sha256 differs); prepare the batch again")
