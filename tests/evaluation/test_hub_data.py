@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support import EVAL_LANGUAGES, subprocess_env
 from support.fakes.hub import serve_folder
 from support.fakes.openai_compat import lettered_server
@@ -91,3 +92,32 @@ def test_languages_all_for_a_missing_hub_repo(release_dir, tmp_path):
         )
     assert res.returncode == 2, res.stderr[-2000:]
     assert "org/nothing-here" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    "config_name",
+    ['"zz\\e[31m"', '"a b"', '"../x"', '"eng_Latn/"', '"eng_latn"', '"abc_Latn\\u202e"'],
+    ids=["escape", "space", "dot-dot", "trailing-slash", "lower-script", "bidi"],
+)
+def test_a_hub_card_config_that_is_no_language_code_is_refused(release_dir, tmp_path, config_name):
+    """The card is the Hub's answer: its config names become task and file names, so one that is not a
+    language code (as a local folder's data/ would not list it) is refused, naming it harmlessly."""
+    import shutil
+
+    served = tmp_path / "served"
+    shutil.copytree(release_dir, served)
+    card = served / "README.md"
+    text = card.read_text("utf-8")
+    extra = f"- config_name: {config_name}\n  data_files:\n  - split: test\n    path: data/eng_Latn/test.parquet\n"
+    card.write_text(text.replace("configs:\n", "configs:\n" + extra, 1), "utf-8")
+    out = tmp_path / "run"
+    with serve_folder("org/mvl-sib", served) as hub:
+        res = _run(_env(hub, tmp_path / "home"), "--data", "org/mvl-sib", "--languages", "all", "--tasks", "s2t",
+                   "--k", "1", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                   "--out", str(out), "--no-progress")  # fmt: skip
+    assert res.returncode == 2, res.stderr[-2000:]
+    # a name with "/" is refused by datasets itself as it reads the card: a refusal all the same
+    said = "not a language code" if "/" not in config_name else "talking to the Hub failed"
+    assert said in res.stderr and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert "\x1b" not in res.stderr and "\u202e" not in res.stderr
+    assert not out.exists()

@@ -356,8 +356,17 @@ def languages(source=".", revision=None) -> list:
         import datasets
 
         # The card's `configs:` list every config; reading it downloads the card only.
-        names = datasets.get_dataset_config_names(str(source), revision=revision)
-        return sorted(name for name in names if name not in NON_LANGUAGE_CONFIGS)
+        names = list(datasets.get_dataset_config_names(str(source), revision=revision))
+        names = [n for n in names if n not in NON_LANGUAGE_CONFIGS]
+        # the card is the Hub's answer: a config that is no language code is no language of a release
+        # (it would become a task name and a file name), as a local folder's data/ holds none
+        bad = next((n for n in names if not (isinstance(n, str) and is_language_code(n))), None)
+        if bad is not None:
+            raise LoaderError(
+                f"{source}: the dataset card lists the config {ascii(bad)[:60]}, which is not a language code like "
+                "eng_Latn; this is not an MVL-SIB release (or its card was edited): give the release's repo id"
+            )
+        return sorted(names)
     data = os.path.join(os.fspath(source), "data")
     if not os.path.isdir(data):
         return []
