@@ -147,3 +147,33 @@ def test_publish_deadline_is_per_request(name, publish_release, tmp_path, capsys
             _publish(hub, publish_release, tmp_path)
         assert time.monotonic() - start < 4 * TIMEOUT + 2
     assert TOKEN not in "".join(capsys.readouterr())
+
+
+def _foreign_commits(real: dict) -> dict[str, dict]:
+    """The commit answer made to name a commit that is not one of REPO_ID's, each way it can."""
+    url, oid = real["commitUrl"], real["commitOid"]
+    other = "e" * 40
+    return {
+        "another repo": {**real, "commitUrl": url.replace(f"/datasets/{REPO_ID}/", "/datasets/evil/other/")},
+        "a model repo": {**real, "commitUrl": url.replace("/datasets/", "/models/")},
+        "another commit in the url": {**real, "commitUrl": url.replace(oid, other)},
+        "a prefix of the repo": {**real, "commitUrl": url.replace(f"/datasets/{REPO_ID}/", "/datasets/org/mvl-si/")},
+        "no git id": {**real, "commitOid": "HEAD", "commitUrl": url.replace(oid, "HEAD")},
+    }
+
+
+@pytest.mark.parametrize("variant", list(_foreign_commits({"commitUrl": "", "commitOid": ""})))
+def test_a_commit_of_another_repo_is_no_publish(variant, publish_release, publish_baseline, tmp_path, capsys):
+    """The folder is retargeted to the repo only on the Hub's word that the commit is that repo's: an
+    answer naming another repo, type or commit is one message, and the release folder stays as it was."""
+    lines, _, answers = publish_baseline
+    method, pattern = PUBLISH_ENDPOINTS["commit"]
+    real = _answer(answers, method, pattern)
+    with HubStandIn(TOKEN) as hub:
+        wrong = _foreign_commits(_rebased(real, hub))[variant]
+        hub.state.hostile = [(method, re.compile(pattern), hostile.mutate(wrong))]
+        copy = tmp_path / "release"
+        shutil.copytree(publish_release, copy)
+        before = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+        assert _outcome(lambda: _publish(hub, publish_release, tmp_path), lines, capsys) == "message"
+    assert {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before

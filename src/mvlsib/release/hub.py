@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import tempfile
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -398,6 +399,7 @@ def _commit(
                 (token,),
             )
         ) from None
+    _refuse_foreign_commit(info, repo_id, before)
     committed = info.oid != before
     created = _ensure_tag(api, repo_id, tag, branch, summary) if tag else False
     return HubResult(
@@ -411,6 +413,23 @@ def _commit(
         tag=tag,
         tag_created=created,
     )
+
+
+def _refuse_foreign_commit(info: object, repo_id: str, before: str | None) -> None:
+    """The commit the Hub answered with must be one of ``repo_id`` (its URL names the repo and the
+    commit, its id is a git id): any other answer is not evidence that the release is there, and the
+    folder would be rewritten to name a repo that may not hold it."""
+    oid = getattr(info, "oid", None)
+    path = urllib.parse.urlsplit(str(getattr(info, "commit_url", "") or "")).path
+    ours = isinstance(oid, str) and re.fullmatch(r"[0-9a-f]{40}", oid) is not None
+    if ours and oid != before:
+        ours = path.endswith(f"/{REPO_TYPE}s/{repo_id}/commit/{oid}")
+    if not ours:
+        raise MvlsibError(
+            f"the Hub answered the upload to {repo_id} with a commit that is not one of it "
+            f"({ascii(str(getattr(info, 'commit_url', '')))[:120]}); nothing is recorded as published: check "
+            "HF_ENDPOINT and re-run (only what is still missing is uploaded)"
+        )
 
 
 def _literal_pattern(path: str) -> str:
