@@ -30,6 +30,7 @@ def _verification(rows) -> dict:
             {
                 "image_id": r.image_id,
                 "topic": r.topic,
+                "sha256": r.sha256,
                 "results": {
                     "tiny-clip": {"passed": i % 3 != 0, "predictions": [r.topic if i % 3 else "politics"]},
                     "tiny-llava": {"passed": True, "predictions": ["A"]},
@@ -65,6 +66,27 @@ def test_gallery_html_has_every_image_with_its_facts(photo_gallery):
         assert f'<h2 id="{topic_slug(t)}">' in html
     assert "has 8 image(s), expected 10" in html  # the uneven counts are shown to the reviewer
     assert html.count("&#10008; tiny-clip") == len([i for i in range(69) if i % 3 == 0])
+
+
+@pytest.mark.parametrize("stale", ["another-image", "no-hash"])
+def test_a_verdict_about_another_image_is_shown_as_unverified(photo_pool: Path, tmp_path: Path, hash_cache, stale):
+    """The report's verdicts are about the files it hashed: an image replaced under the same id since
+    (the manifest updated, images check clean), or a report that hashed nothing, is not 'passed'."""
+    rows = read_manifest(photo_pool)
+    report = _verification(rows)
+    changed = report["images"][1]
+    if stale == "another-image":
+        changed["sha256"] = "0" * 64
+    else:
+        del changed["sha256"]
+    path = tmp_path / "verify.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    html = build_gallery(photo_pool, tmp_path / "g", verification_report=path, hash_cache=hash_cache).html
+    cards = html.read_text("utf-8").split('<div class="card')
+    card = next(c for c in cards if f'id="{changed["image_id"]}"' in c)
+    assert "not verified" in card and "tiny-clip" not in card
+    other = next(c for c in cards if f'id="{report["images"][2]["image_id"]}"' in c)
+    assert "not verified" not in other and "tiny-clip" in other
 
 
 def test_contact_sheets(photo_gallery):

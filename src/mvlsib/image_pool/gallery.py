@@ -43,13 +43,14 @@ def read_verification(path: str | Path) -> dict:
     """A `verify-images` report: {"models": [...], "images": [{"image_id", "topic", "results": {...}}]}."""
     p = Path(path)
     data = readers.read_json("verify_report", p)
-    by_id = {}
+    by_id, verified = {}, {}
     for i, rec in enumerate(data["images"]):
         if not isinstance(rec, dict) or "image_id" not in rec or not isinstance(rec.get("results", {}), dict):
             raise MvlsibError(f"{p}: images[{i}] lacks image_id or has a malformed 'results' object")
         by_id[str(rec["image_id"])] = rec.get("results", {})
+        verified[str(rec["image_id"])] = rec.get("sha256")
     models = [str(m) for m in data.get("models", [])] or sorted({m for r in by_id.values() for m in r})
-    return {"models": models, "by_id": by_id}
+    return {"models": models, "by_id": by_id, "sha256": verified}
 
 
 def _thumb(path: Path, size: tuple[int, int]) -> Image.Image:
@@ -181,6 +182,9 @@ def _card(row: ManifestRow, root: Path, report: CheckReport, verification: dict 
         res = verification["by_id"].get(row.image_id)
         if res is None:
             models = '<div class="models warn">not in the verification report</div>'
+        elif verification["sha256"].get(row.image_id) != row.sha256:
+            # the report's verdicts are about the image it hashed: another file under this id is unverified
+            models = '<div class="models warn">not verified: the image is not the one the report verified</div>'
         else:
             parts = []
             for m in verification["models"]:

@@ -25,6 +25,7 @@ def build_report(opts, entries, names_by_language, shifts, *, per_model, model_i
                 "image_id": row.image_id,
                 "topic": row.topic,
                 "file": row.file,
+                "sha256": row.sha256,  # what was verified: a later image under this id is not
                 "passed": all(r["passed"] for r in results.values()),
                 "results": results,
             }
