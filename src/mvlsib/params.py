@@ -227,11 +227,19 @@ class OutputFile(click.Path):
         super().__init__(dir_okay=False, allow_dash=allow_dash, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"{value!r} is blank; give a file name", param, ctx)
         path = super().convert(value, param, ctx)
         if str(path) != "-":
             from .atomic import refuse_theirs
 
             where = Path(os.fsdecode(path))
+            if where.is_symlink() or (where.exists() and not where.is_file()):
+                self.fail(
+                    f"{clipped(str(where))} is not a regular file (a link, device or pipe); give a file path",
+                    param,
+                    ctx,
+                )
             try:
                 refuse_theirs(
                     where.parent,

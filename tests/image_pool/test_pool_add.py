@@ -209,6 +209,9 @@ def test_timeout_is_a_deadline_for_the_whole_download(pool_copy: Path, server):
         ({"license": "CC-BY-NC-4.0"}, "commercial"),
         ({"license": "CC-BY-4.0", "author": ""}, "--author"),
         ({"topic": "sport"}, "not one of the 7"),
+        # the id is made from the topic: the topic's fault is said as --topic, never as --image-id
+        ({"topic": "SPORTS", "image_id": ""}, "--topic: topic 'SPORTS' is not one of the 7"),
+        ({"topic": "Science/Technology", "image_id": ""}, "--topic: topic 'Science/Technology'"),
         ({"image_id": "sports_3"}, "already in the pool"),
         # the pool manifest schema's rules, which validate applies to the same row
         ({"image_id": "My.Image-1"}, "--image-id: image_id: 'My.Image-1' does not match"),

@@ -281,7 +281,7 @@ def _check_arguments(sib, revision, flores, annotation) -> tuple[str | os.PathLi
     # a Path object always means a local folder; only a string can name a Hub dataset
     hub = isinstance(sib, str) and is_hub_id(sib)
     if revision is not None and not hub:
-        raise MvlsibError("--revision applies only to a Hub dataset given with --sib ORG/NAME.")
+        raise MvlsibError("--data-revision applies only to a Hub dataset given with --sib ORG/NAME.")
     return sib, hub
 
 

@@ -84,6 +84,9 @@ def _option(field: str) -> str:
 def _validate(req: AddRequest, rows: list[ManifestRow]) -> str:
     # The row's rules (rows.py) decide, as they do for `images check` and `validate`: a row added
     # here never fails there. The file name and hash are not known yet; their stand-ins are valid.
+    if not req.image_id:  # the id is made from the topic: a bad topic is said as itself, not as the id
+        stand_in = _fields(req, "derived_0", file="derived/derived_0.jpg", sha256="0" * 64, extra={})
+        refuse_problems(stand_in, _option)
     image_id = req.image_id or next_image_id(rows, req.topic)
     provisional = _fields(req, image_id, file=f"{topic_slug(req.topic)}/{image_id}.jpg", sha256="0" * 64, extra={})
     refuse_problems(provisional, _option)
