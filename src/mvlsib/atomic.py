@@ -154,6 +154,7 @@ def staged_folder(out: str | os.PathLike[str], *, check: Callable[[Path], object
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    out = locks.canonical(out)  # the folder the lock guards is the one replaced, however it was spelt
     with replacing(out):
         for old in sorted(out.parent.glob(f".{out.name}.old-*")):
             pid = old.name.rsplit("-", 1)[-1]
@@ -187,33 +188,25 @@ def fresh_stage(out: Path) -> Iterator[Path]:
         raise
 
 
-# Folders this process holds ``replacing`` for (a build holds its --out from the start; its publish
-# step's staged_folder then finds it held, by this process).
-_REPLACING: set[Path] = set()
-
-
 @contextlib.contextmanager
 def replacing(out: str | os.PathLike[str]) -> Iterator[None]:
     """One process at a time makes the folder ``out`` anew: a second one is refused at once, naming
     the first (two that both replaced it would both report success, and one result would be gone).
-    The lock is a file beside ``out``, removed when the block ends (the kernel releases it on kill -9)."""
-    key = Path(os.path.abspath(out))
-    if key in _REPLACING:
-        yield
-        return
-    name = f".{key.name}.lock"
+    The lock is a file beside ``out``'s real path (``locks.canonical``), removed when the block ends
+    (the kernel releases it on kill -9); a process holding it already (a build holds its --out from
+    the start, its publish step's staged_folder then takes it again, maybe by another spelling) goes on."""
+    key = locks.canonical(out)
+    lock = locks.exclusive(key.parent, f".{key.name}.lock", remove=True)
     try:
-        with locks.exclusive(key.parent, name, remove=True):
-            _REPLACING.add(key)
-            try:
-                yield
-            finally:
-                _REPLACING.discard(key)
+        lock.__enter__()
     except locks.Busy as busy:
         raise MvlsibError(
             f"{out} is being written by another command ({busy.holder}); wait for it to finish, or choose another "
             "folder"
         ) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(lock)  # entered above, so that a Busy of another lock inside the block keeps its own words
+        yield
 
 
 # ---------------------------------------------------------------- output folders we may replace
