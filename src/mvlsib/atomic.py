@@ -147,8 +147,9 @@ def staged_folder(out: str | os.PathLike[str], *, check: Callable[[Path], object
     """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds.
 
     ``check(out)`` is the caller's ledger rule (it raises when ``out`` holds what the user placed):
-    required, and run under the lock, so no command replaces a folder it has not looked into, and
-    none can slip a file in between the look and the replace. The old folder is moved aside, the
+    required, and run under the lock before the work and again just before the replace, so no command
+    replaces a folder it has not looked into, and none can slip a file in between the look and the
+    replace (every writer of an image pool takes this lock too: ``pool_manifest.pool_lock``). The old folder is moved aside, the
     stage renamed into place, the old one removed: a failure at any point leaves ``out`` as it was.
     Leftovers of a run that was killed (its stage, or the old folder it had moved aside) are cleaned
     first; if it died between the two renames, the old folder is put back. One process at a time.
@@ -167,6 +168,9 @@ def staged_folder(out: str | os.PathLike[str], *, check: Callable[[Path], object
         check(out)
         with fresh_stage(out) as stage:
             yield stage
+            # Looked into again just before the replace: whatever reached ``out`` during the work (a
+            # writer that does not take this lock, the user) is refused, never moved aside and deleted.
+            check(out)
             old = out.parent / f".{out.name}.old-{os.getpid()}"
             if out.exists():
                 os.replace(out, old)
@@ -190,20 +194,22 @@ def fresh_stage(out: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def replacing(out: str | os.PathLike[str]) -> Iterator[None]:
+def replacing(out: str | os.PathLike[str], *, wait: float = 0.0) -> Iterator[None]:
     """One process at a time makes the folder ``out`` anew: a second one is refused at once, naming
     the first (two that both replaced it would both report success, and one result would be gone).
     The lock is a file beside ``out``'s real path (``locks.canonical``), removed when the block ends
     (the kernel releases it on kill -9); a process holding it already (a build holds its --out from
-    the start, its publish step's staged_folder then takes it again, maybe by another spelling) goes on."""
+    the start, its publish step's staged_folder then takes it again, maybe by another spelling) goes on.
+    ``wait``: seconds to wait for another holder (an image pool's short writers) before refusing."""
     key = locks.canonical(out)
-    lock = locks.exclusive(key.parent, f".{key.name}.lock", remove=True)
+    lock = locks.exclusive(key.parent, f".{key.name}.lock", wait=wait, remove=True)
     try:
         lock.__enter__()
     except locks.Busy as busy:
+        waited = f" (waited {wait:g} s)" if wait else ""
         raise MvlsibError(
-            f"{out} is being written by another command ({busy.holder}); wait for it to finish, or choose another "
-            "folder"
+            f"{out} is being written by another command ({busy.holder}){waited}; wait for it to finish, or choose "
+            "another folder"
         ) from None
     with contextlib.ExitStack() as stack:
         stack.push(lock)  # entered above, so that a Busy of another lock inside the block keeps its own words

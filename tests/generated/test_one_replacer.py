@@ -196,3 +196,25 @@ def test_another_holder_is_refused_by_any_spelling(second, tmp_path):
             with atomic.staged_folder(ways[second], check=_nothing_placed):
                 pass
     assert not (tmp_path / "real" / "made").exists()
+
+
+@pytest.mark.parametrize("placed", ["file", "nested-file", "folder-made"])
+def test_what_reaches_the_folder_during_the_work_is_refused_not_deleted(placed, tmp_path):
+    """The ledger rule runs again just before the replace: a file a writer that does not take the lock
+    (or the user) put into ``out`` while the stage was built is refused and kept, never moved aside."""
+    out = tmp_path / "made"
+    if placed != "folder-made":
+        out.mkdir()
+
+    def empty(folder: Path) -> None:
+        if folder.exists() and any(folder.iterdir()):
+            raise MvlsibError(f"{folder}: not empty")
+
+    rel = {"file": "mine.txt", "nested-file": "sports/sports_0.jpg", "folder-made": "mine.txt"}[placed]
+    with pytest.raises(MvlsibError, match="not empty"):
+        with atomic.staged_folder(out, check=empty) as stage:
+            (stage / "theirs").write_text("the command's\n")
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_text("placed meanwhile\n")
+    assert (out / rel).read_text() == "placed meanwhile\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]  # no stage, no lock, nothing moved aside
