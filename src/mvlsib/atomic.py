@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import hashlib
 import os
 import re
@@ -146,14 +147,16 @@ def staged_folder(out: str | os.PathLike[str], *, check: Callable[[Path], object
     """A fresh folder beside ``out`` that replaces ``out`` only when the block succeeds.
 
     ``check(out)`` is the caller's ledger rule (it raises when ``out`` holds what the user placed):
-    required, and run under the lock, so no command replaces a folder it has not looked into, and
-    none can slip a file in between the look and the replace. The old folder is moved aside, the
+    required, and run under the lock before the work and again just before the replace, so no command
+    replaces a folder it has not looked into, and none can slip a file in between the look and the
+    replace (every writer of an image pool takes this lock too: ``pool_manifest.pool_lock``). The old folder is moved aside, the
     stage renamed into place, the old one removed: a failure at any point leaves ``out`` as it was.
     Leftovers of a run that was killed (its stage, or the old folder it had moved aside) are cleaned
     first; if it died between the two renames, the old folder is put back. One process at a time.
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    out = locks.canonical(out)  # the folder the lock guards is the one replaced, however it was spelt
     with replacing(out):
         for old in sorted(out.parent.glob(f".{out.name}.old-*")):
             pid = old.name.rsplit("-", 1)[-1]
@@ -165,6 +168,9 @@ def staged_folder(out: str | os.PathLike[str], *, check: Callable[[Path], object
         check(out)
         with fresh_stage(out) as stage:
             yield stage
+            # Looked into again just before the replace: whatever reached ``out`` during the work (a
+            # writer that does not take this lock, the user) is refused, never moved aside and deleted.
+            check(out)
             old = out.parent / f".{out.name}.old-{os.getpid()}"
             if out.exists():
                 os.replace(out, old)
@@ -187,33 +193,27 @@ def fresh_stage(out: Path) -> Iterator[Path]:
         raise
 
 
-# Folders this process holds ``replacing`` for (a build holds its --out from the start; its publish
-# step's staged_folder then finds it held, by this process).
-_REPLACING: set[Path] = set()
-
-
 @contextlib.contextmanager
-def replacing(out: str | os.PathLike[str]) -> Iterator[None]:
+def replacing(out: str | os.PathLike[str], *, wait: float = 0.0) -> Iterator[None]:
     """One process at a time makes the folder ``out`` anew: a second one is refused at once, naming
     the first (two that both replaced it would both report success, and one result would be gone).
-    The lock is a file beside ``out``, removed when the block ends (the kernel releases it on kill -9)."""
-    key = Path(os.path.abspath(out))
-    if key in _REPLACING:
-        yield
-        return
-    name = f".{key.name}.lock"
+    The lock is a file beside ``out``'s real path (``locks.canonical``), removed when the block ends
+    (the kernel releases it on kill -9); a process holding it already (a build holds its --out from
+    the start, its publish step's staged_folder then takes it again, maybe by another spelling) goes on.
+    ``wait``: seconds to wait for another holder (an image pool's short writers) before refusing."""
+    key = locks.canonical(out)
+    lock = locks.exclusive(key.parent, f".{key.name}.lock", wait=wait, remove=True)
     try:
-        with locks.exclusive(key.parent, name, remove=True):
-            _REPLACING.add(key)
-            try:
-                yield
-            finally:
-                _REPLACING.discard(key)
+        lock.__enter__()
     except locks.Busy as busy:
+        waited = f" (waited {wait:g} s)" if wait else ""
         raise MvlsibError(
-            f"{out} is being written by another command ({busy.holder}); wait for it to finish, or choose another "
-            "folder"
+            f"{out} is being written by another command ({busy.holder}){waited}; wait for it to finish, or choose "
+            "another folder"
         ) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(lock)  # entered above, so that a Busy of another lock inside the block keeps its own words
+        yield
 
 
 # ---------------------------------------------------------------- output folders we may replace
@@ -222,6 +222,10 @@ def replacing(out: str | os.PathLike[str]) -> Iterator[None]:
 # one way the next run can tell its own earlier output (which it may replace) from the user's
 # files (which it must never overwrite or delete).
 LEDGER = ".mvlsib-outputs.json"
+# Held while the ledger is read, changed and written back (``_update_ledger``): commands writing files
+# of different names into one folder at once would otherwise each write back what it read, and the
+# entries of the others would be lost (a re-run then refuses its own file as the user's).
+LEDGER_LOCK = ".mvlsib-outputs.lock"
 # Files tools and operating systems drop into any folder; never anyone's work.
 _LITTER_DIRS = frozenset({"__pycache__"})
 _LITTER_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "Desktop.ini"})
@@ -239,7 +243,7 @@ def folder_files(folder: str | os.PathLike[str]) -> list[str]:
     out = []
     for path in folder.rglob("*"):
         rel = path.relative_to(folder)
-        if _is_litter(rel) or rel.as_posix() == LEDGER or (path.is_dir() and not path.is_symlink()):
+        if _is_litter(rel) or rel.as_posix() in (LEDGER, LEDGER_LOCK) or (path.is_dir() and not path.is_symlink()):
             continue
         out.append(rel.as_posix())
     return sorted(out)
@@ -319,19 +323,22 @@ def _record_pending(target: Path, tmp: Path) -> None:
             rel = where.relative_to(folder).as_posix()
         except ValueError:
             continue
-        if rel == LEDGER:
-            return
-        data = _read_ledger_data(folder)
-        files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
-        pending: dict = data["pending"] if isinstance(data.get("pending"), dict) else {}
-        before = [files[rel]] if isinstance(files.get(rel), str) else []
-        if target.is_file() and not target.is_symlink() and rel not in files:
-            before = [sha256_file(target)]  # only when a killed run had announced it: it passed the check
-        pending[rel] = sorted(set(before + [sha256_file(tmp)]) | set(pending.get(rel) or []))
-        by = _by(data)
-        by[rel] = writer
-        _dump_ledger(folder, {**data, "files": files, "pending": pending, "by": by})
+        if rel != LEDGER:
+            _update_ledger(folder, functools.partial(_announce, rel, target, tmp, writer))
         return
+
+
+def _announce(rel: str, target: Path, tmp: Path, writer: str, data: dict) -> dict:
+    """``data`` with the write of ``tmp`` over ``target`` (``rel`` in the ledger's folder) announced."""
+    files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
+    pending: dict = data["pending"] if isinstance(data.get("pending"), dict) else {}
+    before = [files[rel]] if isinstance(files.get(rel), str) else []
+    if target.is_file() and not target.is_symlink() and rel not in files:
+        before = [sha256_file(target)]  # only when a killed run had announced it: it passed the check
+    pending[rel] = sorted(set(before + [sha256_file(tmp)]) | set(pending.get(rel) or []))
+    by = _by(data)
+    by[rel] = writer
+    return {**data, "files": files, "pending": pending, "by": by}
 
 
 def _by(data: dict) -> dict[str, str]:
@@ -346,10 +353,28 @@ def _by(data: dict) -> dict[str, str]:
     return out
 
 
-def _dump_ledger(folder: Path, data: dict) -> None:
-    with atomic_open(folder / LEDGER) as fh:
-        fh.write(jsonio.dumps(data, indent=1, ensure_ascii=False, sort_keys=True))
-        fh.write("\n")
+def _update_ledger(folder: Path, change: Callable[[dict], dict | None]) -> None:
+    """The one way a ledger is written: ``change`` gets what the ledger holds now and returns what it
+    is to hold (None, or the same: left untouched), with the folder's ledger lock held from the read
+    to the rename, so a concurrent writer's entries are never written back over."""
+    try:
+        with locks.exclusive(folder, LEDGER_LOCK, wait=LEDGER_WAIT_S, remove=True):
+            data = _read_ledger_data(folder)
+            new = change(data)
+            if new is None or (new == data and (folder / LEDGER).is_file()):
+                return
+            with atomic_open(folder / LEDGER) as fh:
+                fh.write(jsonio.dumps(new, indent=1, ensure_ascii=False, sort_keys=True))
+                fh.write("\n")
+    except locks.Busy as busy:
+        raise MvlsibError(
+            f"{folder}: its ledger {LEDGER} has been held by another command ({busy.holder}) for "
+            f"{LEDGER_WAIT_S:.0f} s; wait for it to finish, then run this command again"
+        ) from None
+
+
+# An update of the ledger takes milliseconds; a holder that long has hung (or is being debugged).
+LEDGER_WAIT_S = 60.0
 
 
 def write_ledger(folder: str | os.PathLike[str], writer: str, skip: Iterable[str] = ()) -> None:
@@ -357,10 +382,12 @@ def write_ledger(folder: str | os.PathLike[str], writer: str, skip: Iterable[str
     ``skip`` (there before, unrecorded, untouched); call only when no foreign file was there."""
     folder = Path(folder)
     left = set(skip)
-    files = {rel: _digest(folder / rel) for rel in folder_files(folder) if rel not in left}
-    if (folder / LEDGER).is_file() and _read_ledger_data(folder) == {"writer": writer, "files": files}:
-        return  # nothing new: leave the folder untouched
-    _dump_ledger(folder, {"writer": writer, "files": files})
+
+    def record(_old: dict) -> dict:
+        files = {rel: _digest(folder / rel) for rel in folder_files(folder) if rel not in left}
+        return {"writer": writer, "files": files}
+
+    _update_ledger(folder, record)
 
 
 def _digest(path: Path) -> str | None:
@@ -545,25 +572,25 @@ def edited_since(folder: str | os.PathLike[str], names: Iterable[str]) -> list[s
 
 
 def _merge_ledger(folder: Path, writer: str, names: list[str]) -> None:
-    data = _read_ledger_data(folder)
-    files: dict = data["files"] if isinstance(data.get("files"), dict) else {}
-    pending: dict = data["pending"] if isinstance(data.get("pending"), dict) else {}
-    by = _by(data)
-    for name in names:
-        pending.pop(name, None)
-        path = folder / name
-        if path.exists() or path.is_symlink():
-            files[name] = _digest(path)
-            by[name] = writer
-        else:
-            files.pop(name, None)
-            by.pop(name, None)
-    by = {rel: w for rel, w in by.items() if rel in files or rel in pending}
-    new = {"writer": writer, "files": files, "by": by, **({"pending": pending} if pending else {})}
-    if not files and not pending and not (folder / LEDGER).exists():
-        return  # nothing of ours there (a failed first write): the folder stays as it was
-    if new != data:
-        _dump_ledger(folder, new)
+    def merge(data: dict) -> dict | None:
+        files: dict = dict(data["files"]) if isinstance(data.get("files"), dict) else {}
+        pending: dict = dict(data["pending"]) if isinstance(data.get("pending"), dict) else {}
+        by = _by(data)
+        for name in names:
+            pending.pop(name, None)
+            path = folder / name
+            if path.exists() or path.is_symlink():
+                files[name] = _digest(path)
+                by[name] = writer
+            else:
+                files.pop(name, None)
+                by.pop(name, None)
+        by = {rel: w for rel, w in by.items() if rel in files or rel in pending}
+        if not files and not pending and not (folder / LEDGER).exists():
+            return None  # nothing of ours there (a failed first write): the folder stays as it was
+        return {"writer": writer, "files": files, "by": by, **({"pending": pending} if pending else {})}
+
+    _update_ledger(folder, merge)
 
 
 @contextlib.contextmanager

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 import re
 import socket
@@ -39,7 +38,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import httpio, jsonio, readers
+from . import httpio, jsonio, params, readers
 from .errors import MvlsibError
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -74,16 +73,8 @@ SHAPES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 
 def hub_timeout(environ=None) -> float:
     """Seconds for one whole Hub request: ``MVLSIB_HUB_TIMEOUT`` when set (commands without a --timeout), else the default."""
-    value = (os.environ if environ is None else environ).get("MVLSIB_HUB_TIMEOUT")
-    if not value:
-        return DEFAULT_TIMEOUT_S
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise HubProblem(f"MVLSIB_HUB_TIMEOUT={value[:40]!r}: give a number of seconds above 0")
-    return seconds
+    seconds = params.env_number("MVLSIB_HUB_TIMEOUT", environ)
+    return DEFAULT_TIMEOUT_S if seconds is None else seconds
 
 
 class HubAnswerError(Exception):

@@ -16,6 +16,7 @@ import re
 import socket
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,20 +41,43 @@ class NotALock(MvlsibError):
 _OURS = re.compile(rb"pid [0-9]+ on ")
 
 
+def canonical(path: str | os.PathLike[str]) -> Path:
+    """The one name of ``path`` every lock is keyed by: its real path (``linked/rel`` with ``linked``
+    a link to ``real`` is ``/.../real/rel``). Two spellings of one folder are one lock, and a process
+    that holds it recognises it however the folder is named to it the second time."""
+    return Path(os.path.realpath(path))
+
+
+# Locks this process holds: (real path of the lock file) -> the thread holding it.
+_HELD: dict[Path, int] = {}
+
+
+def held(folder: str | os.PathLike[str], name: str) -> bool:
+    """Whether this thread holds the lock ``folder/name`` (however ``folder`` is spelt)."""
+    return _HELD.get(canonical(folder) / name) == threading.get_ident()
+
+
 @contextlib.contextmanager
 def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0, remove: bool = False) -> Iterator[None]:
     """Hold the lock ``folder/name`` for the block; wait up to ``wait`` seconds, then raise ``Busy``.
 
-    The lock file is ours or nothing is done: a symlink is never followed, and a path holding anything
-    but a regular file of ours (empty, or the holder line below) raises ``NotALock`` before any byte
-    is written. ``remove``: the file is removed when the block ends, if the path still holds it."""
+    Re-entrant: a thread holding the lock already (named by any path to its folder) goes on at once;
+    the lock's flock is per open file, so taking it again would refuse the holder as if it were
+    another process. The lock file is ours or nothing is done: a symlink is never followed, and a
+    path holding anything but a regular file of ours (empty, or the holder line below) raises
+    ``NotALock`` before any byte is written. ``remove``: the file is removed when the block ends, if
+    the path still holds it."""
+    key = canonical(folder) / name
+    if _HELD.get(key) == threading.get_ident():
+        yield
+        return
     try:
         import fcntl  # noqa: F401 - whether flock exists here
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    folder = Path(folder)
-    path = folder / name
+    folder = key.parent
+    path = key
     while True:
         fd = _open_lock(path)
         try:
@@ -81,9 +105,11 @@ def exclusive(folder: str | os.PathLike[str], name: str, *, wait: float = 0.0, r
             f"{terminal.visible(' '.join(httpio.public_argv(sys.argv)))[:300]}\n".encode(),
             0,
         )
+        _HELD[key] = threading.get_ident()
         try:
             yield
         finally:
+            del _HELD[key]
             if remove:
                 with contextlib.suppress(OSError):
                     if os.lstat(path).st_ino == os.fstat(fd).st_ino:  # still ours: nobody replaced it meanwhile

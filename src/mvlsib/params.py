@@ -134,6 +134,41 @@ class Finite(click.FloatRange):
         return super().convert(number, param, ctx)
 
 
+# Every number the toolkit reads from the environment, with its bounds: read only through
+# ``env_number`` (``tests/architecture/test_environment_numbers.py`` fails on any other read). A value
+# Python parses but nothing can use (``1e18`` seconds overflows a deadline, ``nan`` never compares) is
+# refused as an option's would be, in one line naming the variable.
+ENV_NUMBERS: dict[str, tuple[click.ParamType, str]] = {
+    "MVLSIB_HUB_TIMEOUT": (Finite(0.1, MAX_SECONDS), "a number of seconds for one Hub request"),
+    "OMP_NUM_THREADS": (Int(1, 1 << 16), "a number of CPU threads"),
+    "LOCAL_RANK": (Int(0, MAX_GPUS), "this process's GPU rank"),
+    "RANK": (Int(0, MAX_COUNT), "this process's rank"),
+    "WORLD_SIZE": (Int(1, MAX_COUNT), "the number of processes"),
+    "SLURM_ARRAY_TASK_ID": (Int(0, MAX_COUNT), "the SLURM array task"),
+    "SLURM_ARRAY_TASK_COUNT": (Int(1, MAX_COUNT), "the SLURM array's task count"),
+    "SLURM_ARRAY_TASK_MIN": (Int(0, MAX_COUNT), "the SLURM array's first task"),
+    "SLURM_ARRAY_TASK_STEP": (Int(1, MAX_COUNT), "the SLURM array's step"),
+}
+
+
+def env_number(name: str, environ: Any = None) -> Any:
+    """The number the environment variable ``name`` (one of ``ENV_NUMBERS``) holds, within its bounds;
+    None when unset or empty. Anything else is ``MvlsibError``: one line naming the variable."""
+    kind, meaning = ENV_NUMBERS[name]
+    raw = (os.environ if environ is None else environ).get(name)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return kind.convert(raw, None, None)
+    except click.BadParameter:
+        assert isinstance(kind, click.IntRange | click.FloatRange)
+        what = "an integer" if isinstance(kind, click.IntRange) else "a number"
+        raise MvlsibError(
+            f"the environment variable {name}={clipped(raw)} is not {what} in {kind.min}..{kind.max} "
+            f"({meaning}); set it to one, or unset it"
+        ) from None
+
+
 class CommaList(click.ParamType):
     """Comma-separated values: stripped, empty items dropped, each converted by ``item`` and kept once,
     in the order first given (``eng_Latn,eng_Latn`` is ``eng_Latn``). A value among ``keywords``

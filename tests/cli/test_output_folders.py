@@ -454,3 +454,96 @@ def test_a_file_output_refuses_the_users_file_and_replaces_its_own(scene, full_w
     res = invoke()
     assert res.exit_code == 2 and target.read_bytes() == edited, res.output
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+# ---------------------------------------------------------------- a folder named through a symlinked parent
+
+
+def _folder_options() -> list[tuple[str, str]]:
+    """(command, option) of every folder a command may create, walked from both command trees."""
+    import click
+    from support.cli_tree import commands
+
+    return sorted(
+        (where, p.opts[0])
+        for where, cmd in commands()
+        for p in cmd.params
+        if isinstance(p.type, click.Path) and p.type.dir_okay and not p.type.file_okay and not p.type.exists
+    )
+
+
+# (command, option) -> why the walk below does not run it
+NOT_WALKED = {
+    ("mvlsib-eval batch collect", "--out"): "needs a model's batch results; its lock is `replacing`, as export's is",
+    ("mvlsib-eval plan", "--out"): "the run folder its script will write: named in the script, nothing made now",
+}
+
+
+def _through_link(scene, full_workdir, sib, photos: Path, base: Path) -> dict[tuple[str, str], tuple]:
+    """(command, option) -> (cli, args with {F} for the folder, folders to copy into F first)."""
+    s, release, pool, url = scene
+    writers = _writers(s, release, pool, url)
+    photo = next(p for p in sorted((photos / "sports").iterdir()) if p.suffix == ".jpg")
+    up = base / "up" / "data" / "images" / "sib200"
+    up.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(photo, up / "sports_1.jpg")
+    (base / "lic.csv").write_text("file,license,author,source_url\nsports_1.jpg,CC0-1.0,A,https://example.org/a\n")
+    langs = ["--languages", "eng_Latn,fra_Latn"]
+    work = ["--workdir", "{F}"]
+    done = {
+        ("mvlsib-build build", "--out"): (build_cli, ["build", "--sib", sib, *langs, "--out", "{F}", "--no-progress"]),
+        ("mvlsib-build build", "--workdir"): (
+            build_cli, ["build", "--sib", sib, *langs, *work, "--pool", pool, "--out", f"{base}/rel", "--no-progress"]),
+        ("mvlsib-build ingest", "--workdir"): (build_cli, ["ingest", "--sib", sib, *langs, *work, "--no-progress"]),
+        ("mvlsib-build sample", "--workdir"): (build_cli, ["sample", *work, "--pool", pool, "--no-progress"],
+                                                full_workdir),
+        ("mvlsib-build validate", "--workdir"): (build_cli, ["validate", *work, "--pool", pool], full_workdir),
+        ("mvlsib-build publish", "--workdir"): (
+            build_cli, ["publish", *work, "--pool", pool, "--out", f"{base}/rel2", "--no-validate"], full_workdir),
+        ("mvlsib-build publish", "--out"): (
+            build_cli, ["publish", "--workdir", full_workdir, "--pool", pool, "--out", "{F}", "--no-validate"]),
+        ("mvlsib-build export", "--out"): writers["export mteb"],
+        ("mvlsib-build images add", "--pool"): (
+            build_cli, ["images", "add", photo, "--pool", "{F}", "--topic", "sports", "--license", "CC0-1.0"]),
+        ("mvlsib-build images import-release", "--pool"): (
+            build_cli, ["images", "import-release", base / "up", "--licences", base / "lic.csv", "--pool", "{F}",
+                        "--no-progress"]),
+        ("mvlsib-build images gallery", "--out"): writers["images gallery"],
+        ("mvlsib-build verify-images", "--out"): writers["verify-images"],
+        ("mvlsib-eval batch prepare", "--out"): (
+            eval_cli, ["batch", "prepare", "--model", "m", "--data", release, "--languages", "eng_Latn", "--tasks",
+                       "s2t", "--k", "1", "--out", "{F}", "--no-progress"]),
+        ("mvlsib-eval hub-results", "--out"): (
+            eval_cli, ["hub-results", s / "runA", "--release", "org/mvl-sib", "--source-url", "https://example.org/run", "--force",
+                       "--out", "{F}"]),
+        **{("mvlsib-eval " + w, "--out"): writers[w] for w in ("items", "merge", "report", "run")},
+    }  # fmt: skip
+    return {k: (v[0], [str(a).replace("{out}", "{F}") for a in v[1]], *v[2:]) for k, v in done.items()}
+
+
+FOLDER_OPTIONS = [k for k in _folder_options() if k not in NOT_WALKED]
+
+
+def test_every_folder_option_is_walked(scene, sib_dir, topic_photos_dir, tmp_path):
+    """A command given an output folder later is added to the walk below (or to NOT_WALKED, with why)."""
+    walked = set(_through_link(scene, tmp_path, sib_dir, topic_photos_dir, tmp_path))
+    assert set(FOLDER_OPTIONS) == walked, set(FOLDER_OPTIONS) ^ walked
+
+
+@pytest.mark.parametrize("where", FOLDER_OPTIONS, ids=" ".join)
+def test_a_folder_named_through_a_symlinked_parent_is_written(
+    where, scene, full_workdir, sib_dir, topic_photos_dir, tmp_path
+):
+    """``linked/F`` with ``linked`` a link to ``real``: every lock is keyed by the real path, so the
+    command never takes its own lock (taken by one spelling, asked for by another) for another's, and
+    ``real/F`` is what it writes; no lock file is left behind."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "linked").symlink_to("real", target_is_directory=True)
+    cli, args, *seed = _through_link(scene, full_workdir, sib_dir, topic_photos_dir, tmp_path)[where]
+    if seed:
+        shutil.copytree(seed[0], tmp_path / "real" / "F")
+    res = CliRunner().invoke(cli, [a.replace("{F}", str(tmp_path / "linked" / "F")) for a in args])
+    assert res.exit_code == 0, res.output[-2000:]
+    assert (tmp_path / "real" / "F").is_dir() and any((tmp_path / "real" / "F").iterdir())
+    locks_left = [p.name for folder in (tmp_path, tmp_path / "real") for p in folder.glob("*.lock")]
+    assert not locks_left, locks_left

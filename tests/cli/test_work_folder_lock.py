@@ -23,9 +23,9 @@ from click.testing import CliRunner
 from support import subprocess_env, write_workdir
 from support.cli_contract import changed, refused, scene_state
 from support.cli_tree import commands
+from support.other_holder import held_elsewhere
 
 import mvlsib.workdir
-from mvlsib import locks
 from mvlsib.cli import build_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir.folder import LOCK_NAME
@@ -69,7 +69,7 @@ def scene(small_work, tmp_path) -> Path:
 @pytest.mark.parametrize("where", _work_commands())
 def test_a_command_is_refused_while_another_holds_the_work_folder(where, scene, sib_dir, pool_dir):
     work = scene / "work"
-    with locks.exclusive(work, LOCK_NAME, remove=True):
+    with held_elsewhere(work, LOCK_NAME, remove=True):
         before = scene_state(scene)
         res = CliRunner().invoke(build_cli, _args(where, work, scene, sib_dir, pool_dir))
         line = refused(res, str(work), "in use by another command", f"pid {os.getpid()}")
@@ -113,7 +113,7 @@ def _save_args(small_work: Path) -> dict[str, tuple]:
 def test_every_save_takes_the_work_folders_lock(name, small_work, scene):
     args = _save_args(small_work)[name]  # a new save_* without an entry here fails too
     work = scene / "work"
-    with locks.exclusive(work, LOCK_NAME, remove=True):
+    with held_elsewhere(work, LOCK_NAME, remove=True):
         before = scene_state(scene)
         with pytest.raises(MvlsibError, match="in use by another command"):
             _saves()[name](work, *args)

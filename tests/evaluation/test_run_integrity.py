@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from support.fakes.openai_compat import ChatServer, lettered_server
+from support.other_holder import held_elsewhere
 
 from mvlsib.cli import eval_cli
-from mvlsib.evaluation.run.store import run_lock
 
 BASE = [
     "--backend",
@@ -73,7 +73,7 @@ def test_second_run_on_the_same_folder_is_refused_while_the_first_runs(release_d
 
 def test_lock_is_held_for_the_whole_run(release_dir, tmp_path):
     out = tmp_path / "run"
-    with lettered_server(fail_every=0) as server, run_lock(out, ".run.lock"):
+    with lettered_server(fail_every=0) as server, held_elsewhere(out, ".run.lock"):
         result = run(release_dir, server, out)
         assert result.exit_code == 2 and "in use by another run" in result.output
         assert server.requests == []  # refused before any model call

@@ -301,3 +301,38 @@ def test_a_text_source_argument_is_one_bounded_line(tmp_path):
         refused(CliRunner().invoke(build_cli, ["images", "add", value, "--pool", str(tmp_path / "p"),
                                                "--topic", "sports", "--license", "CC0-1.0"]))  # fmt: skip
         assert not (tmp_path / "p").exists()
+
+
+ENV_BAD_VALUES = {"nan": "nan", "inf": "inf", "1e400": "1e400", "1e18": "1e18", "-1": "-1", "text": "ten",
+                  "digits": "9" * 5000, "blank-inside": "1 2"}  # fmt: skip
+
+
+@pytest.mark.parametrize("label", ENV_BAD_VALUES)
+@pytest.mark.parametrize("name", sorted(params.ENV_NUMBERS))
+def test_every_environment_number_is_bounded(name, label):
+    """Each number the toolkit reads from the environment, given what Python parses but nothing can use:
+    one line naming the variable (never a traceback or an overflow deep inside a timer)."""
+    from mvlsib.errors import MvlsibError
+
+    with pytest.raises(MvlsibError) as caught:
+        params.env_number(name, {name: ENV_BAD_VALUES[label]})
+    message = str(caught.value)
+    assert name in message and "\n" not in message and len(message) < 300, message
+
+
+@pytest.mark.parametrize("name", sorted(params.ENV_NUMBERS))
+def test_an_empty_or_unset_environment_number_is_its_default(name):
+    assert params.env_number(name, {}) is None
+    assert params.env_number(name, {name: ""}) is None
+    low = params.ENV_NUMBERS[name][0].min
+    assert params.env_number(name, {name: str(low)}) == low
+
+
+@pytest.mark.parametrize("label", ENV_BAD_VALUES)
+def test_a_bad_hub_timeout_is_one_line_on_a_hub_command(label, tmp_path, monkeypatch):
+    """The command that waits on the Hub (``ingest --sib ORG/NAME``) refuses the deadline before any
+    request: a 1e18-second deadline once overflowed the timer thread and the request waited forever."""
+    monkeypatch.setenv("MVLSIB_HUB_TIMEOUT", ENV_BAD_VALUES[label])
+    argv = ["ingest", "--sib", "org/sib", "--hub-endpoint", "http://127.0.0.1:9", "--workdir", str(tmp_path / "w")]
+    refused(CliRunner().invoke(build_cli, [*argv, "--no-progress"]), "MVLSIB_HUB_TIMEOUT")
+    assert not (tmp_path / "w").exists()

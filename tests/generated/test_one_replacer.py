@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from support.cli_contract import refused
+from support.other_holder import held_elsewhere
 
-from mvlsib import atomic, locks
+from mvlsib import atomic
 from mvlsib.cli import build_cli, eval_cli
+from mvlsib.errors import MvlsibError
 
 
 def _nothing_placed(out: Path) -> None:
@@ -43,7 +45,7 @@ def test_a_second_maker_is_refused_at_once(name, sib_dir, release_dir, tmp_path)
     cli, *args = COMMANDS[name]
     out = tmp_path / "out"
     args = [a.format(sib=sib_dir, rel=release_dir, out=out) for a in args]
-    with locks.exclusive(tmp_path, ".out.lock"):
+    with held_elsewhere(tmp_path, ".out.lock"):
         line = refused(CliRunner().invoke(cli, args))
     assert "is being written by another command" in line and "pid " in line, line
     assert not out.exists()
@@ -153,3 +155,66 @@ def test_the_stage_of_a_killed_maker_is_removed_even_while_it_is_a_zombie(tmp_pa
         assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]
     finally:
         child.wait()
+
+
+def _spellings(tmp_path: Path) -> dict[str, Path]:
+    """One folder ``real/made``, named five ways."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "linked").symlink_to("real", target_is_directory=True)
+    (tmp_path / "made-link").symlink_to("real/made")
+    return {
+        "plain": tmp_path / "real" / "made",
+        "symlinked-parent": tmp_path / "linked" / "made",
+        "dot-dot": tmp_path / "real" / ".." / "linked" / "made",
+        "relative-dot": tmp_path / "real" / "." / "made",
+        "symlink-to-it": tmp_path / "made-link",
+    }
+
+
+SPELLINGS = ["plain", "symlinked-parent", "dot-dot", "relative-dot", "symlink-to-it"]
+
+
+@pytest.mark.parametrize("second", SPELLINGS)
+@pytest.mark.parametrize("first", SPELLINGS)
+def test_one_process_recognises_its_lock_by_any_spelling(first, second, tmp_path, monkeypatch):
+    """Every lock is keyed by the real path: a build that holds ``linked/rel`` and stages ``real/rel``
+    once refused itself, naming its own pid."""
+    ways = _spellings(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with atomic.replacing(ways[first]), atomic.staged_folder(ways[second], check=_nothing_placed) as stage:
+        (stage / "f").write_text("x")
+    assert (tmp_path / "real" / "made" / "f").read_text() == "x"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["made"]  # no lock, no stage left
+
+
+@pytest.mark.parametrize("second", SPELLINGS)
+def test_another_holder_is_refused_by_any_spelling(second, tmp_path):
+    """Two spellings are one lock for another holder too (here another thread: its own descriptor)."""
+    ways = _spellings(tmp_path)
+    with held_elsewhere(tmp_path / "real", ".made.lock"):
+        with pytest.raises(MvlsibError, match="being written by another command"):
+            with atomic.staged_folder(ways[second], check=_nothing_placed):
+                pass
+    assert not (tmp_path / "real" / "made").exists()
+
+
+@pytest.mark.parametrize("placed", ["file", "nested-file", "folder-made"])
+def test_what_reaches_the_folder_during_the_work_is_refused_not_deleted(placed, tmp_path):
+    """The ledger rule runs again just before the replace: a file a writer that does not take the lock
+    (or the user) put into ``out`` while the stage was built is refused and kept, never moved aside."""
+    out = tmp_path / "made"
+    if placed != "folder-made":
+        out.mkdir()
+
+    def empty(folder: Path) -> None:
+        if folder.exists() and any(folder.iterdir()):
+            raise MvlsibError(f"{folder}: not empty")
+
+    rel = {"file": "mine.txt", "nested-file": "sports/sports_0.jpg", "folder-made": "mine.txt"}[placed]
+    with pytest.raises(MvlsibError, match="not empty"):
+        with atomic.staged_folder(out, check=empty) as stage:
+            (stage / "theirs").write_text("the command's\n")
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_text("placed meanwhile\n")
+    assert (out / rel).read_text() == "placed meanwhile\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["made"]  # no stage, no lock, nothing moved aside

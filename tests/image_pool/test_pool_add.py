@@ -108,12 +108,7 @@ def _req(source, **kw) -> AddRequest:
 
 
 def _snapshot(pool: Path) -> dict[str, bytes]:
-    # The lock file is the pool's mutex, not its content: it stays (deleting it would break the lock).
-    return {
-        str(p.relative_to(pool)): p.read_bytes()
-        for p in sorted(pool.rglob("*"))
-        if p.is_file() and p.name != add_mod.POOL_LOCK
-    }
+    return {str(p.relative_to(pool)): p.read_bytes() for p in sorted(pool.rglob("*")) if p.is_file()}
 
 
 def test_add_rotated_gps_jpeg_via_cli(tmp_path: Path, pool_copy: Path):

@@ -12,7 +12,7 @@ from tqdm import tqdm
 from mvlsib.atomic import atomic_open, refuse_foreign
 from mvlsib.errors import MvlsibError
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
-from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
+from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, pool_lock, read_manifest, write_manifest
 from mvlsib.workdir.provenance import DEMO_AUTHOR, DEMO_LICENSE, DEMO_SOURCE_URL, pool_kind
 
 from . import entertainment, geography, health, politics, science, sports, travel
@@ -53,6 +53,11 @@ def write_demo_pool(out: str | Path, *, progress: bool = True) -> Path:
     never leaves a manifest that names missing files.
     """
     out = Path(out)
+    with pool_lock(out):  # the one lock of every pool writer: no add or import meanwhile
+        return _draw(out, progress)
+
+
+def _draw(out: Path, progress: bool) -> Path:
     refuse_foreign(out, demo_pool_files(out))
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(t, n) for t in TOPICS for n in range(len(PICTOGRAMS[t]))]

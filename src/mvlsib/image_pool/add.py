@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mvlsib import locks
 from mvlsib.atomic import atomic_path
 from mvlsib.errors import MvlsibError
 from mvlsib.image_pool.fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, read_source
@@ -17,7 +16,7 @@ from mvlsib.image_pool.normalize import DEFAULT_BOX, DEFAULT_MAX_PIXELS, normali
 from mvlsib.image_pool.rows import new_row, refuse_problems, stored_url
 from mvlsib.limits import MIN_SIDE
 from mvlsib.release_format.mvl_sib import topic_slug
-from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, read_manifest, write_manifest
+from mvlsib.workdir.pool_manifest import MANIFEST_NAME, ManifestRow, pool_lock, read_manifest, write_manifest
 
 DEFAULT_MIN_SIDE = MIN_SIDE
 
@@ -37,11 +36,6 @@ class AddRequest:
     max_pixels: int = DEFAULT_MAX_PIXELS
     max_bytes: int = DEFAULT_MAX_BYTES
     timeout: float = DEFAULT_TIMEOUT_S
-
-
-# The pool's lock file (a dot-file: pool checks and galleries ignore it) and how long an add waits for it.
-POOL_LOCK = ".pool.lock"
-POOL_LOCK_WAIT_S = 60.0
 
 
 def next_image_id(rows: list[ManifestRow], topic: str) -> str:
@@ -111,15 +105,10 @@ def add_image(pool: str | Path, req: AddRequest, *, create: bool = True) -> Mani
             f"{req.source}: {norm.width}x{norm.height} after fitting into {req.box[0]}x{req.box[1]} "
             f"has a shorter side under {req.min_side} px; use a larger image"
         )
-    # Read, choose the id, write: one process at a time, or two adds lose a manifest row.
-    try:
-        with locks.exclusive(pool, POOL_LOCK, wait=POOL_LOCK_WAIT_S):
-            return _add_locked(pool, req, norm, create)
-    except locks.Busy as busy:
-        raise MvlsibError(
-            f"{pool}: the pool is locked by another command ({busy.holder}) for over "
-            f"{POOL_LOCK_WAIT_S:g} s; try again when it has finished"
-        ) from None
+    # Read, choose the id, write: one process at a time, or two adds lose a manifest row (and an
+    # import making the pool anew would move this image aside with its old folder).
+    with pool_lock(pool):
+        return _add_locked(pool, req, norm, create)
 
 
 def _rows(pool: Path, create: bool) -> list[ManifestRow]:

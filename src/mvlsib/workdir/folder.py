@@ -35,7 +35,7 @@ def held(workdir: str | os.PathLike[str]) -> bool:
 
 
 def _key(workdir: str | os.PathLike[str]) -> Path:
-    return Path(os.path.abspath(workdir))
+    return locks.canonical(workdir)
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mvlsib import csvio, readers
-from mvlsib.atomic import atomic_open
+from mvlsib.atomic import atomic_open, replacing
 from mvlsib.errors import MvlsibError
 from mvlsib.workdir import BUNDLED_POOL, POOL_MANIFEST_FILE
 
@@ -142,10 +142,30 @@ def _refuse_twice(path: Path, rows: list[ManifestRow]) -> None:
             seen[value] = i
 
 
+# How long a pool writer waits for another (an add takes a second; an import a few minutes).
+POOL_LOCK_WAIT_S = 60.0
+
+
+def pool_lock(pool: str | os.PathLike[str], *, wait: float | None = None):
+    """The one lock of an image pool, held by every command that writes one from its first read to its
+    last write: the lock beside the folder that ``atomic.staged_folder`` takes to make it anew (an
+    ``images import-release`` into ``P``), so an ``images add`` into ``P`` meanwhile waits for it, and
+    the import never moves an added image aside with the old folder. Re-entrant; ``write_manifest``
+    takes it too. Another holder beyond ``wait`` seconds (default ``POOL_LOCK_WAIT_S``): ``MvlsibError``
+    naming it."""
+    return replacing(pool, wait=POOL_LOCK_WAIT_S if wait is None else wait)
+
+
 def write_manifest(pool: str | Path, rows: list[ManifestRow]) -> Path:
-    """Write rows sorted by (topic, numeric suffix of image_id) so diffs stay small and stable."""
+    """Write rows sorted by (topic, numeric suffix of image_id) so diffs stay small and stable, under the
+    pool's lock (held already by the command that read the rows)."""
     path = manifest_path(pool)
     _refuse_twice(path, rows)
+    with pool_lock(path.parent):
+        return _write_rows(path, rows)
+
+
+def _write_rows(path: Path, rows: list[ManifestRow]) -> Path:
     extra_cols: list[str] = []
     for row in rows:
         for k in row.extra:

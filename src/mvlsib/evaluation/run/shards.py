@@ -74,14 +74,7 @@ def _checked(index: int, count: int, source: str) -> Shard | None:
 
 
 def _integers(env: Mapping[str, str], names: tuple[str, ...]) -> list[int | None]:
-    values: list[int | None] = []
-    for name in names:
-        raw = env.get(name)
-        try:
-            values.append(int(raw) if raw not in (None, "") else None)
-        except ValueError:
-            raise MvlsibError(f"{name}={raw!r} in the environment is not an integer") from None
-    return values
+    return [_compat.params.env_number(name, env) for name in names]
 
 
 def _slurm_shard(env: Mapping[str, str]) -> tuple[int, int, str] | None:
@@ -105,10 +98,9 @@ def _slurm_shard(env: Mapping[str, str]) -> tuple[int, int, str] | None:
 
 
 def _rank_shard(env: Mapping[str, str]) -> tuple[int, int, str] | None:
-    if not (env.get("WORLD_SIZE") and env.get("RANK")):
-        return None
     rank, world = _integers(env, ("RANK", "WORLD_SIZE"))
-    assert rank is not None and world is not None
+    if rank is None or world is None:
+        return None
     return rank, world, "RANK/WORLD_SIZE"
 
 

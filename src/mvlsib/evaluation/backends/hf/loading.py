@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any
 
-from ..._compat import MvlsibError, hubio, readers
+from ..._compat import MvlsibError, hubio, params, readers
 from ..base import one_line
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -41,8 +41,8 @@ def resolve_runtime(batch_size: int, device: str, dtype: str) -> tuple[str, str]
     check_runtime(batch_size, device, dtype)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        local_rank = os.environ.get("LOCAL_RANK", "")
-        if device == "cuda" and local_rank.isdigit():
+        local_rank = params.env_number("LOCAL_RANK") if device == "cuda" else None
+        if local_rank is not None:
             # One process per GPU under torchrun/accelerate: each rank takes its own device.
             device = f"cuda:{int(local_rank) % torch.cuda.device_count()}"
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -66,9 +66,9 @@ def default_threads() -> int:
     """What ``--threads 0`` (the default) means: ``OMP_NUM_THREADS`` when set, else half the CPUs
     this process may run on, at least 1. On a shared or busy machine torch's own default (every
     core) oversubscribes: on 2 cores under load 2 threads ran 7-10x slower than 1."""
-    env = os.environ.get("OMP_NUM_THREADS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
+    env = params.env_number("OMP_NUM_THREADS")
+    if env is not None:
+        return env
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
