@@ -190,9 +190,13 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     from mvlsib.workdir.folder import in_use
     from mvlsib.workdir.instances import load_instances
     from mvlsib.workdir.pool_manifest import load_pool
+    from mvlsib.workdir.release_inputs import SAMPLED_FROM, check_described
 
     with in_use(workdir, write=False):  # its --json may go into the work folder too
-        result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool), progress=progress)
+        corpus = load_corpus(workdir)
+        # instances drawn from another corpus can pass every invariant (ids are shared by all languages)
+        check_described(workdir, SAMPLED_FROM, corpus_sha256=corpus.sha256())
+        result = validate_stage(corpus, load_instances(workdir), load_pool(pool), progress=progress)
         if json_out is not None:
             with output_file(json_out, "mvlsib-build validate", option="--json") as fh:
                 fh.write(result.to_json())
@@ -235,7 +239,8 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     "--seed",
     type=params.Int(0, params.MAX_SEED),
     default=None,
-    help="Sampling seed to record in the card (default: as the sampler recorded it).",
+    help="The seed instances.jsonl was sampled with, as a check: another than the one sample recorded is "
+    "refused (the card and manifest record the recorded seed).",
 )
 @release_option(
     "Upload this existing one (checked against its manifest.json first).", kind="folder", path=True, default=None
