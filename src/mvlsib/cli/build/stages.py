@@ -13,6 +13,7 @@ from mvlsib.cli.options import (
     HUB_REPO_ID,
     LANGUAGE_CODE,
     URL,
+    apart,
     data_revision_option,
     json_out_option,
     option,
@@ -71,6 +72,7 @@ from mvlsib.workdir import INSTANCES_FILE
 )
 @progress_option
 @workdir_option
+@apart("workdir", "sib", "flores", "annotation")
 def ingest_cmd(sib, data_revision, flores, annotation, languages, hub_endpoint, progress, workdir):
     """Read SIB-200 (or build it from Flores), check it and write WORKDIR/corpus.parquet.
 
@@ -279,6 +281,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     "demo build is not the benchmark; its card says so).",
 )
 @progress_option
+@apart("out", "workdir", "pool", "release")
 def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_timeout, progress, **hub_options):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
@@ -318,6 +321,7 @@ def _publish_folder(
     workdir: Path, out: Path, pool: Path | None, seed: int | None, repo_hint: str, *, validate: bool, progress: bool
 ):
     """publish --out: load the work folder, check it (unless told not to), write the release."""
+    from mvlsib.image_pool.rows import refuse_unshippable
     from mvlsib.release.publish import publish
     from mvlsib.validation.invariants import refuse_if_invalid
     from mvlsib.validation.invariants import validate as validate_stage
@@ -327,6 +331,7 @@ def _publish_folder(
     with in_use(workdir, write=False):  # no stage rewrites the folder while it is read
         # every file checked against the folder's ledger and each report against the file it describes
         work = load_release_inputs(workdir, pool, seed)
+        refuse_unshippable(work.pool)  # the pool's own rules first: its rows are the release's credits
         if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
             refuse_if_invalid(validate_stage(work.corpus, work.instances, work.pool), workdir)
         summary = publish(
@@ -372,6 +377,7 @@ def _publish_folder(
     help="English SIB-200 annotation (train/dev/test.tsv) for --flores.",
 )
 @progress_option
+@apart("out", "workdir", "pool", "sib", "flores", "annotation")
 def build_cmd(sib, seed, out, workdir, pool, languages, data_revision, flores, annotation, progress):
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
     from mvlsib.atomic import probe_writable
