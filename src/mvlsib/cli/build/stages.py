@@ -72,7 +72,6 @@ from mvlsib.workdir import INSTANCES_FILE
 )
 @progress_option
 @workdir_option
-@apart("workdir", "sib", "flores", "annotation")
 def ingest_cmd(sib, data_revision, flores, annotation, languages, hub_endpoint, progress, workdir):
     """Read SIB-200 (or build it from Flores), check it and write WORKDIR/corpus.parquet.
 
