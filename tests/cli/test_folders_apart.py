@@ -29,6 +29,8 @@ TEXT_PATHS = ("release", "sib")
 NOT_APART = {
     ("mvlsib-eval hub-results", "out"): "writes named files into OUT/.eval_results/ (a model repo checkout, "
     "which may hold the runs it reports): it owns no folder, and its own ledger refuses what it did not write",
+    ("mvlsib-eval merge", "out"): "merges a run folder's shard files into that folder (`merge RUN --out RUN`, as "
+    "plan's array script runs it); the run folders' ledger keeps what is not a run's",
 }
 
 
@@ -80,7 +82,6 @@ RELEASE_READERS = {
 RUN_READERS = {
     "report": (eval_cli, ["report", "{rel}", "--out", "{out}"]),
     "items": (eval_cli, ["items", "{rel}", "--out", "{out}"]),
-    "merge": (eval_cli, ["merge", "{rel}", "--out", "{out}"]),
 }
 # where the output goes, relative to the folder read (`..` spellings and a trailing slash included)
 PLACES = {

@@ -110,7 +110,6 @@ def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **
     default=False,
     help="Merge even when shards are missing or incomplete (metrics then cover less).",
 )
-@apart("out", "sources")
 def merge_command(sources, out, allow_partial):
     """Combine the shard files (predictions.shard-I-of-N.jsonl) found in SOURCES into one run."""
     from ...evaluation.run.run_files import read_config
