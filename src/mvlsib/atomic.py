@@ -216,6 +216,38 @@ def replacing(out: str | os.PathLike[str], *, wait: float = 0.0) -> Iterator[Non
         yield
 
 
+def refuse_nested(
+    out: tuple[str, str | os.PathLike[str]],
+    inputs: Iterable[tuple[str, str | os.PathLike[str]]],
+    *,
+    inside_ok: Iterable[str] = (),
+) -> None:
+    """Refuse an output folder ``out`` (its option, its path) that is, lies inside or holds one of the
+    ``inputs`` (option, path; a text value naming no local file, such as a Hub id, is skipped): written
+    inside an input, it becomes part of what it was made from (an export under a release's ``data/``
+    is read as one of its tables), and made anew around one, it would replace it. ``inside_ok``: the
+    options whose folder may hold the output (a run folder inside the release it evaluates)."""
+    name, path = out
+    a = Path(os.path.abspath(path)).resolve()
+    allowed = set(inside_ok)
+    for option, value in inputs:
+        if isinstance(value, str) and not (os.path.exists(value) or os.path.islink(value)):
+            continue
+        b = Path(os.path.abspath(value)).resolve()
+        how = (
+            "are the same folder"
+            if a == b
+            else "lie one inside the other"
+            if (b in a.parents and option not in allowed) or (a in b.parents)
+            else ""
+        )
+        if how:
+            raise MvlsibError(
+                f"{name} {path} and {option} {value} {how}: what is written would land in what it is made from "
+                f"(or replace it); give {name} a folder outside {option}"
+            )
+
+
 # ---------------------------------------------------------------- output folders we may replace
 
 # A hidden file in every output folder a command writes, listing the files it wrote there: the

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mvlsib import progress as progress_bars
-from mvlsib.atomic import refuse_theirs, replacing
+from mvlsib.atomic import refuse_nested, refuse_theirs, replacing
 from mvlsib.builder.ingest import ingest
 from mvlsib.builder.sample import duplicate_partners, sample, sample_report
-from mvlsib.errors import MvlsibError
+from mvlsib.image_pool.rows import refuse_unshippable
 from mvlsib.release.manifest import check_release_out
 from mvlsib.release.publish import publish
 from mvlsib.release.summary import ReleaseSummary
@@ -61,17 +61,6 @@ class _Stages:
         self.bar.update(1)
 
 
-def _separate(out: Path, workdir: Path) -> None:
-    """The release folder and the work folder may not hold one another: the work files would land in
-    the release (which then fails its own manifest), or the release among the work files."""
-    a, b = out.resolve(), workdir.resolve()
-    if a == b or a in b.parents or b in a.parents:
-        raise MvlsibError(
-            f"--out {out} and --workdir {workdir} {'are the same folder' if a == b else 'lie one inside the other'}: "
-            "the work files would be written into the release; give two separate folders"
-        )
-
-
 def build(
     sib: str,
     out: str | os.PathLike[str],
@@ -93,8 +82,9 @@ def build(
     """
     check_release_out(out)  # a foreign --out is refused before minutes of work, not after
     if workdir is not None:  # so is a work folder that is the release's
-        _separate(Path(out), Path(workdir))
+        refuse_nested(("--out", out), [("--workdir", workdir)])
     pool = as_pool(pool)
+    refuse_unshippable(pool)  # publish refuses it too, after minutes of work
     # A temporary work folder is gone when the refusal is read: name the release instead.
     where = str(workdir) if workdir is not None else f"{out} (add --workdir DIR to keep the work files)"
     with contextlib.ExitStack() as stack:

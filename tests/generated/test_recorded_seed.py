@@ -80,3 +80,34 @@ def test_publish_refuses_a_recorded_seed_outside_the_bound(workdir: Path, tmp_pa
 def test_a_seed_within_the_bound_is_read_back(workdir: Path, seed: int):
     _record(workdir, seed)
     assert recorded_seed(workdir) == seed
+
+
+def _publish(workdir: Path, out: Path, *seed: str):
+    args = ["publish", "--workdir", str(workdir), "--out", str(out), "--no-progress", *seed]
+    return CliRunner().invoke(build_cli, args)
+
+
+# --seed is a claim about the instances: any seed but the recorded one (0), however spelt, is refused
+OTHER_SEEDS = ["1", "5", "00005", "+5", str(params.MAX_SEED)]
+
+
+@pytest.mark.parametrize("seed", OTHER_SEEDS)
+def test_publish_refuses_a_seed_the_instances_were_not_sampled_with(workdir: Path, tmp_path: Path, seed: str):
+    assert recorded_seed(workdir) == 0
+    before = scene_state(tmp_path)
+    res = _publish(workdir, tmp_path / "rel", "--seed", seed)
+    refused(res, "--seed", "sample_report.json", "seed 0", moved=changed(before, scene_state(tmp_path)))
+
+
+@pytest.mark.parametrize("seed", [[], ["--seed", "0"], ["--seed", "000"]], ids=["none", "0", "000"])
+def test_publish_records_the_sampled_seed(workdir: Path, tmp_path: Path, seed: list[str]):
+    res = _publish(workdir, tmp_path / "rel", *seed)
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "rel/manifest.json").read_text("utf-8"))["build"]["seed"] == 0
+
+
+def test_publish_refuses_a_seed_when_none_is_recorded(workdir: Path, tmp_path: Path):
+    (workdir / "sample_report.json").unlink()
+    before = scene_state(tmp_path)
+    res = _publish(workdir, tmp_path / "rel", "--seed", "0")
+    refused(res, "--seed 0", "records no seed", moved=changed(before, scene_state(tmp_path)))

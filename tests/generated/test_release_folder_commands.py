@@ -3,7 +3,8 @@
 fault of a release folder and refuses it the same way, naming it, exit 2, with nothing written.
 
 The faults: a language table (or any file) under ``data/`` that manifest.json does not list (it would be
-read as part of the release), and a manifest.json over the reader's bound (never read whole).
+read as part of the release), placed as a copy or as a symbolic link (a linked folder is named, never
+walked), a listed file replaced by a link, and a manifest.json over the reader's bound (never read whole).
 """
 
 from __future__ import annotations
@@ -80,7 +81,35 @@ def _oversized_manifest(release: Path) -> str:
     return "manifest.json"
 
 
-FAULTS = {"unlisted-table": _unlisted_table, "unlisted-file": _unlisted_file, "oversized-manifest": _oversized_manifest}
+def _linked_table_folder(release: Path) -> str:
+    (release / "data" / "zzz_Latn").symlink_to("eng_Latn")  # a table tree placed by a link, not a copy
+    return "data/zzz_Latn"
+
+
+def _linked_unlisted_file(release: Path) -> str:
+    (release.parent / "notes.txt").write_text("mine\n", encoding="utf-8")
+    (release / "data" / "notes.txt").symlink_to(release.parent / "notes.txt")
+    return "data/notes.txt"
+
+
+def _linked_listed_table(release: Path) -> str:
+    """A listed table replaced by a link to the very same bytes elsewhere: the content matches, the
+    folder no longer holds it."""
+    table = release / "data" / "eng_Latn" / "test.parquet"
+    shutil.copyfile(table, release.parent / "elsewhere.parquet")
+    table.unlink()
+    table.symlink_to(release.parent / "elsewhere.parquet")
+    return "data/eng_Latn/test.parquet"
+
+
+FAULTS = {
+    "unlisted-table": _unlisted_table,
+    "unlisted-file": _unlisted_file,
+    "oversized-manifest": _oversized_manifest,
+    "linked-table-folder": _linked_table_folder,
+    "linked-unlisted-file": _linked_unlisted_file,
+    "linked-listed-table": _linked_listed_table,
+}
 
 
 @pytest.fixture()
@@ -131,3 +160,12 @@ def test_litter_under_data_is_not_a_release_file(release_copy: Path):
     (release_copy / "data" / "__pycache__").mkdir()
     (release_copy / "data" / "__pycache__" / "x.pyc").write_bytes(b"x")
     assert mvl_sib.manifest_problems(release_copy) == []
+
+
+@pytest.mark.parametrize("target", ["..", ".", "loop", "/"])
+def test_a_linked_folder_is_named_never_walked(release_copy: Path, target: str):
+    """A link to the release itself, to data/, to itself or to the root: named at once, never followed."""
+    (release_copy / "data" / "loop").symlink_to(target)
+    start = time.monotonic()
+    assert mvl_sib.manifest_problems(release_copy) == ["data/loop: present but not listed in manifest.json"]
+    assert time.monotonic() - start < 5

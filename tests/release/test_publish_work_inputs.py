@@ -22,9 +22,15 @@ from support import write_workdir
 from support.cli_contract import changed, refused, scene_state
 
 import mvlsib.workdir
-from mvlsib.atomic import LEDGER
+from mvlsib.atomic import LEDGER, edited_since, sha256_file
+from mvlsib.builder.ingest import ingest
+from mvlsib.builder.sample import sample
 from mvlsib.cli import build_cli
-from mvlsib.workdir.release_inputs import READS
+from mvlsib.workdir import BUNDLED_POOL, CORPUS_FILE, INGEST_REPORT_FILE, INSTANCES_FILE, SAMPLE_REPORT_FILE
+from mvlsib.workdir.corpus import load_corpus, save_corpus
+from mvlsib.workdir.instances import recorded_pool, save_instances
+from mvlsib.workdir.pool_manifest import load_pool
+from mvlsib.workdir.release_inputs import DESCRIBES, READS, SAMPLED_FROM
 
 LANGS = ["eng_Latn", "fra_Latn"]
 
@@ -97,8 +103,6 @@ def test_an_unedited_work_folder_publishes(scene):
     res = _publish(scene)
     assert res.exit_code == 0, res.output
     manifest = json.loads((scene / "rel/manifest.json").read_text("utf-8"))
-    from mvlsib.atomic import sha256_file
-
     assert manifest["build"]["source"]["corpus_sha256"] == sha256_file(scene / "work/corpus.parquet")
 
 
@@ -120,3 +124,74 @@ def test_without_a_ledger_each_report_is_checked_against_its_file(name, scene):
     line = refused(_publish(scene), str(named), "is not about this file", "--workdir")
     assert changed(before, scene_state(scene)) == [], line
     assert not (scene / "rel").exists()
+
+
+# Each described file made again by its own writer, the report beside it left as it was: no edit the
+# ledger sees, only the report's record of the file tells. (A second `ingest` writes a new corpus and
+# its report, so only the sample report's record of the corpus is then out of date.)
+def _corpus_without_report(work: Path, sib: Path) -> None:
+    corpus = ingest(str(sib), languages=["eng_Latn"], progress=False)
+    corpus.report = {}
+    save_corpus(work, corpus)
+
+
+def _ingest_again(work: Path, sib: Path) -> None:
+    save_corpus(work, ingest(str(sib), languages=["eng_Latn"], progress=False))
+
+
+def _sample_again(work: Path, _sib: Path) -> None:
+    corpus = load_corpus(work)
+    pool, _ = recorded_pool(work) or (BUNDLED_POOL, "")
+    save_instances(work, sample(corpus, load_pool(pool), 1, progress=False))
+
+
+REMADE = {
+    (INGEST_REPORT_FILE, CORPUS_FILE): _corpus_without_report,
+    (SAMPLE_REPORT_FILE, INSTANCES_FILE): _sample_again,
+    (SAMPLE_REPORT_FILE, CORPUS_FILE): _ingest_again,
+}
+
+
+def test_every_record_a_report_holds_is_remade_here():
+    assert set(REMADE) == {(report, described) for report, _, described, _ in DESCRIBES}
+    assert SAMPLED_FROM == tuple(
+        row for row in DESCRIBES if row[:3] == (SAMPLE_REPORT_FILE, "corpus_sha256", CORPUS_FILE)
+    )
+
+
+@pytest.mark.parametrize(("report", "described"), sorted(REMADE), ids=lambda v: v)
+def test_a_file_made_again_beside_an_old_report_is_refused(report, described, scene, sib_dir):
+    REMADE[report, described](scene / "work", sib_dir)
+    assert edited_since(scene / "work", READS) == []  # each file is its stage's: only the report can tell
+    before = scene_state(scene)
+    stage = READS[report]
+    line = refused(_publish(scene), str(scene / "work" / report), described, f"mvlsib-build {stage} --workdir")
+    assert changed(before, scene_state(scene)) == [], line
+    assert not (scene / "rel").exists()
+
+
+def test_the_sample_report_records_the_corpus_sampled(scene):
+    report = json.loads((scene / "work" / SAMPLE_REPORT_FILE).read_text("utf-8"))
+    assert report["corpus_sha256"] == sha256_file(scene / "work" / CORPUS_FILE)
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["plain", "json"])
+def test_validate_refuses_instances_sampled_from_another_corpus(json_out, scene, sib_dir):
+    """Drawn from another corpus of the same sentence ids, the instances pass every invariant; only the
+    sample report's record of the corpus tells."""
+    _ingest_again(scene / "work", sib_dir)
+    before = scene_state(scene)
+    args = ["validate", "--workdir", str(scene / "work"), "--no-progress"]
+    args += ["--json", str(scene / "v.json")] if json_out else []
+    refused(
+        CliRunner().invoke(build_cli, args),
+        str(scene / "work" / SAMPLE_REPORT_FILE),
+        "sampled from another corpus",
+        moved=changed(before, scene_state(scene)),
+    )
+    # sampled again, the same folder validates
+    res = CliRunner().invoke(build_cli, ["sample", "--workdir", str(scene / "work"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(build_cli, args)
+    assert res.exit_code == 0, res.output
+    assert _publish(scene).exit_code == 0

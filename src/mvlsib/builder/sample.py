@@ -34,6 +34,8 @@ class SampleReport:
     # The pool the instances were drawn from: publish --workdir uses it (and refuses another).
     pool: str = ""
     pool_manifest_sha256: str = ""
+    # The corpus.parquet they were drawn from: publish and validate refuse the instances beside another.
+    corpus_sha256: str = ""
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -137,7 +139,12 @@ def sample_report(
         duplicate_partners(corpus) if partners is None else partners,
         n_languages=len(set(corpus.column("language"))),
     )
-    return replace(report, pool=str(pool.root.resolve()), pool_manifest_sha256=pool.manifest_sha256)
+    return replace(
+        report,
+        pool=str(pool.root.resolve()),
+        pool_manifest_sha256=pool.manifest_sha256,
+        corpus_sha256=corpus.sha256(),
+    )
 
 
 def build_report(

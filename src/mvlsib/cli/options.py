@@ -13,12 +13,14 @@ parses, to the same parameter, but ``--help`` and error messages show only the n
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import click
 
 from .. import httpio, params
+from ..atomic import refuse_nested
 from ..errors import MvlsibError
 from ..evaluation._compat import LOADER, TASK_TABLE, TASKS
 from ..evaluation.backends import BACKENDS, backend_options, backends_help
@@ -125,6 +127,44 @@ def option(*param_decls: str, old: tuple[str, ...] = (), shared: str | None = No
 
 def _help(key: str, note: str | None) -> str:
     return " ".join(part for part in (SHARED_HELP[key], note) if part)
+
+
+def apart(out: str, *inputs: str, inside_ok: tuple[str, ...] = ()):
+    """The output folder parameter ``out`` kept apart from the folders of the parameters ``inputs`` (each a
+    path, a text naming a local path, or several of them): refused before the command does any work when
+    it is one of them, lies inside one or holds one (``atomic.refuse_nested``). Put it below the command's
+    options; ``tests/cli/test_folders_apart.py`` finds every command with an output folder and its inputs."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def command(**values):
+            ctx = click.get_current_context()
+            by_name = {p.name: p for p in ctx.command.params}
+            if values.get(out) is not None:
+                named = [(_spelling(by_name[name]), v) for name in inputs for v in _paths(values.get(name))]
+                refuse_nested(
+                    (_spelling(by_name[out]), values[out]), named, inside_ok=[_spelling(by_name[n]) for n in inside_ok]
+                )
+            return fn(**values)
+
+        command.kept_apart = (out, inputs, inside_ok)  # type: ignore[attr-defined]
+        return command
+
+    return decorate
+
+
+def _paths(value: Any) -> list[Any]:
+    """The paths a parameter's value holds: none, one, or those of a repeated option or argument."""
+    if value is None:
+        return []
+    return [v for v in value if v is not None] if isinstance(value, (list, tuple)) else [value]
+
+
+def _spelling(param: click.Parameter) -> str:
+    """How the command line names ``param``: its first long option, or an argument's metavar."""
+    if isinstance(param, click.Option):
+        return next((o for o in param.opts if o.startswith("--")), param.opts[0])
+    return param.human_readable_name
 
 
 def out_option(help: str, *, file: bool = False, name: str = "out", **attrs):

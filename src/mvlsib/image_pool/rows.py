@@ -1,8 +1,9 @@
 """The rules of one pool-manifest row: the one place they are spelled.
 
 `images check` reports them, `images add` and `images import-release` refuse a row breaking one
-before anything is written (so a row they write never fails the check), and `validate` applies the
-manifest row schema among them. A new row is made through :func:`new_row`, which applies them;
+before anything is written (so a row they write never fails the check), every command that ships a
+pool (`build`, `publish --out`: through :func:`refuse_unshippable`, which the release's inputs call)
+refuses a pool with such a row, and `validate` applies the manifest row schema among them. A new row is made through :func:`new_row`, which applies them;
 ``tests/architecture/test_layers.py`` finds any other ``ManifestRow(...)`` outside the manifest's
 reader.
 """
@@ -19,7 +20,7 @@ from mvlsib.escape import has_markup
 from mvlsib.image_pool.licenses import DEFAULT_ALLOWED, has_value, judge_license
 from mvlsib.release_format.mvl_sib import TOPICS, topic_slug
 from mvlsib.schema.validators import schema_errors
-from mvlsib.workdir.pool_manifest import COLUMNS, ManifestRow
+from mvlsib.workdir.pool_manifest import COLUMNS, ManifestRow, Pool
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,30 @@ def _topic_problems(row: Mapping[str, str]) -> list[RowProblem]:
 
 def refuse_problems(row: Mapping[str, str], name_of: Callable[[str], str]) -> None:
     """MvlsibError naming the first error of ``row`` as ``name_of(field)`` (an option, a file and line)."""
-    errors = [p for p in row_problems(row) if p.severity == "error"]
+    errors = _errors(row)
     if errors:
         raise MvlsibError(f"{name_of(errors[0].field)}: {errors[0].message}")
+
+
+def refuse_unshippable(pool: Pool) -> None:
+    """MvlsibError naming the manifest line of the first row of ``pool`` breaking a rule `images check`
+    reports as an error (a licence that may not be shipped, a missing attribution, a script URL, ...):
+    a release ships every row of its pool, images and credits, so it is made from none but a clean pool."""
+    bad = [
+        (n, row, errors) for n, row in enumerate(pool.rows, start=2) for errors in [_errors(row.as_dict())] if errors
+    ]
+    if bad:
+        lineno, row, errors = bad[0]
+        more = f" ({len(bad) - 1} more row(s) break a rule too)" if len(bad) > 1 else ""
+        raise MvlsibError(
+            f"{pool.manifest_file}, line {lineno}, image {row.image_id!r}: {errors[0].message}{more}; a release "
+            f"ships every image of its pool: fix the row (`mvlsib-build images check --pool {pool.root}` lists "
+            "every finding)"
+        )
+
+
+def _errors(row: Mapping[str, str]) -> list[RowProblem]:
+    return [p for p in row_problems(row) if p.severity == "error"]
 
 
 def new_row(fields: Mapping[str, str], name_of: Callable[[str], str]) -> ManifestRow:

@@ -10,6 +10,7 @@ from pathlib import PurePath
 import pyarrow as pa
 
 from mvlsib.errors import MvlsibError
+from mvlsib.image_pool.rows import refuse_unshippable
 from mvlsib.release.tables import ImageRecord, InstancePlan, plan_instances, read_image_record
 from mvlsib.release_format import mvl_sib
 from mvlsib.workdir import CORPUS_FILE
@@ -44,6 +45,7 @@ def gather(
     """Check that the corpus, the instances and the pool fit together; read the pool's images."""
     if not instances:
         raise MvlsibError("no instances; re-run `mvlsib-build sample`")
+    refuse_unshippable(pool)  # the images and credits of every row go into the release
     instances = instance_records(instances)
     index_ids, texts = corpus_texts(corpus)
     langs = _languages(sorted(texts), languages)

@@ -309,6 +309,8 @@ def manifest_problems(source=".", listed=None) -> list:
         full = os.path.realpath(os.path.join(root, rel))
         if os.path.isabs(rel) or ".." in rel.replace("\\", "/").split("/") or not full.startswith(root + os.sep):
             problems.append(f"{rel}: path escapes the release folder")
+        elif full != os.path.join(root, os.path.normpath(rel)):
+            problems.append(f"{rel}: reached through a symbolic link (a release holds none); put the file itself there")
         elif not os.path.isfile(full):
             problems.append(f"{rel}: listed in manifest.json but missing")
         elif not isinstance(entry, dict) or os.path.getsize(full) != entry.get("size"):
@@ -329,12 +331,15 @@ def manifest_problems(source=".", listed=None) -> list:
 
 def unlisted_data(source, listed) -> list:
     """Files under the release's data/ (litter aside) that ``listed`` does not name, sorted: a table
-    put there by hand would be read as part of the release."""
+    put there by hand would be read as part of the release. A symbolic link is never walked through
+    (it may lead anywhere, or in a loop): a linked folder is named itself, as a file would be."""
     top = os.path.join(os.fspath(source), DATA_DIR)
     out = []
     for folder, dirs, files in os.walk(top):
         dirs.sort()
-        for name in files:
+        linked = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        dirs[:] = [d for d in dirs if d not in linked]
+        for name in [*files, *linked]:
             parts = os.path.relpath(os.path.join(folder, name), os.fspath(source)).split(os.sep)
             if not is_litter(parts) and "/".join(parts) not in listed:
                 out.append("/".join(parts))

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from pathlib import Path
@@ -15,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mvlsib import jsonio, readers, textnorm
-from mvlsib.atomic import atomic_open, owned_files
+from mvlsib.atomic import atomic_open, owned_files, sha256_file
 from mvlsib.errors import MvlsibError
 from mvlsib.limits import MAX_INDEX_ID
 from mvlsib.textnorm import normalize_many
@@ -47,9 +48,11 @@ class Corpus:
         report: dict | None = None,
         *,
         table_of_columns: bool = False,
+        sha256: str | None = None,
     ):
         """``table_of_columns``: ``table`` was made from ``columns`` (``corpus_table``), so the two
-        hold the same values and column-wise checks may use the table's arrow columns."""
+        hold the same values and column-wise checks may use the table's arrow columns. ``sha256``: of
+        the ``corpus.parquet`` the table was read from."""
         self._table = table
         self._columns: dict[str, list] = dict(columns or {})
         self._norm = normalized
@@ -58,6 +61,7 @@ class Corpus:
         self._from_table: set[str] = set(self._columns) if table_of_columns and table is not None else set()
         self.report: dict = dict(report or {})
         self._parquet: bytes | None = None
+        self._sha256 = sha256
 
     @property
     def table(self) -> pa.Table:
@@ -70,6 +74,13 @@ class Corpus:
         if self._parquet is None:
             self._parquet = encode_corpus(self.table)
         return self._parquet
+
+    def sha256(self) -> str:
+        """The sha256 of this corpus's ``corpus.parquet``: the file it was read from, else the bytes
+        :func:`save_corpus` writes (the sample report records it: what the instances were drawn from)."""
+        if self._sha256 is None:
+            self._sha256 = hashlib.sha256(self.parquet_bytes()).hexdigest()
+        return self._sha256
 
     def names(self) -> list[str]:
         return list(self._columns) if self._table is None else list(self._table.column_names)
@@ -167,7 +178,9 @@ def save_corpus(workdir: str | os.PathLike[str], corpus: Corpus) -> None:
 
 def load_corpus(workdir: str | os.PathLike[str]) -> Corpus:
     """``WORK/corpus.parquet`` (checked: readable, the corpus columns) and its ingest report, if any."""
-    return Corpus(_read_table(Path(workdir) / CORPUS_FILE, workdir), report=load_ingest_report(workdir))
+    path = Path(workdir) / CORPUS_FILE
+    table = _read_table(path, workdir)
+    return Corpus(table, report=load_ingest_report(workdir), sha256=sha256_file(path))
 
 
 def _read_table(path: Path, workdir: str | os.PathLike[str]) -> pa.Table:

@@ -10,6 +10,7 @@ from mvlsib import params, terminal
 from mvlsib.cli.groups import build_cli, hub_bars
 from mvlsib.cli.options import (
     LANGUAGE_CODE,
+    apart,
     data_revision_option,
     out_option,
     progress_option,
@@ -55,6 +56,7 @@ from mvlsib.release.exports import FORMATS
     help="inspect only: N instances per language, the ones `mvlsib-eval run --limit N` takes (default: all).",
 )
 @progress_option
+@apart("out", "release")
 def export_cmd(fmt, release, out, languages, tasks, ks, data_revision, limit, progress):
     """Export a release for another harness: lmms-eval, mteb, vlmevalkit or inspect (Inspect AI).
 

@@ -10,7 +10,7 @@ import click
 from mvlsib import limits, params, terminal
 from mvlsib.atomic import output_file, owned_folder
 from mvlsib.cli.groups import build_cli, pool_option
-from mvlsib.cli.options import json_out_option, out_option, progress_option
+from mvlsib.cli.options import apart, json_out_option, out_option, progress_option
 from mvlsib.cli.options import pool_option as required_pool_option
 
 _BOX = "x".join(map(str, limits.IMAGE_BOX))
@@ -244,6 +244,7 @@ def images_check(
 )
 @check_options
 @progress_option
+@apart("out", "pool", "report_file", "allow_list", "hash_cache")
 def images_gallery(
     pool,
     out,

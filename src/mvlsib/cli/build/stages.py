@@ -13,6 +13,7 @@ from mvlsib.cli.options import (
     HUB_REPO_ID,
     LANGUAGE_CODE,
     URL,
+    apart,
     data_revision_option,
     json_out_option,
     option,
@@ -190,9 +191,13 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     from mvlsib.workdir.folder import in_use
     from mvlsib.workdir.instances import load_instances
     from mvlsib.workdir.pool_manifest import load_pool
+    from mvlsib.workdir.release_inputs import SAMPLED_FROM, check_described
 
     with in_use(workdir, write=False):  # its --json may go into the work folder too
-        result = validate_stage(load_corpus(workdir), load_instances(workdir), load_pool(pool), progress=progress)
+        corpus = load_corpus(workdir)
+        # instances drawn from another corpus can pass every invariant (ids are shared by all languages)
+        check_described(workdir, SAMPLED_FROM, corpus_sha256=corpus.sha256())
+        result = validate_stage(corpus, load_instances(workdir), load_pool(pool), progress=progress)
         if json_out is not None:
             with output_file(json_out, "mvlsib-build validate", option="--json") as fh:
                 fh.write(result.to_json())
@@ -235,7 +240,8 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     "--seed",
     type=params.Int(0, params.MAX_SEED),
     default=None,
-    help="Sampling seed to record in the card (default: as the sampler recorded it).",
+    help="The seed instances.jsonl was sampled with, as a check: another than the one sample recorded is "
+    "refused (the card and manifest record the recorded seed).",
 )
 @release_option(
     "Upload this existing one (checked against its manifest.json first).", kind="folder", path=True, default=None
@@ -274,6 +280,7 @@ def validate(workdir: Path, pool: Path, json_out: Path | None, max_show: int, pr
     "demo build is not the benchmark; its card says so).",
 )
 @progress_option
+@apart("out", "workdir", "pool", "release")
 def publish_cmd(workdir, out, pool, seed, release, repo_id, no_validate, hub_timeout, progress, **hub_options):
     """Write a release folder (--out) and/or upload one to the Hub (--repo-id).
 
@@ -313,6 +320,7 @@ def _publish_folder(
     workdir: Path, out: Path, pool: Path | None, seed: int | None, repo_hint: str, *, validate: bool, progress: bool
 ):
     """publish --out: load the work folder, check it (unless told not to), write the release."""
+    from mvlsib.image_pool.rows import refuse_unshippable
     from mvlsib.release.publish import publish
     from mvlsib.validation.invariants import refuse_if_invalid
     from mvlsib.validation.invariants import validate as validate_stage
@@ -322,6 +330,7 @@ def _publish_folder(
     with in_use(workdir, write=False):  # no stage rewrites the folder while it is read
         # every file checked against the folder's ledger and each report against the file it describes
         work = load_release_inputs(workdir, pool, seed)
+        refuse_unshippable(work.pool)  # the pool's own rules first: its rows are the release's credits
         if validate:  # a wrong answer key or a pool changed after sampling must never reach a release
             refuse_if_invalid(validate_stage(work.corpus, work.instances, work.pool), workdir)
         summary = publish(
@@ -367,6 +376,7 @@ def _publish_folder(
     help="English SIB-200 annotation (train/dev/test.tsv) for --flores.",
 )
 @progress_option
+@apart("out", "workdir", "pool", "sib", "flores", "annotation")
 def build_cmd(sib, seed, out, workdir, pool, languages, data_revision, flores, annotation, progress):
     """Run ingest -> sample -> validate -> publish-to-folder and print a summary."""
     from mvlsib.atomic import probe_writable

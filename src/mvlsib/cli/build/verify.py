@@ -10,6 +10,7 @@ import click
 from mvlsib import params, terminal
 from mvlsib.cli.groups import DEFAULT_WORKDIR, build_cli, pool_option
 from mvlsib.cli.options import (
+    apart,
     out_option,
     progress_option,
     with_backend_options,
@@ -80,6 +81,7 @@ from mvlsib.cli.options import (
     help="Exit 0 even when some image fails some model (the report still lists them).",
 )
 @progress_option
+@apart("out", "pool", "topic_names")
 def verify_images_cmd(models, out, allow_fail, **options):
     """Check that every pool image is classified as its topic by every model.
 

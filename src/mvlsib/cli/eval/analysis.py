@@ -11,6 +11,7 @@ from ... import params, terminal
 from ...atomic import staged_output
 from ...errors import MvlsibError
 from ..options import (
+    apart,
     different_releases_option,
     groups_option,
     json_out_option,
@@ -39,6 +40,7 @@ from ..options import (
 )
 @release_option("For the topic confusion figure (default: the runs' own, when it exists).", kind="folder")
 @different_releases_option
+@apart("out", "runs", "groups_csv", "metadata_csv", "release")
 def report_command(runs, out, groups_csv, parse_mode, names, metadata_csv, release, different_releases):
     """Tables (Markdown, CSV), a leaderboard (Markdown, CSV, HTML) and figures (PNG, SVG) for one or more
     runs side by side, with 95 % bootstrap intervals, grouped by script, family and resource class."""
@@ -103,6 +105,7 @@ def compare_command(run_a, run_b, json_path, parse_mode, different_releases):
     help="At most this many always-wrong items (hardest first) in always_wrong.jsonl; items.md shows 50.",
 )
 @different_releases_option
+@apart("out", "runs", "release")
 def items_command(runs, out, release, parse_mode, names, max_listed, different_releases):
     """Item analysis over several runs: instance difficulty, items every run gets wrong (with their texts),
     per-image error rates and letter-position bias."""

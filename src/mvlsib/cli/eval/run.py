@@ -11,6 +11,7 @@ from ... import params, terminal
 from ...atomic import owned_folder
 from ...evaluation.backends import backends_help, options_for
 from ..options import (
+    apart,
     groups_option,
     max_new_tokens_option,
     out_option,
@@ -53,6 +54,7 @@ RUN_FILES = ("predictions*.jsonl", "config*.json", "metrics*.json", ".run*.lock"
 @with_backend_options
 @groups_option("CSV with columns language,group (e.g. resource tiers) to average over; repeatable.")
 @progress_option
+@apart("out", "release", "groups_csv", inside_ok=("release",))
 def run_command(model, out, shard, parse_mode, groups_csv, progress, backend, **values):
     """Evaluate a model on MVL-SIB and write OUT/predictions.jsonl, metrics.json, config.json."""
     from ...evaluation.backends import backend_options

@@ -14,6 +14,7 @@ from ... import params, terminal
 from ...evaluation.backends.openai import OpenAIBackend
 from ...evaluation.run.schedule import MAX_PROMPTS
 from ..options import (
+    apart,
     backend_option,
     groups_option,
     max_new_tokens_option,
@@ -76,6 +77,7 @@ def batch_group():
 )
 @progress_option
 @friendly_errors
+@apart("out", "release")
 def prepare_command(
     out, model, max_requests, max_bytes, request_style, chat_template_kwargs, image_encoding, image_refs, progress,
     **selection,
@@ -134,6 +136,7 @@ def _names(label: str, items, limit: int = 10) -> str:
 @groups_option("CSV with columns language,group to average over; repeatable (as for run).")
 @progress_option
 @friendly_errors
+@apart("out", "folder", "results", "groups_csv")
 def collect_command(folder, results, out, parse_mode, groups_csv, progress):
     """Read the batch's RESULTS files (OpenAI batch output format, or vllm run-batch's) into the run folder
     OUT, naming every missing, failed, duplicated and foreign custom_id; the prompts without an answer
@@ -192,6 +195,7 @@ def collect_command(folder, results, out, parse_mode, groups_csv, progress):
 )
 @progress_option
 @friendly_errors
+@apart("out", "release", inside_ok=("release",))
 def plan_command(gpus, model, out, prompts_per_second, script, progress, **selection):
     """Prompt counts per task × k and per shard for --gpus shards, and a SLURM array script that runs
     one shard per GPU (then `mvlsib-eval merge`)."""
