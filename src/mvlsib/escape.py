@@ -133,7 +133,7 @@ def html_href(url: object) -> str | None:
 def cell_text(text: str) -> str:
     """``text`` with every control and bidi character shown as an escape, tabs and line breaks kept
     (a CSV cell or a TSV field holds them quoted; a terminal acts on neither)."""
-    return "\t".join(terminal.block(part) for part in text.split("\t"))
+    return "\t".join(terminal.block(part) for part in _text(text).split("\t"))
 
 
 def csv_cell(value: object) -> object:
