@@ -2,7 +2,7 @@
 
 A row built by hand (an f-string starting with ``|``) takes a value as it is: a language name or a
 ``--language-metadata`` column became raw HTML that way. This finds any such literal in the modules
-that write ``report.md`` and ``leaderboard.md``; a table's delimiter row comes from ``md_table_head`` too.
+that write ``report.md``, ``leaderboard.md`` and ``items.md``; a table's delimiter row comes from ``md_table_head`` too.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from support import REPO
 
 ANALYSIS = REPO / "src" / "mvlsib" / "evaluation" / "analysis"
-WRITERS = ("report.py", "leaderboard.py", "report_format.py")
+WRITERS = ("report.py", "leaderboard.py", "report_format.py", "items.py")
 
 
 @pytest.mark.parametrize("name", WRITERS)
