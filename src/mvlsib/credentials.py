@@ -13,6 +13,7 @@ Standard library alone: the bundled evaluator ships it beside the other leaves.
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 import os
 import re
@@ -30,7 +31,9 @@ _VALUES: set[str] = set()
 _PATTERN: list[re.Pattern[str] | None] = [None]
 # What may stand between two characters of an echoed value: a line wrap, raw or as a JSON writer
 # escapes it (a server that folds a long key, MIME base64 broken every 76 characters).
-_BREAK = r"(?:\s|\\+[nrt])*"
+# Three readings of backslashes before ``n``: one escape (a value's own backslash may precede it), an
+# escape escaped again by a JSON writer (after a value's own, escaped too), or any run of them.
+_BREAKS = tuple(re.compile(rf"(?:\s|{b}[nrt])+") for b in (r"\\", r"\\\\", r"\\+"))
 
 
 def _base64_inner(raw: bytes) -> set[str]:
@@ -74,11 +77,6 @@ def _spellings(value: str) -> set[str]:
     return {p for p in parts if len(p) >= MIN_CHARS}
 
 
-def _broken(spelling: str) -> str:
-    # the spelling as a pattern that also matches it wrapped across lines at any point
-    return _BREAK.join(map(re.escape, spelling))
-
-
 def remember(value: str | None) -> None:
     """Hide ``value`` from every text written or printed from now on, in each of its spellings."""
     if not value:
@@ -87,7 +85,7 @@ def remember(value: str | None) -> None:
     if new:
         _VALUES.update(new)
         # longest first: a value that holds another is masked whole
-        _PATTERN[0] = re.compile("|".join(map(_broken, values())))
+        _PATTERN[0] = re.compile("|".join(map(re.escape, values())))
 
 
 def remember_all(found: Iterable[str | None]) -> None:
@@ -112,7 +110,41 @@ def hide(text: str) -> str:
     pattern = _PATTERN[0]
     if pattern is None or not text:
         return text
-    return pattern.sub("***", text)
+    text = pattern.sub("***", text)
+    for breaks in _BREAKS if "\\" in text else _BREAKS[:1]:  # without a backslash the readings agree
+        if breaks.search(text):
+            text = _hide_wrapped(pattern, breaks, text)
+    return text
+
+
+def _hide_wrapped(pattern: re.Pattern[str], breaks: re.Pattern[str], text: str) -> str:
+    """``text`` with each value that is wrapped across lines (``breaks`` inside it) masked whole.
+
+    Searched in the text with every break taken out, so the pattern stays one literal per spelling (a
+    pattern allowing a break between any two characters takes seconds to compile for a long key); each
+    match is mapped back to the stretch of ``text`` it covers, breaks included."""
+    kept: list[str] = []
+    starts: list[int] = []  # where each kept piece starts in the joined text
+    origins: list[int] = []  # and in ``text``
+    joined_at = last = 0
+    for brk in [*breaks.finditer(text), None]:
+        end = len(text) if brk is None else brk.start()
+        starts.append(joined_at)
+        origins.append(last)
+        kept.append(text[last:end])
+        joined_at += end - last
+        last = 0 if brk is None else brk.end()
+
+    def origin(at: int) -> int:
+        piece = bisect.bisect_right(starts, at) - 1
+        return origins[piece] + at - starts[piece]
+
+    out, done = [], 0
+    for match in pattern.finditer("".join(kept)):
+        begin, end = origin(match.start()), origin(match.end() - 1) + 1
+        out += [text[done:begin], "***"]
+        done = end
+    return "".join(out) + text[done:] if out else text
 
 
 def forget_all() -> None:
