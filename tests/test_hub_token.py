@@ -45,3 +45,22 @@ def test_each_source_in_order(no_env_token, monkeypatch):
     assert hubio.resolve_token("hf_given0123456789") == "hf_given0123456789"
     with pytest.raises(httpio.CredentialError, match="the token given"):
         hubio.resolve_token("hf_given\n0123")
+
+
+def test_the_token_the_library_sends_unasked_is_held(no_env_token, monkeypatch):
+    """huggingface_hub sends the stored login on every call: an answer echoing it, encoded, is hidden."""
+    import base64
+
+    from mvlsib import credentials
+
+    path = no_env_token / "token"
+    path.write_text("hf_FILEtokenABCDEFGHIJ123456\n", encoding="utf-8")
+    _stored_at(monkeypatch, path)
+    credentials.forget_all()
+    try:
+        with hubio.session("--release org/x"):
+            pass
+        echoed = base64.b64encode(b"hf_FILEtokenABCDEFGHIJ123456").decode()
+        assert echoed not in credentials.hide(f"forbidden: {echoed}")
+    finally:
+        credentials.forget_all()

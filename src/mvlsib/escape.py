@@ -17,6 +17,7 @@ import html
 import re
 import string
 import urllib.parse
+from collections.abc import Iterable, Sequence
 
 from . import credentials, httpio, terminal
 
@@ -48,9 +49,39 @@ def flat(text: object) -> str:
     return " ".join(_CONTROLS.sub("", _text(text)).split())
 
 
+class Markdown(str):
+    """Markdown a function of this module built from escaped parts (a code span, a link, bold text):
+    ``md_row`` takes it as it is. Nothing else makes one, so any other cell is escaped."""
+
+    __slots__ = ()
+
+
+def md_row(cells: Iterable[object]) -> str:
+    """One GFM table row: each cell literal text (``md_text``: no tag, link or ``|`` of a value survives)
+    unless it is ``Markdown`` built here. The one way a table row of a report is made."""
+    return "| " + " | ".join(c if isinstance(c, Markdown) else md_text(c) for c in cells) + " |"
+
+
+def md_table_head(cells: Sequence[object]) -> list[str]:
+    """A GFM table's header row (``md_row``) and its delimiter row."""
+    return [md_row(cells), "|" + "---|" * len(cells)]
+
+
+def md_strong(text: object) -> Markdown:
+    """``text`` literal and bold."""
+    return Markdown(f"**{md_text(text)}**")
+
+
+def _md_escaped(match: re.Match[str]) -> str:
+    # angle brackets as entities (CommonMark decodes them in text): the source then holds no ``<tag``
+    # either, for a reader of the raw file or a tool that greps it
+    char = match.group()
+    return {"<": "&lt;", ">": "&gt;"}.get(char, "\\" + char)
+
+
 def md_text(text: object) -> str:
     """Text shown literally in Markdown, inline (a paragraph, a list item or a table cell)."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", flat(text))
+    return _MARKDOWN_SPECIALS.sub(_md_escaped, flat(text))
 
 
 def md_code(text: object, *, in_table: bool = True) -> str:
@@ -62,12 +93,12 @@ def md_code(text: object, *, in_table: bool = True) -> str:
     """
     body = flat(text)
     if not body:
-        return ""
+        return Markdown("")
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * (longest + 1)
     if body.startswith("`") or body.endswith("`"):
         body = f" {body} "
-    return fence + (body.replace("|", "\\|") if in_table else body) + fence
+    return Markdown(fence + (body.replace("|", "\\|") if in_table else body) + fence)
 
 
 def md_code_block(text: object, info: str = "text") -> str:
@@ -107,7 +138,7 @@ def md_link(url: object, label: str) -> str:
     target = web_url(url)
     if target is None:
         return md_text(url_text(url))
-    return f"[{label}]({urllib.parse.quote(target, safe=_URL_SAFE)})"
+    return Markdown(f"[{label}]({urllib.parse.quote(target, safe=_URL_SAFE)})")
 
 
 def md_autolink(url: object) -> str:
@@ -116,7 +147,7 @@ def md_autolink(url: object) -> str:
     target = web_url(url)
     if target is None:
         return md_text(url_text(url))
-    return f"<{urllib.parse.quote(target, safe=_URL_SAFE)}>"
+    return Markdown(f"<{urllib.parse.quote(target, safe=_URL_SAFE)}>")
 
 
 def html_text(text: object) -> str:
@@ -133,7 +164,7 @@ def html_href(url: object) -> str | None:
 def cell_text(text: str) -> str:
     """``text`` with every control and bidi character shown as an escape, tabs and line breaks kept
     (a CSV cell or a TSV field holds them quoted; a terminal acts on neither)."""
-    return "\t".join(terminal.block(part) for part in text.split("\t"))
+    return "\t".join(terminal.block(part) for part in _text(text).split("\t"))
 
 
 def csv_cell(value: object) -> object:

@@ -484,7 +484,9 @@ def session(subject: str, timeout: float | None = None, max_file_bytes: int = MA
     ``timeout``: seconds for one whole request; None: ``hub_timeout()``."""
     timeout = hub_timeout() if timeout is None else timeout
     try:
-        httpio.env_credential("HF_TOKEN")
+        # the token huggingface_hub sends unasked (HF_TOKEN, else the stored login) is checked and held
+        # (``credentials``) like one given, so what a Hub answer echoes of it is hidden
+        resolve_token()
     except httpio.CredentialError as exc:
         raise HubProblem(str(exc)) from None
     from huggingface_hub import set_client_factory

@@ -48,7 +48,8 @@ def visible(value: object) -> str:
 
 def block(text: str) -> str:
     """Multi-line text a formatter built (a table): its line breaks kept, every other control shown."""
-    return "\n".join(visible(part) for part in text.split("\n"))
+    # hidden whole first: a credential wrapped across the lines is one value, not two short ones
+    return "\n".join(visible(part) for part in credentials.hide(text).split("\n"))
 
 
 def shell_word(value: object) -> str:

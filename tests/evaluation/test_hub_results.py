@@ -9,6 +9,7 @@ eval_results.yaml and docs/hub/eval-results.md), encoded as a JSON Schema below.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -20,11 +21,15 @@ import yaml
 from click.testing import CliRunner
 from support.fakes.hub import HubStandIn
 from support.fakes.openai_compat import lettered_server
+from support.planted import planted_records
 
 from mvlsib.cli import eval_cli
 from mvlsib.errors import MvlsibError
 from mvlsib.evaluation.hub import results as hub_results
+from mvlsib.evaluation.run.scoring import compute_metrics
+from mvlsib.evaluation.run.store import load_run
 from mvlsib.release import eval_yaml
+from mvlsib.release.hub import retarget_card
 
 TOKEN = "hf_test_5e5e5e_never_print"
 DATASET = "org/mvl-sib"
@@ -62,8 +67,18 @@ def _run(release_dir: Path, out: Path, *extra: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def full_run(release_dir, tmp_path_factory) -> Path:
-    return _run(release_dir, tmp_path_factory.mktemp("hubres") / "run")
+def published_release(release_dir, tmp_path_factory) -> Path:
+    """The release as published to DATASET (its card, eval.yaml and manifest.json name the repo), as a
+    download of it holds it."""
+    release = tmp_path_factory.mktemp("published") / "rel"
+    shutil.copytree(release_dir, release)
+    assert retarget_card(release, json.loads((release / "manifest.json").read_text("utf-8")), DATASET)
+    return release
+
+
+@pytest.fixture(scope="module")
+def full_run(published_release, tmp_path_factory) -> Path:
+    return _run(published_release, tmp_path_factory.mktemp("hubres") / "run")
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +144,9 @@ def test_entries_are_the_runs_macro_accuracy_under_the_eval_yaml_task_ids(full_r
     assert "hunter2" not in copied and "QSECRET77" not in copied and "127.0.0.1:8000/v1?api_key=***" in copied
 
 
-def test_limit_and_incomplete_runs_are_refused_unless_forced(release_dir, full_run, tmp_path, eval_yaml_text):
+def test_limit_and_incomplete_runs_are_refused_unless_forced(published_release, full_run, tmp_path, eval_yaml_text):
     ids = hub_results.parse_eval_yaml(eval_yaml_text, "eval.yaml")
+    release_dir = published_release
     limited = _run(release_dir, tmp_path / "limited", "--limit", "5")
     with pytest.raises(MvlsibError, match="--limit 5"):
         hub_results.entries(limited, dataset=DATASET, revision=None, task_ids=ids, source_url="u")
@@ -256,13 +272,14 @@ def test_a_password_in_the_hub_endpoint_is_written_and_printed_nowhere(full_run,
     assert entry["source"]["url"].startswith(hub.endpoint + "/")
 
 
+@pytest.mark.parametrize("field", ["accuracy", "n_languages", "n"])
 @pytest.mark.parametrize("command", ["hub-results", "report"])
-def test_metrics_that_are_not_the_predictions_are_refused(full_run, tmp_path, command):
+def test_metrics_that_are_not_the_predictions_are_refused(full_run, tmp_path, command, field):
     """metrics.json is derived: an edited figure is neither published nor reported as the run's."""
     run = tmp_path / "run"
     shutil.copytree(full_run, run)
     metrics = json.loads((run / "metrics.json").read_text("utf-8"))
-    metrics["macro"][0]["accuracy"] = 0.97
+    metrics["macro"][0][field] = {"accuracy": 0.97, "n_languages": 199, "n": 599388}[field]
     (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
     out = tmp_path / "out"
     args = {"hub-results": ["hub-results", str(run), "--dataset", DATASET, "--source-url", "https://example.org/c.json"],
@@ -271,3 +288,127 @@ def test_metrics_that_are_not_the_predictions_are_refused(full_run, tmp_path, co
     assert result.exit_code == 2, result.output
     assert "metrics.json" in result.output and "re-run the same command" in result.output
     assert not out.exists()
+
+
+def _leaves(value, path=()):
+    """Every field of a metrics dict, the first row of each table standing for its rows."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, (*path, k))
+    elif isinstance(value, list) and value and isinstance(value[0], dict):
+        yield from _leaves(value[0], (*path, 0))
+    else:
+        yield path
+
+
+def _edited(value):
+    if isinstance(value, bool) or value is None:
+        return 0.5
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value - 0.01 if value > 0.5 else value + 0.01
+    if isinstance(value, str):
+        return value + "x"
+    return value[:-1]  # a list (the languages): one left out
+
+
+# Every field metrics.json holds, from the metrics of planted predictions of the same tasks; "ci"
+# describes the bootstrap method (the toolkit's constants), not a figure of the predictions.
+FIELDS = sorted(
+    (
+        p
+        for p in _leaves(compute_metrics(planted_records(0.6, languages=("eng_Latn", "swh_Latn"), n=4)))
+        if p[0] != "ci"
+    ),
+    key=str,
+)
+
+
+@pytest.mark.parametrize("path", FIELDS, ids=lambda p: ".".join(map(str, p)))
+def test_every_figure_of_metrics_json_is_checked_against_the_predictions(full_run, tmp_path, path):
+    """Counts, languages, per-language and per-group rows, not the macro accuracy only: each edited alone."""
+    run = tmp_path / "run"
+    shutil.copytree(full_run, run)
+    metrics = json.loads((run / "metrics.json").read_text("utf-8"))
+    holder = metrics
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = _edited(holder[path[-1]])
+    (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    with pytest.raises(MvlsibError, match=r"metrics\.json") as err:
+        load_run(run)
+    # refused by the comparison, naming the field or row, or by the reader (a task that is no task)
+    assert str(path[-1]) in str(err.value) or "row" in str(err.value) or "damaged" in str(err.value)
+
+
+@pytest.mark.parametrize("change", ["row left out", "row added"])
+def test_a_row_left_out_or_added_is_refused(full_run, tmp_path, change):
+    run = tmp_path / "run"
+    shutil.copytree(full_run, run)
+    metrics = json.loads((run / "metrics.json").read_text("utf-8"))
+    rows = metrics["per_language"]
+    if change == "row left out":
+        rows.pop()
+    else:
+        rows.append({**rows[0], "language": "zul_Latn"})
+    (run / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    with pytest.raises(MvlsibError, match="row per_language"):
+        load_run(run)
+    shutil.copytree(full_run, tmp_path / "untouched")
+    load_run(tmp_path / "untouched")  # as the run wrote it: accepted
+
+
+def _hub_results(run: Path, out: Path, *extra: str):
+    args = ["hub-results", str(run), "--out", str(out), "--source-url", "https://example.org/c.json", *extra]
+    return CliRunner().invoke(eval_cli, args)
+
+
+@pytest.mark.parametrize(
+    ("made_on", "named"),
+    [
+        ("folder of DATASET", ["--release", "someone-else/unrelated-benchmark"]),
+        ("folder never published", ["--release", DATASET]),
+        ("folder gone", ["--release", DATASET]),
+        ("folder rebuilt since", ["--release", DATASET]),
+        ("hub DATASET", ["--release", "someone-else/unrelated-benchmark"]),
+        ("hub DATASET at a revision", ["--release", DATASET, "--data-revision", "0123456789abcdef" * 2 + "01234567"]),
+    ],
+)
+def test_a_run_of_another_release_is_refused_unless_said(full_run, release_dir, tmp_path, made_on, named):
+    """The entry's dataset is the run's release: a local folder's manifest names the repo it was
+    published to; a Hub run records the repo id and revision."""
+    run = tmp_path / "run"
+    shutil.copytree(full_run, run)
+    config = json.loads((run / "config.json").read_text("utf-8"))
+    fp = config["fingerprint"]
+    if made_on == "folder never published":  # the build's own folder: its manifest names ORG/mvl-sib
+        fp["data"] = str(release_dir)
+        fp["release_manifest_sha256"] = hashlib.sha256((release_dir / "manifest.json").read_bytes()).hexdigest()
+    elif made_on == "folder gone":
+        fp["data"] = str(tmp_path / "gone")
+    elif made_on == "folder rebuilt since":
+        fp["release_manifest_sha256"] = "0" * 64
+    elif made_on.startswith("hub"):
+        fp["data"], fp["data_revision"] = DATASET, ("fedcba98" * 5 if "revision" in made_on else None)
+    (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    out = tmp_path / "out"
+    refused = _hub_results(run, out, *named, "--force")
+    assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1, refused.output
+    assert "not a result of --release" in refused.output and "--other-release" in refused.output
+    assert not out.exists()
+    dataset = named[1]
+    revision = named[3] if len(named) > 3 else None
+    written = hub_results.entries(
+        run, dataset=dataset, revision=revision, task_ids=["t2s_k1"], source_url="u", force=True, other_release=True
+    )
+    assert "NOT a run of this dataset" in written[f"{dataset.split('/')[-1]}_t2s_k1.yaml"][0]["notes"]
+
+
+def test_a_run_of_the_named_release_is_written(full_run, tmp_path):
+    result = _hub_results(full_run, tmp_path / "out", "--release", DATASET, "--force")
+    assert result.exit_code == 0, result.output
+    notes = [
+        yaml.safe_load(p.read_text("utf-8"))[0]["notes"] for p in (tmp_path / "out/.eval_results").glob("*_k1.yaml")
+    ]
+    assert notes and not any("NOT a run of this dataset" in n for n in notes)

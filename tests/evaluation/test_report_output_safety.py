@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.hostile import FRAGMENTS, MD, TABLE_TAGS, parse_html
+from support.hostile import FRAGMENT_LIST, FRAGMENTS, MD, TABLE_TAGS, parse_html
 from support.planted import planted_records, write_run
 
 from mvlsib import params
@@ -108,6 +108,56 @@ def _check_outputs(out: Path, names: list[str], models: list[str]) -> None:
     }
     for label, model in zip(labels, models):  # read_text gives a CR back as LF
         assert _lf(label) in page.text and _lf(model) in page.text
+
+
+def _rows_as_wide_as_their_header(markdown: str) -> None:
+    # a '|' of a value that became a cell separator would add a column to its row
+    widths, row = [], 0
+    for token in MD.parse(markdown):
+        if token.type == "tr_open":
+            row = 0
+        elif token.type in ("th_open", "td_open"):
+            row += 1
+        elif token.type == "tr_close":
+            widths.append(row)
+        elif token.type == "table_close":
+            assert len(set(widths)) == 1, widths
+            widths = []
+
+
+# Every column of --language-metadata the report shows (name, family, the resource class, script) or
+# groups by (any new column; its name becomes a section heading), each given every hostile fragment.
+METADATA_COLUMNS = ("name", "family", "joshi_class", "script", "script_name", "region")
+PAIRS = [FRAGMENT_LIST[i : i + 2] for i in range(0, len(FRAGMENT_LIST), 2)]
+
+
+@pytest.mark.parametrize("pair", range(len(PAIRS)))
+@pytest.mark.parametrize("column", [*METADATA_COLUMNS, "column-name"])
+def test_hostile_language_metadata_in_report_md(column, pair, tmp_path, monkeypatch):
+    _no_matplotlib(monkeypatch)
+    values = PAIRS[pair] if len(PAIRS[pair]) == 2 else [PAIRS[pair][0], "x " + PAIRS[pair][0]]
+    meta = tmp_path / "meta.csv"
+    with open(meta, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        if column == "column-name":  # the hostile text names two new columns: two groupings' headings
+            w.writerows([["language", *values], *([lang, "a", "b"] for lang in LANGS)])
+        else:
+            w.writerows([["language", column], *([lang, v] for lang, v in zip(LANGS, values))])
+    runs = [write_run(tmp_path / "r", planted_records(0.6, languages=LANGS, n=12, seed=0), model="m", limit=12)]
+    out = tmp_path / "report"
+    r = CliRunner().invoke(eval_cli, ["report", *map(str, runs), "--out", str(out), "--language-metadata", str(meta)])
+    assert r.exit_code == 0, r.output
+    markdown = (out / "report.md").read_text("utf-8")
+    rendered = MD.render(markdown)
+    doc = parse_html(rendered)
+    allowed = TABLE_TAGS | {"h1", "h2", "p", "code", "strong", "a"}
+    assert set(doc.tags) <= allowed, (doc.tags, rendered)
+    assert rendered.count("<a ") == rendered.count('<a href="leaderboard.'), rendered
+    _rows_as_wide_as_their_header(markdown)
+    if column != "script_name":  # shown literally, as given
+        shown = {"joshi_class": "Joshi class {}"}.get(column, "{}")
+        for v in values:
+            assert shown.format(flat(v)) in doc.text, (v, rendered)
 
 
 def _lf(text: str) -> str:

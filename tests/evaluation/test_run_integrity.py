@@ -125,7 +125,7 @@ def test_report_shows_an_incomplete_run(release_dir, tmp_path):
     assert "is incomplete: 1 of 4 predictions" in result.output  # said on stderr, not only in the file
     md = (tmp_path / "rep" / "report.md").read_text("utf-8")
     assert "| run | 1 | 4 | **NO** |" in md
-    assert "| run | eng_Latn | s2t | 1 | 1 / 4 |" in md
+    assert "| run | eng\\_Latn | s2t | 1 | 1 / 4 |" in md
 
 
 def test_partial_merge_is_not_complete(release_dir, tmp_path):

@@ -9,8 +9,11 @@ echoes the header.
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 import json
+import urllib.parse
 
 import pytest
 from click.testing import CliRunner
@@ -44,6 +47,43 @@ WRITERS = {
 }
 
 
+# How a peer may echo a key: encoded alone or inside a longer value (its bytes at each offset of a
+# base64 group, followed by 0-2 bytes), escaped, or wrapped across lines. Each maps key -> echoed text.
+def _b64(prefix: bytes, suffix: bytes, urlsafe: bool = False):
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    return lambda k: encode(prefix + k.encode() + suffix).decode()
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _wrapped(at: float, brk: str):
+    return lambda k: k[: int(len(k) * at)] + brk + k[int(len(k) * at) :]
+
+
+ENCODINGS = {
+    **{f"base64-{len(p)}-{len(s)}": _b64(p, s) for p in (b"", b"a", b"ab") for s in (b"", b"x", b"xy")},
+    **{f"base64url-{len(p)}": _b64(p, b"", urlsafe=True) for p in (b"", b"u:", b"usr:")},
+    "base64-folded": lambda k: "\r\n".join(_chunks(base64.b64encode(k.encode() * 4).decode(), 8)),
+    "percent": lambda k: urllib.parse.quote(k, safe=""),
+    "percent-path": urllib.parse.quote,
+    "percent-plus": urllib.parse.quote_plus,
+    "percent-lower": lambda k: "".join(f"%{b:02x}" for b in k.encode()),
+    "hex": lambda k: k.encode().hex(),
+    "json-ascii": lambda k: json.dumps({"k": k}),
+    "json-slash": lambda k: json.dumps(k).replace("/", "\\/"),
+    "json-of-base64": lambda k: json.dumps(base64.b64encode(k.encode()).decode()),
+    **{
+        f"wrapped-{at}-{name}": _wrapped(at, brk)
+        for at in (0.2, 0.5, 0.8)
+        for name, brk in (("lf", "\n"), ("crlf", "\r\n"), ("indent", "\n    "), ("json-lf", "\\n"))
+    },
+}
+# No run of this many characters of an echo survives (its framing, a base64 padding, stays shorter).
+SURVIVING = 8
+
+
 def _csv(text: str) -> str:
     fh = io.StringIO()
     csvio.write_dicts(fh, [{"a": text}], ["a"])
@@ -66,6 +106,21 @@ def test_no_writer_shows_a_held_credential(writer, shape):
     assert secret not in shown and "***" in shown.replace("\\", ""), shown  # md_text writes \*
     for spelling in (json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]):
         assert spelling not in shown, shown
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_no_writer_shows_an_encoded_credential(writer, shape, encoding):
+    secret = SHAPES[shape]
+    echoed = ENCODINGS[encoding](secret)
+    credentials.remember(secret)
+    shown = WRITERS[writer](f"the server said: {echoed}.")
+    # undo the writers' own escaping, so that it cannot hide a leak from this check
+    plain = html.unescape(shown).replace("\\", "")
+    assert "***" in plain, shown
+    for i in range(len(echoed) - SURVIVING + 1):
+        assert echoed[i : i + SURVIVING] not in plain, (echoed, shown)
 
 
 def test_a_short_value_is_not_taken_for_a_credential():
@@ -99,3 +154,23 @@ def test_a_key_the_server_echoes_is_written_nowhere(key, release_dir, tmp_path, 
         assert key.encode() not in path.read_bytes(), path
     answers = [json.loads(line)["response"] for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert answers and all(a == "(A) you sent Bearer ***" for a in answers), answers
+
+
+@pytest.mark.parametrize("encoding", ["base64-1-2", "base64url-2", "percent", "hex", "wrapped-0.5-lf", "json-ascii"])
+def test_a_key_the_server_echoes_encoded_is_written_nowhere(encoding, release_dir, tmp_path, monkeypatch):
+    key = "sk-ab/cd+ef=gh&ij%klmn0123"
+    echoed = ENCODINGS[encoding](key)
+    server = ChatServer(lambda payload, n: f"(A) you sent {echoed}")
+    out = tmp_path / "run"
+    args = ["run", "--backend", "openai", "--model", "m", "--data", str(release_dir), "--tasks", "s2t", "--k", "1",
+            "--languages", "eng_Latn", "--limit", "2", "--out", str(out), "--no-progress"]  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with server:
+        result = CliRunner().invoke(eval_cli, [*args, "--base-url", server.base_url])
+    assert result.exit_code == 0, result.output
+    texts = {"output": result.output, **{str(p): p.read_text() for p in out.rglob("*") if p.is_file()}}
+    assert "***" in texts[str(out / "predictions.jsonl")]
+    for where, text in texts.items():
+        for i in range(len(echoed) - SURVIVING + 1):
+            run = echoed[i : i + SURVIVING]
+            assert run not in text and json.dumps(run)[1:-1] not in text, where  # as it is, or as JSON writes it

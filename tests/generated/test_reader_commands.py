@@ -238,10 +238,14 @@ def test_a_credential_in_a_failure_never_reaches_retry_json(batch, tmp_path, whe
 
 @pytest.fixture(scope="module")
 def hub_run(release_dir, tmp_path_factory) -> tuple[Path, Path]:
-    """(a copy of the release, a complete run of it): its eval.yaml is what each case replaces."""
+    """(a copy of the release published as org/mvl-sib, a complete run of it): its eval.yaml is what each
+    case replaces."""
+    from mvlsib.release.hub import retarget_card
+
     base = tmp_path_factory.mktemp("gen-hub")
     release = base / "rel"
     shutil.copytree(release_dir, release)
+    assert retarget_card(release, json.loads((release / "manifest.json").read_text("utf-8")), "org/mvl-sib")
     out = base / "run"
     with lettered_server(fail_every=0) as server:
         result = CliRunner(env={"OPENAI_API_KEY": "unused"}).invoke(

@@ -229,7 +229,7 @@ class Example:
         self.env = subprocess_env(OPENAI_API_KEY="sk-unused", HF_HOME=str(tmp_path / "hf-home"),
                                   HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_XET="1", HF_TOKEN="hf_unused")  # fmt: skip
         self._cache: dict[str, str] = {}
-        self.hf_backend = self.topics = self.uploads = False
+        self.hf_backend = self.topics = self.uploads = self.hub_results = False
 
     def fixture(self, name: str):
         return self.request.getfixturevalue(name)
@@ -286,6 +286,10 @@ class Example:
             dest = self.cwd / token.strip("/")
             if not dest.exists():
                 shutil.copytree(self.fixture("complete_run"), dest)
+                if self.hub_results:  # the documented run was made on the Hub's my-org/mvl-sib (the same files)
+                    config = json.loads((dest / "config.json").read_text("utf-8"))
+                    config["fingerprint"]["data"] = "my-org/mvl-sib"
+                    (dest / "config.json").write_text(json.dumps(config), encoding="utf-8")
             return token
         if kind == "tiers":
             (self.cwd / token).write_text("language,group\neng_Latn,high\narb_Arab,high\n", "utf-8")
@@ -301,6 +305,7 @@ class Example:
     def argv(self, argv: list[str]) -> list[str]:
         self.hf_backend = _needs_torch(argv)
         self.topics = argv[1] == "verify-images"
+        self.hub_results = argv[1] == "hub-results"
         publishing = argv[1] == "publish"
         self.uploads = publishing and "--repo-id" in argv and "--dry-run" not in argv
         self.hub(publishing)

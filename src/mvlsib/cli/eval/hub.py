@@ -54,6 +54,12 @@ from .boundary import friendly_errors
     help="Write entries for an incomplete, --limit, fewer-language or strict-parse run (their notes say so).",
 )
 @click.option(
+    "--other-release",
+    is_flag=True,
+    default=False,
+    help="Write entries although the run was not made on --release (at --data-revision); their notes say so.",
+)
+@click.option(
     "--hub-endpoint",
     type=URL,
     default=None,
@@ -62,7 +68,9 @@ from .boundary import friendly_errors
     help="Hub endpoint (default: HF_ENDPOINT or https://huggingface.co).",
 )
 @friendly_errors
-def hub_results_command(run, release, data_revision, out, model_repo, create_pr, source_url, force, hub_endpoint):
+def hub_results_command(
+    run, release, data_revision, out, model_repo, create_pr, source_url, force, other_release, hub_endpoint
+):
     """Write the Hub's .eval_results/*.yaml entries for the finished run RUN, one per eval.yaml task it covers.
 
     \b
@@ -91,7 +99,13 @@ def hub_results_command(run, release, data_revision, out, model_repo, create_pr,
         return hub_results.release_task_ids(data, dataset, revision, token=token, endpoint=hub_endpoint)
 
     files = hub_results.entries(
-        run, dataset=dataset, revision=revision, task_ids=task_ids, source_url=source_url, force=force
+        run,
+        dataset=dataset,
+        revision=revision,
+        task_ids=task_ids,
+        source_url=source_url,
+        force=force,
+        other_release=other_release,
     )
     written = hub_results.write(out, run, files, dataset)
     for path in written:

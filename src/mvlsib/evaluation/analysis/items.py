@@ -291,9 +291,9 @@ def _items_markdown(out: Path, loaded, res, details, *, data, max_listed) -> Pat
         "",
     ]
     if res["always_wrong_everywhere"]:
-        lines += ["| task | k | instance | answers |", "|---|---|---|---|"]
+        lines += escape.md_table_head(["task", "k", "instance", "answers"])
         lines += [
-            f"| {r['task']} | {r['k']} | {r['instance_id']} | {r['n_answers']} |"
+            escape.md_row([r["task"], r["k"], r["instance_id"], r["n_answers"]])
             for r in res["always_wrong_everywhere"][:50]
         ]
         lines.append("")
@@ -335,13 +335,19 @@ def _image_section(res) -> list[str]:
         "",
         "## Images most often missed as the correct s2i option",
         "",
-        "| image | s2i gold n | missed | prompts showing it | wrong |",
-        "|---|---|---|---|---|",
+        *escape.md_table_head(["image", "s2i gold n", "missed", "prompts showing it", "wrong"]),
     ]
     for r in [r for r in res["images"] if r["s2i_gold_n"]][:20]:
         lines.append(
-            f"| {r['image_id']} | {r['s2i_gold_n']} | {100 * r['s2i_gold_error_rate']:.1f} % | "
-            f"{r['n_prompts']} | {100 * r['error_rate']:.1f} % |"
+            escape.md_row(
+                [
+                    r["image_id"],
+                    r["s2i_gold_n"],
+                    f"{100 * r['s2i_gold_error_rate']:.1f} %",
+                    r["n_prompts"],
+                    f"{100 * r['error_rate']:.1f} %",
+                ]
+            )
         )
     return lines
 
@@ -354,16 +360,24 @@ def _modality_section(res) -> list[str]:
         "Per run, the same instance, language and k answered in a cross-modal task and its text-only mirror "
         "(%): a large 'only text right' share means the images, not the language, are the obstacle.",
         "",
-        "| run | cross-modal | text-only | k | n | both right | only text right | only cross right | both wrong |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *escape.md_table_head(
+            ["run", "cross-modal", "text-only", "k", "n", "both right", "only text right", "only cross right"]
+            + ["both wrong"]
+        ),
     ]
+    shares = ("both_right", "only_text_right", "only_cross_right", "both_wrong")
     for r in res["modality"]:
         lines.append(
-            f"| {escape.md_text(r['run'])} | {r['cross_modal_task']} | {r['text_task']} | {r['k']} | {r['n']} | "
-            + " | ".join(
-                f"{100 * r[c]:.1f}" for c in ("both_right", "only_text_right", "only_cross_right", "both_wrong")
+            escape.md_row(
+                [
+                    r["run"],
+                    r["cross_modal_task"],
+                    r["text_task"],
+                    r["k"],
+                    r["n"],
+                    *(f"{100 * r[c]:.1f}" for c in shares),
+                ]
             )
-            + " |"
         )
     return lines
 
@@ -376,15 +390,22 @@ def _letter_section(res) -> list[str]:
         "Share of answers per letter vs the gold share (%), per run and "
         "label column (sentence_label: i2s, t2s; image_label: s2i, s2t).",
         "",
-        "| run | tasks | n | A | B | C | D | none | gold A/B/C/D | max excess |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        *escape.md_table_head(["run", "tasks", "n", *LETTERS, "none", "gold A/B/C/D", "max excess"]),
     ]
     for r in res["letter_bias"]:
+        answered = [f"{100 * r[f'answered_{x}']:.1f}" for x in LETTERS]
+        gold = "/".join(f"{100 * r[f'gold_{x}']:.0f}" for x in LETTERS)
         lines.append(
-            f"| {escape.md_text(r['run'])} | {r['tasks']} | {r['n']} | "
-            + " | ".join(f"{100 * r[f'answered_{x}']:.1f}" for x in LETTERS)
-            + f" | {100 * r['none_share']:.1f} | "
-            + "/".join(f"{100 * r[f'gold_{x}']:.0f}" for x in LETTERS)
-            + f" | {100 * r['max_excess']:+.1f} |"
+            escape.md_row(
+                [
+                    r["run"],
+                    r["tasks"],
+                    r["n"],
+                    *answered,
+                    f"{100 * r['none_share']:.1f}",
+                    gold,
+                    f"{100 * r['max_excess']:+.1f}",
+                ]
+            )
         )
     return lines

@@ -72,16 +72,12 @@ def _leaderboard_markdown(path: Path, keys, columns, rows, scope: str) -> Path:
         "",
         scope,
         "",
-        "| # | run | model | languages | mean | " + " | ".join(map(escape.md_text, columns)) + " |",
-        "|---|---|---|---|---|" + "---|" * len(columns),
+        *escape.md_table_head(["#", "run", "model", "languages", "mean", *columns]),
     ]
     for i, r in enumerate(rows, start=1):
         cells = [(fmt(r["cells"][k]["accuracy"]) + ci(r["cells"][k])) if k in r["cells"] else "–" for k in keys]
-        md.append(
-            f"| {i} | {escape.md_text(r['run'])}{'' if r['complete'] else ' (incomplete)'} | "
-            f"{escape.md_code(r['model'])} | "
-            f"{r['n_languages']} | {fmt(r['mean'])} | " + " | ".join(cells) + " |"
-        )
+        run = r["run"] + ("" if r["complete"] else " (incomplete)")
+        md.append(escape.md_row([i, run, escape.md_code(r["model"]), r["n_languages"], fmt(r["mean"]), *cells]))
     with atomic_open(path) as fh:
         fh.write("\n".join(md) + "\n")
     return path

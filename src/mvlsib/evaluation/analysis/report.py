@@ -222,51 +222,53 @@ def _write_tables(out: Path, loaded) -> list[Path]:
 
 
 def _runs_table(loaded) -> list[str]:
-    lines = [
-        "| run | model | backend | subset | predictions | complete | prompts sha256 | release manifest sha256 |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    lines = escape.md_table_head(
+        ["run", "model", "backend", "subset", "predictions", "complete", "prompts sha256", "release manifest sha256"]
+    )
     for label, config, _, cov in loaded:
         fp = config.get("fingerprint", {})
         lines.append(
-            f"| {label} | {escape.md_code(fp.get('model'))} | {escape.md_text(fp.get('backend'))} | "
-            f"{escape.md_text(cov['subset'])} | "
-            f"{cov['n_done']} of {cov['n_expected'] if cov['n_expected'] is not None else '?'} | "
-            f"{'yes' if cov['complete'] else '**no**'} | `{(fp.get('prompts_sha256') or '')[:12]}` | "
-            f"`{(fp.get('release_manifest_sha256') or '–')[:12]}` |"
+            escape.md_row(
+                [
+                    label,
+                    escape.md_code(fp.get("model")),
+                    fp.get("backend"),
+                    cov["subset"],
+                    f"{cov['n_done']} of {cov['n_expected'] if cov['n_expected'] is not None else '?'}",
+                    "yes" if cov["complete"] else escape.md_strong("no"),
+                    escape.md_code((fp.get("prompts_sha256") or "")[:12]),
+                    escape.md_code((fp.get("release_manifest_sha256") or "–")[:12]),
+                ]
+            )
         )
     return lines
 
 
 def completeness_lines(coverage) -> list[str]:
     """The report's completeness section: n done / n expected per run, and every short cell."""
-    lines = ["## Completeness", "", "| run | predictions | expected | complete |", "|---|---|---|---|"]
+    lines = ["## Completeness", "", *escape.md_table_head(["run", "predictions", "expected", "complete"])]
     for label, c in coverage:
-        lines.append(
-            f"| {label} | {c['n_done']} | {c['n_expected'] if c['n_expected'] is not None else '?'} | "
-            f"{'yes' if c['complete'] else '**NO**'} |"
-        )
+        expected = c["n_expected"] if c["n_expected"] is not None else "?"
+        lines.append(escape.md_row([label, c["n_done"], expected, "yes" if c["complete"] else escape.md_strong("NO")]))
     short = [(label, cell) for label, c in coverage for cell in c["incomplete_cells"]]
     if short:
         lines += [
             "",
             "Incomplete cells (their figures cover only the predictions present):",
             "",
-            "| run | language | task | k | done / expected |",
-            "|---|---|---|---|---|",
+            *escape.md_table_head(["run", "language", "task", "k", "done / expected"]),
         ]
         lines += [
-            f"| {label} | {x['language']} | {x['task']} | {x['k']} | {x['n_done']} / {x['n_expected']} |"
+            escape.md_row([label, x["language"], x["task"], x["k"], f"{x['n_done']} / {x['n_expected']}"])
             for label, x in short
         ]
     return lines + [""]
 
 
 def _markdown(out: Path, loaded, summaries, mode: str, fig_names: list[str], *, mixed: bool) -> Path:
-    scope = scope_line(loaded)  # escapes the labels itself
-    # Run labels (--name, folder names) are the user's text: literal in every table and line below.
-    loaded = [(escape.md_text(label), *rest) for label, *rest in loaded]
-    summaries = [(escape.md_text(label), s) for label, s in summaries]
+    # Run labels (--name, folder names) and the language metadata are others' text: every table row
+    # below is made by ``md_row``, which escapes each cell, and the scope line escapes the labels itself.
+    scope = scope_line(loaded)
     lines = [
         "# MVL-SIB evaluation report",
         "",
@@ -315,8 +317,9 @@ def _macro_section(loaded, scope: str) -> list[str]:
         "Accuracy [95 % CI] / format-error rate / valid accuracy per run.",
         "",
     ]
-    lines.append("| task | k | " + " | ".join(f"{label} acc | FE | valid" for label, _, _, _ in loaded) + " |")
-    lines.append("|---|---|" + "---|---|---|" * len(loaded))
+    lines += escape.md_table_head(
+        ["task", "k", *(col for label, _, _, _ in loaded for col in (f"{label} acc", "FE", "valid"))]
+    )
     for task, k in task_k_keys(loaded):
         cells = []
         for _, _, m, _ in loaded:
@@ -326,7 +329,7 @@ def _macro_section(loaded, scope: str) -> list[str]:
                 if row
                 else ["–", "–", "–"]
             )
-        lines.append(f"| {task} | {k} | " + " | ".join(cells) + " |")
+        lines.append(escape.md_row([task, k, *cells]))
     return lines
 
 
@@ -337,10 +340,15 @@ def _language_section(summaries, scope: str) -> list[str]:
         "",
         scope,
         "",
-        "| language | name | family | resource | "
-        + " | ".join(f"{label} acc | FE | text−cross gap" for label, _ in summaries)
-        + " |",
-        "|---|---|---|---|" + "---|---|---|" * len(summaries),
+        *escape.md_table_head(
+            [
+                "language",
+                "name",
+                "family",
+                "resource",
+                *(col for label, _ in summaries for col in (f"{label} acc", "FE", "text−cross gap")),
+            ]
+        ),
     ]
     for lang in sorted({lang for _, s in summaries for lang in s}):
         meta = next(s[lang] for _, s in summaries if lang in s)
@@ -356,7 +364,7 @@ def _language_section(summaries, scope: str) -> list[str]:
                 if row
                 else ["–"] * 3
             )
-        lines.append(f"| {lang} | {meta['name']} | {meta['family']} | {meta['resource']} | " + " | ".join(cells) + " |")
+        lines.append(escape.md_row([lang, meta["name"], meta["family"], meta["resource"], *cells]))
     return lines
 
 
@@ -365,18 +373,26 @@ def _group_sections(loaded, scope: str) -> list[str]:
     for gname in sorted({g for _, _, m, _ in loaded for g in m["groups"]}):
         lines += [
             "",
-            f"## Groups: {gname}",
+            f"## Groups: {escape.md_text(gname)}",
             "",
             scope,
             "",
-            "| run | group | task | k | languages | acc [95 % CI] | FE | valid |",
-            "|---|---|---|---|---|---|---|---|",
+            *escape.md_table_head(["run", "group", "task", "k", "languages", "acc [95 % CI]", "FE", "valid"]),
         ]
         for label, _, m, _ in loaded:
             for r in m["groups"].get(gname, []):
                 lines.append(
-                    f"| {label} | {r['group']} | {r['task']} | {r['k']} | {r['n_languages']} | "
-                    f"{fmt(r['accuracy'])}{ci(r)} | {fmt(r['format_error_rate'])} | "
-                    f"{fmt(r['valid_accuracy'])} |"
+                    escape.md_row(
+                        [
+                            label,
+                            r["group"],
+                            r["task"],
+                            r["k"],
+                            r["n_languages"],
+                            fmt(r["accuracy"]) + ci(r),
+                            fmt(r["format_error_rate"]),
+                            fmt(r["valid_accuracy"]),
+                        ]
+                    )
                 )
     return lines

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -107,6 +108,45 @@ def check_run(run: Path, config: dict, records: list[dict], force: bool) -> list
     return problems
 
 
+# The repo id a release built but never published names (publish's default ``--repo-hint``).
+UNPUBLISHED = "ORG/mvl-sib"
+
+
+def release_mismatch(config: dict, dataset: str, revision: str | None) -> str | None:
+    """Why the run's recorded release is not ``dataset`` at ``revision`` (None when it is).
+
+    A run of a Hub release records its repo id and revision: they must be ``dataset`` (and
+    ``revision``, when both are known; a short sha matches its full form). A run of a local release
+    folder records the folder and its manifest.json's sha256: the folder must still hold that
+    manifest, and the manifest names the repo the release was published to (``build.repo_hint``,
+    rewritten by ``publish --repo-id`` and kept by a download), which must be ``dataset``. A folder's
+    revision is not recorded, so ``revision`` is not compared for it."""
+    fp = config.get("fingerprint") or {}
+    data = str(fp.get("data") or "")
+    if Path(data).is_absolute() and not Path(data).is_dir():  # a run records a folder by its absolute path
+        return f"it was made on {data}, which is no longer a release folder, so its dataset cannot be told"
+    if not Path(data).is_absolute():
+        if data != dataset:
+            return f"it was made on the Hub dataset {data}, not {dataset}"
+        ran = fp.get("data_revision")
+        if ran and revision and not (str(ran).startswith(revision) or revision.startswith(str(ran))):
+            return f"it was made on {data} at revision {ran}, not {revision}"
+        return None
+    manifest_path = Path(data) / "manifest.json"
+    if not manifest_path.is_file():
+        return f"it was made on {data}, which has no manifest.json naming its dataset"
+    kind = readers.KINDS["release_manifest"]
+    raw = readers.read_limited(manifest_path, kind.max_bytes, fix=kind.fix)
+    if hashlib.sha256(raw).hexdigest() != fp.get("release_manifest_sha256"):
+        return f"{manifest_path} is not the one the run was made on (the folder changed since, or was rebuilt)"
+    hint = (readers.parse_json("release_manifest", raw, str(manifest_path)).get("build") or {}).get("repo_hint")
+    if hint == UNPUBLISHED or not isinstance(hint, str):
+        return f"it was made on {data}, a release never published, so no dataset id is its"
+    if hint != dataset:
+        return f"it was made on {data}, the release of {hint}, not of {dataset}"
+    return None
+
+
 def entries(
     run: str | os.PathLike[str],
     *,
@@ -115,12 +155,20 @@ def entries(
     task_ids: list[str] | Callable[[str], list[str]],
     source_url: str,
     force: bool = False,
+    other_release: bool = False,
 ) -> dict[str, list[dict]]:
     """``{file name: [entry]}``, one file per eval.yaml task the run covers. ``task_ids`` may be a
     function of the run's data source (``release_task_ids`` bound to the dataset), called once the
-    run has been read and accepted."""
+    run has been read and accepted. A run of another release than ``dataset`` is refused unless
+    ``other_release`` (the notes then say which release it was made on)."""
     run = Path(run)
     config, records, metrics = load_run(run)
+    mismatch = release_mismatch(config, dataset, revision)
+    if mismatch and not other_release:
+        raise MvlsibError(
+            f"{run}: not a result of --release {dataset}{f' at {revision}' if revision else ''}: {mismatch}. "
+            "Name the dataset the run was made on, or pass --other-release to write the entries anyway"
+        )
     problems = check_run(run, config, records, force)
     if callable(task_ids):
         task_ids = task_ids(str((config.get("fingerprint") or {}).get("data") or ""))
@@ -141,6 +189,8 @@ def entries(
         )
         if problems:
             notes += "; NOT a full leaderboard run: " + "; ".join(problems)
+        if mismatch:
+            notes += f"; NOT a run of this dataset: {mismatch}"
         dataset_entry = {"id": dataset, "task_id": tid, **({"revision": revision} if revision else {})}
         entry = {
             "dataset": dataset_entry,

@@ -215,24 +215,66 @@ def load_run(run: str | Path) -> tuple[dict, list[dict], dict]:
     return config, records, metrics
 
 
+# What names a row of metrics.json (the rest of a row is figures derived from the predictions).
+_ROW_NAMES = ("grouping", "group", "language", "task", "k")
+# Prose about the method, not a figure: a later toolkit may word it otherwise.
+_NOT_FIGURES = frozenset({"ci"})
+
+
+def _figures(metrics: dict) -> dict[tuple, dict[str, Any]]:
+    """Every figure of ``metrics`` by the row it sits in: ``(section, names...) -> {field: value}``.
+
+    The top level is one row (``n_predictions``, ``languages``, ``parse_mode``); each row of ``macro``,
+    ``per_language`` and of each grouping of ``groups`` is named by its grouping, group, language, task, k."""
+    top = {k: v for k, v in metrics.items() if not isinstance(v, (dict, list)) or k == "languages"}
+    rows: dict[tuple, dict[str, Any]] = {("top",): top}
+    tables = [(section, None, metrics.get(section)) for section in ("macro", "per_language")]
+    tables += [("groups", name, table) for name, table in (metrics.get("groups") or {}).items()]
+    for section, grouping, table in tables:
+        for row in table if isinstance(table, list) else []:
+            if isinstance(row, dict):
+                names = {"grouping": grouping, **row}
+                key = (section, *((n, names[n]) for n in _ROW_NAMES if names.get(n) is not None))
+                rows[key] = {f: v for f, v in row.items() if f not in _ROW_NAMES}
+    return {key: {f: v for f, v in row.items() if f not in _NOT_FIGURES} for key, row in rows.items()}
+
+
+def _same(a, b) -> bool:
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return a == b or (numbers and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12))
+
+
+def _table(key: tuple) -> tuple:
+    # the table a row belongs to: a section, or one grouping of ``groups``
+    return key[:2] if key[0] == "groups" else key[:1]
+
+
 def _refuse_stale_metrics(path: Path, metrics: dict, config: dict, records: list[dict]) -> None:
     """metrics.json is derived from predictions.jsonl: a figure that is not the predictions' (an edited
-    file, or one left by another run) would be reported or published as the run's."""
+    file, or one left by another run) would be reported or published as the run's. Every figure is
+    recomputed and compared, in every row (macro, per language, per group) and at the top (counts,
+    languages); a row one side lacks is a difference too. Only a field the file does not hold (a file
+    of an older toolkit) and a grouping the recomputation does not make are left alone."""
     fresh = compute_metrics(records, config.get("parse_mode", "relaxed"), config.get("groups") or {})
+    stored, recomputed = _figures(metrics), _figures(fresh)
+    tables = {_table(key) for key in recomputed}
 
-    def figures(m: dict) -> dict:
-        return {(row.get("task"), row.get("k")): row.get("accuracy") for row in m.get("macro") or []}
+    def where(key: tuple) -> str:
+        return " ".join([key[0], *(f"{n}={v}" for n, v in key[1:])])
 
-    stored, recomputed = figures(metrics), figures(fresh)
-    for key in sorted(set(stored) | set(recomputed), key=str):
-        a, b = stored.get(key), recomputed.get(key)
-        same = a == b or (
-            isinstance(a, (int, float))
-            and isinstance(b, (int, float))
-            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    def refuse(what: str) -> MvlsibError:
+        return MvlsibError(
+            f"{path}: {what}; metrics.json was edited or is another run's: re-run the same command to write it anew"
         )
-        if not same:
-            raise MvlsibError(
-                f"{path}: macro accuracy of {key[0]} k={key[1]} is {a!r}, but predictions.jsonl gives {b!r}; "
-                "metrics.json was edited or is another run's: re-run the same command to write it anew"
-            )
+
+    for key in sorted(set(stored) | set(recomputed), key=str):
+        if _table(key) not in tables:
+            continue  # a grouping made from another language table or --groups: not recomputable here
+        if key not in recomputed:
+            raise refuse(f"it has a row {where(key)} that predictions.jsonl does not give")
+        if key not in stored:
+            raise refuse(f"it lacks the row {where(key)} that predictions.jsonl gives")
+        for field, b in recomputed[key].items():
+            a = stored[key].get(field, b)
+            if not _same(a, b):
+                raise refuse(f"{field} of {where(key)} is {a!r}, but predictions.jsonl gives {b!r}")
