@@ -228,7 +228,7 @@ def test_failed_rerun_keeps_the_previous_corpus(sib, tmp_path):
 
 
 def test_revision_only_for_hub(sib, tmp_path):
-    _fail(sib, tmp_path / "w", r"--revision applies only to a Hub dataset", revision="main")
+    _fail(sib, tmp_path / "w", r"--data-revision applies only to a Hub dataset", revision="main")
 
 
 def test_read_corpus_without_ingest(tmp_path):

@@ -515,7 +515,7 @@ def _through_link(scene, full_workdir, sib, photos: Path, base: Path) -> dict[tu
                        "s2t", "--k", "1", "--out", "{F}", "--no-progress"]),
         ("mvlsib-eval hub-results", "--out"): (
             eval_cli, ["hub-results", s / "runA", "--release", "org/mvl-sib", "--source-url", "https://example.org/run", "--force",
-                       "--out", "{F}"]),
+                       "--other-release", "--out", "{F}"]),
         **{("mvlsib-eval " + w, "--out"): writers[w] for w in ("items", "merge", "report", "run")},
     }  # fmt: skip
     return {k: (v[0], [str(a).replace("{out}", "{F}") for a in v[1]], *v[2:]) for k, v in done.items()}

@@ -135,17 +135,23 @@ def test_every_checked_credential_is_held():
     assert "opaque-value-42" not in jsonio.dumps(["opaque-value-42"])
 
 
-@pytest.mark.parametrize("key", ["k3y-of-no-known-shape", "sk-proj-Zq8x1LmN0pQabcdefgh"])
-def test_a_key_the_server_echoes_is_written_nowhere(key, release_dir, tmp_path, monkeypatch):
-    server = ChatServer(lambda payload, n: "")
-    server.answer = lambda payload, n: f"(A) you sent {server.auth_headers[n]}"
-    out = tmp_path / "run"
+def _run_against(server, key: str, release_dir, out, monkeypatch):
+    """A two-prompt run of the openai backend against ``server``, with ``key`` as the API key."""
     args = ["run", "--backend", "openai", "--model", "m", "--data", str(release_dir), "--tasks", "s2t", "--k", "1",
             "--languages", "eng_Latn", "--limit", "2", "--out", str(out), "--no-progress"]  # fmt: skip
     monkeypatch.setenv("OPENAI_API_KEY", key)
     with server:
         result = CliRunner().invoke(eval_cli, [*args, "--base-url", server.base_url])
     assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.mark.parametrize("key", ["k3y-of-no-known-shape", "sk-proj-Zq8x1LmN0pQabcdefgh"])
+def test_a_key_the_server_echoes_is_written_nowhere(key, release_dir, tmp_path, monkeypatch):
+    server = ChatServer(lambda payload, n: "")
+    server.answer = lambda payload, n: f"(A) you sent {server.auth_headers[n]}"
+    out = tmp_path / "run"
+    result = _run_against(server, key, release_dir, out, monkeypatch)
     assert server.auth_headers and all(h == f"Bearer {key}" for h in server.auth_headers)
     assert key not in result.output
     written = [p for p in out.rglob("*") if p.is_file()]
@@ -162,12 +168,7 @@ def test_a_key_the_server_echoes_encoded_is_written_nowhere(encoding, release_di
     echoed = ENCODINGS[encoding](key)
     server = ChatServer(lambda payload, n: f"(A) you sent {echoed}")
     out = tmp_path / "run"
-    args = ["run", "--backend", "openai", "--model", "m", "--data", str(release_dir), "--tasks", "s2t", "--k", "1",
-            "--languages", "eng_Latn", "--limit", "2", "--out", str(out), "--no-progress"]  # fmt: skip
-    monkeypatch.setenv("OPENAI_API_KEY", key)
-    with server:
-        result = CliRunner().invoke(eval_cli, [*args, "--base-url", server.base_url])
-    assert result.exit_code == 0, result.output
+    result = _run_against(server, key, release_dir, out, monkeypatch)
     texts = {"output": result.output, **{str(p): p.read_text() for p in out.rglob("*") if p.is_file()}}
     assert "***" in texts[str(out / "predictions.jsonl")]
     for where, text in texts.items():

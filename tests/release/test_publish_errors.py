@@ -59,10 +59,11 @@ def test_refuses_to_replace_a_folder_that_is_not_a_release(full_workdir, pool_di
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".precious")]  # no staging left behind
 
 
-def test_argument_combinations():
+def test_argument_combinations(tmp_path):
     assert "nothing to do" in _run("publish").output
     assert "--release needs --repo-id" in _run("publish", "--release", ".").output
-    res = _run("publish", "--release", ".", "--out", "x")
+    (tmp_path / "rel").mkdir()
+    res = _run("publish", "--release", str(tmp_path / "rel"), "--out", str(tmp_path / "x"))
     assert res.exit_code == 2 and "pass only one of them" in res.output
 
 
