@@ -177,7 +177,7 @@ def claim_run_folder(out: Path, fingerprint: dict, pred_path: Path, cfg_path: Pa
         if old != fingerprint:
             diff = sorted(k for k in set(old) | set(fingerprint) if old.get(k) != fingerprint.get(k))
             raise MvlsibError(
-                f"{out} holds a run ({path.name}) with different {', '.join(diff)}; resume it with the same "
+                f"{out} holds a run with different {', '.join(diff)} ({path.name}); resume it with the same "
                 "command or pick another --out folder"
             )
     if cfg_path.exists():
